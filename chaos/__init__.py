@@ -1,0 +1,1 @@
+"""Fault injectors, the embedded AWS sandbox and the end-to-end drill."""

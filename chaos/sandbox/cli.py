@@ -1,0 +1,101 @@
+"""`incident-sandbox`: start, stop and check the embedded AWS sandbox."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import threading
+from pathlib import Path
+
+from chaos.sandbox import names, smoke
+from chaos.sandbox.sandbox import Sandbox, SandboxError, read_state, start_sandbox, stop_sandbox
+
+
+def _usage(sandbox: Sandbox) -> str:
+    env_file = (sandbox.state_dir / "env").resolve()
+    return f"""\
+sandbox ready at {sandbox.endpoint_url} (region {sandbox.region}, emulator pid {sandbox.emulator_pid})
+
+Use it from another shell with any AWS SDK or CLI:
+  source {env_file}
+  AWS_PROFILE=operator aws lambda get-function-configuration --function-name {names.FUNCTION_NAME}
+
+Profiles: operator (admin), mcp-server (read-only diagnostics), supervisor (incident tables + MCP key),
+          lambda-service (the sandbox's stand-in for the Lambda service)
+World:    function {names.FUNCTION_NAME}, role {names.ROLE_NAME}, bucket {names.INPUT_BUCKET},
+          topic {names.TOPIC_NAME}, tables {names.STATE_TABLE} and {names.CONTEXT_TABLE},
+          SecureString {names.MCP_KEY_PARAMETER} (also exported as MCP_API_KEY)
+"""
+
+
+def _up(args: argparse.Namespace) -> int:
+    sandbox = start_sandbox(args.state_dir, region=args.region, port=args.port)
+    print(_usage(sandbox), flush=True)
+    if args.detach:
+        print(f"Running in the background; stop it with: incident-sandbox down --state-dir {args.state_dir}")
+        return 0
+    print("Press Ctrl-C to stop.", flush=True)
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    while not stop.wait(0.5):
+        if not sandbox.is_alive():
+            print("the emulator stopped", file=sys.stderr)
+            break
+    sandbox.stop()
+    print("sandbox stopped")
+    return 0
+
+
+def _down(args: argparse.Namespace) -> int:
+    if stop_sandbox(args.state_dir):
+        print(f"sandbox in {args.state_dir} stopped")
+    else:
+        print(f"no sandbox running from {args.state_dir}")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    state = read_state(args.state_dir)
+    if state is None:
+        print(f"no sandbox state in {args.state_dir}")
+        return 1
+    print(f"sandbox at {state['endpoint_url']} (emulator pid {state['emulator_pid']})")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="incident-sandbox", description="The embedded AWS sandbox (moto, IAM enforced)."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    up = commands.add_parser("up", help="start and provision the sandbox; stays up until interrupted")
+    up.add_argument("--region", default=names.DEFAULT_REGION)
+    up.add_argument("--port", type=int, default=None, help="loopback port (default: a free one)")
+    up.add_argument("--detach", action="store_true", help="leave it running in the background and return")
+    up.set_defaults(run=_up)
+    commands.add_parser("down", help="stop a sandbox started in the background").set_defaults(run=_down)
+    commands.add_parser("status", help="show the running sandbox, if any").set_defaults(run=_status)
+    commands.add_parser("smoke", help="start a throwaway sandbox and run the smoke scenario").set_defaults(
+        run=lambda _: smoke.main()
+    )
+    for command in commands.choices.values():
+        command.add_argument(
+            "--state-dir", type=Path, default=Path(".sandbox"), help="where files go (default .sandbox/)"
+        )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        code: int = args.run(args)
+    except SandboxError as error:
+        print(f"incident-sandbox: {error}", file=sys.stderr)
+        return 1
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

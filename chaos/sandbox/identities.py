@@ -1,0 +1,67 @@
+"""Sandbox identities: one IAM user per AWS profile, each holding exactly its own policy."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from chaos.sandbox import names
+from mcp_server.permissions import required_iam_actions
+from supervisor.permissions import PARAMETER_ACTIONS, TABLE_ACTIONS
+
+
+@dataclass(frozen=True)
+class AccessKey:
+    access_key_id: str
+    secret_access_key: str
+
+
+def _document(*statements: dict[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def policy_documents() -> dict[str, str]:
+    """The policy of each profile.
+
+    moto authorizes DynamoDB and SSM requests against the resource "*", so resource-scoped statements
+    for them would deny everything here: the sandbox limits actions, the deploy template also limits
+    resources.
+    """
+    return {
+        names.OPERATOR: _document({"Effect": "Allow", "Action": "*", "Resource": "*"}),
+        names.MCP_SERVER: _document({"Effect": "Allow", "Action": required_iam_actions(), "Resource": "*"}),
+        names.SUPERVISOR: _document(
+            {"Effect": "Allow", "Action": [*TABLE_ACTIONS, *PARAMETER_ACTIONS], "Resource": "*"}
+        ),
+        names.LAMBDA_SERVICE: _document(
+            {
+                "Effect": "Allow",
+                "Action": [
+                    "sts:AssumeRole",
+                    "lambda:GetFunctionConfiguration",
+                    "lambda:GetFunctionConcurrency",
+                    "ec2:DescribeSecurityGroups",
+                    "sns:Publish",
+                    "sqs:GetQueueUrl",
+                    "sqs:ReceiveMessage",
+                    "sqs:DeleteMessage",
+                ],
+                "Resource": "*",
+            }
+        ),
+    }
+
+
+def bootstrap(iam: Any) -> dict[str, AccessKey]:
+    """Create every sandbox identity. Runs before IAM enforcement is switched on."""
+    keys: dict[str, AccessKey] = {}
+    for profile, document in policy_documents().items():
+        policy_arn = iam.create_policy(PolicyName=f"sandbox-{profile}", PolicyDocument=document)["Policy"][
+            "Arn"
+        ]
+        iam.create_user(UserName=profile, Tags=[{"Key": "sandbox-profile", "Value": profile}])
+        iam.attach_user_policy(UserName=profile, PolicyArn=policy_arn)
+        key = iam.create_access_key(UserName=profile)["AccessKey"]
+        keys[profile] = AccessKey(key["AccessKeyId"], key["SecretAccessKey"])
+    return keys

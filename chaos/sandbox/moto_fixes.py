@@ -1,0 +1,46 @@
+"""Two small corrections to moto 5.2.5's IAM enforcement, applied inside the emulator process only.
+
+1. Signed REST ``GET``/``HEAD``/``DELETE`` requests (Lambda ``GetFunctionConfiguration``, say) are
+   checked against a signature moto computes over the request's parsed parameters instead of its
+   body, so every one fails with ``SignatureDoesNotMatch``. We hash the raw body, as AWS does.
+2. A denied action is always answered in XML, which clients of JSON-protocol services cannot parse
+   (they report the bare HTTP status, "403"). For those services we answer in JSON with the code
+   they really use, ``AccessDeniedException``.
+
+``tests/test_moto_fixes.py`` runs the emulator with and without these fixes, so an upstream fix or
+regression shows up as a failing test.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moto.core.exceptions import JsonRESTError
+from moto.iam import access_control
+
+JSON_PROTOCOL_SERVICES = frozenset({"lambda", "logs", "dynamodb", "ssm", "sqs"})
+_BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE"})
+
+
+class _JsonAccessDenied(JsonRESTError):
+    code = 403
+
+
+def apply() -> None:
+    original_create_request = access_control.IAMRequestBase._create_aws_request
+    original_access_denied = access_control.IAMRequest._raise_access_denied
+
+    def create_aws_request(self: Any) -> Any:
+        request = original_create_request(self)
+        if self._method in _BODYLESS_METHODS:
+            request.data = self._body or b""
+        return request
+
+    def raise_access_denied(self: Any) -> None:
+        if self._service in JSON_PROTOCOL_SERVICES:
+            message = f"User: {self._access_key.arn} is not authorized to perform: {self._action}"
+            raise _JsonAccessDenied("AccessDeniedException", message)
+        original_access_denied(self)
+
+    setattr(access_control.IAMRequestBase, "_create_aws_request", create_aws_request)  # noqa: B010
+    setattr(access_control.IAMRequest, "_raise_access_denied", raise_access_denied)  # noqa: B010

@@ -1,0 +1,234 @@
+"""Start, provision and stop the embedded AWS sandbox; the Python API behind `incident-sandbox`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import boto3
+import botocore.session
+
+from chaos.sandbox import identities, names, profiles, world
+from chaos.sandbox.emulator import UNPATCHED_ENV
+
+STATE_FILE = "sandbox.json"
+LOG_FILE = "emulator.log"
+START_TIMEOUT_SECONDS = 20.0
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be started, reached or stopped."""
+
+
+@dataclass
+class Sandbox:
+    state_dir: Path
+    endpoint_url: str
+    region: str
+    world: world.World
+    emulator_pid: int
+    env: dict[str, str] = field(repr=False)
+    _process: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
+
+    def session(self, profile: str) -> boto3.Session:
+        """A boto3 session for one sandbox identity, configured only through the AWS config files."""
+        return profile_session(self.env, profile)
+
+    def is_alive(self) -> bool:
+        if self._process is not None:
+            return self._process.poll() is None
+        return _pid_alive(self.emulator_pid)
+
+    def stop(self) -> None:
+        if self._process is not None:
+            _stop_process(self._process)
+        else:
+            _terminate(self.emulator_pid)
+        (self.state_dir / STATE_FILE).unlink(missing_ok=True)
+
+
+def profile_session(env: dict[str, str], profile: str) -> boto3.Session:
+    core = botocore.session.Session()
+    core.set_config_variable("config_file", env["AWS_CONFIG_FILE"])
+    core.set_config_variable("credentials_file", env["AWS_SHARED_CREDENTIALS_FILE"])
+    core.set_config_variable("profile", profile)
+    return boto3.Session(botocore_session=core)
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _wait_ready(process: subprocess.Popen[bytes], endpoint_url: str, log_path: Path) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            tail = log_path.read_text()[-2000:]
+            raise SandboxError(f"the emulator exited with status {process.returncode}; its log ends:\n{tail}")
+        try:
+            with urllib.request.urlopen(f"{endpoint_url}/moto-api/", timeout=1):  # noqa: S310 - loopback URL we built
+                return
+        except (urllib.error.URLError, OSError):
+            time.sleep(0.05)
+    raise SandboxError(
+        f"the emulator did not answer on {endpoint_url} within {START_TIMEOUT_SECONDS:.0f}s (log: {log_path})"
+    )
+
+
+def _enforce_iam(endpoint_url: str) -> None:
+    """From now on every request must be signed by a sandbox identity and is authorized against its policy."""
+    request = urllib.request.Request(  # noqa: S310 - loopback URL we built
+        f"{endpoint_url}/moto-api/reset-auth",
+        data=b"0",
+        method="POST",
+        headers={"Content-Type": "text/plain"},
+    )
+    with urllib.request.urlopen(request, timeout=5) as response:  # noqa: S310
+        if response.status != 200:
+            raise SandboxError(f"could not enable IAM enforcement: HTTP {response.status}")
+
+
+def start_sandbox(
+    state_dir: Path | str = ".sandbox",
+    *,
+    region: str = names.DEFAULT_REGION,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    unpatched: bool = False,
+) -> Sandbox:
+    """Start the emulator, create the identities, enforce IAM, provision the world and write the files."""
+    state_dir = Path(state_dir)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    existing = read_state(state_dir)
+    if existing and _pid_alive(int(existing["emulator_pid"])):
+        raise SandboxError(
+            f"a sandbox is already running from {state_dir} (pid {existing['emulator_pid']}); "
+            "stop it with `incident-sandbox down` or pick another --state-dir"
+        )
+    port = port or _free_port(host)
+    endpoint_url = f"http://{host}:{port}"
+    log_path = state_dir / LOG_FILE
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    child_env[UNPATCHED_ENV] = "1" if unpatched else "0"
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
+            [sys.executable, "-m", "chaos.sandbox.emulator", "--host", host, "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=child_env,
+            start_new_session=True,
+        )
+    try:
+        _wait_ready(process, endpoint_url, log_path)
+        bootstrap_iam = boto3.client(
+            "iam",
+            endpoint_url=endpoint_url,
+            region_name=region,
+            aws_access_key_id="bootstrap",
+            aws_secret_access_key="bootstrap",  # noqa: S106 - unauthenticated window before enforcement
+        )
+        keys = identities.bootstrap(bootstrap_iam)
+        _enforce_iam(endpoint_url)
+        profiles.write_profiles(state_dir, endpoint_url, region, keys)
+        files_env = profiles.sandbox_env(state_dir, endpoint_url, region, mcp_api_key="")
+        provisioned = world.provision(profile_session(files_env, names.OPERATOR))
+        env = profiles.sandbox_env(state_dir, endpoint_url, region, provisioned.mcp_api_key)
+        sandbox = Sandbox(state_dir, endpoint_url, region, provisioned, process.pid, env, process)
+    except BaseException:
+        _stop_process(process)
+        raise
+    profiles.write_env_file(state_dir, sandbox.env)
+    (state_dir / STATE_FILE).write_text(
+        json.dumps(
+            {
+                "endpoint_url": endpoint_url,
+                "region": region,
+                "emulator_pid": process.pid,
+                "world": sandbox.world.as_dict(),
+            },
+            indent=2,
+        )
+    )
+    return sandbox
+
+
+def read_state(state_dir: Path | str) -> dict[str, Any] | None:
+    path = Path(state_dir) / STATE_FILE
+    if not path.exists():
+        return None
+    state: dict[str, Any] = json.loads(path.read_text())
+    return state
+
+
+def _stop_process(process: subprocess.Popen[bytes], timeout: float = 5.0) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def _terminate(pid: int, timeout: float = 5.0) -> None:
+    """Stop an emulator started by another process (``incident-sandbox up --detach``)."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _pid_alive(pid):
+            return
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+
+
+def stop_sandbox(state_dir: Path | str = ".sandbox") -> bool:
+    """Stop the sandbox started from ``state_dir``; False if none was running."""
+    state = read_state(state_dir)
+    path = Path(state_dir) / STATE_FILE
+    if state is None:
+        return False
+    pid = int(state["emulator_pid"])
+    running = _pid_alive(pid)
+    if running:
+        _terminate(pid)
+    path.unlink(missing_ok=True)
+    return running
+
+
+@contextmanager
+def running_sandbox(
+    state_dir: Path | str = ".sandbox", *, region: str = names.DEFAULT_REGION, unpatched: bool = False
+) -> Iterator[Sandbox]:
+    """``with running_sandbox(tmp) as sandbox:`` — started and provisioned; stopped on exit."""
+    sandbox = start_sandbox(state_dir, region=region, unpatched=unpatched)
+    try:
+        yield sandbox
+    finally:
+        sandbox.stop()

@@ -1,0 +1,350 @@
+"""The MCP server's published contract: tool names, argument models and response models.
+
+Importable with pydantic alone (no mcp, boto3 or langchain), so the supervisor, the tests and
+any other client can validate tool calls and answers without the server's dependencies.
+Every model forbids unknown fields, so malformed or fabricated data fails validation.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+from typing import Annotated, Any, Final, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+__all__ = [
+    "LAMBDA_NAME_PATTERN",
+    "TOOL_ARG_SCHEMAS",
+    "TOOL_NAMES",
+    "TOOL_RESPONSE_MODELS",
+    "AttachedPolicy",
+    "GetIAMStateArgs",
+    "GetLambdaConfigArgs",
+    "GetNetworkStateArgs",
+    "GetRecentLogsArgs",
+    "IAMStateResponse",
+    "LambdaConfigResponse",
+    "LambdaName",
+    "LogEvent",
+    "LogsResponse",
+    "NetworkAcl",
+    "NetworkAclEntry",
+    "NetworkStateResponse",
+    "PermissionsBoundary",
+    "PolicyDocument",
+    "SecurityGroup",
+    "SecurityGroupRule",
+    "Subnet",
+    "ToolName",
+    "VpcConfig",
+    "function_name_of",
+    "validate_lambda_name",
+]
+
+# --------------------------------------------------------------------------- tool names
+
+ToolName = Literal["get_recent_logs", "get_iam_state", "get_lambda_config", "get_network_state"]
+TOOL_NAMES: Final[tuple[ToolName, ...]] = (
+    "get_recent_logs",
+    "get_iam_state",
+    "get_lambda_config",
+    "get_network_state",
+)
+
+# --------------------------------------------------------------------------- lambda_name
+
+_FUNCTION_NAME = r"[A-Za-z0-9_-]{1,64}"
+_FUNCTION_ARN = (
+    r"arn:(?:aws|aws-cn|aws-us-gov):lambda:[a-z]{2}(?:-gov)?-[a-z]+-[0-9]{1,2}:[0-9]{12}:function:"
+    rf"(?P<arn_name>{_FUNCTION_NAME})(?::(?:\$LATEST|[A-Za-z0-9_-]{{1,128}}))?"
+)
+# An unanchored alternation: apply it with re.fullmatch ("^...$" would also accept a trailing newline).
+LAMBDA_NAME_PATTERN: Final[str] = rf"(?P<name>{_FUNCTION_NAME})|{_FUNCTION_ARN}"
+_LAMBDA_NAME_RE: Final[re.Pattern[str]] = re.compile(LAMBDA_NAME_PATTERN)
+
+# The same language for JSON Schema (ECMA-262) clients: anchored, no Python-only named groups.
+_JSON_SCHEMA_PATTERN: Final[str] = f"^(?:{_FUNCTION_NAME}|{_FUNCTION_ARN.replace('?P<arn_name>', '?:')})$"
+
+_LAMBDA_NAME_HELP: Final[str] = (
+    "a Lambda function name (1-64 characters: letters, digits, '-' or '_', e.g. 'data-processor') "
+    "or a function ARN 'arn:<aws|aws-cn|aws-us-gov>:lambda:<region>:<12-digit account>:function:<name>' "
+    "with an optional ':<version or alias>' or ':$LATEST' qualifier"
+)
+
+
+def validate_lambda_name(value: str) -> str:
+    """Return ``value`` unchanged if it is a valid function name or function ARN, else raise ValueError."""
+    if _LAMBDA_NAME_RE.fullmatch(value) is None:
+        raise ValueError(f"lambda_name must be {_LAMBDA_NAME_HELP}")
+    return value
+
+
+def function_name_of(lambda_name: str) -> str:
+    """The bare function name of a valid ``lambda_name`` (for an ARN: its name part, without qualifier)."""
+    match = _LAMBDA_NAME_RE.fullmatch(lambda_name)
+    if match is None:
+        raise ValueError(f"lambda_name must be {_LAMBDA_NAME_HELP}")
+    name: str = match.group("name") or match.group("arn_name")
+    return name
+
+
+LambdaName = Annotated[
+    str,
+    AfterValidator(validate_lambda_name),
+    Field(
+        description=(
+            "The Lambda function to inspect: its name, e.g. 'data-processor', or its full function ARN, "
+            "e.g. 'arn:aws:lambda:ca-central-1:123456789012:function:data-processor' "
+            "(an optional ':<version or alias>' qualifier is allowed)."
+        ),
+        json_schema_extra={"pattern": _JSON_SCHEMA_PATTERN},
+    ),
+]
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("filter_pattern must not contain NUL characters")
+    return value
+
+
+# --------------------------------------------------------------------------- arguments
+
+
+class _ContractModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class GetRecentLogsArgs(_ContractModel):
+    """Arguments of ``get_recent_logs``: recent CloudWatch log events of the function."""
+
+    lambda_name: LambdaName
+    minutes: int = Field(
+        default=30,
+        ge=1,
+        le=1440,
+        description="How far back to search, in minutes, ending now (1-1440, default 30). "
+        "Widen the window if the failure may have started earlier.",
+    )
+    limit: int = Field(
+        default=100,
+        ge=1,
+        le=1000,
+        description="Maximum number of log events to return (1-1000, default 100).",
+    )
+    filter_pattern: Annotated[str, Field(max_length=1024), AfterValidator(_no_nul)] | None = Field(
+        default=None,
+        description="Optional CloudWatch Logs filter pattern to keep only matching events, e.g. 'ERROR' or "
+        "'?AccessDenied ?Timeout' (at most 1024 characters). Omit it to get every event in the window.",
+    )
+
+
+class GetIAMStateArgs(_ContractModel):
+    """Arguments of ``get_iam_state``: the execution role of the function and its policies."""
+
+    lambda_name: LambdaName
+
+
+class GetLambdaConfigArgs(_ContractModel):
+    """Arguments of ``get_lambda_config``: the function's configuration and reserved concurrency."""
+
+    lambda_name: LambdaName
+
+
+class GetNetworkStateArgs(_ContractModel):
+    """Arguments of ``get_network_state``: the function's VPC, security groups, subnets and network ACLs."""
+
+    lambda_name: LambdaName
+
+
+TOOL_ARG_SCHEMAS: Final[dict[str, type[BaseModel]]] = {
+    "get_recent_logs": GetRecentLogsArgs,
+    "get_iam_state": GetIAMStateArgs,
+    "get_lambda_config": GetLambdaConfigArgs,
+    "get_network_state": GetNetworkStateArgs,
+}
+
+# --------------------------------------------------------------------------- responses: logs
+
+
+def _iso8601(value: str) -> str:
+    datetime.fromisoformat(value)  # raises ValueError when the string is not ISO-8601
+    return value
+
+
+class LogEvent(_ContractModel):
+    """One CloudWatch log event."""
+
+    timestamp: Annotated[str, AfterValidator(_iso8601)] = Field(description="ISO-8601 event time.")
+    message: str
+    log_stream: str | None = None
+
+
+class LogsResponse(_ContractModel):
+    """Answer of ``get_recent_logs``."""
+
+    log_group: str
+    events: list[LogEvent]
+    error: str | None = None
+    window_start: str | None = Field(default=None, description="ISO-8601 start of the searched window.")
+    window_end: str | None = Field(default=None, description="ISO-8601 end of the searched window.")
+    filter_pattern: str | None = None
+    matched_events: int = Field(default=0, ge=0, description="Events that matched in the window.")
+    returned_events: int = Field(default=0, ge=0, description="Events included in `events`.")
+    dropped_events: int = Field(default=0, ge=0, description="Matched events not returned (limit, byte cap).")
+    truncated_messages: int = Field(default=0, ge=0, description="Messages shortened to fit the byte cap.")
+    byte_cap: int | None = Field(default=None, ge=0, description="Byte budget applied to the messages.")
+    note: str | None = Field(
+        default=None,
+        description="Explanation of an empty or partial answer, e.g. 'log group does not exist: the function "
+        "was never invoked or its role cannot write logs'.",
+    )
+
+
+# --------------------------------------------------------------------------- responses: IAM
+
+PolicyDocument = dict[str, Any]
+
+
+class AttachedPolicy(_ContractModel):
+    """A managed policy attached to the role, with its default version's document when readable."""
+
+    policy_name: str
+    policy_arn: str
+    default_version_id: str | None = None
+    document: PolicyDocument | None = None
+
+
+class PermissionsBoundary(_ContractModel):
+    """The role's permissions boundary."""
+
+    type: str | None
+    arn: str
+
+
+class IAMStateResponse(_ContractModel):
+    """Answer of ``get_iam_state``."""
+
+    role_name: str
+    role_arn: str | None = None
+    inline_policies: dict[str, PolicyDocument] = Field(description="Policy name -> decoded policy document.")
+    attached_policies: list[AttachedPolicy]
+    permissions_boundary: PermissionsBoundary | None = None
+    error: str | None = None
+
+
+# --------------------------------------------------------------------------- responses: Lambda config
+
+
+class VpcConfig(_ContractModel):
+    """The function's VPC attachment, in Lambda's own casing."""
+
+    SubnetIds: list[str] = Field(default_factory=list)
+    SecurityGroupIds: list[str] = Field(default_factory=list)
+    VpcId: str | None = None
+
+
+_VpcConfig = VpcConfig  # the field below is also named VpcConfig and would shadow the class
+
+
+class LambdaConfigResponse(_ContractModel):
+    """Answer of ``get_lambda_config``, in Lambda's own field casing."""
+
+    FunctionName: str
+    FunctionArn: str | None = None
+    Runtime: str | None = None
+    Handler: str | None = None
+    Role: str | None = None
+    MemorySize: int | None = None
+    Timeout: int | None = None
+    State: str | None = None
+    StateReason: str | None = None
+    StateReasonCode: str | None = None
+    LastModified: str | None = None
+    LastUpdateStatus: str | None = None
+    ReservedConcurrentExecutions: int | None = Field(
+        default=None, ge=0, description="Reserved concurrency; None when none is configured (0 = throttled)."
+    )
+    VpcConfig: _VpcConfig | None = None
+    error: str | None = None
+
+
+# --------------------------------------------------------------------------- responses: network
+
+
+class SecurityGroupRule(_ContractModel):
+    """One ingress or egress rule of a security group."""
+
+    ip_protocol: str = Field(description="'tcp', 'udp', 'icmp', ... or '-1' for all protocols.")
+    from_port: int | None
+    to_port: int | None
+    ipv4_ranges: list[str] = Field(default_factory=list)
+    ipv6_ranges: list[str] = Field(default_factory=list)
+    prefix_list_ids: list[str] = Field(default_factory=list)
+    referenced_group_ids: list[str] = Field(default_factory=list)
+
+
+class SecurityGroup(_ContractModel):
+    """A security group attached to the function."""
+
+    group_id: str
+    group_name: str
+    vpc_id: str | None
+    ingress: list[SecurityGroupRule]
+    egress: list[SecurityGroupRule]
+
+
+class NetworkAclEntry(_ContractModel):
+    """One network ACL rule; rules are evaluated in ascending ``rule_number`` order."""
+
+    rule_number: int = Field(ge=1, le=32767)
+    protocol: str = Field(description="IANA protocol number as a string, or '-1' for all protocols.")
+    rule_action: Literal["allow", "deny"]
+    egress: bool
+    cidr_block: str | None
+    ipv6_cidr_block: str | None = None
+    port_from: int | None = None
+    port_to: int | None = None
+
+
+class NetworkAcl(_ContractModel):
+    """The network ACL associated with a subnet."""
+
+    network_acl_id: str
+    entries: list[NetworkAclEntry]
+
+
+class Subnet(_ContractModel):
+    """A subnet the function is attached to."""
+
+    subnet_id: str
+    vpc_id: str
+    cidr_block: str | None
+    availability_zone: str | None
+    network_acl: NetworkAcl | None
+
+
+class NetworkStateResponse(_ContractModel):
+    """Answer of ``get_network_state``."""
+
+    function_name: str
+    in_vpc: bool
+    vpc_id: str | None = None
+    security_groups: list[SecurityGroup] = Field(default_factory=list)
+    subnets: list[Subnet] = Field(default_factory=list)
+    https_egress_allowed: bool | None = Field(
+        default=None,
+        description="Whether the security groups' egress rules allow outbound HTTPS (TCP 443), computed by "
+        "the server; None when the function is not in a VPC.",
+    )
+    note: str | None = None
+    error: str | None = None
+
+
+TOOL_RESPONSE_MODELS: Final[dict[str, type[BaseModel]]] = {
+    "get_recent_logs": LogsResponse,
+    "get_iam_state": IAMStateResponse,
+    "get_lambda_config": LambdaConfigResponse,
+    "get_network_state": NetworkStateResponse,
+}

@@ -1,0 +1,1 @@
+"""LangGraph supervisor that calls the MCP diagnostic tools and submits an evidence-pointed Diagnosis."""

@@ -1,0 +1,1 @@
+"""Fails incidents stuck in INVESTIGATING."""
