@@ -3,6 +3,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# mcp-proxy (the stdio-to-SSE bridge Claude Desktop users run) pins mcp 1.x, so it gets its own venv.
+PROXY_VENV := .venv-mcp-proxy
+PROXY_STAMP := $(PROXY_VENV)/.installed
 
 .PHONY: drill test lint typecheck unit sandbox lock clean
 
@@ -11,6 +14,11 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
 	@touch $(STAMP)
+
+$(PROXY_STAMP): constraints-mcp-proxy.txt
+	@test -x $(PROXY_VENV)/bin/python || $(PYTHON) -m venv $(PROXY_VENV)
+	$(PROXY_VENV)/bin/python -m pip install --quiet -c constraints-mcp-proxy.txt mcp-proxy
+	@touch $(PROXY_STAMP)
 
 drill: $(STAMP)
 	$(BIN)/incident-sandbox smoke
@@ -24,7 +32,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) $(PROXY_STAMP)
 	$(BIN)/pytest
 
 sandbox: $(STAMP)
@@ -37,6 +45,11 @@ lock:
 	( echo "# Pinned versions of every dependency (direct and transitive). Regenerate with: make lock"; \
 	  .lock-venv/bin/python -m pip freeze --exclude-editable | sort ) > constraints.txt
 	rm -rf .lock-venv
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet mcp-proxy
+	( echo "# mcp-proxy runs in its own environment, as Claude Desktop users run it (uvx mcp-proxy). Regenerate: make lock"; \
+	  .lock-venv/bin/python -m pip freeze | sort ) > constraints-mcp-proxy.txt
+	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) .sandbox .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(PROXY_VENV) .sandbox .mypy_cache .ruff_cache .pytest_cache

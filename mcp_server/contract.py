@@ -19,6 +19,7 @@ __all__ = [
     "TOOL_NAMES",
     "TOOL_RESPONSE_MODELS",
     "AttachedPolicy",
+    "FilterPattern",
     "GetIAMStateArgs",
     "GetLambdaConfigArgs",
     "GetNetworkStateArgs",
@@ -27,6 +28,8 @@ __all__ = [
     "LambdaConfigResponse",
     "LambdaName",
     "LogEvent",
+    "LogLimit",
+    "LogMinutes",
     "LogsResponse",
     "NetworkAcl",
     "NetworkAclEntry",
@@ -111,6 +114,27 @@ def _no_nul(value: str) -> str:
 
 # --------------------------------------------------------------------------- arguments
 
+# Field definitions shared by the argument models and the server's tool signatures.
+LogMinutes = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=1440,
+        description="How far back to search, in minutes, ending now (1-1440, default 30). "
+        "Widen the window if the failure may have started earlier.",
+    ),
+]
+LogLimit = Annotated[
+    int, Field(ge=1, le=1000, description="Maximum number of log events to return (1-1000, default 100).")
+]
+FilterPattern = Annotated[
+    Annotated[str, Field(max_length=1024), AfterValidator(_no_nul)] | None,
+    Field(
+        description="Optional CloudWatch Logs filter pattern to keep only matching events, e.g. 'ERROR' or "
+        "'?AccessDenied ?Timeout' (at most 1024 characters). Omit it to get every event in the window.",
+    ),
+]
+
 
 class _ContractModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -120,24 +144,9 @@ class GetRecentLogsArgs(_ContractModel):
     """Arguments of ``get_recent_logs``: recent CloudWatch log events of the function."""
 
     lambda_name: LambdaName
-    minutes: int = Field(
-        default=30,
-        ge=1,
-        le=1440,
-        description="How far back to search, in minutes, ending now (1-1440, default 30). "
-        "Widen the window if the failure may have started earlier.",
-    )
-    limit: int = Field(
-        default=100,
-        ge=1,
-        le=1000,
-        description="Maximum number of log events to return (1-1000, default 100).",
-    )
-    filter_pattern: Annotated[str, Field(max_length=1024), AfterValidator(_no_nul)] | None = Field(
-        default=None,
-        description="Optional CloudWatch Logs filter pattern to keep only matching events, e.g. 'ERROR' or "
-        "'?AccessDenied ?Timeout' (at most 1024 characters). Omit it to get every event in the window.",
-    )
+    minutes: LogMinutes = 30
+    limit: LogLimit = 100
+    filter_pattern: FilterPattern = None
 
 
 class GetIAMStateArgs(_ContractModel):
@@ -193,7 +202,11 @@ class LogsResponse(_ContractModel):
     matched_events: int = Field(default=0, ge=0, description="Events that matched in the window.")
     returned_events: int = Field(default=0, ge=0, description="Events included in `events`.")
     dropped_events: int = Field(default=0, ge=0, description="Matched events not returned (limit, byte cap).")
-    truncated_messages: int = Field(default=0, ge=0, description="Messages shortened to fit the byte cap.")
+    truncated_messages: int = Field(
+        default=0,
+        ge=0,
+        description="Messages cut to the per-message cap (each ends with a truncation marker).",
+    )
     byte_cap: int | None = Field(default=None, ge=0, description="Byte budget applied to the messages.")
     note: str | None = Field(
         default=None,
@@ -335,8 +348,8 @@ class NetworkStateResponse(_ContractModel):
     subnets: list[Subnet] = Field(default_factory=list)
     https_egress_allowed: bool | None = Field(
         default=None,
-        description="Whether the security groups' egress rules allow outbound HTTPS (TCP 443), computed by "
-        "the server; None when the function is not in a VPC.",
+        description="Whether outbound HTTPS (TCP 443) is allowed by a security-group egress rule and by the "
+        "subnets' network ACL egress entries (computed by the server); None outside a VPC.",
     )
     note: str | None = None
     error: str | None = None

@@ -1,0 +1,65 @@
+"""One ASGI app: SSE at /sse + /messages/, Streamable HTTP at /mcp, /healthz; bearer auth and Host checks."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp
+
+from mcp_server.auth import BearerAuth
+from mcp_server.settings import LOOPBACK_HOSTS, ServerSettings
+
+Transport = Literal["sse", "http"]
+WILDCARD_BINDS = ("0.0.0.0", "::")  # noqa: S104 - names, not a bind
+
+
+def transport_security(host: str, extra_hosts: list[str]) -> TransportSecuritySettings:
+    """DNS-rebinding protection for every bind address (the SDK only enables it for localhost)."""
+    names = ["127.0.0.1", "localhost", "[::1]"]
+    if host not in LOOPBACK_HOSTS and host not in WILDCARD_BINDS:
+        names.append(f"[{host}]" if ":" in host else host)
+    allowed_hosts: list[str] = []
+    for name in names:
+        allowed_hosts += [name, f"{name}:*"]
+    for entry in extra_hosts:
+        allowed_hosts += (
+            [entry] if entry.endswith(":*") or entry.rsplit(":", 1)[-1].isdigit() else [entry, f"{entry}:*"]
+        )
+    origins = [f"{scheme}://{h}" for h in allowed_hosts for scheme in ("http", "https")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=origins
+    )
+
+
+async def _healthz(_: Request) -> JSONResponse:
+    return JSONResponse({"status": "ok"})
+
+
+def build_app(
+    server: MCPServer,
+    settings: ServerSettings,
+    *,
+    host: str,
+    keys: list[str],
+    transports: frozenset[Transport] = frozenset({"sse", "http"}),
+) -> ASGIApp:
+    """The HTTP app; ``keys`` empty means no authentication (the CLI allows that only on loopback)."""
+    security = transport_security(host, settings.extra_allowed_hosts())
+    limit = settings.max_request_body_bytes
+    routes: list[BaseRoute] = [Route("/healthz", _healthz, methods=["GET"])]
+    if "sse" in transports:
+        routes += server.sse_app(transport_security=security, max_request_body_size=limit, host=host).routes
+    lifespan = None
+    if "http" in transports:
+        routes += server.streamable_http_app(
+            transport_security=security, max_request_body_size=limit, host=host
+        ).routes
+        lifespan = lambda _: server.session_manager.run()  # noqa: E731 - runs the Streamable HTTP sessions
+    app = Starlette(routes=routes, lifespan=lifespan)
+    return BearerAuth(app, keys) if keys else app

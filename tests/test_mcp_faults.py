@@ -1,0 +1,138 @@
+"""Every tool over SSE and Streamable HTTP (key from SSM, read-only identity): healthy and per fault."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from mcp_server.contract import (
+    TOOL_NAMES,
+    TOOL_RESPONSE_MODELS,
+    IAMStateResponse,
+    LambdaConfigResponse,
+    LogsResponse,
+    NetworkStateResponse,
+)
+from tests.conftest import Undo
+from tests.mcp_support import TRANSPORTS, Transport, mcp_session, server_process
+
+HTTPS = [{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]
+
+
+@pytest.fixture(scope="module")
+def cli_server(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`incident-mcp-server` as shipped: key from SSM, AWS as the read-only mcp-server profile."""
+    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
+    with server_process(env, tmp_path_factory.mktemp("mcp") / "server.log") as url:
+        yield url
+
+
+def _inject(fault: str, sandbox: Sandbox, undo: Undo) -> None:
+    operator = sandbox.session(names.OPERATOR)
+    iam, world = operator.client("iam"), sandbox.world
+    if fault == "s3_policy_deleted":
+        saved = iam.get_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)[
+            "PolicyDocument"
+        ]
+        iam.delete_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)
+        undo(
+            lambda: iam.put_role_policy(
+                RoleName=names.ROLE_NAME,
+                PolicyName=names.INLINE_POLICY_NAME,
+                PolicyDocument=json.dumps(saved),
+            )
+        )
+    elif fault == "logs_policy_detached":
+        iam.detach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=world.logs_policy_arn)
+        undo(lambda: iam.attach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=world.logs_policy_arn))
+    elif fault == "concurrency_0":
+        client = operator.client("lambda")
+        client.put_function_concurrency(FunctionName=names.FUNCTION_NAME, ReservedConcurrentExecutions=0)
+        undo(lambda: client.delete_function_concurrency(FunctionName=names.FUNCTION_NAME))
+    elif fault == "egress_removed":
+        ec2 = operator.client("ec2")
+        ec2.revoke_security_group_egress(GroupId=world.security_group_id, IpPermissions=HTTPS)
+        undo(
+            lambda: ec2.authorize_security_group_egress(GroupId=world.security_group_id, IpPermissions=HTTPS)
+        )
+
+
+def _check_healthy(r: dict[str, Any]) -> None:
+    assert names.INLINE_POLICY_NAME in r["iam"].inline_policies
+    assert r["config"].ReservedConcurrentExecutions is None
+    assert r["network"].https_egress_allowed is True
+
+
+def _new_lines(r: dict[str, Any]) -> list[str]:
+    """Log lines written since this test's invocation (the log group is shared by the whole session)."""
+    invoked_at: datetime = r["invoked_at"]
+    since = invoked_at.replace(microsecond=invoked_at.microsecond // 1000 * 1000)  # log timestamps are in ms
+    return [e.message for e in r["logs"].events if datetime.fromisoformat(e.timestamp) >= since]
+
+
+def _check_s3(r: dict[str, Any]) -> None:
+    assert names.INLINE_POLICY_NAME not in r["iam"].inline_policies
+    assert any("AccessDenied" in line for line in _new_lines(r))
+
+
+def _check_logs(r: dict[str, Any]) -> None:
+    assert names.LOGS_POLICY_NAME not in {p.policy_name for p in r["iam"].attached_policies}
+    assert _new_lines(r) == []
+
+
+def _check_concurrency(r: dict[str, Any]) -> None:
+    assert r["config"].ReservedConcurrentExecutions == 0
+
+
+def _check_egress(r: dict[str, Any]) -> None:
+    assert r["network"].https_egress_allowed is False
+    assert any("Task timed out" in line for line in _new_lines(r))
+
+
+CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
+    "healthy": _check_healthy,
+    "s3_policy_deleted": _check_s3,
+    "logs_policy_detached": _check_logs,
+    "concurrency_0": _check_concurrency,
+    "egress_removed": _check_egress,
+}
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("fault", list(CHECKS))
+async def test_every_tool_returns_validated_output(
+    cli_server: str,
+    sandbox: Sandbox,
+    runtime: LocalLambdaRuntime,
+    undo: Undo,
+    fault: str,
+    transport: Transport,
+) -> None:
+    _inject(fault, sandbox, undo)
+    invoked_at = datetime.now(UTC)
+    runtime.invoke(names.FUNCTION_NAME, names.input_event())
+    results: dict[str, Any] = {}
+    async with mcp_session(transport, cli_server, sandbox.world.mcp_api_key) as session:
+        for tool in TOOL_NAMES:
+            result = await session.call_tool(tool, {"lambda_name": names.FUNCTION_NAME})
+            assert not result.is_error, result.content
+            results[tool] = TOOL_RESPONSE_MODELS[tool].model_validate(result.structured_content)
+    shaped = {
+        "logs": results["get_recent_logs"],
+        "iam": results["get_iam_state"],
+        "config": results["get_lambda_config"],
+        "network": results["get_network_state"],
+        "invoked_at": invoked_at,
+    }
+    assert isinstance(shaped["logs"], LogsResponse)
+    assert isinstance(shaped["iam"], IAMStateResponse)
+    assert isinstance(shaped["config"], LambdaConfigResponse)
+    assert isinstance(shaped["network"], NetworkStateResponse)
+    CHECKS[fault](shaped)

@@ -1,0 +1,187 @@
+"""The server over the network: bearer auth, Host/Origin checks, body limits, malformed requests, the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.types import ASGIApp
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from mcp_server.app import build_app
+from mcp_server.aws import AwsClients
+from mcp_server.server import build_server
+from mcp_server.settings import ServerSettings
+from tests.mcp_support import TRANSPORTS, Transport, mcp_session, served_in_thread
+
+OLD, NEW = "key-old-0123456789", "key-new-9876543210"
+MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+    b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+)
+
+
+def _app(sandbox: Sandbox, keys: list[str]) -> ASGIApp:
+    settings = ServerSettings()
+    server = build_server(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
+    return build_app(server, settings, host="127.0.0.1", keys=keys)
+
+
+@pytest.fixture(scope="module")
+def rotating(sandbox: Sandbox) -> Iterator[str]:
+    """A server accepting the old and the new key, as during a rotation."""
+    with served_in_thread(_app(sandbox, [OLD, NEW])) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def rotated(sandbox: Sandbox) -> Iterator[str]:
+    """The same server after the rotation finished: only the new key."""
+    with served_in_thread(_app(sandbox, [NEW])) as url:
+        yield url
+
+
+def _request(
+    base: str, method: str, path: str, headers: dict[str, str], body: bytes | None = None
+) -> httpx.Response:
+    with (
+        httpx.Client(timeout=5) as client,
+        client.stream(method, base + path, headers=headers, content=body) as r,
+    ):
+        r.read() if r.status_code != 200 else None
+        return r
+
+
+ENDPOINTS = [
+    ("GET", "/sse"),
+    ("POST", "/mcp"),
+    ("POST", "/messages/?session_id=0123456789abcdef0123456789abcdef"),
+]
+BAD_CREDENTIALS = {
+    "no header": {},
+    "basic": {"Authorization": "Basic dXNlcjpwYXNz"},
+    "empty bearer": {"Authorization": "Bearer"},
+    "wrong key": {"Authorization": "Bearer not-the-key"},
+    "old key after rotation": {"Authorization": f"Bearer {OLD}"},
+}
+
+
+@pytest.mark.parametrize(("method", "path"), ENDPOINTS)
+@pytest.mark.parametrize("credential", list(BAD_CREDENTIALS))
+def test_bad_credentials_get_401_with_a_bearer_challenge(
+    rotated: str, method: str, path: str, credential: str
+) -> None:
+    response = _request(rotated, method, path, {**MCP_HEADERS, **BAD_CREDENTIALS[credential]}, INITIALIZE)
+    assert response.status_code == 401
+    assert response.headers["www-authenticate"].startswith('Bearer realm="incident-response"')
+    assert response.json()["error"] == "unauthorized"
+
+
+@pytest.mark.parametrize(("method", "path"), ENDPOINTS)
+def test_key_in_the_query_string_is_not_accepted(rotated: str, method: str, path: str) -> None:
+    separator = "&" if "?" in path else "?"
+    response = _request(
+        rotated, method, f"{path}{separator}api_key={NEW}&access_token={NEW}", MCP_HEADERS, INITIALIZE
+    )
+    assert response.status_code == 401
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize("key", [OLD, NEW])
+async def test_both_keys_work_during_rotation(rotating: str, transport: Transport, key: str) -> None:
+    async with mcp_session(transport, rotating, key) as session:
+        tools = await session.list_tools()
+    assert len(tools.tools) == 4
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+async def test_new_key_works_after_rotation(rotated: str, transport: Transport) -> None:
+    async with mcp_session(transport, rotated, NEW) as session:
+        result = await session.call_tool("get_lambda_config", {"lambda_name": names.FUNCTION_NAME})
+    assert not result.is_error
+
+
+def test_healthz_needs_no_key(rotated: str) -> None:
+    response = httpx.get(f"{rotated}/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+
+
+@pytest.mark.parametrize(("method", "path"), ENDPOINTS[:2])
+def test_foreign_host_and_origin_are_refused(rotated: str, method: str, path: str) -> None:
+    auth = {**MCP_HEADERS, "Authorization": f"Bearer {NEW}"}
+    assert _request(rotated, method, path, {**auth, "Host": "evil.example"}, INITIALIZE).status_code == 421
+    assert (
+        _request(rotated, method, path, {**auth, "Origin": "http://evil.example"}, INITIALIZE).status_code
+        == 403
+    )
+
+
+def test_oversized_body_is_refused(rotated: str) -> None:
+    body = b'{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"' + b"x" * 400_000 + b'"}}'
+    response = _request(rotated, "POST", "/mcp", {**MCP_HEADERS, "Authorization": f"Bearer {NEW}"}, body)
+    assert response.status_code == 413
+
+
+async def test_malformed_json_rpc_gets_an_error_and_the_server_keeps_serving(rotated: str) -> None:
+    response = _request(
+        rotated, "POST", "/mcp", {**MCP_HEADERS, "Authorization": f"Bearer {NEW}"}, b"{not json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == -32700  # JSON-RPC parse error
+    async with mcp_session("http", rotated, NEW) as session:
+        assert len((await session.list_tools()).tools) == 4
+
+
+def _run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "mcp_server.cli", "--port", "9", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_cli_refuses_http_without_a_key(sandbox: Sandbox) -> None:
+    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"}
+    result = _run_cli(
+        {**env, "AWS_PROFILE": names.MCP_SERVER, "MCP_API_KEY_SSM_PARAMETER": "/no/such/parameter"}
+    )
+    assert result.returncode == 2
+    assert "refusing to start without a bearer key" in result.stderr
+    assert "ParameterNotFound" in result.stderr
+
+
+def test_cli_refuses_no_auth_off_loopback() -> None:
+    result = _run_cli({}, "--insecure-no-auth", "--host", "0.0.0.0")  # noqa: S104
+    assert result.returncode == 2
+    assert "only allowed on a loopback address" in result.stderr
+
+
+def test_cli_reports_invalid_configuration() -> None:
+    result = _run_cli({"MCP_API_KEY_SSM_PARAMETER": "no-leading-slash"})
+    assert result.returncode == 2
+    assert "MCP_API_KEY_SSM_PARAMETER must be a parameter path" in result.stderr
+
+
+def test_keys_never_reach_the_log(sandbox: Sandbox, tmp_path: Path) -> None:
+    from tests.mcp_support import server_process
+
+    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
+    log = tmp_path / "server.log"
+    with server_process(env, log, "--log-level", "DEBUG") as url:
+        _request(url, "GET", f"/sse?api_key={sandbox.world.mcp_api_key}", {})
+        _request(url, "GET", "/sse", {"Authorization": "Bearer wrong-key-value"})
+    text = log.read_text()
+    assert "401 GET /sse" in text  # rejections are logged ...
+    assert sandbox.world.mcp_api_key not in text  # ... without the keys
+    assert "wrong-key-value" not in text

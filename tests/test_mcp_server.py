@@ -1,0 +1,113 @@
+"""The server through a real in-memory MCP client: tool declarations, argument validation, read-only guard."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from mcp import Client
+from mcp.server.mcpserver import MCPServer
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from mcp_server.aws import AwsClients
+from mcp_server.contract import TOOL_NAMES, TOOL_RESPONSE_MODELS
+from mcp_server.errors import ReadOnlyViolation
+from mcp_server.server import build_server
+from mcp_server.settings import ServerSettings
+
+
+class RequestCounter:
+    """Counts HTTP requests the AWS clients actually send."""
+
+    def __init__(self, clients: AwsClients) -> None:
+        self.sent = 0
+        for client in (clients.logs, clients.iam, clients.lambda_, clients.ec2):
+            client.meta.events.register("before-send", self._count)
+
+    def _count(self, **_: Any) -> None:
+        self.sent += 1
+
+
+@pytest.fixture
+def clients(sandbox: Sandbox) -> AwsClients:
+    return AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
+
+
+@pytest.fixture
+def server(clients: AwsClients) -> MCPServer:
+    return build_server(ServerSettings(), clients)
+
+
+@pytest.fixture
+def counter(clients: AwsClients) -> RequestCounter:
+    return RequestCounter(clients)
+
+
+async def test_tools_are_declared_read_only_with_input_and_output_schemas(server: MCPServer) -> None:
+    async with Client(server) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+    assert sorted(tools) == sorted(TOOL_NAMES)
+    for tool in tools.values():
+        assert tool.annotations is not None
+        assert tool.annotations.read_only_hint is True
+        assert tool.annotations.idempotent_hint is True
+        assert tool.annotations.destructive_hint is False
+        assert tool.description
+        assert len(tool.description) > 80
+        assert tool.output_schema is not None
+        assert "pattern" in tool.input_schema["properties"]["lambda_name"]
+        assert tool.input_schema["required"] == ["lambda_name"]
+
+
+@pytest.mark.parametrize("tool", TOOL_NAMES)
+async def test_structured_content_and_text_carry_the_same_validated_json(
+    server: MCPServer, tool: str
+) -> None:
+    async with Client(server) as client:
+        result = await client.call_tool(tool, {"lambda_name": names.FUNCTION_NAME})
+    assert not result.is_error
+    assert result.structured_content is not None
+    model = TOOL_RESPONSE_MODELS[tool].model_validate(result.structured_content)
+    assert json.loads(result.content[0].text) == model.model_dump(mode="json")  # type: ignore[union-attr]
+
+
+BAD_NAMES = ["../etc", "x" * 200, "", "data\x00processor", "arn:aws:s3:::data-processor-input", "a b"]
+
+
+@pytest.mark.parametrize("tool", TOOL_NAMES)
+async def test_invalid_lambda_names_are_refused_with_zero_aws_calls(
+    server: MCPServer, counter: RequestCounter, tool: str
+) -> None:
+    async with Client(server) as client:
+        for bad in BAD_NAMES:
+            result = await client.call_tool(tool, {"lambda_name": bad})
+            assert result.is_error, bad
+            assert "lambda_name must be" in result.content[0].text  # type: ignore[union-attr]
+        assert counter.sent == 0
+        ok = await client.call_tool(tool, {"lambda_name": names.FUNCTION_NAME})
+    assert not ok.is_error
+    assert counter.sent > 0  # the counter does see real calls
+
+
+async def test_unknown_function_is_a_tool_error_naming_the_aws_code(server: MCPServer) -> None:
+    async with Client(server) as client:
+        result = await client.call_tool("get_lambda_config", {"lambda_name": "no-such-function"})
+    assert result.is_error
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "ResourceNotFoundException" in text
+    assert "no-such-function" in text
+    assert names.DEFAULT_REGION in text
+
+
+def test_read_only_guard_refuses_a_mutating_call_before_sending(
+    clients: AwsClients, counter: RequestCounter
+) -> None:
+    with pytest.raises(ReadOnlyViolation, match="PutFunctionConcurrency"):
+        clients.lambda_.put_function_concurrency(
+            FunctionName=names.FUNCTION_NAME, ReservedConcurrentExecutions=0
+        )
+    with pytest.raises(ReadOnlyViolation, match="DeleteRolePolicy"):
+        clients.iam.delete_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)
+    assert counter.sent == 0

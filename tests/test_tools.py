@@ -1,0 +1,648 @@
+"""The diagnostic tools against the sandbox, as the read-only `mcp-server` identity, healthy and under each
+injected fault; plus their bounded-logs and network logic against small fakes."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from mcp_server.aws import AwsClients
+from mcp_server.contract import (
+    GetIAMStateArgs,
+    GetLambdaConfigArgs,
+    GetNetworkStateArgs,
+    GetRecentLogsArgs,
+    LogsResponse,
+)
+from mcp_server.errors import DiagnosticToolError
+from mcp_server.settings import ServerSettings
+from mcp_server.tools.iam import iam_state
+from mcp_server.tools.lambda_config import lambda_config
+from mcp_server.tools.logs import ERROR_LIKE, recent_logs, truncate_message
+from mcp_server.tools.network import NOT_IN_VPC_NOTE, network_state
+from tests.conftest import Undo
+
+SETTINGS = ServerSettings()
+MARKER = re.compile(r" …\[truncated (\d+) bytes\]$")
+
+
+@pytest.fixture(scope="module")
+def clients(sandbox: Sandbox) -> AwsClients:
+    return AwsClients.create(SETTINGS, sandbox.session(names.MCP_SERVER))
+
+
+def _logs(
+    logs_client: Any,
+    lambda_name: str = names.FUNCTION_NAME,
+    *,
+    now: datetime | None = None,
+    scan_limit: int = SETTINGS.logs_scan_limit,
+    **arguments: Any,
+) -> LogsResponse:
+    return recent_logs(
+        logs_client,
+        GetRecentLogsArgs(lambda_name=lambda_name, **arguments),
+        region=names.DEFAULT_REGION,
+        byte_cap=SETTINGS.logs_byte_cap,
+        message_cap=SETTINGS.logs_message_cap,
+        scan_limit=scan_limit,
+        now=now,
+    )
+
+
+def _stamps(response: LogsResponse) -> list[datetime]:
+    return [datetime.fromisoformat(e.timestamp) for e in response.events]
+
+
+def _size(response: LogsResponse) -> int:
+    return sum(len(e.message.encode()) for e in response.events)
+
+
+def _assert_consistent(response: LogsResponse) -> None:
+    """What every logs answer promises, whatever it selected."""
+    assert _stamps(response) == sorted(_stamps(response))
+    assert all(e.log_stream for e in response.events)
+    assert _size(response) <= SETTINGS.logs_byte_cap
+    assert all(len(e.message.encode()) <= SETTINGS.logs_message_cap for e in response.events)
+    assert response.returned_events == len(response.events)
+    assert response.dropped_events == response.matched_events - response.returned_events
+    assert response.truncated_messages == sum(bool(MARKER.search(e.message)) for e in response.events)
+
+
+# --------------------------------------------------------------------------- healthy function
+
+
+def test_iam_state_of_the_healthy_function(sandbox: Sandbox, clients: AwsClients) -> None:
+    state = iam_state(
+        clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
+    )
+    assert state.role_name == names.ROLE_NAME
+    assert state.role_arn == sandbox.world.role_arn
+    assert state.permissions_boundary is None
+    statements = state.inline_policies[names.INLINE_POLICY_NAME]["Statement"]
+    assert {"s3:GetObject", "s3:ListBucket"} == {s["Action"] for s in statements}
+    attached = {p.policy_name: p for p in state.attached_policies}
+    assert set(attached) == {names.LOGS_POLICY_NAME, names.VPC_POLICY_NAME}
+    logs_policy = attached[names.LOGS_POLICY_NAME]
+    assert logs_policy.policy_arn == sandbox.world.logs_policy_arn
+    assert logs_policy.default_version_id == "v1"
+    assert logs_policy.document is not None
+    assert "logs:PutLogEvents" in logs_policy.document["Statement"][0]["Action"]
+
+
+def test_lambda_config_of_the_healthy_function_by_name_and_by_arn(
+    sandbox: Sandbox, clients: AwsClients
+) -> None:
+    for lambda_name in (names.FUNCTION_NAME, sandbox.world.function_arn):
+        config = lambda_config(
+            clients.lambda_, GetLambdaConfigArgs(lambda_name=lambda_name), region=clients.region
+        )
+        assert config.FunctionName == names.FUNCTION_NAME
+        assert config.FunctionArn == sandbox.world.function_arn
+        assert (config.Timeout, config.MemorySize, config.Runtime) == (3, 256, "python3.12")
+        assert config.Role == sandbox.world.role_arn
+        assert config.State == "Active"
+        assert config.ReservedConcurrentExecutions is None
+        assert config.VpcConfig is not None
+        assert config.VpcConfig.SubnetIds == [sandbox.world.subnet_id]
+        assert config.VpcConfig.SecurityGroupIds == [sandbox.world.security_group_id]
+
+
+def test_network_state_of_the_healthy_function(sandbox: Sandbox, clients: AwsClients) -> None:
+    state = network_state(
+        clients.lambda_,
+        clients.ec2,
+        GetNetworkStateArgs(lambda_name=names.FUNCTION_NAME),
+        region=clients.region,
+    )
+    assert (state.function_name, state.in_vpc, state.vpc_id) == (
+        names.FUNCTION_NAME,
+        True,
+        sandbox.world.vpc_id,
+    )
+    [group] = state.security_groups
+    assert (group.group_id, group.group_name) == (sandbox.world.security_group_id, names.SECURITY_GROUP_NAME)
+    [rule] = group.egress
+    assert (rule.ip_protocol, rule.from_port, rule.to_port, rule.ipv4_ranges) == (
+        "tcp",
+        443,
+        443,
+        ["0.0.0.0/0"],
+    )
+    [subnet] = state.subnets
+    assert (subnet.subnet_id, subnet.vpc_id) == (sandbox.world.subnet_id, sandbox.world.vpc_id)
+    assert subnet.network_acl is not None
+    assert any(e.egress and e.rule_action == "allow" for e in subnet.network_acl.entries)
+    assert state.https_egress_allowed is True
+    assert state.note is not None
+    assert state.note.startswith("HTTPS egress is allowed")
+
+
+def test_recent_logs_of_one_invocation(
+    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime
+) -> None:
+    invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
+    assert invocation.status == "succeeded"
+
+    response = _logs(clients.logs, sandbox.world.function_arn, filter_pattern=f'"{invocation.request_id}"')
+
+    assert response.log_group == names.LOG_GROUP
+    messages = [e.message for e in response.events]
+    assert messages[0].startswith(f"START RequestId: {invocation.request_id}")
+    assert messages[-2].startswith(f"END RequestId: {invocation.request_id}")
+    assert messages[-1].startswith(f"REPORT RequestId: {invocation.request_id}")
+    assert response.matched_events == len(messages) >= 3
+    assert response.note is None
+    assert response.window_start is not None
+    assert response.window_end is not None
+    window = datetime.fromisoformat(response.window_start), datetime.fromisoformat(response.window_end)
+    assert window[1] - window[0] == timedelta(minutes=30)
+    assert all(window[0] <= stamp <= window[1] for stamp in _stamps(response))
+    _assert_consistent(response)
+
+
+# --------------------------------------------------------------------------- injected faults
+
+
+def test_deleted_inline_policy_shows_in_iam_and_logs(
+    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, undo: Undo
+) -> None:
+    iam = sandbox.session(names.OPERATOR).client("iam")
+    document = iam.get_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)[
+        "PolicyDocument"
+    ]
+    iam.delete_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)
+    undo(
+        lambda: iam.put_role_policy(
+            RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME, PolicyDocument=json.dumps(document)
+        )
+    )
+
+    state = iam_state(
+        clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
+    )
+    assert state.inline_policies == {}
+    assert {p.policy_name for p in state.attached_policies} == {names.LOGS_POLICY_NAME, names.VPC_POLICY_NAME}
+
+    started = datetime.now(UTC) - timedelta(seconds=1)
+    assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
+    # No filter: the newest error line comes first in the selection, whatever else the group holds.
+    response = _logs(clients.logs)
+    denials = [
+        e
+        for e in response.events
+        if e.message.startswith("[ERROR]")
+        and "(AccessDenied)" in e.message
+        and datetime.fromisoformat(e.timestamp) >= started
+    ]
+    assert len(denials) == 1
+    _assert_consistent(response)
+
+
+def test_detached_logs_policy_shows_in_iam_and_leaves_no_new_lines(
+    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, undo: Undo
+) -> None:
+    iam = sandbox.session(names.OPERATOR).client("iam")
+    iam.detach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=sandbox.world.logs_policy_arn)
+    undo(lambda: iam.attach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=sandbox.world.logs_policy_arn))
+
+    state = iam_state(
+        clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
+    )
+    assert [p.policy_name for p in state.attached_policies] == [names.VPC_POLICY_NAME]
+    assert names.INLINE_POLICY_NAME in state.inline_policies
+
+    invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
+    assert not invocation.logs_written
+    response = _logs(clients.logs, filter_pattern=f'"{invocation.request_id}"')
+    assert response.events == []
+    assert response.matched_events == 0
+    assert response.note is not None
+    assert response.note.startswith("nothing matched")
+    assert names.LOG_GROUP in response.note
+    assert invocation.request_id in response.note
+
+
+def test_reserved_concurrency_zero_shows_in_config(sandbox: Sandbox, clients: AwsClients, undo: Undo) -> None:
+    operator = sandbox.session(names.OPERATOR).client("lambda")
+    operator.put_function_concurrency(FunctionName=names.FUNCTION_NAME, ReservedConcurrentExecutions=0)
+    undo(lambda: operator.delete_function_concurrency(FunctionName=names.FUNCTION_NAME))
+
+    config = lambda_config(
+        clients.lambda_, GetLambdaConfigArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
+    )
+    assert config.ReservedConcurrentExecutions == 0
+
+
+def test_removed_https_egress_shows_in_network_and_logs(
+    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, undo: Undo
+) -> None:
+    ec2 = sandbox.session(names.OPERATOR).client("ec2")
+    https = [{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]
+    group_id = sandbox.world.security_group_id
+    ec2.revoke_security_group_egress(GroupId=group_id, IpPermissions=https)
+    undo(lambda: ec2.authorize_security_group_egress(GroupId=group_id, IpPermissions=https))
+
+    state = network_state(
+        clients.lambda_,
+        clients.ec2,
+        GetNetworkStateArgs(lambda_name=names.FUNCTION_NAME),
+        region=clients.region,
+    )
+    assert state.security_groups[0].egress == []
+    assert state.https_egress_allowed is False
+    assert state.note == "HTTPS egress is blocked: no security-group egress rule allows tcp/443"
+
+    invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
+    assert invocation.status == "timed_out"
+    response = _logs(clients.logs, filter_pattern=f'"{invocation.request_id}"')
+    assert any("Task timed out after 3.00 seconds" in e.message for e in response.events)
+
+
+def test_network_acl_denying_https_shows_in_network(
+    sandbox: Sandbox, clients: AwsClients, undo: Undo
+) -> None:
+    ec2 = sandbox.session(names.OPERATOR).client("ec2")
+    acl_id = ec2.describe_network_acls(
+        Filters=[{"Name": "association.subnet-id", "Values": [sandbox.world.subnet_id]}]
+    )["NetworkAcls"][0]["NetworkAclId"]
+    ec2.create_network_acl_entry(
+        NetworkAclId=acl_id,
+        RuleNumber=50,
+        Protocol="6",
+        RuleAction="deny",
+        Egress=True,
+        CidrBlock="0.0.0.0/0",
+        PortRange={"From": 443, "To": 443},
+    )
+    undo(lambda: ec2.delete_network_acl_entry(NetworkAclId=acl_id, RuleNumber=50, Egress=True))
+
+    state = network_state(
+        clients.lambda_,
+        clients.ec2,
+        GetNetworkStateArgs(lambda_name=names.FUNCTION_NAME),
+        region=clients.region,
+    )
+    assert state.subnets[0].network_acl is not None
+    deny = next(e for e in state.subnets[0].network_acl.entries if e.rule_number == 50)
+    assert (deny.protocol, deny.rule_action, deny.port_from, deny.port_to) == ("6", "deny", 443, 443)
+    assert state.https_egress_allowed is False
+    assert state.note == (
+        f"HTTPS egress is blocked: network ACL {acl_id} of subnet {sandbox.world.subnet_id} "
+        "does not allow outbound tcp/443 to 0.0.0.0/0"
+    )
+
+
+# --------------------------------------------------------------------------- missing resources
+
+Tool = Callable[[AwsClients, str], object]
+TOOLS: dict[str, Tool] = {
+    "iam": lambda c, name: iam_state(c.lambda_, c.iam, GetIAMStateArgs(lambda_name=name), region=c.region),
+    "config": lambda c, name: lambda_config(
+        c.lambda_, GetLambdaConfigArgs(lambda_name=name), region=c.region
+    ),
+    "network": lambda c, name: network_state(
+        c.lambda_, c.ec2, GetNetworkStateArgs(lambda_name=name), region=c.region
+    ),
+}
+
+
+@pytest.mark.parametrize("tool", TOOLS.values(), ids=TOOLS.keys())
+def test_missing_function_is_a_tool_error_naming_it(clients: AwsClients, tool: Tool) -> None:
+    with pytest.raises(DiagnosticToolError) as raised:
+        tool(clients, "no-such-function")
+    message = str(raised.value)
+    assert "ResourceNotFoundException" in message
+    assert "function no-such-function" in message
+    assert names.DEFAULT_REGION in message
+    assert isinstance(raised.value.__cause__, ClientError)
+
+
+def test_missing_log_group_is_a_note_not_an_error(clients: AwsClients) -> None:
+    response = _logs(clients.logs, "never-invoked")
+    assert response.log_group == "/aws/lambda/never-invoked"
+    assert (response.events, response.matched_events) == ([], 0)
+    assert response.note is not None
+    assert response.note.startswith("log group /aws/lambda/never-invoked does not exist")
+    assert "get_iam_state" in response.note
+
+
+# --------------------------------------------------------------------------- over 10,000 events
+
+VOLUME_FUNCTION = "log-volume-test"
+VOLUME_EVENTS = 10_200  # more than one FilterLogEvents page
+SPACING_MS = 150
+
+
+def _volume_message(index: int) -> str:
+    """About 1 in 50 lines an error, every other error and 1 in 10 other lines ~3 KB of 2-byte characters."""
+    if index % 50 == 7:
+        long = "\n" + "é" * 1500 if index % 100 == 57 else ""
+        return f"[ERROR] {index:05d} AccessDenied: not authorized to perform s3:GetObject{long}"
+    if index % 10 == 3:
+        return f"INFO {index:05d} payload " + "é" * 1500
+    return f"INFO {index:05d} processed batch"
+
+
+@dataclass(frozen=True)
+class Volume:
+    messages: list[str]
+    end: datetime  # just after the last event
+    errors: list[int] = field(default_factory=list)  # indices of error lines, oldest first
+
+
+def _index(message: str) -> int:
+    return int(message.split()[1])
+
+
+@pytest.fixture(scope="module")
+def volume(sandbox: Sandbox) -> Iterator[Volume]:
+    """10,200 events over 25 minutes in a group of their own, written as the operator in ≤ 1 MB batches.
+
+    A group of their own keeps them out of the other tests' reads of the data-processor group."""
+    logs = sandbox.session(names.OPERATOR).client("logs")
+    group = f"/aws/lambda/{VOLUME_FUNCTION}"
+    end_ms = int(time.time() * 1000)
+    first_ms = end_ms - VOLUME_EVENTS * SPACING_MS
+    messages = [_volume_message(i) for i in range(VOLUME_EVENTS)]
+    logs.create_log_group(logGroupName=group)
+    logs.create_log_stream(logGroupName=group, logStreamName="bulk")
+    batch: list[dict[str, Any]] = []
+    batch_bytes = 0
+    for index, message in enumerate(messages):
+        cost = len(message.encode()) + 26  # PutLogEvents' accounting: message bytes + 26 per event
+        if batch_bytes + cost > 1_048_576 or len(batch) == 10_000:
+            logs.put_log_events(logGroupName=group, logStreamName="bulk", logEvents=batch)
+            batch, batch_bytes = [], 0
+        batch.append({"timestamp": first_ms + index * SPACING_MS, "message": message})
+        batch_bytes += cost
+    logs.put_log_events(logGroupName=group, logStreamName="bulk", logEvents=batch)
+    errors = [i for i, m in enumerate(messages) if ERROR_LIKE.search(m)]
+    yield Volume(messages, datetime.fromtimestamp(end_ms / 1000, UTC), errors)
+    logs.delete_log_group(logGroupName=group)
+
+
+def _wire_size(volume: Volume, index: int) -> int:
+    return len(truncate_message(volume.messages[index], SETTINGS.logs_message_cap)[0].encode())
+
+
+def test_volume_too_many_errors_returns_only_the_newest_errors(clients: AwsClients, volume: Volume) -> None:
+    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end, limit=1000)
+
+    _assert_consistent(response)
+    assert (response.matched_events, len(volume.errors)) == (VOLUME_EVENTS, VOLUME_EVENTS // 50)
+    returned = [_index(e.message) for e in response.events]
+    assert 0 < len(returned) < len(volume.errors)
+    assert returned == volume.errors[-len(returned) :]  # only errors, the newest ones, chronological
+    next_newest = volume.errors[-len(returned) - 1]
+    assert _size(response) + _wire_size(volume, next_newest) > SETTINGS.logs_byte_cap
+    assert response.truncated_messages > 0
+    assert response.note is not None
+    assert f"{response.dropped_events} of {VOLUME_EVENTS} matching events left out" in response.note
+
+
+def test_volume_truncation_cuts_at_a_character_and_counts_the_bytes(
+    clients: AwsClients, volume: Volume
+) -> None:
+    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end)
+
+    truncated = [e.message for e in response.events if MARKER.search(e.message)]
+    assert truncated
+    for message in truncated:
+        marker = MARKER.search(message)
+        assert marker is not None
+        kept = message[: marker.start()]
+        original = volume.messages[_index(message)]
+        assert original.startswith(kept)
+        assert int(marker.group(1)) == len(original.encode()) - len(kept.encode())
+        assert len(kept.encode()) > SETTINGS.logs_message_cap - 40
+
+
+def test_volume_errors_that_fit_come_first_then_the_newest_lines(clients: AwsClients, volume: Volume) -> None:
+    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end, minutes=1)
+
+    _assert_consistent(response)
+    in_window = list(range(VOLUME_EVENTS - 60_000 // SPACING_MS, VOLUME_EVENTS))
+    assert response.matched_events == len(in_window) == 400
+    returned = [_index(e.message) for e in response.events]
+    errors = [i for i in in_window if i in volume.errors]
+    others = [i for i in returned if i not in errors]
+    assert [i for i in returned if i in errors] == errors  # all 8 fit
+    assert others
+    assert others == [i for i in in_window if i not in errors][-len(others) :]
+    next_other = max(set(in_window) - set(errors) - set(returned))
+    full = len(returned) == 100 or _size(response) + _wire_size(volume, next_other) > SETTINGS.logs_byte_cap
+    assert full
+
+
+def test_volume_filter_pattern_and_limit(clients: AwsClients, volume: Volume) -> None:
+    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end, filter_pattern="AccessDenied", limit=5)
+
+    _assert_consistent(response)
+    assert response.filter_pattern == "AccessDenied"
+    matched = len(volume.errors)
+    assert (response.matched_events, response.returned_events, response.dropped_events) == (
+        matched,
+        5,
+        matched - 5,
+    )
+    assert [_index(e.message) for e in response.events] == volume.errors[-5:]
+
+
+def test_volume_scan_limit_stops_the_scan_and_says_so(clients: AwsClients, volume: Volume) -> None:
+    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end, scan_limit=500)
+
+    _assert_consistent(response)
+    assert response.matched_events == 500
+    assert response.note is not None
+    assert "the scan stopped at 500 events" in response.note
+
+
+# --------------------------------------------------------------------------- fakes
+
+
+@dataclass
+class FakeLogs:
+    """``filter_log_events`` answering from fixed pages, honouring ``limit`` like CloudWatch Logs."""
+
+    events: list[dict[str, Any]]
+    page_size: int = 3
+    error: ClientError | None = None
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+    def filter_log_events(self, **request: Any) -> dict[str, Any]:
+        self.calls.append(request)
+        if self.error:
+            raise self.error
+        start = int(request.get("nextToken", "0"))
+        stop = start + min(self.page_size, request["limit"])
+        page: dict[str, Any] = {"events": self.events[start:stop]}
+        if stop < len(self.events):
+            page["nextToken"] = str(stop)
+        return page
+
+
+NOW = datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC)
+NOW_MS = int(NOW.timestamp() * 1000)
+
+
+def _raw(seconds_ago: float, message: str, stream: str = "a") -> dict[str, Any]:
+    return {"timestamp": NOW_MS - int(seconds_ago * 1000), "message": message, "logStreamName": stream}
+
+
+def test_fake_pages_are_merged_sorted_and_requested_with_window_and_token() -> None:
+    # Two streams, as FilterLogEvents may return them: not globally chronological.
+    fake = FakeLogs(
+        [_raw(50, "one", "a"), _raw(30, "three", "a"), _raw(40, "two", "b"), _raw(10, "four", "b")]
+    )
+
+    response = _logs(fake, "fn", now=NOW, filter_pattern="x", minutes=5)
+
+    assert [e.message for e in response.events] == ["one", "two", "three", "four"]
+    assert [e.log_stream for e in response.events] == ["a", "b", "a", "b"]
+    assert response.events[0].timestamp == "2025-01-02T03:03:15+00:00"
+    assert (response.window_start, response.window_end) == ("2025-01-02T02:59:05+00:00", NOW.isoformat())
+    assert [c.get("nextToken") for c in fake.calls] == [None, "3"]
+    assert fake.calls[0] == {
+        "logGroupName": "/aws/lambda/fn",
+        "startTime": NOW_MS - 300_000,
+        "endTime": NOW_MS,
+        "filterPattern": "x",
+        "limit": 10_000,
+    }
+
+
+def test_fake_selection_keeps_errors_then_newest_others_within_the_limit() -> None:
+    lines = ["info 0", "Task timed out after 3.00 seconds", "info 2", "info 3", "[ERROR] boom", "info 5"]
+    fake = FakeLogs([_raw(60 - i, line) for i, line in enumerate(lines)])
+
+    response = _logs(fake, "fn", now=NOW, limit=4)
+
+    assert [e.message for e in response.events] == [
+        "Task timed out after 3.00 seconds",
+        "info 3",
+        "[ERROR] boom",
+        "info 5",
+    ]
+    assert (response.matched_events, response.returned_events, response.dropped_events) == (6, 4, 2)
+
+
+def test_fake_scan_limit_caps_what_is_read() -> None:
+    fake = FakeLogs([_raw(100 - i, f"line {i}") for i in range(20)], page_size=4)
+
+    response = _logs(fake, "fn", now=NOW, scan_limit=10)
+
+    assert response.matched_events == 10
+    assert [c["limit"] for c in fake.calls] == [10, 6, 2]
+    assert response.note is not None
+    assert "the scan stopped at 10 events" in response.note
+
+
+def test_fake_access_denied_is_a_tool_error() -> None:
+    denied = ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "FilterLogEvents")
+
+    with pytest.raises(DiagnosticToolError, match=r"AccessDeniedException .* log group /aws/lambda/fn in"):
+        _logs(FakeLogs([], error=denied), "fn", now=NOW)
+
+
+@pytest.mark.parametrize(
+    ("message", "cap", "expected"),
+    [
+        ("short", 10, "short"),
+        ("é" * 100, 40, "é" * 7 + " …[truncated 186 bytes]"),  # 15 bytes of room: the 8th "é" would split
+        ("x" * 5000, 128, "x" * 102 + " …[truncated 4898 bytes]"),  # exactly 128 bytes
+    ],
+    ids=["short", "two-byte-characters", "ascii"],
+)
+def test_truncate_message(message: str, cap: int, expected: str) -> None:
+    assert truncate_message(message, cap) == (expected, message != expected)
+    assert len(expected.encode()) <= cap
+
+
+@dataclass
+class FakeNetwork:
+    """``get_function_configuration`` and the EC2 describe calls over one function in one subnet."""
+
+    vpc_config: dict[str, Any]
+    acl_entries: list[dict[str, Any]]
+
+    def get_function_configuration(self, FunctionName: str) -> dict[str, Any]:
+        return {"FunctionName": FunctionName, "VpcConfig": self.vpc_config}
+
+    def describe_security_groups(self, GroupIds: list[str]) -> dict[str, Any]:
+        allow_all = {"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}
+        return {
+            "SecurityGroups": [{"GroupId": GroupIds[0], "GroupName": "g", "IpPermissionsEgress": [allow_all]}]
+        }
+
+    def describe_subnets(self, SubnetIds: list[str]) -> dict[str, Any]:
+        return {"Subnets": [{"SubnetId": SubnetIds[0], "VpcId": "vpc-1"}]}
+
+    def describe_network_acls(self, Filters: list[dict[str, Any]]) -> dict[str, Any]:
+        if Filters[0]["Name"] == "association.subnet-id":
+            return {"NetworkAcls": []}  # no explicit association: the VPC's default ACL applies
+        assert Filters == [{"Name": "vpc-id", "Values": ["vpc-1"]}, {"Name": "default", "Values": ["true"]}]
+        return {"NetworkAcls": [{"NetworkAclId": "acl-default", "Entries": self.acl_entries}]}
+
+
+def _entry(
+    number: int, action: str, protocol: str = "-1", ports: tuple[int, int] | None = None
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "RuleNumber": number,
+        "Protocol": protocol,
+        "RuleAction": action.upper(),
+        "Egress": True,
+        "CidrBlock": "0.0.0.0/0",
+    }
+    if ports:
+        entry["PortRange"] = {"From": ports[0], "To": ports[1]}
+    return entry
+
+
+@pytest.mark.parametrize(
+    ("entries", "allowed"),
+    [
+        ([_entry(32767, "deny"), _entry(100, "allow")], True),
+        ([_entry(100, "allow"), _entry(90, "deny", "6", (443, 443))], False),
+        (
+            [_entry(90, "deny", "6", (80, 80)), _entry(100, "allow", "6", (1, 1000)), _entry(32767, "deny")],
+            True,
+        ),
+        ([_entry(100, "allow", "17", (443, 443)), _entry(32767, "deny")], False),
+    ],
+)
+def test_fake_network_acl_rules_apply_in_order_from_the_default_acl(
+    entries: list[dict[str, Any]], allowed: bool
+) -> None:
+    fake = FakeNetwork({"SubnetIds": ["subnet-1"], "SecurityGroupIds": ["sg-1"]}, entries)
+
+    state = network_state(fake, fake, GetNetworkStateArgs(lambda_name="fn"), region=None)
+
+    assert state.subnets[0].network_acl is not None
+    assert state.subnets[0].network_acl.network_acl_id == "acl-default"
+    assert {e.rule_action for e in state.subnets[0].network_acl.entries} <= {"allow", "deny"}
+    assert state.vpc_id == "vpc-1"
+    assert state.https_egress_allowed is allowed
+    blocked = "HTTPS egress is blocked: network ACL acl-default of subnet subnet-1 does not allow outbound"
+    assert (state.note or "").startswith("HTTPS egress is allowed" if allowed else blocked)
+
+
+def test_fake_function_outside_a_vpc() -> None:
+    fake = FakeNetwork({"SubnetIds": [], "SecurityGroupIds": []}, [])
+
+    state = network_state(fake, fake, GetNetworkStateArgs(lambda_name="fn"), region=None)
+
+    assert (state.in_vpc, state.https_egress_allowed, state.note) == (False, None, NOT_IN_VPC_NOTE)
+    assert (state.security_groups, state.subnets) == ([], [])
