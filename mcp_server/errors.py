@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
@@ -74,3 +77,12 @@ def describe_aws_failure(
             f"no AWS credentials while reading {where} (configure the server's identity, e.g. AWS_PROFILE)"
         )
     return DiagnosticToolError(f"AWS client error while reading {where}: {error}")
+
+
+@contextmanager
+def aws_errors(queried: str, region: str | None) -> Iterator[None]:
+    """Re-raise botocore failures inside the block as a ``DiagnosticToolError`` naming ``queried``."""
+    try:
+        yield
+    except (ClientError, BotoCoreError) as error:
+        raise describe_aws_failure(error, queried=queried, region=region) from error

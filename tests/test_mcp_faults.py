@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -21,9 +20,8 @@ from mcp_server.contract import (
     NetworkStateResponse,
 )
 from tests.conftest import Undo
+from tests.faults import FAULTS
 from tests.mcp_support import TRANSPORTS, Transport, mcp_session, server_process
-
-HTTPS = [{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]
 
 
 @pytest.fixture(scope="module")
@@ -32,36 +30,6 @@ def cli_server(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> It
     env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
     with server_process(env, tmp_path_factory.mktemp("mcp") / "server.log") as url:
         yield url
-
-
-def _inject(fault: str, sandbox: Sandbox, undo: Undo) -> None:
-    operator = sandbox.session(names.OPERATOR)
-    iam, world = operator.client("iam"), sandbox.world
-    if fault == "s3_policy_deleted":
-        saved = iam.get_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)[
-            "PolicyDocument"
-        ]
-        iam.delete_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)
-        undo(
-            lambda: iam.put_role_policy(
-                RoleName=names.ROLE_NAME,
-                PolicyName=names.INLINE_POLICY_NAME,
-                PolicyDocument=json.dumps(saved),
-            )
-        )
-    elif fault == "logs_policy_detached":
-        iam.detach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=world.logs_policy_arn)
-        undo(lambda: iam.attach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=world.logs_policy_arn))
-    elif fault == "concurrency_0":
-        client = operator.client("lambda")
-        client.put_function_concurrency(FunctionName=names.FUNCTION_NAME, ReservedConcurrentExecutions=0)
-        undo(lambda: client.delete_function_concurrency(FunctionName=names.FUNCTION_NAME))
-    elif fault == "egress_removed":
-        ec2 = operator.client("ec2")
-        ec2.revoke_security_group_egress(GroupId=world.security_group_id, IpPermissions=HTTPS)
-        undo(
-            lambda: ec2.authorize_security_group_egress(GroupId=world.security_group_id, IpPermissions=HTTPS)
-        )
 
 
 def _check_healthy(r: dict[str, Any]) -> None:
@@ -115,7 +83,7 @@ async def test_every_tool_returns_validated_output(
     fault: str,
     transport: Transport,
 ) -> None:
-    _inject(fault, sandbox, undo)
+    FAULTS[fault](sandbox, undo)
     invoked_at = datetime.now(UTC)
     runtime.invoke(names.FUNCTION_NAME, names.input_event())
     results: dict[str, Any] = {}

@@ -3,7 +3,6 @@ injected fault; plus their bounded-logs and network logic against small fakes.""
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterator
@@ -32,6 +31,7 @@ from mcp_server.tools.lambda_config import lambda_config
 from mcp_server.tools.logs import ERROR_LIKE, recent_logs, truncate_message
 from mcp_server.tools.network import NOT_IN_VPC_NOTE, network_state
 from tests.conftest import Undo
+from tests.faults import delete_inline_policy, detach_logs_policy, remove_https_egress, reserve_concurrency
 
 SETTINGS = ServerSettings()
 MARKER = re.compile(r" …\[truncated (\d+) bytes\]$")
@@ -178,16 +178,7 @@ def test_recent_logs_of_one_invocation(
 def test_deleted_inline_policy_shows_in_iam_and_logs(
     sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, undo: Undo
 ) -> None:
-    iam = sandbox.session(names.OPERATOR).client("iam")
-    document = iam.get_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)[
-        "PolicyDocument"
-    ]
-    iam.delete_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)
-    undo(
-        lambda: iam.put_role_policy(
-            RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME, PolicyDocument=json.dumps(document)
-        )
-    )
+    delete_inline_policy(sandbox, undo)
 
     state = iam_state(
         clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
@@ -213,9 +204,7 @@ def test_deleted_inline_policy_shows_in_iam_and_logs(
 def test_detached_logs_policy_shows_in_iam_and_leaves_no_new_lines(
     sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, undo: Undo
 ) -> None:
-    iam = sandbox.session(names.OPERATOR).client("iam")
-    iam.detach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=sandbox.world.logs_policy_arn)
-    undo(lambda: iam.attach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=sandbox.world.logs_policy_arn))
+    detach_logs_policy(sandbox, undo)
 
     state = iam_state(
         clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
@@ -235,9 +224,7 @@ def test_detached_logs_policy_shows_in_iam_and_leaves_no_new_lines(
 
 
 def test_reserved_concurrency_zero_shows_in_config(sandbox: Sandbox, clients: AwsClients, undo: Undo) -> None:
-    operator = sandbox.session(names.OPERATOR).client("lambda")
-    operator.put_function_concurrency(FunctionName=names.FUNCTION_NAME, ReservedConcurrentExecutions=0)
-    undo(lambda: operator.delete_function_concurrency(FunctionName=names.FUNCTION_NAME))
+    reserve_concurrency(sandbox, undo, 0)
 
     config = lambda_config(
         clients.lambda_, GetLambdaConfigArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
@@ -248,11 +235,7 @@ def test_reserved_concurrency_zero_shows_in_config(sandbox: Sandbox, clients: Aw
 def test_removed_https_egress_shows_in_network_and_logs(
     sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, undo: Undo
 ) -> None:
-    ec2 = sandbox.session(names.OPERATOR).client("ec2")
-    https = [{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]
-    group_id = sandbox.world.security_group_id
-    ec2.revoke_security_group_egress(GroupId=group_id, IpPermissions=https)
-    undo(lambda: ec2.authorize_security_group_egress(GroupId=group_id, IpPermissions=https))
+    remove_https_egress(sandbox, undo)
 
     state = network_state(
         clients.lambda_,

@@ -10,6 +10,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from tests.conftest import Undo
+from tests.faults import delete_inline_policy, detach_logs_policy, remove_https_egress, reserve_concurrency
 
 Drain = Callable[..., list[dict[str, Any]]]
 
@@ -42,16 +43,7 @@ def test_healthy_invocation_succeeds_and_logs(
 def test_deleted_inline_policy_fails_with_genuine_access_denied_and_alarms(
     sandbox: Sandbox, runtime: LocalLambdaRuntime, alarm_events: Drain, undo: Undo
 ) -> None:
-    iam = sandbox.session(names.OPERATOR).client("iam")
-    saved = iam.get_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)[
-        "PolicyDocument"
-    ]
-    iam.delete_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)
-    undo(
-        lambda: iam.put_role_policy(
-            RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME, PolicyDocument=json.dumps(saved)
-        )
-    )
+    delete_inline_policy(sandbox, undo)
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
 
@@ -105,10 +97,7 @@ def test_alarm_fires_once_per_transition(
 def test_detached_logs_policy_leaves_no_log_lines(
     sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo
 ) -> None:
-    iam = sandbox.session(names.OPERATOR).client("iam")
-    policy_arn = sandbox.world.logs_policy_arn
-    iam.detach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=policy_arn)
-    undo(lambda: iam.attach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=policy_arn))
+    detach_logs_policy(sandbox, undo)
     before = _log_messages(sandbox)
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
@@ -121,9 +110,7 @@ def test_detached_logs_policy_leaves_no_log_lines(
 def test_reserved_concurrency_zero_throttles(
     sandbox: Sandbox, runtime: LocalLambdaRuntime, alarm_events: Drain, undo: Undo
 ) -> None:
-    client = sandbox.session(names.OPERATOR).client("lambda")
-    client.put_function_concurrency(FunctionName=names.FUNCTION_NAME, ReservedConcurrentExecutions=0)
-    undo(lambda: client.delete_function_concurrency(FunctionName=names.FUNCTION_NAME))
+    reserve_concurrency(sandbox, undo, 0)
     before = _log_messages(sandbox)
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
@@ -137,9 +124,7 @@ def test_reserved_concurrency_zero_throttles(
 def test_reserved_concurrency_one_throttles_a_burst_beyond_one(
     sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo
 ) -> None:
-    client = sandbox.session(names.OPERATOR).client("lambda")
-    client.put_function_concurrency(FunctionName=names.FUNCTION_NAME, ReservedConcurrentExecutions=1)
-    undo(lambda: client.delete_function_concurrency(FunctionName=names.FUNCTION_NAME))
+    reserve_concurrency(sandbox, undo, 1)
 
     burst = runtime.invoke_burst(names.FUNCTION_NAME, names.input_event(work_seconds=0.5), count=4)
 
@@ -149,14 +134,7 @@ def test_reserved_concurrency_one_throttles_a_burst_beyond_one(
 def test_security_group_without_https_egress_times_out(
     sandbox: Sandbox, runtime: LocalLambdaRuntime, alarm_events: Drain, undo: Undo
 ) -> None:
-    ec2 = sandbox.session(names.OPERATOR).client("ec2")
-    https = [{"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]
-    ec2.revoke_security_group_egress(GroupId=sandbox.world.security_group_id, IpPermissions=https)
-    undo(
-        lambda: ec2.authorize_security_group_egress(
-            GroupId=sandbox.world.security_group_id, IpPermissions=https
-        )
-    )
+    remove_https_egress(sandbox, undo)
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
 

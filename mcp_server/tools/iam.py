@@ -14,7 +14,8 @@ from mcp_server.contract import (
     PermissionsBoundary,
     PolicyDocument,
 )
-from mcp_server.tools.lambda_config import aws_errors, function_configuration
+from mcp_server.errors import aws_errors
+from mcp_server.tools.lambda_config import function_configuration
 
 
 def _document(value: dict[str, Any] | str) -> PolicyDocument:

@@ -1,19 +1,12 @@
-"""``get_lambda_config``: the function's configuration and reserved concurrency.
-
-Also home of the two helpers every tool family shares: AWS failure translation and the
-GetFunctionConfiguration call that the IAM and network tools start from.
-"""
+"""``get_lambda_config``: the function's configuration and reserved concurrency; also the
+GetFunctionConfiguration call that the IAM and network tools start from."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from mcp_server.contract import GetLambdaConfigArgs, LambdaConfigResponse, VpcConfig
-from mcp_server.errors import describe_aws_failure
+from mcp_server.errors import aws_errors
 
 # Contract fields filled from GetFunctionConfiguration under the same name.
 _COPIED_FIELDS = tuple(
@@ -21,15 +14,6 @@ _COPIED_FIELDS = tuple(
     for name in LambdaConfigResponse.model_fields
     if name not in {"ReservedConcurrentExecutions", "VpcConfig", "error"}
 )
-
-
-@contextmanager
-def aws_errors(queried: str, region: str | None) -> Iterator[None]:
-    """Re-raise botocore failures inside the block as ``DiagnosticToolError`` naming ``queried``."""
-    try:
-        yield
-    except (ClientError, BotoCoreError) as error:
-        raise describe_aws_failure(error, queried=queried, region=region) from error
 
 
 def function_configuration(lambda_client: Any, lambda_name: str, *, region: str | None) -> dict[str, Any]:

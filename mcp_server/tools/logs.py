@@ -10,7 +10,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from mcp_server.contract import GetRecentLogsArgs, LogEvent, LogsResponse, function_name_of
-from mcp_server.tools.lambda_config import aws_errors
+from mcp_server.errors import aws_errors
 
 PAGE_LIMIT = 10_000  # the most events one FilterLogEvents page may hold
 ERROR_LIKE = re.compile(

@@ -14,7 +14,8 @@ from mcp_server.contract import (
     SecurityGroupRule,
     Subnet,
 )
-from mcp_server.tools.lambda_config import aws_errors, function_configuration
+from mcp_server.errors import aws_errors
+from mcp_server.tools.lambda_config import function_configuration
 
 HTTPS_PORT = 443
 _ANYWHERE = "0.0.0.0/0"
