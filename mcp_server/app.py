@@ -57,8 +57,10 @@ def build_app(
         routes += server.sse_app(transport_security=security, max_request_body_size=limit, host=host).routes
     lifespan = None
     if "http" in transports:
+        # Plain JSON answers to POSTs: the tools send no mid-call notifications, and a JSON body saves
+        # opening an event stream per call (about 1.5 ms each; bench/mcp_overhead.py).
         routes += server.streamable_http_app(
-            transport_security=security, max_request_body_size=limit, host=host
+            transport_security=security, max_request_body_size=limit, host=host, json_response=True
         ).routes
         lifespan = lambda _: server.session_manager.run()  # noqa: E731 - runs the Streamable HTTP sessions
     app = Starlette(routes=routes, lifespan=lifespan)

@@ -16,6 +16,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 __all__ = [
     "LAMBDA_NAME_PATTERN",
     "TOOL_ARG_SCHEMAS",
+    "TOOL_DESCRIPTIONS",
     "TOOL_NAMES",
     "TOOL_RESPONSE_MODELS",
     "AttachedPolicy",
@@ -166,6 +167,31 @@ class GetNetworkStateArgs(_ContractModel):
 
     lambda_name: LambdaName
 
+
+# Written for an LLM choosing a tool; the MCP server publishes them and the supervisor binds them.
+TOOL_DESCRIPTIONS: Final[dict[ToolName, str]] = {
+    "get_recent_logs": (
+        "Recent CloudWatch log events of a Lambda function, oldest first. Start here for an unknown "
+        "failure. The answer is bounded: when more events matched than fit, error lines (ERROR, exceptions, "
+        "AccessDenied, timeouts, throttles) are kept first and the counts of matched and dropped events say "
+        "what was left out. A missing log group is reported in `note`, not as an error."
+    ),
+    "get_iam_state": (
+        "The function's execution role: its inline policy documents, attached managed policies with "
+        "their default-version documents, and any permissions boundary. Use it for AccessDenied errors or "
+        "missing logs (a role that cannot write logs leaves none)."
+    ),
+    "get_lambda_config": (
+        "The function's configuration: runtime, handler, role, memory, timeout, state and its reason, "
+        "last update status, VPC attachment and reserved concurrency (0 means every invocation is "
+        "throttled). Use it for throttling, timeouts or deployment problems."
+    ),
+    "get_network_state": (
+        "For a function in a VPC: its security groups with ingress and egress rules, its subnets' "
+        "network ACL entries, and whether HTTPS egress (needed to reach AWS APIs) is allowed. Use it for "
+        "timeouts. For a function outside a VPC it says so."
+    ),
+}
 
 TOOL_ARG_SCHEMAS: Final[dict[str, type[BaseModel]]] = {
     "get_recent_logs": GetRecentLogsArgs,

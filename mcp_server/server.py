@@ -12,6 +12,7 @@ from mcp_types import ToolAnnotations
 
 from mcp_server.aws import AwsClients
 from mcp_server.contract import (
+    TOOL_DESCRIPTIONS,
     FilterPattern,
     GetIAMStateArgs,
     GetLambdaConfigArgs,
@@ -52,17 +53,15 @@ def build_server(settings: ServerSettings, clients: AwsClients) -> MCPServer:
     server = MCPServer("incident-response", instructions=INSTRUCTIONS, version="0.1.0", log_level="WARNING")
     region = clients.region
 
-    @server.tool(title="Recent Lambda logs", annotations=READ_ONLY)
+    @server.tool(
+        title="Recent Lambda logs", annotations=READ_ONLY, description=TOOL_DESCRIPTIONS["get_recent_logs"]
+    )
     async def get_recent_logs(
         lambda_name: LambdaName,
         minutes: LogMinutes = 30,
         limit: LogLimit = 100,
         filter_pattern: FilterPattern = None,
     ) -> LogsResponse:
-        """Recent CloudWatch log events of a Lambda function, oldest first. Start here for an unknown
-        failure. The answer is bounded: when more events matched than fit, error lines (ERROR, exceptions,
-        AccessDenied, timeouts, throttles) are kept first and the counts of matched and dropped events say
-        what was left out. A missing log group is reported in `note`, not as an error."""
         args = GetRecentLogsArgs(
             lambda_name=lambda_name, minutes=minutes, limit=limit, filter_pattern=filter_pattern
         )
@@ -78,27 +77,28 @@ def build_server(settings: ServerSettings, clients: AwsClients) -> MCPServer:
             )
         )
 
-    @server.tool(title="Execution role and policies", annotations=READ_ONLY)
+    @server.tool(
+        title="Execution role and policies",
+        annotations=READ_ONLY,
+        description=TOOL_DESCRIPTIONS["get_iam_state"],
+    )
     async def get_iam_state(lambda_name: LambdaName) -> IAMStateResponse:
-        """The function's execution role: its inline policy documents, attached managed policies with
-        their default-version documents, and any permissions boundary. Use it for AccessDenied errors or
-        missing logs (a role that cannot write logs leaves none)."""
         args = GetIAMStateArgs(lambda_name=lambda_name)
         return await _off_loop(partial(iam_state, clients.lambda_, clients.iam, args, region=region))
 
-    @server.tool(title="Function configuration", annotations=READ_ONLY)
+    @server.tool(
+        title="Function configuration",
+        annotations=READ_ONLY,
+        description=TOOL_DESCRIPTIONS["get_lambda_config"],
+    )
     async def get_lambda_config(lambda_name: LambdaName) -> LambdaConfigResponse:
-        """The function's configuration: runtime, handler, role, memory, timeout, state and its reason,
-        last update status, VPC attachment and reserved concurrency (0 means every invocation is
-        throttled). Use it for throttling, timeouts or deployment problems."""
         args = GetLambdaConfigArgs(lambda_name=lambda_name)
         return await _off_loop(partial(lambda_config, clients.lambda_, args, region=region))
 
-    @server.tool(title="VPC networking", annotations=READ_ONLY)
+    @server.tool(
+        title="VPC networking", annotations=READ_ONLY, description=TOOL_DESCRIPTIONS["get_network_state"]
+    )
     async def get_network_state(lambda_name: LambdaName) -> NetworkStateResponse:
-        """For a function in a VPC: its security groups with ingress and egress rules, its subnets'
-        network ACL entries, and whether HTTPS egress (needed to reach AWS APIs) is allowed. Use it for
-        timeouts. For a function outside a VPC it says so."""
         args = GetNetworkStateArgs(lambda_name=lambda_name)
         return await _off_loop(partial(network_state, clients.lambda_, clients.ec2, args, region=region))
 

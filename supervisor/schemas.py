@@ -53,8 +53,16 @@ class EvidencePointer(_Model):
         description="Dotted path to the value in that tool's response, list indices as segments, "
         "e.g. 'inline_policies.data-processor-access.Statement.0.Action' or 'events.3.message'.",
     )
-    value: str = Field(description="The value found at that path, quoted verbatim.")
+    value: str = Field(
+        min_length=1,
+        description="The value found at that path, quoted verbatim: a string value or a part of it, or the "
+        "JSON of a number, boolean, null, list or object.",
+    )
     interpretation: str = Field(description="What this value shows about the failure.")
+    supports: FaultType | None = Field(
+        default=None,
+        description="The fault type this pointer is evidence for; null for context that supports none.",
+    )
 
 
 class RemediationStep(_Model):
@@ -69,8 +77,8 @@ class RemediationStep(_Model):
     requires_approval: bool = Field(description="Whether a human must approve the step before it is applied.")
 
 
-class Diagnosis(_Model):
-    """The supervisor's conclusion about a failing Lambda function."""
+class DiagnosisSubmission(_Model):
+    """What the model submits through ``submit_diagnosis``; checked in code before it becomes a Diagnosis."""
 
     root_cause: str = Field(min_length=1, description="The root cause, in one or two sentences.")
     fault_types: Annotated[list[FaultType], AfterValidator(_unique)] = Field(
@@ -80,6 +88,11 @@ class Diagnosis(_Model):
     severity: Severity = Field(description="Impact of the failure.")
     evidence: list[EvidencePointer] = Field(description="The tool-response values the diagnosis rests on.")
     remediation_plan: list[RemediationStep] = Field(description="Ordered steps to fix the failure.")
+    confidence: float = Field(
+        ge=0,
+        le=1,
+        description="How sure you are, 0 to 1. Claims whose evidence does not check out lower it in code.",
+    )
 
     @model_validator(mode="after")
     def _evidence_basis_in_range(self) -> Self:
@@ -93,12 +106,80 @@ class Diagnosis(_Model):
         return self
 
 
+class PointerCheck(_Model):
+    """The code's check of one evidence pointer against the tool responses of the run."""
+
+    index: int = Field(ge=0, description="Position of the pointer in Diagnosis.evidence.")
+    verified: bool
+    reason: str = Field(description="Why the pointer does not check out; empty when verified.")
+
+
+class Verification(_Model):
+    """What the code found when it checked a submitted diagnosis against the run's tool responses."""
+
+    pointers: list[PointerCheck]
+    unsupported_fault_types: list[FaultType] = Field(
+        description="Reported fault types that no verified pointer supports."
+    )
+    refinement_turns: int = Field(ge=0, description="Turns the model was given to fix failed claims.")
+    claimed_confidence: float = Field(ge=0, le=1, description="The confidence the model submitted.")
+
+    @property
+    def passed(self) -> bool:
+        return all(check.verified for check in self.pointers) and not self.unsupported_fault_types
+
+    @property
+    def verified_count(self) -> int:
+        return sum(check.verified for check in self.pointers)
+
+
+class Diagnosis(DiagnosisSubmission):
+    """The supervisor's conclusion about a failing Lambda function, with the code's check of its evidence.
+
+    ``confidence`` is the submitted one capped in code: 0 with no verified evidence, and lower when
+    pointers fail or a fault type has no verified support."""
+
+    verification: Verification
+
+
 class TokenUsage(_Model):
     """LLM token usage of one diagnosis."""
 
     prompt_tokens: int = Field(ge=0)
     completion_tokens: int = Field(ge=0)
     total_tokens: int = Field(ge=0)
+
+
+ToolCallStatus = Literal[
+    "ok", "error", "timeout", "invalid_response", "invalid_args", "unknown_tool", "dropped", "refused"
+]
+
+
+class LlmCallRecord(_Model):
+    """Accounting of one model call."""
+
+    turn: int = Field(ge=1)
+    status: Literal["ok", "error"]
+    latency_ms: float = Field(ge=0)
+    usage: TokenUsage
+    forced_final: bool = Field(description="Only submit_diagnosis was offered (deadline or token cap).")
+    tool_calls: list[str] = Field(description="Names of the tools the model asked for.")
+    error: str | None = None
+
+
+class ToolCallRecord(_Model):
+    """Accounting of one tool call the model asked for, executed or not."""
+
+    turn: int = Field(ge=1)
+    tool: str
+    arguments: dict[str, Any]
+    status: ToolCallStatus
+    latency_ms: float = Field(ge=0)
+    request_bytes: int = Field(ge=0)
+    response_bytes: int = Field(ge=0, description="Size of the tool's answer before any truncation.")
+    truncated: bool = False
+    repaired_arguments: bool = False
+    error: str | None = None
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import httpx
 import uvicorn
@@ -66,10 +66,14 @@ def served_in_thread(app: ASGIApp) -> Iterator[str]:
         thread.join(10)
 
 
+class ServerProcess(NamedTuple):
+    url: str
+    pid: int
+
+
 @contextmanager
-def server_process(env: dict[str, str], log_path: Path, *args: str) -> Iterator[str]:
-    """Run ``incident-mcp-server`` as a subprocess with ``env`` added to ours, its log in ``log_path``;
-    yields the base URL."""
+def server_process(env: dict[str, str], log_path: Path, *args: str) -> Iterator[ServerProcess]:
+    """Run ``incident-mcp-server`` as a subprocess with ``env`` added to ours, its log in ``log_path``."""
     port = free_port()
     with log_path.open("wb") as log:
         process = subprocess.Popen(
@@ -81,7 +85,7 @@ def server_process(env: dict[str, str], log_path: Path, *args: str) -> Iterator[
     base_url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(base_url, process=process)
-        yield base_url
+        yield ServerProcess(base_url, process.pid)
     finally:
         process.terminate()
         try:

@@ -40,10 +40,13 @@ from mcp_server.contract import (
 from supervisor.schemas import (
     AgentError,
     Diagnosis,
+    DiagnosisSubmission,
     EvidencePointer,
+    PointerCheck,
     RemediationStep,
     TokenUsage,
     ToolProvider,
+    Verification,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -452,16 +455,33 @@ def _diagnosis_payload() -> dict[str, Any]:
                 "requires_approval": True,
             }
         ],
+        "confidence": 0.8,
     }
 
 
 def test_diagnosis_valid() -> None:
-    diagnosis = Diagnosis.model_validate(_diagnosis_payload())
+    diagnosis = DiagnosisSubmission.model_validate(_diagnosis_payload())
     assert diagnosis.fault_types == ["permission_loss"]
     assert isinstance(diagnosis.evidence[0], EvidencePointer)
     assert isinstance(diagnosis.remediation_plan[0], RemediationStep)
     assert diagnosis.remediation_plan[0].evidence_basis == [0, 1]
-    assert Diagnosis.model_validate_json(diagnosis.model_dump_json()) == diagnosis
+    assert DiagnosisSubmission.model_validate_json(diagnosis.model_dump_json()) == diagnosis
+
+
+def test_accepted_diagnosis_carries_its_verification() -> None:
+    with pytest.raises(ValidationError, match="verification"):
+        Diagnosis.model_validate(_diagnosis_payload())
+    verification = Verification(
+        pointers=[
+            PointerCheck(index=0, verified=True, reason=""),
+            PointerCheck(index=1, verified=False, reason="x"),
+        ],
+        unsupported_fault_types=[],
+        refinement_turns=1,
+        claimed_confidence=0.8,
+    )
+    diagnosis = Diagnosis.model_validate(_diagnosis_payload() | {"verification": verification})
+    assert (diagnosis.verification.passed, diagnosis.verification.verified_count) == (False, 1)
 
 
 @pytest.mark.parametrize(
@@ -472,7 +492,12 @@ def test_diagnosis_valid() -> None:
         lambda d: d.update(fault_types=[]),
         lambda d: d.update(severity="catastrophic"),
         lambda d: d.update(root_cause=""),
-        lambda d: d.update(confidence=0.9),
+        lambda d: d.update(confidence=1.5),
+        lambda d: d.update(confidence=-0.1),
+        lambda d: d.pop("confidence"),
+        lambda d: d.update(verification={}),  # set by the code, never by the model
+        lambda d: d["evidence"][0].update(value=""),
+        lambda d: d["evidence"][0].update(supports="disk_full"),
         lambda d: d["remediation_plan"][0].update(risk_level="extreme"),
         lambda d: d["remediation_plan"][0].update(evidence_basis=[-1]),
         lambda d: d["remediation_plan"][0].update(evidence_basis=[2]),  # only two evidence pointers
@@ -487,13 +512,13 @@ def test_diagnosis_invalid(corrupt: Any) -> None:
     payload = _diagnosis_payload()
     corrupt(payload)
     with pytest.raises(ValidationError):
-        Diagnosis.model_validate(payload)
+        DiagnosisSubmission.model_validate(payload)
 
 
 def test_diagnosis_accepts_several_distinct_fault_types() -> None:
     payload = _diagnosis_payload()
     payload["fault_types"] = ["permission_loss", "network_block"]
-    assert Diagnosis.model_validate(payload).fault_types == ["permission_loss", "network_block"]
+    assert DiagnosisSubmission.model_validate(payload).fault_types == ["permission_loss", "network_block"]
 
 
 def test_token_usage() -> None:

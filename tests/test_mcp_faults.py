@@ -28,8 +28,8 @@ from tests.mcp_support import TRANSPORTS, Transport, mcp_session, server_process
 def cli_server(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`incident-mcp-server` as shipped: key from SSM, AWS as the read-only mcp-server profile."""
     env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
-    with server_process(env, tmp_path_factory.mktemp("mcp") / "server.log") as url:
-        yield url
+    with server_process(env, tmp_path_factory.mktemp("mcp") / "server.log") as server:
+        yield server.url
 
 
 def _check_healthy(r: dict[str, Any]) -> None:

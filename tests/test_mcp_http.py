@@ -178,7 +178,8 @@ def test_keys_never_reach_the_log(sandbox: Sandbox, tmp_path: Path) -> None:
 
     env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
     log = tmp_path / "server.log"
-    with server_process(env, log, "--log-level", "DEBUG") as url:
+    with server_process(env, log, "--log-level", "DEBUG") as server:
+        url = server.url
         _request(url, "GET", f"/sse?api_key={sandbox.world.mcp_api_key}", {})
         _request(url, "GET", "/sse", {"Authorization": "Bearer wrong-key-value"})
     text = log.read_text()

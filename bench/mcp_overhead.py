@@ -1,0 +1,290 @@
+"""What MCP costs: per-tool latency through MCP (SSE and Streamable HTTP, with auth) against the same tool
+function called in-process, throughput of concurrent clients, and server memory across many SSE sessions.
+
+    .venv/bin/python -m bench.mcp_overhead            # full run, about two minutes on 2 cores
+    .venv/bin/python -m bench.mcp_overhead --quick    # seconds; checks the benchmark still runs
+
+Everything runs against a fresh sandbox: the server is the shipped ``incident-mcp-server`` in its own
+process, as the read-only ``mcp-server`` profile; the direct calls use the same profile from this process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+
+import anyio.to_thread
+from mcp.client.session import ClientSession
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox, running_sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from mcp_server.aws import AwsClients
+from mcp_server.contract import (
+    TOOL_NAMES,
+    GetIAMStateArgs,
+    GetLambdaConfigArgs,
+    GetNetworkStateArgs,
+    GetRecentLogsArgs,
+    ToolName,
+)
+from mcp_server.settings import ServerSettings
+from mcp_server.tools.iam import iam_state
+from mcp_server.tools.lambda_config import lambda_config
+from mcp_server.tools.logs import recent_logs
+from mcp_server.tools.network import network_state
+from tests.mcp_support import TRANSPORTS, Transport, mcp_session, server_process
+
+P50_TARGET = 1.15  # MCP p50 / direct p50
+MEMORY_TARGET_MB = 10.0
+
+
+@dataclass(frozen=True)
+class Config:
+    samples: int = 200  # per tool and path
+    clients: int = 100
+    calls_per_client: int = 20
+    sessions: int = 2_000
+    session_concurrency: int = 10
+
+
+QUICK = Config(samples=5, clients=4, calls_per_client=3, sessions=20, session_concurrency=4)
+
+
+@dataclass
+class Latency:
+    tool: ToolName
+    p50_ms: dict[str, float] = field(default_factory=dict)  # path -> p50
+    p95_ms: dict[str, float] = field(default_factory=dict)
+
+    def ratio(self, transport: Transport) -> float:
+        return self.p50_ms[transport] / self.p50_ms["direct"]
+
+
+@dataclass
+class Report:
+    latency: list[Latency]
+    ping_p50_ms: dict[str, float]  # transport -> p50 of an MCP ping: the SDK's round trip with no tool
+    throughput: dict[str, dict[str, float]]  # transport -> calls, errors, seconds, calls_per_second
+    sessions: int
+    rss_before_mb: float
+    rss_after_mb: float
+
+    @property
+    def worst_ratio(self) -> float:
+        return max(row.ratio(t) for row in self.latency for t in TRANSPORTS)
+
+    @property
+    def memory_growth_mb(self) -> float:
+        return self.rss_after_mb - self.rss_before_mb
+
+
+def _direct_calls(sandbox: Sandbox) -> dict[ToolName, Callable[[], object]]:
+    """The four tool functions exactly as the server calls them, bound to the same identity and settings."""
+    settings = ServerSettings()
+    clients = AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+    name, region = names.FUNCTION_NAME, clients.region
+    return {
+        "get_recent_logs": lambda: recent_logs(
+            clients.logs,
+            GetRecentLogsArgs(lambda_name=name),
+            region=region,
+            byte_cap=settings.logs_byte_cap,
+            message_cap=settings.logs_message_cap,
+            scan_limit=settings.logs_scan_limit,
+        ),
+        "get_iam_state": lambda: iam_state(
+            clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=name), region=region
+        ),
+        "get_lambda_config": lambda: lambda_config(
+            clients.lambda_, GetLambdaConfigArgs(lambda_name=name), region=region
+        ),
+        "get_network_state": lambda: network_state(
+            clients.lambda_, clients.ec2, GetNetworkStateArgs(lambda_name=name), region=region
+        ),
+    }
+
+
+async def _timed(call: Callable[[], Awaitable[object]]) -> float:
+    started = time.perf_counter()
+    await call()
+    return (time.perf_counter() - started) * 1000
+
+
+async def _call_tool(session: ClientSession, tool: ToolName) -> None:
+    result = await session.call_tool(tool, {"lambda_name": names.FUNCTION_NAME})
+    if result.is_error or result.structured_content is None:
+        raise RuntimeError(f"{tool} failed: {result.content}")
+
+
+async def measure_latency(
+    sandbox: Sandbox, url: str, samples: int, progress: Callable[[str], None]
+) -> tuple[list[Latency], dict[str, float]]:
+    """Direct, SSE and HTTP calls interleaved one by one, so drift in the emulator hits every path alike."""
+    direct = _direct_calls(sandbox)
+    key = sandbox.world.mcp_api_key
+    rows = []
+    async with mcp_session("sse", url, key) as sse, mcp_session("http", url, key) as http:
+        paths: dict[str, Callable[[ToolName], Awaitable[object]]] = {
+            "direct": lambda tool: anyio.to_thread.run_sync(direct[tool]),
+            "sse": lambda tool: _call_tool(sse, tool),
+            "http": lambda tool: _call_tool(http, tool),
+        }
+        pings: dict[str, list[float]] = {transport: [] for transport in TRANSPORTS}
+        for _ in range(samples):
+            pings["sse"].append(await _timed(sse.send_ping))
+            pings["http"].append(await _timed(http.send_ping))
+        ping_p50 = {transport: statistics.median(values) for transport, values in pings.items()}
+        for tool in TOOL_NAMES:
+            for call in paths.values():  # warm-up: connections, caches, first-call imports
+                await call(tool)
+            times: dict[str, list[float]] = {path: [] for path in paths}
+            for _ in range(samples):
+                for path, call in paths.items():
+                    times[path].append(await _timed(partial(call, tool)))
+            row = Latency(tool)
+            for path, values in times.items():
+                row.p50_ms[path] = statistics.median(values)
+                row.p95_ms[path] = statistics.quantiles(values, n=20)[-1] if len(values) > 1 else values[0]
+            rows.append(row)
+            progress(f"latency {tool}: done ({samples} samples per path)")
+    return rows, ping_p50
+
+
+async def measure_throughput(
+    url: str, key: str, transport: Transport, clients: int, calls_per_client: int
+) -> dict[str, float]:
+    """``clients`` sessions at once, each making ``calls_per_client`` calls across the four tools."""
+    errors: list[BaseException] = []
+
+    async def client(index: int) -> None:
+        try:
+            async with mcp_session(transport, url, key) as session:
+                for call in range(calls_per_client):
+                    await _call_tool(session, TOOL_NAMES[(index + call) % len(TOOL_NAMES)])
+        except Exception as error:
+            errors.append(error)
+
+    started = time.perf_counter()
+    await asyncio.gather(*(client(i) for i in range(clients)))
+    seconds = time.perf_counter() - started
+    calls = clients * calls_per_client
+    if errors:
+        print(f"  {transport}: first error: {errors[0]!r}", file=sys.stderr)
+    return {"calls": calls, "errors": len(errors), "seconds": seconds, "calls_per_second": calls / seconds}
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for process {pid}")
+
+
+async def churn_sse_sessions(url: str, key: str, sessions: int, concurrency: int) -> None:
+    """Open, initialize, list tools and close ``sessions`` SSE sessions, ``concurrency`` at a time."""
+    limiter = asyncio.Semaphore(concurrency)
+
+    async def one() -> None:
+        async with limiter, mcp_session("sse", url, key) as session:
+            await session.list_tools()
+
+    await asyncio.gather(*(one() for _ in range(sessions)))
+
+
+def _seed_logs(sandbox: Sandbox, invocations: int = 10) -> None:
+    """Give get_recent_logs a realistic answer: a few invocations' worth of log lines."""
+    with LocalLambdaRuntime(
+        sandbox.session(names.LAMBDA_SERVICE), alarm_topic_arn=sandbox.world.topic_arn
+    ) as runtime:
+        for index in range(invocations):
+            runtime.invoke(names.FUNCTION_NAME, names.input_event(index % len(names.INPUT_KEYS)))
+
+
+async def run(sandbox: Sandbox, config: Config, work_dir: Path, progress: Callable[[str], None]) -> Report:
+    _seed_logs(sandbox)
+    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
+    key = sandbox.world.mcp_api_key
+    with server_process(env, work_dir / "server.log") as server:
+        latency, ping_p50 = await measure_latency(sandbox, server.url, config.samples, progress)
+        throughput: dict[str, dict[str, float]] = {}
+        for transport in TRANSPORTS:
+            throughput[transport] = await measure_throughput(
+                server.url, key, transport, config.clients, config.calls_per_client
+            )
+            progress(f"throughput {transport}: {throughput[transport]['calls_per_second']:.0f} calls/s")
+        warm_up = max(config.sessions // 20, 1)  # let allocator arenas and caches reach their steady size
+        await churn_sse_sessions(server.url, key, warm_up, config.session_concurrency)
+        await asyncio.sleep(1)
+        before = rss_mb(server.pid)
+        await churn_sse_sessions(server.url, key, config.sessions, config.session_concurrency)
+        await asyncio.sleep(1)
+        after = rss_mb(server.pid)
+        progress(f"sessions: {config.sessions} SSE sessions opened and closed")
+    return Report(latency, ping_p50, throughput, config.sessions, before, after)
+
+
+def render(report: Report) -> str:
+    lines = [
+        "Per-tool latency, ms (p50 / p95); MCP p50 as a multiple of the direct p50 and in ms added:",
+        f"{'tool':<20}{'direct':>14}{'SSE':>14}{'HTTP':>14}{'SSE x':>7}{'HTTP x':>7}{'+SSE':>6}{'+HTTP':>6}",
+    ]
+    for row in report.latency:
+        cells = [f"{row.p50_ms[p]:.1f} / {row.p95_ms[p]:.1f}" for p in ("direct", "sse", "http")]
+        added = [row.p50_ms[t] - row.p50_ms["direct"] for t in TRANSPORTS]
+        lines.append(
+            f"{row.tool:<20}{cells[0]:>14}{cells[1]:>14}{cells[2]:>14}"
+            f"{row.ratio('sse'):>7.2f}{row.ratio('http'):>7.2f}{added[0]:>6.1f}{added[1]:>6.1f}"
+        )
+    lines.append(f"worst p50 ratio: {report.worst_ratio:.2f} (target ≤ {P50_TARGET})")
+    lines.append(
+        "MCP ping p50 (the SDK's round trip, no tool): "
+        + ", ".join(f"{t} {ms:.1f} ms" for t, ms in report.ping_p50_ms.items())
+    )
+    for transport, figures in report.throughput.items():
+        lines.append(
+            f"{transport}: {figures['calls']:.0f} calls, {figures['errors']:.0f} errors, "
+            f"{figures['calls_per_second']:.0f} calls/s"
+        )
+    lines.append(
+        f"server RSS {report.rss_before_mb:.1f} MB -> {report.rss_after_mb:.1f} MB after {report.sessions} "
+        f"SSE sessions: {report.memory_growth_mb:+.1f} MB (target < {MEMORY_TARGET_MB} MB)"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the benchmark runs")
+    parser.add_argument("--json", type=Path, help="also write the figures to this file")
+    args = parser.parse_args(argv)
+    config = QUICK if args.quick else Config()
+
+    def progress(message: str) -> None:
+        print(f"... {message}", file=sys.stderr, flush=True)
+
+    with (
+        tempfile.TemporaryDirectory(prefix="bench-") as tmp,
+        running_sandbox(Path(tmp) / "sandbox") as sandbox,
+    ):
+        progress("sandbox up")
+        report = asyncio.run(run(sandbox, config, Path(tmp), progress))
+    print(render(report))
+    if args.json:
+        args.json.write_text(json.dumps(asdict(report), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

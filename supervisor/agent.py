@@ -1,0 +1,401 @@
+"""The supervisor's ReAct graph: START -> agent_reason -> execute_tools -> (agent_reason | END).
+
+``agent_reason`` asks the model for its next step; ``execute_tools`` runs what it asked for behind every
+guard (allow-list, argument and response validation, per-turn cap, timeouts, truncation) and checks a
+submitted diagnosis against the evidence of the run before accepting it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import operator
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal, TypedDict
+
+import json_repair
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
+from pydantic import ValidationError
+
+from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_NAMES, TOOL_RESPONSE_MODELS
+from supervisor import evidence, prompt
+from supervisor.providers import ToolCallFailed
+from supervisor.schemas import (
+    AgentError,
+    Diagnosis,
+    DiagnosisSubmission,
+    LlmCallRecord,
+    TokenUsage,
+    ToolCallRecord,
+    ToolCallStatus,
+    ToolProvider,
+)
+from supervisor.settings import SupervisorSettings
+
+logger = logging.getLogger(__name__)
+
+MAX_REFINEMENT_TURNS = 1
+
+
+def _merge_evidence(left: dict[str, list[Any]], right: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    merged = {tool: list(responses) for tool, responses in left.items()}
+    for tool, responses in right.items():
+        merged.setdefault(tool, []).extend(responses)
+    return merged
+
+
+class AgentState(TypedDict):
+    messages: Annotated[list[AnyMessage], add_messages]
+    incident: dict[str, Any]
+    incident_id: str
+    function_name: str
+    diagnosis: Diagnosis | None
+    deadline: float  # time.time() by which the run must have answered
+    token_usage: Annotated[list[TokenUsage], operator.add]
+    evidence: Annotated[dict[str, list[Any]], _merge_evidence]  # tool -> validated responses of this run
+    refinement_turns: int
+    final_turn: bool  # the model was told to submit now; nothing but submit_diagnosis runs
+
+
+def initial_state(
+    incident: dict[str, Any], incident_id: str, function_name: str, deadline: float
+) -> AgentState:
+    return {
+        "messages": [HumanMessage(prompt.incident_message(incident_id, function_name, incident))],
+        "incident": incident,
+        "incident_id": incident_id,
+        "function_name": function_name,
+        "diagnosis": None,
+        "deadline": deadline,
+        "token_usage": [],
+        "evidence": {},
+        "refinement_turns": 0,
+        "final_turn": False,
+    }
+
+
+@dataclass
+class Accounting:
+    """Every model and tool call of a run, as it happens; ``on_record`` sees each one (live progress)."""
+
+    llm_calls: list[LlmCallRecord] = field(default_factory=list)
+    tool_calls: list[ToolCallRecord] = field(default_factory=list)
+    on_record: Callable[[LlmCallRecord | ToolCallRecord], None] | None = None
+
+    def add(self, record: LlmCallRecord | ToolCallRecord) -> None:
+        if isinstance(record, LlmCallRecord):
+            self.llm_calls.append(record)
+        else:
+            self.tool_calls.append(record)
+        if self.on_record is not None:
+            self.on_record(record)
+
+
+def _usage(message: AIMessage) -> TokenUsage:
+    usage = message.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+    return TokenUsage(
+        prompt_tokens=usage["input_tokens"],
+        completion_tokens=usage["output_tokens"],
+        total_tokens=usage["total_tokens"],
+    )
+
+
+def _short(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in error.errors(include_url=False)[:8]
+    )
+
+
+class _Turn:
+    """The tool calls of one model turn: executes them and collects the replies and state updates."""
+
+    def __init__(
+        self, state: AgentState, provider: ToolProvider, settings: SupervisorSettings, accounting: Accounting
+    ) -> None:
+        self.state = state
+        self.provider = provider
+        self.settings = settings
+        self.accounting = accounting
+        self.number = sum(isinstance(m, AIMessage) for m in state["messages"])
+        self.replies: list[AnyMessage] = []
+        self.evidence: dict[str, list[Any]] = {}
+
+    def reply(self, call: ToolCall | dict[str, Any], content: str, *, error: bool) -> None:
+        self.replies.append(
+            ToolMessage(
+                content=content,
+                tool_call_id=call["id"] or "",
+                name=call["name"] or "",
+                status="error" if error else "success",
+            )
+        )
+
+    def record(self, call: ToolCall, status: ToolCallStatus, **details: Any) -> None:
+        self.accounting.add(
+            ToolCallRecord(
+                turn=self.number,
+                tool=call["name"],
+                arguments=call["args"],
+                status=status,
+                latency_ms=details.pop("latency_ms", 0.0),
+                request_bytes=len(json.dumps(call["args"]).encode()),
+                response_bytes=details.pop("response_bytes", 0),
+                **details,
+            )
+        )
+
+    def refuse(self, call: ToolCall, status: ToolCallStatus, message: str, **details: Any) -> None:
+        self.reply(call, message, error=True)
+        self.record(call, status, error=message, **details)
+
+    async def run_tool(self, call: ToolCall, repaired: bool) -> None:
+        name = call["name"]
+        started = time.perf_counter()
+
+        def failed(status: ToolCallStatus, reason: str, response_bytes: int = 0) -> None:
+            latency_ms = (time.perf_counter() - started) * 1000
+            self.refuse(
+                call,
+                status,
+                f"(tool failed: {reason})",
+                latency_ms=latency_ms,
+                response_bytes=response_bytes,
+                repaired_arguments=repaired,
+            )
+
+        try:
+            async with asyncio.timeout(self.settings.tool_timeout):
+                raw = await self.provider.call_tool(name, call["args"])
+        except TimeoutError:
+            return failed("timeout", "timeout")
+        except ToolCallFailed as error:
+            return failed("error", str(error))
+        except Exception as error:
+            return failed("error", f"{type(error).__name__}: {error}")
+        size = len(raw.encode())
+        model = TOOL_RESPONSE_MODELS[name]
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError:
+            return failed("invalid_response", f"the response is not JSON ({size} bytes)", size)
+        if isinstance(data, dict) and set(data) == {"error"}:
+            return failed("error", str(data["error"]), size)
+        try:
+            payload = model.model_validate(data).model_dump(mode="json")
+        except ValidationError as error:
+            return failed(
+                "invalid_response", f"the response did not match {model.__name__}: {_short(error)}", size
+            )
+        self.evidence.setdefault(name, []).append(payload)
+        shown = prompt.tool_result(name, payload)
+        content = prompt.truncate(shown, self.settings.tool_response_max_bytes)
+        self.reply(call, content, error=False)
+        self.record(
+            call,
+            "ok",
+            latency_ms=(time.perf_counter() - started) * 1000,
+            response_bytes=size,
+            truncated=content is not shown,
+            repaired_arguments=repaired,
+        )
+        return None
+
+    def submit(self, call: ToolCall) -> dict[str, Any]:
+        """State updates for a submit_diagnosis call: the accepted diagnosis, or a refinement turn."""
+        final = self.state["final_turn"]
+        try:
+            submission = DiagnosisSubmission.model_validate(call["args"])
+        except ValidationError as error:
+            self.refuse(
+                call, "invalid_args", f"submit_diagnosis rejected: {_short(error)}. Fix and submit again."
+            )
+            return {}
+        turns = self.state["refinement_turns"]
+        responses = _merge_evidence(self.state["evidence"], self.evidence)
+        verification = evidence.verify(submission, responses, turns)
+        if not verification.passed and turns < MAX_REFINEMENT_TURNS and not final:
+            self.refuse(call, "refused", evidence.describe_failures(submission, verification))
+            return {"refinement_turns": turns + 1}
+        diagnosis = Diagnosis(
+            **submission.model_dump(exclude={"confidence"}),
+            confidence=evidence.capped_confidence(verification),
+            verification=verification,
+        )
+        self.reply(call, f"Diagnosis accepted (confidence {diagnosis.confidence}).", error=False)
+        self.record(call, "ok")
+        return {"diagnosis": diagnosis}
+
+
+def _repair(message: AIMessage) -> tuple[list[tuple[ToolCall, bool]], list[dict[str, Any]]]:
+    """The turn's tool calls, with calls whose argument JSON was malformed repaired once where possible;
+    and the calls that could not be repaired."""
+    calls: list[tuple[ToolCall, bool]] = [(call, False) for call in message.tool_calls]
+    broken: list[dict[str, Any]] = []
+    for invalid in message.invalid_tool_calls:
+        try:
+            args = json_repair.loads(invalid.get("args") or "")
+        except Exception:
+            args = None
+        if isinstance(args, dict) and invalid.get("name"):
+            logger.warning(
+                "repaired malformed arguments of %s: %r -> %r", invalid["name"], invalid["args"], args
+            )
+            calls.append(
+                (
+                    ToolCall(name=invalid["name"] or "", args=args, id=invalid.get("id"), type="tool_call"),
+                    True,
+                )
+            )
+        else:
+            broken.append(dict(invalid))
+    return calls, broken
+
+
+def build_graph(
+    model: BaseChatModel,
+    provider: ToolProvider,
+    settings: SupervisorSettings,
+    accounting: Accounting | None = None,
+) -> CompiledStateGraph[AgentState, None, AgentState, AgentState]:
+    accounting = accounting if accounting is not None else Accounting()
+    investigating = model.bind_tools(prompt.tool_specs())
+    try:
+        finishing = model.bind_tools([prompt.submit_spec()], tool_choice=prompt.SUBMIT_TOOL)
+    except (NotImplementedError, ValueError):  # a backend without forced tool choice: offer submit alone
+        finishing = model.bind_tools([prompt.submit_spec()])
+
+    async def agent_reason(state: AgentState) -> dict[str, Any]:
+        spent = sum(usage.total_tokens for usage in state["token_usage"])
+        remaining = state["deadline"] - time.time()
+        reason = None
+        if remaining < settings.deadline_buffer_seconds:
+            reason = f"Time is running out ({max(remaining, 0):.0f} s left)."
+        elif spent >= settings.max_tokens_per_incident:
+            reason = f"The token budget is spent ({spent} of {settings.max_tokens_per_incident} tokens)."
+        final = state["final_turn"] or reason is not None
+        added: list[AnyMessage] = []
+        if reason is not None and not state["final_turn"]:
+            added.append(HumanMessage(prompt.FORCE_FINAL_MESSAGE.format(reason=reason)))
+        conversation = [SystemMessage(prompt.SYSTEM_PROMPT), *state["messages"], *added]
+        turn = sum(isinstance(m, AIMessage) for m in state["messages"]) + 1
+        started = time.perf_counter()
+        try:
+            async with asyncio.timeout(settings.llm_timeout):
+                response = await (finishing if final else investigating).ainvoke(conversation)
+        except TimeoutError:
+            error = f"the model did not answer within {settings.llm_timeout:g} s"
+            accounting.add(_llm_record(turn, started, None, final, error))
+            raise AgentError("bedrock_transient", error) from None
+        except Exception as error:
+            accounting.add(_llm_record(turn, started, None, final, f"{type(error).__name__}: {error}"))
+            raise
+        if not isinstance(response, AIMessage):
+            raise AgentError("unknown", f"the model returned {type(response).__name__}, not an AIMessage")
+        record = _llm_record(turn, started, response, final, None)
+        accounting.add(record)
+        return {"messages": [*added, response], "token_usage": [record.usage], "final_turn": final}
+
+    async def execute_tools(state: AgentState) -> dict[str, Any]:
+        message = state["messages"][-1]
+        assert isinstance(message, AIMessage)
+        current = _Turn(state, provider, settings, accounting)
+        calls, broken = _repair(message)
+        for invalid in broken:
+            current.reply(
+                invalid, f"(tool not run: arguments are not valid JSON: {invalid.get('error')})", error=True
+            )
+        if not calls and not broken:
+            if state["final_turn"]:
+                return {}
+            return {"messages": [HumanMessage("Call a tool, or submit_diagnosis when you are done.")]}
+        runnable: list[tuple[ToolCall, bool]] = []
+        submits = [call for call, _ in calls if call["name"] == prompt.SUBMIT_TOOL]
+        for call, repaired in calls:
+            if call["name"] == prompt.SUBMIT_TOOL:
+                continue
+            if state["final_turn"]:
+                current.refuse(call, "refused", "(tool not run: only submit_diagnosis is accepted now)")
+            elif call["name"] not in TOOL_NAMES:
+                tools = ", ".join([*TOOL_NAMES, prompt.SUBMIT_TOOL])
+                current.refuse(
+                    call,
+                    "unknown_tool",
+                    f"(tool not run: unknown tool {call['name']!r}; the tools are {tools})",
+                )
+            elif len(runnable) >= settings.max_tool_calls_per_turn:
+                current.refuse(
+                    call,
+                    "dropped",
+                    f"(tool not run: at most {settings.max_tool_calls_per_turn} tool calls per turn; "
+                    "ask again next turn if you still need it)",
+                )
+            else:
+                try:
+                    TOOL_ARG_SCHEMAS[call["name"]].model_validate(call["args"])
+                except ValidationError as error:
+                    current.refuse(
+                        call, "invalid_args", f"(tool not run: invalid arguments: {_short(error)})"
+                    )
+                    continue
+                runnable.append((call, repaired))
+        await asyncio.gather(*(current.run_tool(call, repaired) for call, repaired in runnable))
+        update: dict[str, Any] = {}
+        for index, call in enumerate(submits):
+            if index == 0:
+                update = current.submit(call)
+            else:
+                current.refuse(call, "refused", "(not run: one submit_diagnosis per turn)")
+        ids = [call["id"] for call in message.tool_calls] + [
+            call["id"] for call in message.invalid_tool_calls
+        ]
+        order = {call_id: i for i, call_id in enumerate(ids)}
+        replies = sorted(
+            current.replies, key=lambda m: order.get(getattr(m, "tool_call_id", None), len(order))
+        )
+        return {"messages": replies, "evidence": current.evidence, **update}
+
+    def after_tools(state: AgentState) -> Literal["agent_reason", "__end__"]:
+        if state["diagnosis"] is not None or state["final_turn"]:
+            return "__end__"
+        return "agent_reason"
+
+    graph = StateGraph(AgentState)
+    graph.add_node("agent_reason", agent_reason)
+    graph.add_node("execute_tools", execute_tools)
+    graph.add_edge(START, "agent_reason")
+    graph.add_edge("agent_reason", "execute_tools")
+    graph.add_conditional_edges("execute_tools", after_tools, ["agent_reason", END])
+    return graph.compile()
+
+
+def _llm_record(
+    turn: int, started: float, response: AIMessage | None, forced_final: bool, error: str | None
+) -> LlmCallRecord:
+    return LlmCallRecord(
+        turn=turn,
+        status="ok" if error is None else "error",
+        latency_ms=(time.perf_counter() - started) * 1000,
+        usage=_usage(response)
+        if response is not None
+        else TokenUsage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
+        forced_final=forced_final,
+        tool_calls=[call["name"] for call in response.tool_calls] if response is not None else [],
+        error=error,
+    )
+
+
+def tools_called(messages: Sequence[AnyMessage]) -> list[str]:
+    """Names of the tools that answered with data in ``messages``, in order."""
+    return [
+        m.name or ""
+        for m in messages
+        if isinstance(m, ToolMessage) and m.status == "success" and m.name in TOOL_NAMES
+    ]

@@ -1,0 +1,43 @@
+"""One factory for the chat model behind the agent, chosen by ``SUPERVISOR_MODEL`` or ``--model``."""
+
+from __future__ import annotations
+
+import boto3
+from botocore.config import Config
+from langchain_core.language_models import BaseChatModel
+
+from supervisor.rules import RulesChatModel
+from supervisor.schemas import AgentError
+from supervisor.settings import SupervisorSettings
+
+FALLBACK_REGION = "ca-central-1"  # the project's home region, when neither the AWS config nor env names one
+
+
+def build_model(spec: str, settings: SupervisorSettings) -> BaseChatModel:
+    """``rules``; ``bedrock:<model-id>`` (ChatBedrockConverse on the standard AWS chain, which includes
+    ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``); or any other ``provider:model`` through ``init_chat_model``."""
+    if spec == "rules":
+        return RulesChatModel()
+    provider, _, model_id = spec.partition(":")
+    if not provider or not model_id:
+        raise AgentError("config", f"model {spec!r} is not 'rules' or 'provider:model'")
+    if provider == "bedrock":
+        from langchain_aws import ChatBedrockConverse
+
+        config = Config(
+            retries={"mode": "standard", "max_attempts": settings.bedrock_max_attempts},
+            connect_timeout=10,
+            read_timeout=settings.llm_timeout,
+        )
+        region = boto3.Session().region_name or FALLBACK_REGION
+        return ChatBedrockConverse(model_id=model_id, region_name=region, config=config, temperature=0)
+    from langchain.chat_models import init_chat_model
+
+    try:
+        return init_chat_model(model_id, model_provider=provider, temperature=0)
+    except ImportError as error:
+        raise AgentError(
+            "config", f"model {spec!r} needs a package that is not installed: {error}"
+        ) from error
+    except ValueError as error:
+        raise AgentError("config", f"model {spec!r} cannot be built: {error}") from error

@@ -1,0 +1,46 @@
+"""Tool providers: the MCP client the agent uses in production, and canned responses for graph tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from mcp.client.session import ClientSession
+from mcp_types import TextContent
+
+EMPTY_RESPONSE = json.dumps({"error": "Tool returned empty response"})
+
+
+class ToolCallFailed(Exception):
+    """The tool ran and reported an error (an MCP ``isError`` result); the message is shown to the model."""
+
+
+class McpToolProvider:
+    """Calls the diagnostic tools over an initialized MCP session."""
+
+    def __init__(self, session: ClientSession) -> None:
+        self._session = session
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> str:
+        result = await self._session.call_tool(name, arguments)
+        text = next((c.text for c in result.content if isinstance(c, TextContent)), None)
+        if result.is_error:
+            raise ToolCallFailed(text or f"{name} failed without a message")
+        if result.structured_content is not None:
+            return json.dumps(result.structured_content)
+        return text if text else EMPTY_RESPONSE
+
+
+class MockToolProvider:
+    """Canned responses by tool name, for unit tests of the graph; records every call it gets."""
+
+    def __init__(self, responses: Mapping[str, str]) -> None:
+        self._responses = dict(responses)
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> str:
+        self.calls.append((name, arguments))
+        if name not in self._responses:
+            raise ToolCallFailed(f"unknown tool {name!r}")
+        return self._responses[name]

@@ -1,0 +1,231 @@
+"""``run_agent``: one diagnosis over an MCP session, with timeouts, retries and categorised errors."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import boto3
+import httpx
+from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ReadTimeoutError
+from botocore.exceptions import ConnectionError as BotoConnectionError
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AnyMessage
+from langgraph.errors import GraphRecursionError
+from mcp.client.session import ClientSession
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from supervisor.agent import Accounting, AgentState, build_graph, initial_state
+from supervisor.models import build_model
+from supervisor.providers import McpToolProvider
+from supervisor.schemas import (
+    AgentError,
+    Diagnosis,
+    LlmCallRecord,
+    TokenUsage,
+    ToolCallRecord,
+)
+from supervisor.settings import SupervisorSettings
+
+logger = logging.getLogger(__name__)
+
+StopReason = Literal["diagnosed", "recursion_limit", "no_submission"]
+BEDROCK_AUTH_CODES = frozenset(
+    {"AccessDeniedException", "UnauthorizedException", "UnrecognizedClientException", "ExpiredTokenException"}
+)
+BEDROCK_TRANSIENT_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "ServiceUnavailableException",
+        "ModelTimeoutException",
+        "InternalServerException",
+        "ModelNotReadyException",
+        "TooManyRequestsException",
+    }
+)
+RETRYABLE = frozenset({"mcp_connection", "mcp_init", "bedrock_transient"})
+
+
+@dataclass
+class AgentResult:
+    diagnosis: Diagnosis | None
+    stop_reason: StopReason
+    messages: list[AnyMessage]
+    token_usage: list[TokenUsage]
+    llm_calls: list[LlmCallRecord]
+    tool_calls: list[ToolCallRecord]
+    failed_attempts: list[AgentError] = field(default_factory=list)
+    wall_seconds: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(usage.total_tokens for usage in self.token_usage)
+
+
+def resolve_mcp_key(settings: SupervisorSettings, session: boto3.Session | None = None) -> str:
+    """MCP_API_KEY, else the SSM SecureString (the first key, when it holds several during a rotation)."""
+    if settings.mcp_api_key is not None and settings.mcp_api_key.get_secret_value().strip():
+        return settings.mcp_api_key.get_secret_value().split(",")[0].strip()
+    parameter = settings.mcp_api_key_ssm_parameter
+    try:
+        ssm = (session or boto3.Session()).client("ssm")
+        value = ssm.get_parameter(Name=parameter, WithDecryption=True)["Parameter"]["Value"]
+    except (ClientError, BotoCoreError) as error:
+        raise AgentError(
+            "config",
+            f"MCP_API_KEY is not set and SSM parameter {parameter} could not be read ({error}). "
+            "Set MCP_API_KEY, or allow ssm:GetParameter on that parameter.",
+        ) from error
+    return str(value).split(",")[0].strip()
+
+
+def _leaves(error: BaseException) -> Iterator[BaseException]:
+    """The exceptions inside nested exception groups (anyio task groups wrap what they raise)."""
+    if isinstance(error, BaseExceptionGroup):
+        for inner in error.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield error
+
+
+def classify(error: BaseException, stage: Literal["connect", "initialize", "run"]) -> AgentError:
+    """The AgentError for an exception raised while connecting, initialising, or running the graph."""
+    for leaf in _leaves(error):
+        if isinstance(leaf, AgentError):
+            return leaf
+        if isinstance(leaf, httpx.HTTPStatusError) and leaf.response.status_code in (401, 403):
+            return AgentError(
+                "mcp_connection",
+                f"the MCP server refused the key ({leaf.response.status_code}): check MCP_API_KEY",
+            )
+        if isinstance(leaf, ClientError):
+            code = leaf.response.get("Error", {}).get("Code", "")
+            if code in BEDROCK_AUTH_CODES:
+                return AgentError("bedrock_auth", f"{code}: {leaf}")
+            if code in BEDROCK_TRANSIENT_CODES:
+                return AgentError("bedrock_transient", f"{code}: {leaf}")
+            return AgentError("unknown", f"{code}: {leaf}")
+        if isinstance(leaf, NoCredentialsError):
+            return AgentError("bedrock_auth", f"no AWS credentials for Bedrock: {leaf}")
+        if isinstance(leaf, (BotoConnectionError, ReadTimeoutError)):
+            return AgentError("bedrock_transient", f"Bedrock unreachable: {leaf}")
+        if stage != "run" and isinstance(leaf, (TimeoutError, OSError, httpx.HTTPError)):
+            described = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
+            return AgentError("mcp_connection" if stage == "connect" else "mcp_init", described)
+    first = next(_leaves(error))
+    if stage == "initialize":
+        return AgentError("mcp_init", f"{type(first).__name__}: {first}")
+    return AgentError("unknown", f"{type(first).__name__}: {first}")
+
+
+def _retryable(error: AgentError) -> bool:
+    return error.category in RETRYABLE and "refused the key" not in error.message
+
+
+@asynccontextmanager
+async def mcp_session(settings: SupervisorSettings, api_key: str | None) -> AsyncIterator[ClientSession]:
+    """An initialised MCP session to ``settings.mcp_server_url``; failures become AgentErrors."""
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    url = settings.mcp_server_url
+    async with AsyncExitStack() as stack:
+        try:
+            async with asyncio.timeout(settings.mcp_connect_timeout):
+                if settings.mcp_transport == "sse":
+                    streams = await stack.enter_async_context(
+                        sse_client(url, headers=headers, timeout=settings.mcp_connect_timeout)
+                    )
+                else:
+                    http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+                    streams = await stack.enter_async_context(streamable_http_client(url, http_client=http))
+        except TimeoutError:
+            raise AgentError(
+                "mcp_connection", f"no answer from {url} within {settings.mcp_connect_timeout:g} s"
+            ) from None
+        except Exception as error:
+            raise classify(error, "connect") from error
+        session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+        try:
+            async with asyncio.timeout(settings.mcp_init_timeout):
+                await session.initialize()
+        except TimeoutError:
+            raise AgentError(
+                "mcp_init", f"{url} did not complete the MCP handshake within {settings.mcp_init_timeout:g} s"
+            ) from None
+        except Exception as error:
+            raise classify(error, "initialize") from error
+        yield session
+
+
+async def _attempt(
+    model: BaseChatModel,
+    settings: SupervisorSettings,
+    api_key: str | None,
+    state: AgentState,
+    accounting: Accounting,
+) -> tuple[AgentState, StopReason]:
+    async with mcp_session(settings, api_key) as session:
+        graph = build_graph(model, McpToolProvider(session), settings, accounting)
+        last = state
+        try:
+            async for chunk in graph.astream(
+                state, {"recursion_limit": settings.recursion_limit}, stream_mode="values"
+            ):
+                last = chunk  # type: ignore[assignment]
+        except GraphRecursionError:
+            return last, "recursion_limit"
+        except Exception as error:
+            raise classify(error, "run") from error
+        return last, "diagnosed" if last["diagnosis"] is not None else "no_submission"
+
+
+async def run_agent(
+    incident: dict[str, Any],
+    incident_id: str,
+    function_name: str,
+    *,
+    settings: SupervisorSettings,
+    api_key: str | None,
+    model: BaseChatModel | None = None,
+    deadline: float | None = None,
+    on_record: Callable[[LlmCallRecord | ToolCallRecord], None] | None = None,
+) -> AgentResult:
+    """Diagnose ``function_name``; raises AgentError when no attempt could run the graph to its end.
+
+    ``deadline`` is the time.time() by which the answer is needed (a Lambda's remaining time); by default
+    ``settings.time_budget_seconds`` from now."""
+    started = time.monotonic()
+    model = model if model is not None else build_model(settings.supervisor_model, settings)
+    deadline = deadline if deadline is not None else time.time() + settings.time_budget_seconds
+    accounting = Accounting(on_record=on_record)
+    failures: list[AgentError] = []
+    for attempt in range(settings.attempts):
+        state = initial_state(incident, incident_id, function_name, deadline)
+        try:
+            final, reason = await _attempt(model, settings, api_key, state, accounting)
+        except Exception as raised:  # anyio task groups may wrap an AgentError in an exception group
+            error = raised if isinstance(raised, AgentError) else classify(raised, "run")
+            failures.append(error)
+            logger.warning("attempt %d of %d failed: %s", attempt + 1, settings.attempts, error)
+            if not _retryable(error) or attempt == settings.attempts - 1:
+                error.add_note(f"after {attempt + 1} attempt(s)")
+                raise error from None
+            await asyncio.sleep(settings.backoff_base**attempt)
+            continue
+        return AgentResult(
+            diagnosis=final["diagnosis"],
+            stop_reason=reason,
+            messages=list(final["messages"]),
+            token_usage=list(final["token_usage"]),
+            llm_calls=accounting.llm_calls,
+            tool_calls=accounting.tool_calls,
+            failed_attempts=failures,
+            wall_seconds=time.monotonic() - started,
+        )
+    raise AssertionError("unreachable: the last attempt returns or raises")

@@ -1,0 +1,80 @@
+"""Configuration of the supervisor agent: one pydantic-settings class, read from the environment."""
+
+from __future__ import annotations
+
+from urllib.parse import urlparse
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class SupervisorSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="", extra="ignore", populate_by_name=True)
+
+    supervisor_model: str = Field(
+        default="rules",
+        description="'rules' (offline), 'bedrock:<model-id>', or any 'provider:model' init_chat_model knows.",
+    )
+    mcp_server_url: str = Field(
+        default="http://127.0.0.1:8080/sse",
+        description="The MCP server: '.../sse' for SSE, '.../mcp' for Streamable HTTP.",
+    )
+    mcp_api_key: SecretStr | None = Field(
+        default=None, description="Bearer key for the MCP server; read from SSM when unset."
+    )
+    mcp_api_key_ssm_parameter: str = Field(
+        default="/incident-response/mcp-api-key",
+        description="SecureString holding the MCP key, read when MCP_API_KEY is unset.",
+    )
+    mcp_connect_timeout: float = Field(default=10.0, gt=0, description="Seconds to open the MCP connection.")
+    mcp_init_timeout: float = Field(default=10.0, gt=0, description="Seconds for the MCP handshake.")
+    attempts: int = Field(default=2, ge=1, le=5, description="Runs tried on a retryable failure.")
+    backoff_base: float = Field(default=2.0, ge=0, description="Seconds before retry n are base**n.")
+    recursion_limit: int = Field(default=12, ge=3, description="Graph steps before the run gives up.")
+    max_tool_calls_per_turn: int = Field(default=4, ge=1, description="Tool calls executed per model turn.")
+    tool_timeout: float = Field(default=30.0, gt=0, description="Seconds one tool call may take.")
+    tool_response_max_bytes: int = Field(
+        default=24_000, ge=1_000, description="Largest tool result shown to the model; longer ones are cut."
+    )
+    max_tokens_per_incident: int = Field(
+        default=100_000,
+        ge=1_000,
+        description="Token budget of one diagnosis; reaching it forces a final turn.",
+    )
+    deadline_buffer_seconds: float = Field(
+        default=90.0,
+        ge=0,
+        description="Remaining time under which the next model turn must be the final one.",
+    )
+    time_budget_seconds: float = Field(
+        default=300.0, gt=0, description="Wall time of one diagnosis when no Lambda deadline applies."
+    )
+    llm_timeout: float = Field(default=60.0, gt=0, description="Seconds one model call may take.")
+    bedrock_max_attempts: int = Field(
+        default=3, ge=1, le=10, description="Attempts per Bedrock request inside the AWS SDK."
+    )
+
+    @field_validator("mcp_server_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        url = urlparse(value)
+        if url.scheme not in ("http", "https") or not url.netloc:
+            raise ValueError(
+                f"MCP_SERVER_URL must be an http(s) URL such as http://host:8080/sse, not {value!r}"
+            )
+        return value
+
+    @field_validator("supervisor_model")
+    @classmethod
+    def _model_spec(cls, value: str) -> str:
+        if value != "rules" and (":" not in value or not all(value.split(":", 1))):
+            raise ValueError(
+                f"SUPERVISOR_MODEL must be 'rules' or 'provider:model' (e.g. "
+                f"'bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0'), not {value!r}"
+            )
+        return value
+
+    @property
+    def mcp_transport(self) -> str:
+        """'http' for a Streamable HTTP endpoint (path ending in /mcp), else 'sse'."""
+        return "http" if urlparse(self.mcp_server_url).path.rstrip("/").endswith("/mcp") else "sse"

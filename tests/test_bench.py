@@ -1,0 +1,24 @@
+"""The MCP overhead benchmark still runs end to end (at tiny sizes; the figures themselves are not judged)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from bench.mcp_overhead import QUICK, render, run
+from chaos.sandbox.sandbox import Sandbox
+from mcp_server.contract import TOOL_NAMES
+
+
+async def test_benchmark_runs_and_reports_every_figure(sandbox: Sandbox, tmp_path: Path) -> None:
+    report = await run(sandbox, QUICK, tmp_path, progress=lambda _: None)
+    assert [row.tool for row in report.latency] == list(TOOL_NAMES)
+    assert all(row.p50_ms.keys() == {"direct", "sse", "http"} for row in report.latency)
+    calls = QUICK.clients * QUICK.calls_per_client
+    assert report.throughput == {
+        transport: report.throughput[transport] | {"calls": calls, "errors": 0}
+        for transport in ("sse", "http")
+    }
+    assert report.rss_after_mb > 0
+    text = render(report)
+    assert "worst p50 ratio" in text
+    assert f"after {QUICK.sessions} SSE sessions" in text
