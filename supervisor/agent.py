@@ -20,6 +20,7 @@ import json_repair
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
+from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
@@ -80,6 +81,9 @@ def initial_state(
         "refinement_turns": 0,
         "final_turn": False,
     }
+
+
+Graph = CompiledStateGraph[AgentState, None, AgentState, AgentState]
 
 
 @dataclass
@@ -264,7 +268,7 @@ def build_graph(
     provider: ToolProvider,
     settings: SupervisorSettings,
     accounting: Accounting | None = None,
-) -> CompiledStateGraph[AgentState, None, AgentState, AgentState]:
+) -> Graph:
     accounting = accounting if accounting is not None else Accounting()
     investigating = model.bind_tools(prompt.tool_specs())
     try:
@@ -374,6 +378,24 @@ def build_graph(
     graph.add_edge("agent_reason", "execute_tools")
     graph.add_conditional_edges("execute_tools", after_tools, ["agent_reason", END])
     return graph.compile()
+
+
+StopReason = Literal["diagnosed", "recursion_limit", "no_submission"]
+
+
+async def run_graph(
+    graph: Graph,
+    state: AgentState,
+    recursion_limit: int,
+) -> tuple[AgentState, StopReason]:
+    """Run to the end, or to the recursion limit; either way return the last state and why it stopped."""
+    last = state
+    try:
+        async for chunk in graph.astream(state, {"recursion_limit": recursion_limit}, stream_mode="values"):
+            last = chunk  # type: ignore[assignment]
+    except GraphRecursionError:
+        return last, "recursion_limit"
+    return last, "diagnosed" if last["diagnosis"] is not None else "no_submission"
 
 
 def _llm_record(

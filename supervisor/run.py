@@ -16,13 +16,12 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, 
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
-from langgraph.errors import GraphRecursionError
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from supervisor.agent import Accounting, AgentState, build_graph, initial_state
+from supervisor.agent import Accounting, AgentState, StopReason, build_graph, initial_state, run_graph
 from supervisor.models import build_model
 from supervisor.providers import McpToolProvider
 from supervisor.schemas import (
@@ -36,7 +35,6 @@ from supervisor.settings import SupervisorSettings
 
 logger = logging.getLogger(__name__)
 
-StopReason = Literal["diagnosed", "recursion_limit", "no_submission"]
 BEDROCK_AUTH_CODES = frozenset(
     {"AccessDeniedException", "UnauthorizedException", "UnrecognizedClientException", "ExpiredTokenException"}
 )
@@ -172,17 +170,10 @@ async def _attempt(
 ) -> tuple[AgentState, StopReason]:
     async with mcp_session(settings, api_key) as session:
         graph = build_graph(model, McpToolProvider(session), settings, accounting)
-        last = state
         try:
-            async for chunk in graph.astream(
-                state, {"recursion_limit": settings.recursion_limit}, stream_mode="values"
-            ):
-                last = chunk  # type: ignore[assignment]
-        except GraphRecursionError:
-            return last, "recursion_limit"
+            return await run_graph(graph, state, settings.recursion_limit)
         except Exception as error:
             raise classify(error, "run") from error
-        return last, "diagnosed" if last["diagnosis"] is not None else "no_submission"
 
 
 async def run_agent(
