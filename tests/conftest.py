@@ -12,6 +12,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.alarms import drain_sns_events
 from chaos.workload.runtime import LocalLambdaRuntime
+from tests.mcp_support import server_process
 
 Undo = Callable[[Callable[[], object]], None]
 
@@ -34,6 +35,15 @@ def sandbox_started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
 @pytest.fixture(scope="session")
 def sandbox(sandbox_started: tuple[Sandbox, float]) -> Sandbox:
     return sandbox_started[0]
+
+
+@pytest.fixture(scope="session")
+def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`incident-mcp-server` as shipped, for the whole session: key from SSM, AWS as the read-only
+    mcp-server profile, SSE and Streamable HTTP on one port."""
+    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
+    with server_process(env, tmp_path_factory.mktemp("mcp") / "server.log") as server:
+        yield server.url
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,15 +21,7 @@ from mcp_server.contract import (
 )
 from tests.conftest import Undo
 from tests.faults import FAULTS
-from tests.mcp_support import TRANSPORTS, Transport, mcp_session, server_process
-
-
-@pytest.fixture(scope="module")
-def cli_server(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`incident-mcp-server` as shipped: key from SSM, AWS as the read-only mcp-server profile."""
-    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
-    with server_process(env, tmp_path_factory.mktemp("mcp") / "server.log") as server:
-        yield server.url
+from tests.mcp_support import TRANSPORTS, Transport, mcp_session
 
 
 def _check_healthy(r: dict[str, Any]) -> None:
@@ -76,7 +68,7 @@ CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
 @pytest.mark.parametrize("transport", TRANSPORTS)
 @pytest.mark.parametrize("fault", list(CHECKS))
 async def test_every_tool_returns_validated_output(
-    cli_server: str,
+    mcp_server_url: str,
     sandbox: Sandbox,
     runtime: LocalLambdaRuntime,
     undo: Undo,
@@ -87,7 +79,7 @@ async def test_every_tool_returns_validated_output(
     invoked_at = datetime.now(UTC)
     runtime.invoke(names.FUNCTION_NAME, names.input_event())
     results: dict[str, Any] = {}
-    async with mcp_session(transport, cli_server, sandbox.world.mcp_api_key) as session:
+    async with mcp_session(transport, mcp_server_url, sandbox.world.mcp_api_key) as session:
         for tool in TOOL_NAMES:
             result = await session.call_tool(tool, {"lambda_name": names.FUNCTION_NAME})
             assert not result.is_error, result.content
