@@ -36,7 +36,7 @@ def default_session() -> boto3.Session:
 
 def read_only_client(session: boto3.Session, service: str, settings: ServerSettings) -> Any:
     config = Config(
-        retries={"mode": "standard", "max_attempts": settings.aws_max_attempts},
+        retries={"mode": "standard", "total_max_attempts": settings.aws_max_attempts},
         connect_timeout=settings.aws_connect_timeout,
         read_timeout=settings.aws_read_timeout,
         user_agent_extra="incident-response-mcp",

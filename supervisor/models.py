@@ -25,7 +25,7 @@ def build_model(spec: str, settings: SupervisorSettings) -> BaseChatModel:
         from langchain_aws import ChatBedrockConverse
 
         config = Config(
-            retries={"mode": "standard", "max_attempts": settings.bedrock_max_attempts},
+            retries={"mode": "standard", "total_max_attempts": settings.bedrock_max_attempts},
             connect_timeout=10,
             read_timeout=settings.llm_timeout,
         )

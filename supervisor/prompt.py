@@ -10,6 +10,7 @@ import json
 import re
 from typing import Any, Final
 
+import json_repair
 from langchain_core.utils.json_schema import dereference_refs
 
 from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_DESCRIPTIONS, TOOL_NAMES
@@ -62,7 +63,7 @@ FORCE_FINAL_MESSAGE: Final = (
 
 
 def _tagged(tag: str, attributes: str, payload: Any) -> str:
-    body = json.dumps(payload, indent=1, ensure_ascii=False).replace("<", "\\u003c")
+    body = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).replace("<", "\\u003c")
     return f"<{tag}{attributes}>\n{body}\n</{tag}>"
 
 
@@ -82,19 +83,21 @@ def tool_result(tool: str, payload: Any) -> str:
 
 
 _TAGGED = re.compile(
-    r'<(?P<tag>tool_result|incident)(?: tool="(?P<tool>\w+)")?[^>]*>\n(?P<body>.*)\n</(?P=tag)>', re.S
+    r'<(?P<tag>tool_result|incident)(?: tool="(?P<tool>\w+)")?[^>]*>\n(?P<body>.*?)(?:\n</(?P=tag)>|$)', re.S
 )
 
 
 def read_tagged(text: str) -> tuple[str, str | None, Any] | None:
-    """(tag, tool, payload) of a message written by ``tool_result`` or ``incident_message``, else None."""
+    """(tag, tool, payload) of a message written by ``tool_result`` or ``incident_message``, else None.
+    A result cut by ``truncate`` is salvaged: what survived the cut is parsed as far as it goes."""
     match = _TAGGED.search(text)
     if match is None:
         return None
     try:
-        return match["tag"], match["tool"], json.loads(match["body"])
+        payload = json.loads(match["body"])
     except json.JSONDecodeError:
-        return None
+        payload = json_repair.loads(match["body"])
+    return (match["tag"], match["tool"], payload) if isinstance(payload, dict) else None
 
 
 def truncate(text: str, max_bytes: int) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import boto3
-import httpx
+import httpx2
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ReadTimeoutError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from langchain_core.language_models import BaseChatModel
@@ -85,12 +85,16 @@ def resolve_mcp_key(settings: SupervisorSettings, session: boto3.Session | None 
 
 
 def _leaves(error: BaseException) -> Iterator[BaseException]:
-    """The exceptions inside nested exception groups (anyio task groups wrap what they raise)."""
+    """The exceptions inside nested exception groups (anyio task groups wrap what they raise), each
+    followed by its causes (libraries re-raise SDK errors as their own)."""
     if isinstance(error, BaseExceptionGroup):
         for inner in error.exceptions:
             yield from _leaves(inner)
-    else:
-        yield error
+        return
+    cause: BaseException | None = error
+    while cause is not None:
+        yield cause
+        cause = cause.__cause__
 
 
 def classify(error: BaseException, stage: Literal["connect", "initialize", "run"]) -> AgentError:
@@ -98,11 +102,13 @@ def classify(error: BaseException, stage: Literal["connect", "initialize", "run"
     for leaf in _leaves(error):
         if isinstance(leaf, AgentError):
             return leaf
-        if isinstance(leaf, httpx.HTTPStatusError) and leaf.response.status_code in (401, 403):
+        if isinstance(leaf, httpx2.HTTPStatusError) and leaf.response.status_code in (401, 403):
             return AgentError(
                 "mcp_connection",
                 f"the MCP server refused the key ({leaf.response.status_code}): check MCP_API_KEY",
             )
+        if isinstance(leaf, httpx2.HTTPError):  # only the MCP client speaks httpx2; Bedrock goes via botocore
+            return AgentError("mcp_connection", f"{type(leaf).__name__}: {leaf}")
         if isinstance(leaf, ClientError):
             code = leaf.response.get("Error", {}).get("Code", "")
             if code in BEDROCK_AUTH_CODES:
@@ -114,7 +120,7 @@ def classify(error: BaseException, stage: Literal["connect", "initialize", "run"
             return AgentError("bedrock_auth", f"no AWS credentials for Bedrock: {leaf}")
         if isinstance(leaf, (BotoConnectionError, ReadTimeoutError)):
             return AgentError("bedrock_transient", f"Bedrock unreachable: {leaf}")
-        if stage != "run" and isinstance(leaf, (TimeoutError, OSError, httpx.HTTPError)):
+        if stage != "run" and isinstance(leaf, (TimeoutError, OSError)):
             described = f"{type(leaf).__name__}: {leaf}" if str(leaf) else type(leaf).__name__
             return AgentError("mcp_connection" if stage == "connect" else "mcp_init", described)
     first = next(_leaves(error))

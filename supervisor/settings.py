@@ -4,25 +4,38 @@ from __future__ import annotations
 
 from urllib.parse import urlparse
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
+def _env(name: str) -> AliasChoices:
+    """Read from the environment variable ``name`` (no SUPERVISOR_ prefix): names shared with the server
+    and the deploy template."""
+    return AliasChoices(name, name.lower())
+
+
 class SupervisorSettings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="", extra="ignore", populate_by_name=True)
+    """Everything else is read from SUPERVISOR_<FIELD>, e.g. SUPERVISOR_RECURSION_LIMIT."""
+
+    model_config = SettingsConfigDict(env_prefix="SUPERVISOR_", extra="ignore", populate_by_name=True)
 
     supervisor_model: str = Field(
+        validation_alias=_env("SUPERVISOR_MODEL"),
         default="rules",
         description="'rules' (offline), 'bedrock:<model-id>', or any 'provider:model' init_chat_model knows.",
     )
     mcp_server_url: str = Field(
+        validation_alias=_env("MCP_SERVER_URL"),
         default="http://127.0.0.1:8080/sse",
         description="The MCP server: '.../sse' for SSE, '.../mcp' for Streamable HTTP.",
     )
     mcp_api_key: SecretStr | None = Field(
-        default=None, description="Bearer key for the MCP server; read from SSM when unset."
+        validation_alias=_env("MCP_API_KEY"),
+        default=None,
+        description="Bearer key for the MCP server; read from SSM when unset.",
     )
     mcp_api_key_ssm_parameter: str = Field(
+        validation_alias=_env("MCP_API_KEY_SSM_PARAMETER"),
         default="/incident-response/mcp-api-key",
         description="SecureString holding the MCP key, read when MCP_API_KEY is unset.",
     )
@@ -34,9 +47,10 @@ class SupervisorSettings(BaseSettings):
     max_tool_calls_per_turn: int = Field(default=4, ge=1, description="Tool calls executed per model turn.")
     tool_timeout: float = Field(default=30.0, gt=0, description="Seconds one tool call may take.")
     tool_response_max_bytes: int = Field(
-        default=24_000, ge=1_000, description="Largest tool result shown to the model; longer ones are cut."
+        default=32_000, ge=1_000, description="Largest tool result shown to the model; longer ones are cut."
     )
     max_tokens_per_incident: int = Field(
+        validation_alias=_env("MAX_TOKENS_PER_INCIDENT"),
         default=100_000,
         ge=1_000,
         description="Token budget of one diagnosis; reaching it forces a final turn.",

@@ -6,13 +6,14 @@ import asyncio
 import json
 import logging
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 
 from supervisor.agent import Accounting, AgentState, build_graph, initial_state, run_graph
-from supervisor.prompt import SUBMIT_TOOL
+from supervisor.prompt import SUBMIT_TOOL, read_tagged, tool_result, truncate
 from supervisor.providers import MockToolProvider, ToolCallFailed
 from supervisor.schemas import ToolProvider
 from supervisor.settings import SupervisorSettings
@@ -34,7 +35,7 @@ class Run:
 
     def __init__(
         self,
-        script: list[Step],
+        script: Sequence[Step],
         provider: ToolProvider | None = None,
         deadline_in: float = 300,
         **settings: Any,
@@ -343,3 +344,12 @@ async def test_a_reply_without_tool_calls_is_nudged() -> None:
 async def test_mock_provider_refuses_unknown_tools() -> None:
     with pytest.raises(ToolCallFailed, match="unknown tool"):
         await MockToolProvider(RESPONSES).call_tool("get_everything", {})
+
+
+def test_a_cut_result_stays_readable_as_far_as_it_goes() -> None:
+    shown = truncate(tool_result("get_recent_logs", LOGS), 150)
+    read = read_tagged(shown)
+    assert read is not None
+    tag, tool, payload = read
+    assert (tag, tool) == ("tool_result", "get_recent_logs")
+    assert payload["log_group"] == LOGS["log_group"]

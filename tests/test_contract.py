@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -579,3 +580,37 @@ def test_contract_import_is_light(module: str) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == ""
+
+
+# --------------------------------------------------------------------------- supervisor settings
+
+
+def test_supervisor_settings_read_shared_names_and_prefixed_knobs(monkeypatch: pytest.MonkeyPatch) -> None:
+    from supervisor.settings import SupervisorSettings
+
+    monkeypatch.setenv("MCP_SERVER_URL", "http://mcp.internal:8080/mcp")
+    monkeypatch.setenv("MAX_TOKENS_PER_INCIDENT", "5000")
+    monkeypatch.setenv("SUPERVISOR_RECURSION_LIMIT", "7")
+    monkeypatch.setenv("RECURSION_LIMIT", "99")  # unprefixed generic names are not ours
+    settings = SupervisorSettings()
+    assert (settings.mcp_transport, settings.max_tokens_per_incident, settings.recursion_limit) == (
+        "http",
+        5000,
+        7,
+    )
+    assert SupervisorSettings(recursion_limit=5).recursion_limit == 5  # field names work in code
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"mcp_server_url": "localhost:8080"}, "MCP_SERVER_URL must be an http(s) URL"),
+        ({"supervisor_model": "claude"}, "SUPERVISOR_MODEL must be 'rules' or 'provider:model'"),
+        ({"recursion_limit": 1}, "greater than or equal to 3"),
+    ],
+)
+def test_supervisor_settings_reject_bad_values(overrides: dict[str, Any], message: str) -> None:
+    from supervisor.settings import SupervisorSettings
+
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        SupervisorSettings(**overrides)
