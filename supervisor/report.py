@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp_server.contract import TOOL_NAMES
 from supervisor.run import AgentResult
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
 
@@ -66,7 +67,7 @@ def render(result: AgentResult, function_name: str) -> str:
             lines.append(f"     {step.details}")
         if not diagnosis.remediation_plan:
             lines.append("  (none)")
-    tools = [f"{r.tool} {r.status}" for r in result.tool_calls]
+    tools = [f"{r.tool} {r.status}" for r in result.tool_calls if r.tool in TOOL_NAMES]
     lines += [
         "",
         f"Tools called: {len(tools)} ({', '.join(tools) or 'none'})",

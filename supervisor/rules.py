@@ -226,7 +226,7 @@ def _denied_in_logs(c: _Conversation) -> list[_Finding]:
         granted, deny = _granted(iam, action)
         if granted or action in findings:
             continue  # the role allows it now: the line is stale, or planted
-        shown = action.removeprefix("*:")
+        shown = f"the {action[2:]} operation" if action.startswith("*:") else action
         log_pointer = _Pointer(
             "get_recent_logs",
             f"events.{index}.message",
