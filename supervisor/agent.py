@@ -12,7 +12,7 @@ import json
 import logging
 import operator
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -412,12 +412,3 @@ def _llm_record(
         tool_calls=[call["name"] for call in response.tool_calls] if response is not None else [],
         error=error,
     )
-
-
-def tools_called(messages: Sequence[AnyMessage]) -> list[str]:
-    """Names of the tools that answered with data in ``messages``, in order."""
-    return [
-        m.name or ""
-        for m in messages
-        if isinstance(m, ToolMessage) and m.status == "success" and m.name in TOOL_NAMES
-    ]
