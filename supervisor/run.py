@@ -106,6 +106,7 @@ def classify(error: BaseException, stage: Literal["connect", "initialize", "run"
             return AgentError(
                 "mcp_connection",
                 f"the MCP server refused the key ({leaf.response.status_code}): check MCP_API_KEY",
+                permanent=True,
             )
         if isinstance(leaf, httpx2.HTTPError):  # only the MCP client speaks httpx2; Bedrock goes via botocore
             return AgentError("mcp_connection", f"{type(leaf).__name__}: {leaf}")
@@ -130,7 +131,7 @@ def classify(error: BaseException, stage: Literal["connect", "initialize", "run"
 
 
 def _retryable(error: AgentError) -> bool:
-    return error.category in RETRYABLE and "refused the key" not in error.message
+    return error.category in RETRYABLE and not error.permanent
 
 
 @asynccontextmanager

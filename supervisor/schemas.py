@@ -194,10 +194,11 @@ class ToolProvider(Protocol):
 class AgentError(Exception):
     """A supervisor failure with a category that tells the operator where to look."""
 
-    def __init__(self, category: ErrorCategory, message: str) -> None:
+    def __init__(self, category: ErrorCategory, message: str, *, permanent: bool = False) -> None:
         super().__init__(category, message)
         self.category: ErrorCategory = category
         self.message = message
+        self.permanent = permanent  # retrying cannot help, whatever the category (a refused key)
 
     def __str__(self) -> str:
         return f"[{self.category}] {self.message}"

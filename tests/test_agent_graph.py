@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.runnables import Runnable
 
-from supervisor.agent import Accounting, AgentState, build_graph, initial_state, run_graph
+from supervisor.agent import Accounting, build_graph, initial_state, run_graph
 from supervisor.prompt import SUBMIT_TOOL, read_tagged, tool_result, truncate
 from supervisor.providers import MockToolProvider, ToolCallFailed
 from supervisor.schemas import ToolProvider
@@ -51,10 +52,6 @@ class Run:
         state = initial_state({"AlarmName": "data-processor-errors"}, "inc-1", FUNCTION, self.deadline)
         self.state, self.stop_reason = await run_graph(graph, state, self.settings.recursion_limit)
         return self
-
-    @property
-    def state_(self) -> AgentState:
-        return self.state
 
     def replies(self, name: str | None = None) -> list[ToolMessage]:
         return [
@@ -353,3 +350,22 @@ def test_a_cut_result_stays_readable_as_far_as_it_goes() -> None:
     tag, tool, payload = read
     assert (tag, tool) == ("tool_result", "get_recent_logs")
     assert payload["log_group"] == LOGS["log_group"]
+
+
+class _NoForcedChoice(ScriptedChatModel):
+    """A backend whose bind_tools cannot force a tool choice, as some init_chat_model providers."""
+
+    def bind_tools(
+        self, tools: Sequence[Any], *, tool_choice: str | None = None, **kwargs: Any
+    ) -> Runnable[Any, AIMessage]:
+        if tool_choice is not None:
+            raise NotImplementedError("tool_choice is not supported")
+        return super().bind_tools(tools, **kwargs)
+
+
+async def test_a_backend_without_forced_tool_choice_is_offered_submit_alone() -> None:
+    run = Run([ai(SUBMIT)], deadline_in=30)
+    run.model = _NoForcedChoice(script=[ai(SUBMIT)])
+    await run()
+    assert ((SUBMIT_TOOL,), None) in run.model.bound
+    assert run.stop_reason == "diagnosed"
