@@ -7,11 +7,18 @@ Every model forbids unknown fields, so malformed or fabricated data fails valida
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from mcp_server.lambda_names import (
+    FUNCTION_ARN,
+    FUNCTION_NAME,
+    LAMBDA_NAME_PATTERN,
+    function_name_of,
+    validate_lambda_name,
+)
 
 __all__ = [
     "LAMBDA_NAME_PATTERN",
@@ -58,39 +65,8 @@ TOOL_NAMES: Final[tuple[ToolName, ...]] = (
 
 # --------------------------------------------------------------------------- lambda_name
 
-_FUNCTION_NAME = r"[A-Za-z0-9_-]{1,64}"
-_FUNCTION_ARN = (
-    r"arn:(?:aws|aws-cn|aws-us-gov):lambda:[a-z]{2}(?:-gov)?-[a-z]+-[0-9]{1,2}:[0-9]{12}:function:"
-    rf"(?P<arn_name>{_FUNCTION_NAME})(?::(?:\$LATEST|[A-Za-z0-9_-]{{1,128}}))?"
-)
-# An unanchored alternation: apply it with re.fullmatch ("^...$" would also accept a trailing newline).
-LAMBDA_NAME_PATTERN: Final[str] = rf"(?P<name>{_FUNCTION_NAME})|{_FUNCTION_ARN}"
-_LAMBDA_NAME_RE: Final[re.Pattern[str]] = re.compile(LAMBDA_NAME_PATTERN)
-
 # The same language for JSON Schema (ECMA-262) clients: anchored, no Python-only named groups.
-_JSON_SCHEMA_PATTERN: Final[str] = f"^(?:{_FUNCTION_NAME}|{_FUNCTION_ARN.replace('?P<arn_name>', '?:')})$"
-
-_LAMBDA_NAME_HELP: Final[str] = (
-    "a Lambda function name (1-64 characters: letters, digits, '-' or '_', e.g. 'data-processor') "
-    "or a function ARN 'arn:<aws|aws-cn|aws-us-gov>:lambda:<region>:<12-digit account>:function:<name>' "
-    "with an optional ':<version or alias>' or ':$LATEST' qualifier"
-)
-
-
-def validate_lambda_name(value: str) -> str:
-    """Return ``value`` unchanged if it is a valid function name or function ARN, else raise ValueError."""
-    if _LAMBDA_NAME_RE.fullmatch(value) is None:
-        raise ValueError(f"lambda_name must be {_LAMBDA_NAME_HELP}")
-    return value
-
-
-def function_name_of(lambda_name: str) -> str:
-    """The bare function name of a valid ``lambda_name`` (for an ARN: its name part, without qualifier)."""
-    match = _LAMBDA_NAME_RE.fullmatch(lambda_name)
-    if match is None:
-        raise ValueError(f"lambda_name must be {_LAMBDA_NAME_HELP}")
-    name: str = match.group("name") or match.group("arn_name")
-    return name
+_JSON_SCHEMA_PATTERN: Final[str] = f"^(?:{FUNCTION_NAME}|{FUNCTION_ARN.replace('?P<arn_name>', '?:')})$"
 
 
 LambdaName = Annotated[

@@ -38,6 +38,7 @@ from supervisor.schemas import (
     ToolCallRecord,
     ToolCallStatus,
     ToolProvider,
+    ToolResult,
 )
 from supervisor.settings import SupervisorSettings
 
@@ -46,11 +47,12 @@ logger = logging.getLogger(__name__)
 MAX_REFINEMENT_TURNS = 1
 
 
-def _merge_evidence(left: dict[str, list[Any]], right: dict[str, list[Any]]) -> dict[str, list[Any]]:
-    merged = {tool: list(responses) for tool, responses in left.items()}
-    for tool, responses in right.items():
-        merged.setdefault(tool, []).extend(responses)
-    return merged
+def responses_by_tool(results: list[ToolResult]) -> dict[str, list[dict[str, Any]]]:
+    """The validated responses of a run, per tool, in call order: what evidence pointers are checked in."""
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for result in results:
+        grouped.setdefault(result.tool, []).append(result.result)
+    return grouped
 
 
 class AgentState(TypedDict):
@@ -61,7 +63,7 @@ class AgentState(TypedDict):
     diagnosis: Diagnosis | None
     deadline: float  # time.time() by which the run must have answered
     token_usage: Annotated[list[TokenUsage], operator.add]
-    evidence: Annotated[dict[str, list[Any]], _merge_evidence]  # tool -> validated responses of this run
+    tool_results: Annotated[list[ToolResult], operator.add]  # every valid tool answer of this run
     refinement_turns: int
     final_turn: bool  # the model was told to submit now; nothing but submit_diagnosis runs
 
@@ -77,7 +79,7 @@ def initial_state(
         "diagnosis": None,
         "deadline": deadline,
         "token_usage": [],
-        "evidence": {},
+        "tool_results": [],
         "refinement_turns": 0,
         "final_turn": False,
     }
@@ -130,7 +132,7 @@ class _Turn:
         self.accounting = accounting
         self.number = sum(isinstance(m, AIMessage) for m in state["messages"])
         self.replies: list[AnyMessage] = []
-        self.evidence: dict[str, list[Any]] = {}
+        self.results: list[ToolResult] = []
 
     def reply(self, call: ToolCall | dict[str, Any], content: str, *, error: bool) -> None:
         self.replies.append(
@@ -198,7 +200,7 @@ class _Turn:
             return failed(
                 "invalid_response", f"the response did not match {model.__name__}: {_short(error)}", size
             )
-        self.evidence.setdefault(name, []).append(payload)
+        self.results.append(ToolResult(tool=name, arguments=call["args"], result=payload))
         shown = prompt.tool_result(name, payload)
         content = prompt.truncate(shown, self.settings.tool_response_max_bytes)
         self.reply(call, content, error=False)
@@ -223,7 +225,7 @@ class _Turn:
             )
             return {}
         turns = self.state["refinement_turns"]
-        responses = _merge_evidence(self.state["evidence"], self.evidence)
+        responses = responses_by_tool([*self.state["tool_results"], *self.results])
         verification = evidence.verify(submission, responses, turns)
         if not verification.passed and turns < MAX_REFINEMENT_TURNS and not final:
             self.refuse(call, "refused", evidence.describe_failures(submission, verification))
@@ -364,7 +366,7 @@ def build_graph(
         replies = sorted(
             current.replies, key=lambda m: order.get(getattr(m, "tool_call_id", None), len(order))
         )
-        return {"messages": replies, "evidence": current.evidence, **update}
+        return {"messages": replies, "tool_results": current.results, **update}
 
     def after_tools(state: AgentState) -> Literal["agent_reason", "__end__"]:
         if state["diagnosis"] is not None or state["final_turn"]:

@@ -4,20 +4,26 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import sys
 import uuid
 
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 
 from mcp_server.contract import GetLambdaConfigArgs
+from supervisor.incident_store import IncidentStore, dynamodb_client
+from supervisor.mcp_key import resolve_mcp_key
 from supervisor.models import build_model
+from supervisor.replay import load_recorded, replay
 from supervisor.report import as_json, progress_line, render
-from supervisor.run import resolve_mcp_key, run_agent
+from supervisor.run import run_agent
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 
-EXIT_DIAGNOSED, EXIT_NO_DIAGNOSIS, EXIT_USAGE, EXIT_AGENT_ERROR = 0, 1, 2, 3
+EXIT_DIAGNOSED, EXIT_NO_DIAGNOSIS, EXIT_USAGE, EXIT_AGENT_ERROR, EXIT_REPLAY_DIFFERS = 0, 1, 2, 3, 4
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -26,7 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Diagnose a failing Lambda function through the MCP diagnostic server. Settings also "
         "come from the environment (SUPERVISOR_MODEL, MCP_SERVER_URL, MCP_API_KEY, ...).",
     )
-    parser.add_argument("--lambda", dest="lambda_name", required=True, help="function name or ARN")
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--lambda", dest="lambda_name", help="function name or ARN to diagnose live")
+    target.add_argument(
+        "--replay",
+        metavar="INCIDENT_ID",
+        help="re-run a recorded investigation from its tool results in incident-context (no MCP server "
+        "needed) and check its replay hash; exit 4 when the hash differs",
+    )
     parser.add_argument("--mcp-url", help="MCP server URL, '.../sse' or '.../mcp' (default: MCP_SERVER_URL)")
     parser.add_argument(
         "--model",
@@ -46,12 +59,16 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s %(message)s")
     try:
-        GetLambdaConfigArgs(lambda_name=args.lambda_name)
+        if args.lambda_name is not None:
+            GetLambdaConfigArgs(lambda_name=args.lambda_name)
         overrides = {"mcp_server_url": args.mcp_url, "supervisor_model": args.model}
         settings = SupervisorSettings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as error:
         details = "; ".join(e["msg"] for e in error.errors(include_url=False))
         return _fail(f"invalid input: {details}", EXIT_USAGE)
+
+    if args.replay is not None:
+        return _replay(args.replay, settings, as_json_output=args.json)
 
     def show(record: object) -> None:
         if not args.quiet:
@@ -84,6 +101,40 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(error), code)
     print(as_json(result, args.lambda_name) if args.json else render(result, args.lambda_name))
     return EXIT_DIAGNOSED if result.diagnosis is not None else EXIT_NO_DIAGNOSIS
+
+
+def _replay(incident_id: str, settings: SupervisorSettings, *, as_json_output: bool) -> int:
+    store = IncidentStore(
+        dynamodb_client(boto3.Session()), settings.incident_state_table, settings.incident_context_table
+    )
+    try:
+        recorded = load_recorded(store, incident_id)
+    except LookupError as error:
+        return _fail(str(error), EXIT_USAGE)
+    except (ClientError, BotoCoreError) as error:
+        return _fail(f"could not read {settings.incident_context_table}: {error}", EXIT_AGENT_ERROR)
+    try:
+        outcome = asyncio.run(replay(recorded, settings=settings))
+    except AgentError as error:
+        return _fail(str(error), EXIT_AGENT_ERROR)
+    verdict = {
+        "incident_id": incident_id,
+        "recorded_model": recorded.model,
+        "replay_model": settings.supervisor_model,
+        "recorded_hash": recorded.replay_hash,
+        "replay_hash": outcome.replay_hash,
+        "matches": outcome.matches,
+    }
+    if as_json_output:
+        report = json.loads(as_json(outcome.result, recorded.function_name)) | {"replay": verdict}
+        print(json.dumps(report, indent=2))
+    else:
+        same = "matches the recorded hash" if outcome.matches else f"DIFFERS from {recorded.replay_hash}"
+        print(render(outcome.result, recorded.function_name))
+        print(
+            f"Replay:       {incident_id} with {settings.supervisor_model}: hash {outcome.replay_hash} {same}"
+        )
+    return EXIT_DIAGNOSED if outcome.matches else EXIT_REPLAY_DIFFERS
 
 
 if __name__ == "__main__":

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mcp.client.session import ClientSession
 from mcp_types import TextContent
+
+from supervisor.schemas import ToolResult
 
 EMPTY_RESPONSE = json.dumps({"error": "Tool returned empty response"})
 
@@ -44,3 +46,23 @@ class MockToolProvider:
         if name not in self._responses:
             raise ToolCallFailed(f"unknown tool {name!r}")
         return self._responses[name]
+
+
+class RecordedToolProvider:
+    """Serves the tool results recorded for an incident (a replay); anything not recorded is an error."""
+
+    def __init__(self, results: Iterable[ToolResult]) -> None:
+        self._answers: dict[tuple[str, str], str] = {
+            (r.tool, json.dumps(r.arguments, sort_keys=True)): json.dumps(r.result) for r in results
+        }
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> str:
+        answer = self._answers.get((name, json.dumps(arguments, sort_keys=True)))
+        if answer is not None:
+            return answer
+        recorded = [args for tool, args in self._answers if tool == name]
+        if recorded:
+            raise ToolCallFailed(
+                f"{name} was recorded for this incident only with arguments {', '.join(recorded)}"
+            )
+        raise ToolCallFailed(f"{name} was not called in the recorded investigation, so there is no answer")

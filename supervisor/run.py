@@ -10,9 +10,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import boto3
 import httpx2
-from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, ReadTimeoutError
+from botocore.exceptions import ClientError, NoCredentialsError, ReadTimeoutError
 from botocore.exceptions import ConnectionError as BotoConnectionError
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AnyMessage
@@ -30,6 +29,7 @@ from supervisor.schemas import (
     LlmCallRecord,
     TokenUsage,
     ToolCallRecord,
+    ToolResult,
 )
 from supervisor.settings import SupervisorSettings
 
@@ -59,29 +59,35 @@ class AgentResult:
     token_usage: list[TokenUsage]
     llm_calls: list[LlmCallRecord]
     tool_calls: list[ToolCallRecord]
+    tool_results: list[ToolResult] = field(default_factory=list)
     failed_attempts: list[AgentError] = field(default_factory=list)
     wall_seconds: float = 0.0
+
+    @classmethod
+    def from_run(
+        cls,
+        final: AgentState,
+        reason: StopReason,
+        accounting: Accounting,
+        started: float,
+        failures: list[AgentError] | None = None,
+    ) -> AgentResult:
+        """The result of a graph run that ended in ``final`` (``started`` is its time.monotonic())."""
+        return cls(
+            diagnosis=final["diagnosis"],
+            stop_reason=reason,
+            messages=list(final["messages"]),
+            token_usage=list(final["token_usage"]),
+            llm_calls=accounting.llm_calls,
+            tool_calls=accounting.tool_calls,
+            tool_results=list(final["tool_results"]),
+            failed_attempts=failures or [],
+            wall_seconds=time.monotonic() - started,
+        )
 
     @property
     def total_tokens(self) -> int:
         return sum(usage.total_tokens for usage in self.token_usage)
-
-
-def resolve_mcp_key(settings: SupervisorSettings, session: boto3.Session | None = None) -> str:
-    """MCP_API_KEY, else the SSM SecureString (the first key, when it holds several during a rotation)."""
-    if settings.mcp_api_key is not None and settings.mcp_api_key.get_secret_value().strip():
-        return settings.mcp_api_key.get_secret_value().split(",")[0].strip()
-    parameter = settings.mcp_api_key_ssm_parameter
-    try:
-        ssm = (session or boto3.Session()).client("ssm")
-        value = ssm.get_parameter(Name=parameter, WithDecryption=True)["Parameter"]["Value"]
-    except (ClientError, BotoCoreError) as error:
-        raise AgentError(
-            "config",
-            f"MCP_API_KEY is not set and SSM parameter {parameter} could not be read ({error}). "
-            "Set MCP_API_KEY, or allow ssm:GetParameter on that parameter.",
-        ) from error
-    return str(value).split(",")[0].strip()
 
 
 def _leaves(error: BaseException) -> Iterator[BaseException]:
@@ -216,14 +222,5 @@ async def run_agent(
                 raise error from None
             await asyncio.sleep(settings.backoff_base**attempt)
             continue
-        return AgentResult(
-            diagnosis=final["diagnosis"],
-            stop_reason=reason,
-            messages=list(final["messages"]),
-            token_usage=list(final["token_usage"]),
-            llm_calls=accounting.llm_calls,
-            tool_calls=accounting.tool_calls,
-            failed_attempts=failures,
-            wall_seconds=time.monotonic() - started,
-        )
+        return AgentResult.from_run(final, reason, accounting, started, failures)
     raise AssertionError("unreachable: the last attempt returns or raises")

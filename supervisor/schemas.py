@@ -21,6 +21,7 @@ ErrorCategory = Literal[
     "bedrock_auth",
     "bedrock_transient",
     "config",
+    "storage",
     "unknown",
 ]
 
@@ -180,6 +181,15 @@ class ToolCallRecord(_Model):
     truncated: bool = False
     repaired_arguments: bool = False
     error: str | None = None
+
+
+class ToolResult(_Model):
+    """A tool call that returned valid data: what was asked and the validated answer. The evidence a
+    diagnosis is checked against, and what a replay serves back."""
+
+    tool: ToolName
+    arguments: dict[str, Any]
+    result: dict[str, Any]
 
 
 @runtime_checkable

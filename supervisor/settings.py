@@ -67,6 +67,36 @@ class SupervisorSettings(BaseSettings):
     bedrock_max_attempts: int = Field(
         default=3, ge=1, le=10, description="Attempts per Bedrock request inside the AWS SDK."
     )
+    incident_state_table: str = Field(
+        validation_alias=_env("INCIDENT_STATE_TABLE"),
+        default="incident-state",
+        min_length=3,
+        description="DynamoDB table of incident states (GSI status-updated_at-index).",
+    )
+    incident_context_table: str = Field(
+        validation_alias=_env("INCIDENT_CONTEXT_TABLE"),
+        default="incident-context",
+        min_length=3,
+        description="DynamoDB table of diagnoses, reasoning chains and recorded tool results.",
+    )
+    max_incidents_per_hour: int = Field(
+        validation_alias=_env("MAX_INCIDENTS_PER_HOUR"),
+        default=20,
+        ge=1,
+        description="Incidents created in the last hour above which new ones fail without an agent run.",
+    )
+    stale_after_seconds: int = Field(
+        validation_alias=_env("STALE_AFTER_SECONDS"),
+        default=600,
+        ge=1,
+        description="An INVESTIGATING incident not updated for this long is re-entered by a redelivery.",
+    )
+    incident_window_seconds: int = Field(
+        default=3600,
+        ge=0,
+        description="Alarms for a function within this long of its last incident join that incident; "
+        "0 makes every alarm episode its own incident.",
+    )
 
     @field_validator("mcp_server_url")
     @classmethod

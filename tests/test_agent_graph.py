@@ -225,7 +225,7 @@ async def test_an_invalid_response_never_reaches_the_model(raw: str, reason: str
     content = str(run.replies("get_recent_logs")[0].content)
     assert reason in content
     assert "PLANTED" not in content
-    assert run.state["evidence"].get("get_recent_logs") is None  # nothing to cite either
+    assert run.state["tool_results"] == []  # nothing to cite either
 
 
 async def test_an_oversized_response_is_truncated_with_a_notice() -> None:

@@ -17,6 +17,7 @@ from botocore.exceptions import ClientError
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, SandboxError, start_sandbox
 from mcp_server.permissions import READ_OPERATIONS
+from supervisor.incident_store import STATUS_INDEX
 
 
 def _error_code(call: Callable[[], Any]) -> str:
@@ -89,7 +90,7 @@ def test_every_resource_exists(sandbox: Sandbox) -> None:
     dynamodb = operator.client("dynamodb")
     state = dynamodb.describe_table(TableName=names.STATE_TABLE)["Table"]
     index = state["GlobalSecondaryIndexes"][0]
-    assert index["IndexName"] == names.STATE_STATUS_INDEX
+    assert index["IndexName"] == STATUS_INDEX
     assert [k["AttributeName"] for k in index["KeySchema"]] == ["status", "updated_at"]
     assert dynamodb.describe_table(TableName=names.CONTEXT_TABLE)["Table"]["TableStatus"] == "ACTIVE"
 

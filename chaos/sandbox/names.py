@@ -21,7 +21,6 @@ CHAOS_TAG = ("chaos-allowed", "true")
 TOPIC_NAME = "incident-alerts"
 TRIGGER_QUEUE_NAME = "incident-alerts-lambda-trigger"
 STATE_TABLE = "incident-state"
-STATE_STATUS_INDEX = "status-updated_at-index"
 CONTEXT_TABLE = "incident-context"
 MCP_KEY_PARAMETER = "/incident-response/mcp-api-key"
 

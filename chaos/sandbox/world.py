@@ -14,6 +14,7 @@ import boto3
 
 from chaos.sandbox import names
 from chaos.workload import data_processor
+from supervisor.incident_store import STATUS_INDEX
 
 
 @dataclass(frozen=True)
@@ -141,9 +142,12 @@ def _network(ec2: Any, region: str) -> tuple[str, str, str]:
     return vpc_id, subnet_id, group_id
 
 
-def _tables(dynamodb: Any) -> None:
+def create_incident_tables(
+    dynamodb: Any, state_table: str = names.STATE_TABLE, context_table: str = names.CONTEXT_TABLE
+) -> None:
+    """The supervisor's two tables, as the deploy template defines them."""
     dynamodb.create_table(
-        TableName=names.STATE_TABLE,
+        TableName=state_table,
         BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[
             {"AttributeName": "incident_id", "AttributeType": "S"},
@@ -153,7 +157,7 @@ def _tables(dynamodb: Any) -> None:
         KeySchema=[{"AttributeName": "incident_id", "KeyType": "HASH"}],
         GlobalSecondaryIndexes=[
             {
-                "IndexName": names.STATE_STATUS_INDEX,
+                "IndexName": STATUS_INDEX,
                 "KeySchema": [
                     {"AttributeName": "status", "KeyType": "HASH"},
                     {"AttributeName": "updated_at", "KeyType": "RANGE"},
@@ -163,7 +167,7 @@ def _tables(dynamodb: Any) -> None:
         ],
     )
     dynamodb.create_table(
-        TableName=names.CONTEXT_TABLE,
+        TableName=context_table,
         BillingMode="PAY_PER_REQUEST",
         AttributeDefinitions=[{"AttributeName": "incident_id", "AttributeType": "S"}],
         KeySchema=[{"AttributeName": "incident_id", "KeyType": "HASH"}],
@@ -223,7 +227,7 @@ def provision(operator: boto3.Session) -> World:
         Tags=dict([names.CHAOS_TAG]),
     )["FunctionArn"]
 
-    _tables(operator.client("dynamodb"))
+    create_incident_tables(operator.client("dynamodb"))
     topic_arn, queue_url, subscription_arn = _alerting(operator.client("sns"), operator.client("sqs"))
     mcp_api_key = secrets.token_urlsafe(32)
     operator.client("ssm").put_parameter(

@@ -1,0 +1,286 @@
+"""Incident state in DynamoDB: claiming an incident for a signal, and status transitions as conditional
+writes, so two handlers (or a handler and the watchdog) can never both move the same incident.
+
+    RECEIVED -> INVESTIGATING -> DIAGNOSED | FAILED | ERROR
+    RECEIVED -> FAILED | ERROR                  (circuit breaker, watchdog, a fault before the agent)
+    INVESTIGATING -> INVESTIGATING              (a stale investigation re-entered)
+
+Shared by the orchestrator and the watchdog. boto3 only: it is on the orchestrator's cold path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, Literal
+
+from botocore.config import Config
+from botocore.exceptions import ClientError
+
+from supervisor.signals import Signal, stamp
+
+Status = Literal["RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"]
+STATUSES: Final[tuple[Status, ...]] = ("RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR")
+TERMINAL: Final[frozenset[str]] = frozenset({"DIAGNOSED", "FAILED", "ERROR"})
+TRANSITIONS: Final[dict[str, frozenset[str]]] = {
+    "RECEIVED": frozenset({"INVESTIGATING", "FAILED", "ERROR"}),
+    "INVESTIGATING": frozenset({"INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"}),
+}
+STATUS_INDEX: Final[str] = "status-updated_at-index"
+MAX_REASON_CHARS: Final[int] = 500
+_POINTER_PREFIX: Final[str] = "latest#"  # one item per function: its most recent incident
+
+Item = dict[str, Any]
+Clock = Callable[[], datetime]
+
+
+def dynamodb_client(session: Any) -> Any:
+    """A DynamoDB client for the incident tables: standard retries, bounded timeouts."""
+    return session.client(
+        "dynamodb",
+        config=Config(
+            retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=5, read_timeout=10
+        ),
+    )
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class IncidentStateError(Exception):
+    """A transition that must not happen."""
+
+
+class IllegalTransition(IncidentStateError):
+    def __init__(self, incident_id: str, source: str, target: str) -> None:
+        super().__init__(f"incident {incident_id}: {source} -> {target} is not a transition of the lifecycle")
+
+
+class TransitionConflict(IncidentStateError):
+    """The incident was not in the expected state: another writer moved it first."""
+
+    def __init__(self, incident_id: str, expected: str, current: Item | None) -> None:
+        self.incident_id = incident_id
+        self.expected = expected
+        self.current = current
+        found = "it does not exist" if current is None else f"it is {current.get('status')}"
+        super().__init__(f"incident {incident_id} was expected to be {expected}, but {found}")
+
+
+def incident_id_for(signal: Signal) -> str:
+    """Deterministic: a redelivered message maps to the same id."""
+    return f"{signal.function_name}@{stamp(signal.observed_at)}"
+
+
+def _to_attribute(value: object) -> dict[str, Any]:
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, int):
+        return {"N": str(value)}
+    if isinstance(value, bytes):
+        return {"B": value}
+    if isinstance(value, list):
+        return {"L": [_to_attribute(v) for v in value]}
+    return {"S": str(value)}
+
+
+def to_item(values: dict[str, object]) -> dict[str, dict[str, Any]]:
+    return {key: _to_attribute(value) for key, value in values.items() if value is not None}
+
+
+def _from_attribute(attribute: dict[str, Any]) -> Any:
+    (kind, value), *_ = attribute.items()
+    if kind == "N":
+        return int(value)
+    if kind == "L":
+        return [_from_attribute(v) for v in value]
+    return value
+
+
+def from_item(item: dict[str, dict[str, Any]]) -> Item:
+    return {key: _from_attribute(attribute) for key, attribute in item.items()}
+
+
+def _conflict(error: ClientError) -> bool:
+    return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+
+
+class IncidentStore:
+    def __init__(
+        self, dynamodb: Any, state_table: str, context_table: str | None = None, clock: Clock = utc_now
+    ) -> None:
+        self.dynamodb = dynamodb
+        self.state_table = state_table
+        self.context_table = context_table
+        self.clock = clock
+
+    # ------------------------------------------------------------------ reads
+
+    def get(self, incident_id: str) -> Item | None:
+        response = self.dynamodb.get_item(
+            TableName=self.state_table, Key={"incident_id": {"S": incident_id}}, ConsistentRead=True
+        )
+        return from_item(response["Item"]) if "Item" in response else None
+
+    def _query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        paginator = self.dynamodb.get_paginator("query")
+        yield from paginator.paginate(TableName=self.state_table, IndexName=STATUS_INDEX, **kwargs)
+
+    def created_since(self, since: datetime) -> int:
+        """Incidents created at or after ``since``, counted on the status index: an incident created
+        then was also updated then, so each status needs one range query, never a table scan."""
+        total = 0
+        for status in STATUSES:
+            for page in self._query(
+                KeyConditionExpression="#s = :status AND updated_at >= :since",
+                FilterExpression="created_at >= :since",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":status": {"S": status}, ":since": {"S": stamp(since)}},
+                Select="COUNT",
+            ):
+                total += int(page["Count"])
+        return total
+
+    def not_updated_since(self, status: Status, cutoff: datetime) -> list[Item]:
+        """Incidents in ``status`` whose last update is older than ``cutoff``, from the status index."""
+        items: list[Item] = []
+        for page in self._query(
+            KeyConditionExpression="#s = :status AND updated_at < :cutoff",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":status": {"S": status}, ":cutoff": {"S": stamp(cutoff)}},
+        ):
+            items.extend(from_item(item) for item in page["Items"])
+        return items
+
+    # ------------------------------------------------------------------ writes
+
+    def claim(self, signal: Signal, window_seconds: int) -> tuple[Item, bool]:
+        """The incident for ``signal`` and whether this call created it (as RECEIVED).
+
+        A signal joins its function's latest incident when that one opened less than
+        ``window_seconds`` before it (a re-fired alarm for an ongoing failure); otherwise it opens one
+        whose id derives from the signal alone. Either way concurrent deliveries agree on the id and
+        exactly one of them creates it."""
+        incident_id = incident_id_for(signal)
+        if window_seconds > 0:
+            incident_id = self._join_or_open(signal, incident_id, timedelta(seconds=window_seconds))
+        now = stamp(self.clock())
+        values: dict[str, object] = {
+            "incident_id": incident_id,
+            "status": "RECEIVED",
+            "created_at": now,
+            "updated_at": now,
+            "function_name": signal.function_name,
+            "error_type": signal.error_type,
+            "source": signal.source,
+            "detail": signal.detail,
+            "observed_at": stamp(signal.observed_at),
+            "message_id": signal.message_id,
+            "investigations": 0,
+        }
+        try:
+            self.dynamodb.put_item(
+                TableName=self.state_table,
+                Item=to_item(values),
+                ConditionExpression="attribute_not_exists(incident_id)",
+            )
+        except ClientError as error:
+            if not _conflict(error):
+                raise
+            existing = self.get(incident_id)
+            if existing is None:  # cannot happen: the condition failed because it exists
+                raise
+            return existing, False
+        return values, True
+
+    def _join_or_open(self, signal: Signal, candidate: str, window: timedelta) -> str:
+        key = {"incident_id": {"S": _POINTER_PREFIX + signal.function_name}}
+        opened = stamp(signal.observed_at)
+        expired = stamp(signal.observed_at - window)
+        for _ in range(3):  # a lost race means someone else just opened one: read it again
+            response = self.dynamodb.get_item(TableName=self.state_table, Key=key, ConsistentRead=True)
+            latest = from_item(response["Item"]) if "Item" in response else None
+            if latest is not None and str(latest["opened_at"]) > expired:
+                return str(latest["points_to"])
+            try:
+                self.dynamodb.put_item(
+                    TableName=self.state_table,
+                    Item=key | to_item({"points_to": candidate, "opened_at": opened}),
+                    ConditionExpression="attribute_not_exists(incident_id) OR opened_at <= :expired",
+                    ExpressionAttributeValues={":expired": {"S": expired}},
+                )
+            except ClientError as error:
+                if not _conflict(error):
+                    raise
+                continue
+            return candidate
+        return candidate
+
+    def transition(
+        self,
+        incident_id: str,
+        source: str,
+        target: str,
+        *,
+        expected_updated_at: str | None = None,
+        reason: str | None = None,
+        category: str | None = None,
+    ) -> Item:
+        """Move ``incident_id`` from ``source`` to ``target``; the new item.
+
+        Raises IllegalTransition for a move the lifecycle does not have, and TransitionConflict when
+        the incident is not in ``source`` (or, with ``expected_updated_at``, was updated since)."""
+        if target not in TRANSITIONS.get(source, frozenset()):
+            raise IllegalTransition(incident_id, source, target)
+        names = {"#s": "status"}
+        values: dict[str, dict[str, Any]] = to_item(
+            {":source": source, ":target": target, ":now": stamp(self.clock())}
+        )
+        sets = ["#s = :target", "updated_at = :now"]
+        condition = "#s = :source"
+        if expected_updated_at is not None:
+            condition += " AND updated_at = :seen"
+            values[":seen"] = {"S": expected_updated_at}
+        if reason is not None:
+            sets.append("error_reason = :reason")
+            values[":reason"] = {"S": reason[:MAX_REASON_CHARS]}
+        if category is not None:
+            sets.append("error_category = :category")
+            values[":category"] = {"S": category}
+        update = "SET " + ", ".join(sets)
+        if target == "INVESTIGATING":
+            update += " ADD investigations :one"
+            values[":one"] = {"N": "1"}
+        try:
+            response = self.dynamodb.update_item(
+                TableName=self.state_table,
+                Key={"incident_id": {"S": incident_id}},
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if _conflict(error):
+                raise TransitionConflict(incident_id, source, self.get(incident_id)) from None
+            raise
+        return from_item(response["Attributes"])
+
+    # ------------------------------------------------------------------ incident-context
+
+    def _context(self) -> str:
+        if self.context_table is None:
+            raise ValueError("this IncidentStore was built without an incident-context table")
+        return self.context_table
+
+    def put_context(self, attributes: dict[str, dict[str, Any]]) -> None:
+        self.dynamodb.put_item(TableName=self._context(), Item=attributes)
+
+    def get_context(self, incident_id: str) -> dict[str, dict[str, Any]] | None:
+        response = self.dynamodb.get_item(
+            TableName=self._context(), Key={"incident_id": {"S": incident_id}}, ConsistentRead=True
+        )
+        item: dict[str, dict[str, Any]] | None = response.get("Item")
+        return item

@@ -1,0 +1,38 @@
+"""The SNS-triggered Lambda entry point, ``supervisor.orchestrator.handler``.
+
+Importing this module reads no configuration and imports no agent stack: the pipeline is built on the
+first event and kept for the life of the execution environment (one cold start, one MCP key read).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import boto3
+from aws_lambda_powertools import Logger
+
+from supervisor.incident_store import IncidentStore, dynamodb_client
+from supervisor.pipeline import IncidentPipeline
+
+SERVICE = "incident-supervisor"
+
+
+def build_pipeline(session: boto3.Session | None = None, **overrides: Any) -> IncidentPipeline:
+    """A pipeline configured from the environment (SupervisorSettings), ``overrides`` applied."""
+    from supervisor.settings import SupervisorSettings
+
+    settings = SupervisorSettings(**overrides)
+    session = session or boto3.Session()
+    dynamodb = dynamodb_client(session)
+    store = IncidentStore(dynamodb, settings.incident_state_table, settings.incident_context_table)
+    return IncidentPipeline(store, settings, Logger(service=SERVICE), session)
+
+
+@cache
+def _pipeline() -> IncidentPipeline:
+    return build_pipeline()
+
+
+def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return _pipeline().handle(event, context)

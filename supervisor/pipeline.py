@@ -1,0 +1,300 @@
+"""The incident pipeline behind ``orchestrator.handler``: for each SNS record, claim the incident,
+skip duplicates, apply the circuit breaker, investigate, and end in a terminal state with a reason.
+
+Everything up to the investigation (parsing, dedup, the breaker) imports boto3 and Powertools only;
+the agent stack (LangGraph, LangChain, the MCP client) is imported when an incident is investigated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
+from botocore.exceptions import BotoCoreError, ClientError
+
+from supervisor.incident_store import IncidentStore, Item, TransitionConflict
+from supervisor.signals import MalformedMessage, Signal, parse_event, stamp
+
+if TYPE_CHECKING:
+    import boto3
+    from langchain_core.language_models import BaseChatModel
+
+    from supervisor.run import AgentResult
+    from supervisor.settings import SupervisorSettings
+
+METRICS_NAMESPACE = "IncidentResponse"
+BREAKER_REASON = "circuit breaker: too many incidents in window"
+NO_DIAGNOSIS_REASON = "recursion limit exhausted without diagnosis"
+
+Action = Literal["rejected", "duplicate", "circuit_open", "investigated", "unrecorded"]
+
+
+@dataclass
+class Outcome:
+    """What happened to one SNS record."""
+
+    action: Action
+    message_id: str | None
+    incident_id: str | None = None
+    status: str | None = None
+    reason: str | None = None
+
+
+class IncidentsNotRecorded(RuntimeError):
+    """DynamoDB failed before some records' incidents were claimed or started: the handler fails so that
+    Lambda redelivers the event. Records already handled are then skipped as duplicates, and an
+    incident left RECEIVED is failed by the watchdog once stale."""
+
+
+def _age_seconds(stamp_text: str, now: datetime) -> float:
+    then = datetime.fromisoformat(stamp_text.replace("Z", "+00:00"))
+    return (now - then).total_seconds()
+
+
+class IncidentPipeline:
+    def __init__(
+        self,
+        store: IncidentStore,
+        settings: SupervisorSettings,
+        logger: Logger,
+        session: boto3.Session,
+        model: BaseChatModel | None = None,
+    ) -> None:
+        self.store = store
+        self.settings = settings
+        self.logger = logger
+        self.session = session
+        self.model = model  # None: built from settings.supervisor_model when first needed
+        self._api_key: str | None = None  # read once per cold start
+
+    def handle(self, event: object, context: Any) -> dict[str, Any]:
+        metrics = EphemeralMetrics(namespace=METRICS_NAMESPACE, service="supervisor")
+        outcomes = []
+        for parsed in parse_event(event):
+            if isinstance(parsed, MalformedMessage):
+                outcomes.append(self._reject(parsed, metrics))
+            else:
+                outcomes.append(self._process(parsed, context, metrics))
+        metrics.add_metric(name="SnsRecords", unit=MetricUnit.Count, value=len(outcomes))
+        metrics.flush_metrics()
+        unrecorded = [o for o in outcomes if o.action == "unrecorded"]
+        if unrecorded:
+            raise IncidentsNotRecorded(
+                "; ".join(f"message {o.message_id}: {o.reason}" for o in unrecorded)
+                + " (the event will be redelivered)"
+            )
+        return {"outcomes": [asdict(o) for o in outcomes]}
+
+    def _reject(self, rejected: MalformedMessage, metrics: EphemeralMetrics) -> Outcome:
+        self.logger.warning(
+            "rejected_message", extra={"message_id": rejected.message_id, "reason": rejected.reason}
+        )
+        metrics.add_metric(name="RejectedMessages", unit=MetricUnit.Count, value=1)
+        return Outcome("rejected", rejected.message_id, reason=rejected.reason)
+
+    def _process(self, signal: Signal, context: Any, metrics: EphemeralMetrics) -> Outcome:
+        try:
+            item, created = self.store.claim(signal, self.settings.incident_window_seconds)
+        except (ClientError, BotoCoreError) as error:
+            self.logger.exception("incident_not_recorded", extra={"message_id": signal.message_id})
+            return Outcome("unrecorded", signal.message_id, reason=f"{type(error).__name__}: {error}")
+        incident_id = str(item["incident_id"])
+        log = {"incident_id": incident_id, "message_id": signal.message_id}
+        if created:
+            metrics.add_metric(name="IncidentsReceived", unit=MetricUnit.Count, value=1)
+            self.logger.info("incident_received", extra=log | {"function_name": signal.function_name})
+        try:
+            started = self._start(item, created, metrics)
+        except (ClientError, BotoCoreError) as error:  # it stays RECEIVED; the watchdog fails it when stale
+            self.logger.exception("incident_start_failed", extra=log)
+            return Outcome("unrecorded", signal.message_id, incident_id, str(item["status"]), str(error))
+        if isinstance(started, Outcome):
+            started.message_id = signal.message_id
+            self.logger.info(f"incident_{started.action}", extra=log | {"reason": started.reason})
+            return started
+        return self._investigate(signal, started, context, metrics)
+
+    def _start(self, item: Item, created: bool, metrics: EphemeralMetrics) -> Item | Outcome:
+        """The INVESTIGATING item this delivery owns, or why it does not investigate."""
+        incident_id, status = str(item["incident_id"]), str(item["status"])
+        now = self.store.clock()
+        if not created:
+            age = _age_seconds(str(item["updated_at"]), now)
+            if status not in ("RECEIVED", "INVESTIGATING"):
+                return Outcome("duplicate", None, incident_id, status, f"already {status}")
+            if age < self.settings.stale_after_seconds:
+                return Outcome("duplicate", None, incident_id, status, f"{status} since {age:.0f} s ago")
+            metrics.add_metric(name="StaleIncidentsReentered", unit=MetricUnit.Count, value=1)
+            self.logger.warning(
+                "incident_reentered", extra={"incident_id": incident_id, "stale_seconds": age}
+            )
+        if status == "RECEIVED":
+            window_start = now - timedelta(hours=1)
+            recent = self.store.created_since(window_start)
+            if recent > self.settings.max_incidents_per_hour:
+                metrics.add_metric(name="CircuitBreakerTripped", unit=MetricUnit.Count, value=1)
+                self.logger.error(
+                    "circuit_breaker_open",
+                    extra={
+                        "incident_id": incident_id,
+                        "incidents_last_hour": recent,
+                        "limit": self.settings.max_incidents_per_hour,
+                    },
+                )
+                return self._finish(item, "FAILED", BREAKER_REASON, None, "circuit_open")
+        try:
+            return self.store.transition(
+                incident_id, status, "INVESTIGATING", expected_updated_at=str(item["updated_at"])
+            )
+        except TransitionConflict as conflict:
+            current = conflict.current or {}
+            return Outcome("duplicate", None, incident_id, current.get("status"), str(conflict))
+
+    def _finish(
+        self, item: Item, status: str, reason: str | None, category: str | None, action: Action
+    ) -> Outcome:
+        incident_id = str(item["incident_id"])
+        try:
+            final = self.store.transition(
+                incident_id,
+                str(item["status"]),
+                status,
+                expected_updated_at=str(item["updated_at"]),
+                reason=reason,
+                category=category,
+            )
+        except TransitionConflict as conflict:  # the watchdog (or a re-entry) moved it first
+            self.logger.warning("incident_transition_lost", extra={"incident_id": incident_id})
+            current = conflict.current or {}
+            return Outcome(action, None, incident_id, current.get("status"), str(conflict))
+        except (ClientError, BotoCoreError) as error:
+            self.logger.exception("incident_state_not_written", extra={"incident_id": incident_id})
+            return Outcome(action, None, incident_id, str(item["status"]), f"state not written: {error}")
+        self.logger.info(
+            "incident_finished",
+            extra={"incident_id": incident_id, "status": status, "reason": reason, "category": category},
+        )
+        return Outcome(action, None, incident_id, str(final["status"]), final.get("error_reason"))
+
+    def _investigate(self, signal: Signal, item: Item, context: Any, metrics: EphemeralMetrics) -> Outcome:
+        from supervisor.schemas import AgentError  # the agent stack, paid for by investigated incidents
+
+        incident_id = str(item["incident_id"])
+        try:
+            result = self._run_agent(signal, incident_id, context)
+        except AgentError as error:
+            outcome = self._finish(item, "ERROR", error.message, error.category, "investigated")
+            metrics.add_metric(name="IncidentsErrored", unit=MetricUnit.Count, value=1)
+        except Exception as error:
+            self.logger.exception("agent_crashed", extra={"incident_id": incident_id})
+            outcome = self._finish(
+                item, "ERROR", f"{type(error).__name__}: {error}", "unknown", "investigated"
+            )
+            metrics.add_metric(name="IncidentsErrored", unit=MetricUnit.Count, value=1)
+        else:
+            outcome = self._record(signal, item, result, metrics)
+        outcome.message_id = signal.message_id
+        return outcome
+
+    def _run_agent(self, signal: Signal, incident_id: str, context: Any) -> AgentResult:
+        from supervisor.mcp_key import resolve_mcp_key
+        from supervisor.run import run_agent
+
+        if self._api_key is None:
+            self._api_key = resolve_mcp_key(self.settings, self.session)
+        remaining = getattr(context, "get_remaining_time_in_millis", None)
+        deadline = time.time() + remaining() / 1000 if callable(remaining) else None
+        loop = asyncio.new_event_loop()  # never reuse a loop a previous invocation left behind
+        try:
+            return loop.run_until_complete(
+                run_agent(
+                    signal.incident(),
+                    incident_id,
+                    signal.function_name,
+                    settings=self.settings,
+                    api_key=self._api_key,
+                    model=self.model,
+                    deadline=deadline,
+                )
+            )
+        finally:
+            loop.close()
+
+    def _record(self, signal: Signal, item: Item, result: AgentResult, metrics: EphemeralMetrics) -> Outcome:
+        from supervisor.audit import context_item
+
+        incident_id = str(item["incident_id"])
+        diagnosis = result.diagnosis
+        self._log_run(incident_id, result, metrics)
+        try:
+            self.store.put_context(
+                context_item(
+                    incident_id=incident_id,
+                    function_name=signal.function_name,
+                    incident=signal.incident(),
+                    result=result,
+                    model=self.settings.supervisor_model,
+                    recorded_at=stamp(self.store.clock()),
+                )
+            )
+        except (ClientError, BotoCoreError) as error:
+            self.logger.exception("context_not_written", extra={"incident_id": incident_id})
+            metrics.add_metric(name="IncidentsErrored", unit=MetricUnit.Count, value=1)
+            reason = f"the investigation finished but incident-context could not be written: {error}"
+            return self._finish(item, "ERROR", reason, "storage", "investigated")
+        if diagnosis is not None:
+            metrics.add_metric(name="IncidentsDiagnosed", unit=MetricUnit.Count, value=1)
+            return self._finish(item, "DIAGNOSED", None, None, "investigated")
+        metrics.add_metric(name="IncidentsFailed", unit=MetricUnit.Count, value=1)
+        return self._finish(item, "FAILED", self._no_diagnosis_reason(result), None, "investigated")
+
+    def _no_diagnosis_reason(self, result: AgentResult) -> str:
+        if result.stop_reason == "recursion_limit":
+            return NO_DIAGNOSIS_REASON
+        if any(call.forced_final for call in result.llm_calls):
+            cap = self.settings.max_tokens_per_incident
+            guard = (
+                f"token budget spent ({result.total_tokens} of {cap})"
+                if result.total_tokens >= cap
+                else "deadline reached"
+            )
+            return f"{guard}: the forced final turn ended without a diagnosis"
+        return "the model stopped without submitting a diagnosis"
+
+    def _log_run(self, incident_id: str, result: AgentResult, metrics: EphemeralMetrics) -> None:
+        prompt_tokens = sum(u.prompt_tokens for u in result.token_usage)
+        completion_tokens = sum(u.completion_tokens for u in result.token_usage)
+        self.logger.info(
+            "agent_metrics",
+            extra={
+                "event": "agent_metrics",
+                "incident_id": incident_id,
+                "llm_calls": len(result.llm_calls),
+                "total_prompt_tokens": prompt_tokens,
+                "total_completion_tokens": completion_tokens,
+                "total_tokens": result.total_tokens,
+                "budget_remaining": self.settings.max_tokens_per_incident - result.total_tokens,
+            },
+        )
+        diagnosis = result.diagnosis
+        self.logger.info(
+            "agent_reasoning_summary",
+            extra={
+                "event": "agent_reasoning_summary",
+                "incident_id": incident_id,
+                "tools_called": [call.tool for call in result.tool_calls],
+                "fault_types": list(diagnosis.fault_types) if diagnosis else [],
+                "root_cause": diagnosis.root_cause if diagnosis else None,
+                "severity": diagnosis.severity if diagnosis else None,
+                "steps": len(result.llm_calls),
+            },
+        )
+        metrics.add_metric(name="LlmCalls", unit=MetricUnit.Count, value=len(result.llm_calls))
+        metrics.add_metric(name="PromptTokens", unit=MetricUnit.Count, value=prompt_tokens)
+        metrics.add_metric(name="CompletionTokens", unit=MetricUnit.Count, value=completion_tokens)
+        metrics.add_metric(name="TotalTokens", unit=MetricUnit.Count, value=result.total_tokens)

@@ -1,0 +1,170 @@
+"""SNS records to incident signals: a CloudWatch alarm on a Lambda metric, or a direct incident JSON.
+
+On the orchestrator's cold path, so plain Python only (no pydantic): a record that is not one of the
+two shapes is rejected with a reason that names what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from mcp_server.lambda_names import function_name_of
+
+MAX_DETAIL_CHARS = 4_000
+
+
+class MalformedMessage(ValueError):
+    """An SNS record that is not an incident signal; nothing is written for it."""
+
+    def __init__(self, message_id: str | None, reason: str) -> None:
+        super().__init__(reason)
+        self.message_id = message_id
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One failure report about one Lambda function."""
+
+    message_id: str
+    source: Literal["cloudwatch_alarm", "direct"]
+    function_name: str
+    error_type: str
+    detail: str
+    observed_at: datetime  # the alarm's state change, or when SNS accepted a direct message
+
+    def incident(self) -> dict[str, str]:
+        """What the agent is told about the incident."""
+        return {
+            "source": self.source,
+            "function_name": self.function_name,
+            "error_type": self.error_type,
+            "detail": self.detail,
+            "observed_at": stamp(self.observed_at),
+        }
+
+
+def stamp(moment: datetime) -> str:
+    """UTC, millisecond precision, fixed width: sorts as text in DynamoDB."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def _time(value: object, what: str) -> datetime:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} is missing")
+    text = value.replace("Z", "+00:00")
+    if len(text) > 5 and text[-5] in "+-" and text[-3] != ":":  # CloudWatch writes +0000
+        text = f"{text[:-2]}:{text[-2:]}"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"{what} {value!r} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        raise ValueError(f"{what} {value!r} has no time zone")
+    return moment.astimezone(UTC)
+
+
+def _function(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{where} must be a Lambda function name")
+    try:
+        return function_name_of(value)
+    except ValueError as error:
+        raise ValueError(f"{where} {value[:100]!r}: {error}") from None
+
+
+def _alarm(message: dict[str, Any]) -> tuple[str, str, str, datetime]:
+    state = message.get("NewStateValue")
+    if state != "ALARM":
+        name = message.get("AlarmName")
+        raise ValueError(f"alarm {name!r} went to {state!r}; only ALARM opens an incident")
+    trigger = message.get("Trigger")
+    if not isinstance(trigger, dict):
+        raise ValueError("alarm message has no Trigger (metric math and composite alarms are not supported)")
+    if trigger.get("Namespace") != "AWS/Lambda":
+        raise ValueError(f"alarm watches namespace {trigger.get('Namespace')!r}, not AWS/Lambda")
+    dimensions = trigger.get("Dimensions")
+    names = [
+        d.get("value")
+        for d in dimensions or []
+        if isinstance(d, dict) and str(d.get("name", "")).lower() == "functionname"
+    ]
+    if len(names) != 1:
+        raise ValueError("alarm has no FunctionName dimension: it does not name one Lambda function")
+    function = _function(names[0], "FunctionName dimension")
+    metric = trigger.get("MetricName")
+    if not isinstance(metric, str) or not metric:
+        raise ValueError("alarm Trigger has no MetricName")
+    reason = message.get("NewStateReason")
+    detail = f"{message.get('AlarmName')}: {reason if isinstance(reason, str) else ''}".strip()
+    return function, metric, detail, _time(message.get("StateChangeTime"), "StateChangeTime")
+
+
+def _direct(message: dict[str, Any], published: datetime) -> tuple[str, str, str, datetime]:
+    function = _function(message.get("lambda_name"), "lambda_name")
+    error_type = message.get("error_type")
+    if not isinstance(error_type, str) or not error_type.strip():
+        raise ValueError("error_type must be a non-empty string, e.g. 'Errors' or 'AccessDenied'")
+    detail = message.get("detail", "")
+    if not isinstance(detail, str):
+        detail = json.dumps(detail, sort_keys=True)
+    return function, error_type.strip()[:100], detail, published
+
+
+def parse_record(record: object) -> Signal:
+    """The signal in one record of an SNS Lambda event; MalformedMessage says why there is none."""
+    sns = record.get("Sns") if isinstance(record, dict) else None
+    if not isinstance(sns, dict):
+        raise MalformedMessage(None, "record has no Sns object: not an SNS event record")
+    message_id = sns.get("MessageId")
+    if not isinstance(message_id, str) or not message_id:
+        raise MalformedMessage(None, "SNS record has no MessageId")
+    try:
+        published = _time(sns.get("Timestamp"), "SNS Timestamp")
+        raw = sns.get("Message")
+        if not isinstance(raw, str):
+            raise ValueError("SNS Message is missing")
+        try:
+            message = json.loads(raw)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"SNS Message is not JSON ({error.msg} at character {error.pos})") from None
+        if not isinstance(message, dict):
+            raise ValueError(f"SNS Message is JSON {type(message).__name__}, not an object")
+        if "AlarmName" in message:
+            function, error_type, detail, observed = _alarm(message)
+            source: Literal["cloudwatch_alarm", "direct"] = "cloudwatch_alarm"
+        elif "lambda_name" in message:
+            function, error_type, detail, observed = _direct(message, published)
+            source = "direct"
+        else:
+            raise ValueError(
+                "SNS Message is neither a CloudWatch alarm (AlarmName, Trigger, ...) nor an incident "
+                '{"lambda_name": ..., "error_type": ..., "detail": ...}'
+            )
+    except ValueError as error:
+        raise MalformedMessage(message_id, str(error)) from None
+    return Signal(
+        message_id=message_id,
+        source=source,
+        function_name=function,
+        error_type=error_type,
+        detail=detail[:MAX_DETAIL_CHARS],
+        observed_at=observed,
+    )
+
+
+def parse_event(event: object) -> list[Signal | MalformedMessage]:
+    """One entry per record, in order: its signal, or why it is not one."""
+    records = event.get("Records") if isinstance(event, dict) else None
+    if not isinstance(records, list) or not records:
+        return [MalformedMessage(None, "event has no Records: not an SNS Lambda event")]
+    parsed: list[Signal | MalformedMessage] = []
+    for record in records:
+        try:
+            parsed.append(parse_record(record))
+        except MalformedMessage as rejected:
+            parsed.append(rejected)
+    return parsed
