@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
+from chaos.sandbox.world import create_incident_tables
 from chaos.workload.alarms import drain_sns_events
 from chaos.workload.runtime import LocalLambdaRuntime
-from tests.mcp_support import server_process
+from supervisor.incident_store import IncidentStore, dynamodb_client
+from supervisor.orchestrator import build_pipeline
+from supervisor.pipeline import IncidentPipeline
+from tests.bedrock_fake import FakeConverse
+from tests.mcp_support import served_in_thread, server_process
 
 Undo = Callable[[Callable[[], object]], None]
 
@@ -78,3 +85,61 @@ def alarm_events(sandbox: Sandbox) -> Callable[[], list[dict[str, object]]]:
 
     drain()
     return drain
+
+
+@pytest.fixture
+def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeConverse]:
+    """A local Converse endpoint that Bedrock clients reach through AWS_ENDPOINT_URL_BEDROCK_RUNTIME."""
+    fake = FakeConverse(script=[])
+    with served_in_thread(fake.app()) as url:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url)
+        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+        monkeypatch.setenv("AWS_REGION", names.DEFAULT_REGION)
+        yield fake
+
+
+@pytest.fixture
+def incidents(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[IncidentStore]:
+    """Fresh incident tables for one test (so the circuit breaker counts only its incidents), reached as
+    the supervisor identity. Afterwards no incident may be left RECEIVED or INVESTIGATING, unless the
+    test is marked ``open_incidents``."""
+    suffix = uuid.uuid4().hex[:8]
+    state, context = f"incident-state-{suffix}", f"incident-context-{suffix}"
+    operator = sandbox.session(names.OPERATOR).client("dynamodb")
+    create_incident_tables(operator, state, context)
+    store = IncidentStore(dynamodb_client(sandbox.session(names.SUPERVISOR)), state, context)
+    yield store
+    try:
+        if request.node.get_closest_marker("open_incidents") is None:
+            far_future = store.clock().replace(year=2999)
+            left = [
+                f"{item['incident_id']} is {status}"
+                for status in ("RECEIVED", "INVESTIGATING")
+                for item in store.not_updated_since(status, far_future)
+            ]
+            assert not left, f"incidents left in a non-terminal state: {left}"
+    finally:
+        for table in (state, context):
+            operator.delete_table(TableName=table)
+
+
+@pytest.fixture
+def make_pipeline(
+    sandbox: Sandbox, mcp_server_url: str, incidents: IncidentStore
+) -> Callable[..., IncidentPipeline]:
+    """Pipelines as ``build_pipeline`` makes them for Lambda, on this test's tables, as the supervisor
+    identity (MCP key from SSM), talking to the session's MCP server over SSE."""
+
+    def make(model: Any = None, **overrides: Any) -> IncidentPipeline:
+        settings: dict[str, Any] = {
+            "incident_state_table": incidents.state_table,
+            "incident_context_table": incidents.context_table,
+            "mcp_server_url": f"{mcp_server_url}/sse",
+            "backoff_base": 0.1,
+        }
+        pipeline = build_pipeline(sandbox.session(names.SUPERVISOR), **(settings | overrides))
+        pipeline.model = model
+        return pipeline
+
+    return make

@@ -9,7 +9,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,7 +20,7 @@ from supervisor.run import run_agent
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 from tests.bedrock_fake import FakeConverse, aws_error, tool_use
-from tests.mcp_support import free_port, served_in_thread
+from tests.mcp_support import free_port
 
 MODEL = "bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0"
 FAST_RETRY: dict[str, Any] = {"backoff_base": 0.1, "bedrock_max_attempts": 1}
@@ -45,17 +44,6 @@ def _submission() -> dict[str, Any]:
         "remediation_plan": [],
         "confidence": 0.3,
     }
-
-
-@pytest.fixture
-def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeConverse]:
-    fake = FakeConverse(script=[])
-    with served_in_thread(fake.app()) as url:
-        monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url)
-        monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-        monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-        monkeypatch.setenv("AWS_REGION", names.DEFAULT_REGION)
-        yield fake
 
 
 async def _run(sandbox: Sandbox, mcp_url: str, **settings: Any) -> Any:

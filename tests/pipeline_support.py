@@ -1,0 +1,82 @@
+"""Sample SNS events and readers for what the pipeline logs and emits."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
+
+from supervisor.signals import stamp
+
+EVENTS = Path(__file__).parent / "events"
+
+
+@cache
+def _load(name: str) -> str:
+    return (EVENTS / name).read_text()
+
+
+def load_event(name: str) -> dict[str, Any]:
+    event: dict[str, Any] = json.loads(_load(name))
+    return event
+
+
+def direct_event(
+    function: str = "data-processor",
+    *,
+    message_id: str | None = None,
+    at: datetime | None = None,
+    error_type: str = "Errors",
+) -> dict[str, Any]:
+    """The sample direct-incident event, as a new message (or a redelivery, given its id and time)."""
+    event = load_event("sns_direct_incident.json")
+    sns = event["Records"][0]["Sns"]
+    sns["MessageId"] = message_id or str(uuid.uuid4())
+    sns["Timestamp"] = stamp(at or datetime.now(UTC))
+    message = json.loads(sns["Message"])
+    sns["Message"] = json.dumps(message | {"lambda_name": function, "error_type": error_type})
+    return event
+
+
+def with_records(*events: dict[str, Any]) -> dict[str, Any]:
+    """One SNS event carrying the records of several."""
+    return {"Records": [copy.deepcopy(r) for event in events for r in event["Records"]]}
+
+
+def outcomes(response: dict[str, Any]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = response["outcomes"]
+    return found
+
+
+def json_logs(caplog: pytest.LogCaptureFixture, message: str) -> list[dict[str, Any]]:
+    """The records logged with ``message``, as the JSON lines Powertools writes to CloudWatch."""
+    formatter = LambdaPowertoolsFormatter()
+    return [json.loads(formatter.format(r)) for r in caplog.records if r.getMessage() == message]
+
+
+def emf_documents(stdout: str) -> list[dict[str, Any]]:
+    """The CloudWatch embedded-metric-format documents printed to stdout."""
+    documents = []
+    for line in stdout.splitlines():
+        if line.startswith("{") and '"_aws"' in line:
+            documents.append(json.loads(line))
+    return documents
+
+
+def emitted(stdout: str) -> dict[str, float]:
+    """Every metric value emitted, summed per metric name."""
+    totals: dict[str, float] = {}
+    for document in emf_documents(stdout):
+        for directive in document["_aws"]["CloudWatchMetrics"]:
+            for metric in directive["Metrics"]:
+                value = document[metric["Name"]]
+                values = value if isinstance(value, list) else [value]
+                totals[metric["Name"]] = totals.get(metric["Name"], 0) + sum(values)
+    return totals

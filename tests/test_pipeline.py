@@ -1,0 +1,399 @@
+"""The incident pipeline end to end: SNS events into orchestrator pipelines, state and audit in the
+sandbox's DynamoDB, the agent over the real MCP server."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from supervisor.incident_store import IncidentStore, from_item
+from supervisor.pipeline import BREAKER_REASON, NO_DIAGNOSIS_REASON, IncidentPipeline
+from supervisor.signals import Signal, stamp
+from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
+from tests.bedrock_fake import FakeConverse, aws_error
+from tests.conftest import Undo
+from tests.faults import delete_inline_policy
+from tests.mcp_support import free_port
+from tests.pipeline_support import (
+    direct_event,
+    emitted,
+    json_logs,
+    load_event,
+    outcomes,
+    with_records,
+)
+
+MakePipeline = Callable[..., IncidentPipeline]
+
+
+def _context(incidents: IncidentStore, incident_id: str) -> dict[str, Any]:
+    item = incidents.get_context(incident_id)
+    assert item is not None, f"no incident-context item for {incident_id}"
+    return from_item(item)
+
+
+def _item_bytes(item: dict[str, Any]) -> int:
+    """DynamoDB's measure of an item: attribute names plus value sizes."""
+
+    def size(attribute: dict[str, Any]) -> int:
+        (kind, value), *_ = attribute.items()
+        if kind == "L":
+            return sum(size(v) for v in value) + 3
+        return len(value) if isinstance(value, bytes) else len(str(value).encode())
+
+    return sum(len(name) + size(attribute) for name, attribute in item.items())
+
+
+def _only(response: dict[str, Any]) -> dict[str, Any]:
+    (outcome,) = outcomes(response)
+    return outcome
+
+
+def test_an_alarm_from_a_real_fault_ends_diagnosed_with_its_audit_trail(
+    sandbox: Sandbox,
+    runtime: LocalLambdaRuntime,
+    alarm_events: Callable[..., list[dict[str, Any]]],
+    undo: Undo,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    caplog: pytest.LogCaptureFixture,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    delete_inline_policy(sandbox, undo)
+    assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
+    (event,) = alarm_events(wait_seconds=2)  # CloudWatch alarm -> SNS -> the trigger queue
+
+    caplog.set_level("INFO")
+    outcome = _only(make_pipeline().handle(event, None))
+
+    assert outcome["action"] == "investigated"
+    assert outcome["status"] == "DIAGNOSED"
+    incident_id = outcome["incident_id"]
+    state = incidents.get(incident_id)
+    assert state is not None
+    assert state["status"] == "DIAGNOSED"
+    assert state["investigations"] == 1
+    assert state["function_name"] == names.FUNCTION_NAME
+    assert state["error_type"] == "Errors"
+    assert state["created_at"] <= state["updated_at"]
+
+    context = _context(incidents, incident_id)
+    diagnosis = json.loads(context["diagnosis"])
+    assert diagnosis["fault_types"] == ["permission_loss"]
+    assert all(check["verified"] for check in diagnosis["verification"]["pointers"])
+    assert any(p["tool"] == "get_iam_state" for p in diagnosis["evidence"])
+    chain = json.loads(context["reasoning_chain"])
+    assert chain[0]["type"] == "system"
+    assert [m["type"] for m in chain[1:3]] == ["human", "ai"]
+    assert context["truncated"] is False
+    assert context["tools_called"][-1] == "submit_diagnosis"
+    results = json.loads(gzip.decompress(context["tool_results"]))
+    assert {r["tool"] for r in results} >= {"get_recent_logs", "get_iam_state"}
+    assert len(context["replay_hash"]) == 64
+
+    (metrics_log,) = json_logs(caplog, "agent_metrics")
+    assert metrics_log["event"] == "agent_metrics"
+    assert metrics_log["incident_id"] == incident_id
+    assert metrics_log["llm_calls"] == context["llm_calls"] >= 2
+    assert metrics_log["total_tokens"] == 0  # the rules model is not an LLM
+    assert metrics_log["budget_remaining"] == 100_000
+    (summary,) = json_logs(caplog, "agent_reasoning_summary")
+    assert summary["fault_types"] == ["permission_loss"]
+    assert summary["tools_called"] == context["tools_called"]
+    assert summary["steps"] == metrics_log["llm_calls"]
+    assert summary["severity"] == diagnosis["severity"]
+    assert names.ROLE_NAME in summary["root_cause"]
+
+    metrics = emitted(capsys.readouterr().out)
+    assert metrics["IncidentsReceived"] == 1
+    assert metrics["IncidentsDiagnosed"] == 1
+    assert metrics["LlmCalls"] == metrics_log["llm_calls"]
+
+
+def test_a_redelivered_message_and_a_refired_alarm_are_the_same_incident(
+    make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    pipeline = make_pipeline()
+    first = direct_event()
+    opened = _only(pipeline.handle(first, None))
+    assert opened["action"] == "investigated"
+
+    again = _only(pipeline.handle(first, None))  # SNS delivered the same message twice
+    refired = direct_event(at=datetime.now(UTC) + timedelta(minutes=5), error_type="Throttles")
+    joined = _only(pipeline.handle(refired, None))
+
+    for duplicate in (again, joined):
+        assert duplicate["action"] == "duplicate"
+        assert duplicate["incident_id"] == opened["incident_id"]
+        assert duplicate["reason"] == "already DIAGNOSED"
+    later = direct_event(at=datetime.now(UTC) + timedelta(hours=2))  # a new failure after the window
+    assert _only(pipeline.handle(later, None))["incident_id"] != opened["incident_id"]
+
+
+def test_fifty_concurrent_deliveries_start_exactly_one_investigation(
+    make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    pipeline = make_pipeline()
+    event = direct_event()
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        results = list(pool.map(lambda _: _only(pipeline.handle(event, None)), range(50)))
+    actions = sorted(r["action"] for r in results)
+    assert actions.count("investigated") == 1, actions
+    assert actions.count("duplicate") == 49
+    assert len({r["incident_id"] for r in results}) == 1
+    state = incidents.get(results[0]["incident_id"])
+    assert state is not None
+    assert state["investigations"] == 1
+    assert state["status"] == "DIAGNOSED"
+
+
+def _stuck(incidents: IncidentStore, minutes_ago: float, status: str = "INVESTIGATING") -> str:
+    """An incident whose investigation started ``minutes_ago`` and never finished."""
+    then = datetime.now(UTC) - timedelta(minutes=minutes_ago)
+    past = IncidentStore(incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: then)
+    signal = Signal("m-stuck", "direct", names.FUNCTION_NAME, "Errors", "stuck", then)
+    item, created = past.claim(signal, window_seconds=3600)
+    assert created
+    if status == "INVESTIGATING":
+        past.transition(str(item["incident_id"]), "RECEIVED", "INVESTIGATING")
+    return str(item["incident_id"])
+
+
+def _redelivery_of(incident_id: str) -> dict[str, Any]:
+    at = datetime.fromisoformat(incident_id.split("@", 1)[1].replace("Z", "+00:00"))
+    return direct_event(message_id="m-stuck", at=at)
+
+
+@pytest.mark.open_incidents
+def test_a_fresh_investigation_is_left_alone(make_pipeline: MakePipeline, incidents: IncidentStore) -> None:
+    incident_id = _stuck(incidents, minutes_ago=2)
+    outcome = _only(make_pipeline().handle(_redelivery_of(incident_id), None))
+    assert outcome["action"] == "duplicate"
+    assert outcome["reason"].startswith("INVESTIGATING since")
+    state = incidents.get(incident_id)
+    assert state is not None
+    assert (state["status"], state["investigations"]) == ("INVESTIGATING", 1)
+
+
+@pytest.mark.parametrize("status", ["INVESTIGATING", "RECEIVED"])
+def test_a_stale_incident_is_reentered_and_finished(
+    make_pipeline: MakePipeline, incidents: IncidentStore, status: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    incident_id = _stuck(incidents, minutes_ago=11, status=status)
+    outcome = _only(make_pipeline().handle(_redelivery_of(incident_id), None))
+    assert (outcome["action"], outcome["status"]) == ("investigated", "DIAGNOSED")
+    state = incidents.get(incident_id)
+    assert state is not None
+    assert state["investigations"] == (2 if status == "INVESTIGATING" else 1)
+    assert emitted(capsys.readouterr().out)["StaleIncidentsReentered"] == 1
+
+
+def test_the_twenty_first_incident_in_an_hour_trips_the_breaker(
+    make_pipeline: MakePipeline, incidents: IncidentStore, capsys: pytest.CaptureFixture[str]
+) -> None:
+    now = datetime.now(UTC)
+    for n in range(19):  # 19 incidents of other functions this hour, already finished
+        signal = Signal(f"m{n}", "direct", f"fn-{n}", "Errors", "", now - timedelta(minutes=n))
+        item, _ = incidents.claim(signal, window_seconds=0)
+        incidents.transition(str(item["incident_id"]), "RECEIVED", "FAILED", reason="seeded")
+    old = Signal("m-old", "direct", "fn-old", "Errors", "", now - timedelta(hours=2))
+    two_hours_ago = IncidentStore(
+        incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: now - timedelta(hours=2)
+    )
+    item, _ = two_hours_ago.claim(old, window_seconds=0)  # outside the window: not counted
+    two_hours_ago.transition(str(item["incident_id"]), "RECEIVED", "FAILED", reason="seeded")
+
+    pipeline = make_pipeline()
+    twentieth = _only(pipeline.handle(direct_event(), None))
+    assert (twentieth["action"], twentieth["status"]) == ("investigated", "DIAGNOSED")
+    capsys.readouterr()
+
+    twenty_first = _only(pipeline.handle(direct_event("other-function"), None))
+    assert twenty_first["action"] == "circuit_open"
+    state = incidents.get(twenty_first["incident_id"])
+    assert state is not None
+    assert (state["status"], state["error_reason"]) == ("FAILED", BREAKER_REASON)
+    assert state["investigations"] == 0
+    assert incidents.get_context(twenty_first["incident_id"]) is None  # the agent never ran
+    assert emitted(capsys.readouterr().out)["CircuitBreakerTripped"] == 1
+
+
+def test_mcp_server_down_ends_in_error_mcp_connection(
+    make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    pipeline = make_pipeline(mcp_server_url=f"http://127.0.0.1:{free_port()}/sse")
+    outcome = _only(pipeline.handle(direct_event(), None))
+    state = incidents.get(outcome["incident_id"])
+    assert state is not None
+    assert (state["status"], state["error_category"]) == ("ERROR", "mcp_connection")
+    assert len(state["error_reason"]) <= 500
+
+
+def test_bedrock_access_denied_ends_in_error_bedrock_auth_without_retry(
+    make_pipeline: MakePipeline, incidents: IncidentStore, bedrock: FakeConverse
+) -> None:
+    bedrock.script += [
+        aws_error(403, "AccessDeniedException", "not authorized to perform bedrock:InvokeModel")
+    ]
+    pipeline = make_pipeline(supervisor_model="bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0")
+    outcome = _only(pipeline.handle(direct_event(), None))
+    state = incidents.get(outcome["incident_id"])
+    assert state is not None
+    assert (state["status"], state["error_category"]) == ("ERROR", "bedrock_auth")
+    assert "bedrock:InvokeModel" in state["error_reason"]
+    assert len(bedrock.requests) == 1
+
+
+def test_a_missing_mcp_key_parameter_fails_closed_with_error_config(
+    make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    pipeline = make_pipeline(mcp_api_key_ssm_parameter="/incident-response/no-such-key")
+    outcome = _only(pipeline.handle(direct_event(), None))
+    state = incidents.get(outcome["incident_id"])
+    assert state is not None
+    assert (state["status"], state["error_category"]) == ("ERROR", "config")
+    assert "/incident-response/no-such-key" in state["error_reason"]
+
+
+def test_an_agent_that_never_submits_ends_failed(
+    make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    looping = ScriptedChatModel([ai(call("get_lambda_config", call_id=f"c{n}")) for n in range(10)])
+    pipeline = make_pipeline(model=looping, recursion_limit=4)
+    outcome = _only(pipeline.handle(direct_event(), None))
+    state = incidents.get(outcome["incident_id"])
+    assert state is not None
+    assert (state["status"], state["error_reason"]) == ("FAILED", NO_DIAGNOSIS_REASON)
+    context = _context(incidents, outcome["incident_id"])  # the failed run is kept for audit too
+    assert "diagnosis" not in context
+    assert context["stop_reason"] == "recursion_limit"
+
+
+def test_a_crash_inside_the_agent_ends_in_error_unknown(
+    make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    def explode(_: object) -> Any:
+        raise RuntimeError("model backend fell over")
+
+    outcome = _only(make_pipeline(model=ScriptedChatModel([explode])).handle(direct_event(), None))
+    state = incidents.get(outcome["incident_id"])
+    assert state is not None
+    assert (state["status"], state["error_category"]) == ("ERROR", "unknown")
+    assert "model backend fell over" in state["error_reason"]
+
+
+def test_a_megabyte_reasoning_chain_is_stored_under_400_kb(
+    make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    musing = "the function keeps failing; " * 9_000  # ~250 KB of model text per turn
+    script = [ai(call("get_lambda_config", call_id=f"c{n}"), text=musing) for n in range(4)]
+    healthy = submission(
+        fault_types=["unknown"],
+        evidence=[pointer("get_lambda_config", "FunctionName", names.FUNCTION_NAME, supports=None)],
+        remediation_plan=[],
+    )
+    script.append(ai(call("submit_diagnosis", healthy, call_id="done")))
+    outcome = _only(make_pipeline(model=ScriptedChatModel(script)).handle(direct_event(), None))
+    assert outcome["status"] == "DIAGNOSED"
+    item = incidents.get_context(outcome["incident_id"])
+    assert item is not None
+    assert _item_bytes(item) < 400 * 1024
+    context = from_item(item)
+    assert context["truncated"] is True
+    chain = json.loads(context["reasoning_chain"])
+    assert chain[0]["type"] == "system"
+    assert chain[1]["type"] == "human"  # the incident
+    assert [m["type"] for m in chain[2:]].count("ai") == 3  # the last three turns
+    assert chain[-2]["tool_calls"][0]["name"] == "submit_diagnosis"
+    assert context["omitted_messages"] == 4  # two earlier turns: an ai message and its tool result each
+
+
+@pytest.mark.parametrize(
+    ("event", "reason"),
+    [
+        (load_event("sns_alarm_ok.json"), "went to 'OK'; only ALARM opens an incident"),
+        (load_event("sns_alarm_not_lambda.json"), "namespace 'AWS/SQS', not AWS/Lambda"),
+        (load_event("sns_message_not_json.json"), "SNS Message is not JSON"),
+        (
+            {
+                "Records": [
+                    {"Sns": {"MessageId": "m1", "Timestamp": "2026-11-21T10:00:00Z", "Message": "[1]"}}
+                ]
+            },
+            "JSON list, not an object",
+        ),
+        (
+            {"Records": [{"Sns": {"MessageId": "m1", "Timestamp": "2026-11-21T10:00:00Z", "Message": "{}"}}]},
+            "neither a CloudWatch alarm",
+        ),
+        (
+            {"Records": [{"Sns": {"MessageId": "m1", "Timestamp": "yesterday", "Message": "{}"}}]},
+            "SNS Timestamp 'yesterday' is not an ISO 8601 time",
+        ),
+        ({"Records": [{"eventSource": "aws:sqs", "body": "{}"}]}, "record has no Sns object"),
+        ({"detail-type": "Scheduled Event"}, "event has no Records"),
+    ],
+)
+def test_malformed_messages_are_rejected_with_nothing_written(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    event: dict[str, Any],
+    reason: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    outcome = _only(make_pipeline().handle(event, None))
+    assert outcome["action"] == "rejected"
+    assert reason in outcome["reason"]
+    (logged,) = json_logs(caplog, "rejected_message")
+    assert reason in logged["reason"]
+    operator = sandbox.session(names.OPERATOR).client("dynamodb")  # the supervisor may not scan
+    for table in (incidents.state_table, str(incidents.context_table)):
+        assert operator.scan(TableName=table)["Count"] == 0
+
+
+def test_each_record_of_an_event_gets_its_own_outcome(
+    make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    first = direct_event()
+    event = with_records(first, load_event("sns_message_not_json.json"), first)
+    actions = [(o["action"], o["reason"]) for o in outcomes(make_pipeline().handle(event, None))]
+    assert actions[0] == ("investigated", None)
+    assert actions[1][0] == "rejected"
+    assert actions[2] == ("duplicate", "already DIAGNOSED")
+
+
+def test_a_transition_the_lifecycle_does_not_have_is_refused(incidents: IncidentStore) -> None:
+    from supervisor.incident_store import IllegalTransition, TransitionConflict
+
+    signal = Signal("m1", "direct", names.FUNCTION_NAME, "Errors", "", datetime.now(UTC))
+    item, _ = incidents.claim(signal, window_seconds=0)
+    incident_id = str(item["incident_id"])
+    with pytest.raises(IllegalTransition, match="RECEIVED -> DIAGNOSED is not a transition"):
+        incidents.transition(incident_id, "RECEIVED", "DIAGNOSED")
+    with pytest.raises(TransitionConflict, match="expected to be INVESTIGATING, but it is RECEIVED"):
+        incidents.transition(incident_id, "INVESTIGATING", "FAILED")
+    incidents.transition(incident_id, "RECEIVED", "ERROR", reason="x" * 900, category="unknown")
+    with pytest.raises(IllegalTransition):
+        incidents.transition(incident_id, "ERROR", "INVESTIGATING")
+    state = incidents.get(incident_id)
+    assert state is not None
+    assert (state["status"], len(state["error_reason"])) == ("ERROR", 500)
+
+
+def test_incident_ids_are_deterministic() -> None:
+    from supervisor.incident_store import incident_id_for
+
+    at = datetime(2026, 11, 21, 10, 0, 0, 917_000, tzinfo=UTC)
+    signal = Signal("m1", "cloudwatch_alarm", "data-processor", "Errors", "", at)
+    assert incident_id_for(signal) == "data-processor@2026-11-21T10:00:00.917Z"
+    assert stamp(at) < stamp(at + timedelta(milliseconds=1))
