@@ -131,9 +131,7 @@ def _replay(incident_id: str, settings: SupervisorSettings, *, as_json_output: b
     else:
         same = "matches the recorded hash" if outcome.matches else f"DIFFERS from {recorded.replay_hash}"
         print(render(outcome.result, recorded.function_name))
-        print(
-            f"Replay:       {incident_id} with {settings.supervisor_model}: hash {outcome.replay_hash} {same}"
-        )
+        print(f"Replay:       {settings.supervisor_model}, hash {outcome.replay_hash} {same}")
     return EXIT_DIAGNOSED if outcome.matches else EXIT_REPLAY_DIFFERS
 
 

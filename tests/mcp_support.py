@@ -114,3 +114,35 @@ async def mcp_session(transport: Transport, base_url: str, key: str | None) -> A
         ):
             await s.initialize()
             yield s
+
+
+class BlackHole:
+    """Accepts TCP connections and never answers; counts them."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(0.2)
+        self.accepted: list[socket.socket] = []
+        self.running = True
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self) -> None:
+        while self.running:
+            try:
+                self.accepted.append(self.sock.accept()[0])
+            except TimeoutError:
+                continue
+
+    def close(self) -> None:
+        self.running = False
+        self.thread.join(2)
+        for conn in self.accepted:
+            conn.close()
+        self.sock.close()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import threading
 import time
 from typing import Any
 
@@ -20,7 +18,7 @@ from supervisor.run import run_agent
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 from tests.bedrock_fake import FakeConverse, aws_error, tool_use
-from tests.mcp_support import free_port
+from tests.mcp_support import BlackHole, free_port
 
 MODEL = "bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0"
 FAST_RETRY: dict[str, Any] = {"backoff_base": 0.1, "bedrock_max_attempts": 1}
@@ -128,36 +126,8 @@ async def test_mcp_server_down_is_mcp_connection_after_the_retry() -> None:
     assert "after 2 attempt(s)" in raised.value.__notes__
 
 
-class _BlackHole:
-    """Accepts TCP connections and never answers; counts them."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.accepted: list[socket.socket] = []
-        self.running = True
-        self.thread = threading.Thread(target=self._accept, daemon=True)
-        self.thread.start()
-
-    def _accept(self) -> None:
-        while self.running:
-            try:
-                self.accepted.append(self.sock.accept()[0])
-            except TimeoutError:
-                continue
-
-    def close(self) -> None:
-        self.running = False
-        self.thread.join(2)
-        for conn in self.accepted:
-            conn.close()
-        self.sock.close()
-
-
 async def test_a_server_that_never_answers_times_out_once_retries_then_fails() -> None:
-    hole = _BlackHole()
+    hole = BlackHole()
     url = f"http://127.0.0.1:{hole.sock.getsockname()[1]}/sse"
     started = time.monotonic()
     try:
