@@ -1,9 +1,10 @@
-"""The MCP overhead benchmark still runs end to end (at tiny sizes; the figures themselves are not judged)."""
+"""The benchmarks still run end to end (at tiny sizes; the figures themselves are not judged)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from bench import cold_import
 from bench.mcp_overhead import QUICK, render, run
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.contract import TOOL_NAMES
@@ -22,3 +23,11 @@ async def test_benchmark_runs_and_reports_every_figure(sandbox: Sandbox, tmp_pat
     text = render(report)
     assert "worst p50 ratio" in text
     assert f"after {QUICK.sessions} SSE sessions" in text
+
+
+def test_cold_import_benchmark_reports_every_case() -> None:
+    rows = cold_import.run(runs=2)
+    assert [row.case for row in rows] == list(cold_import.CASES)
+    assert rows[0].ratio == 1.0  # the baseline against itself
+    assert all(row.median_ms > 0 for row in rows)
+    assert "Target orchestrator/boto3 <= 1.5x" in cold_import.render(rows, 2)

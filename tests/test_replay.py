@@ -130,7 +130,7 @@ async def test_the_recorded_provider_serves_only_what_was_recorded() -> None:
 
 
 def _result(tool: str, **result: Any) -> ToolResult:
-    return ToolResult(tool=tool, arguments={"lambda_name": "f"}, result=result)  # type: ignore[arg-type]
+    return ToolResult(tool=tool, arguments={"lambda_name": "f"}, result=result)
 
 
 def test_the_replay_hash_is_canonical() -> None:
