@@ -58,6 +58,14 @@ def _only(response: dict[str, Any]) -> dict[str, Any]:
     return outcome
 
 
+def _handled(pipeline: IncidentPipeline, incidents: IncidentStore) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Deliver one new direct incident; its outcome and its item in incident-state afterwards."""
+    outcome = _only(pipeline.handle(direct_event(), None))
+    state = incidents.get(outcome["incident_id"])
+    assert state is not None
+    return outcome, state
+
+
 def test_an_alarm_from_a_real_fault_ends_diagnosed_with_its_audit_trail(
     sandbox: Sandbox,
     runtime: LocalLambdaRuntime,
@@ -231,9 +239,7 @@ def test_mcp_server_down_ends_in_error_mcp_connection(
     make_pipeline: MakePipeline, incidents: IncidentStore
 ) -> None:
     pipeline = make_pipeline(mcp_server_url=f"http://127.0.0.1:{free_port()}/sse")
-    outcome = _only(pipeline.handle(direct_event(), None))
-    state = incidents.get(outcome["incident_id"])
-    assert state is not None
+    _, state = _handled(pipeline, incidents)
     assert (state["status"], state["error_category"]) == ("ERROR", "mcp_connection")
     assert len(state["error_reason"]) <= 500
 
@@ -245,9 +251,7 @@ def test_bedrock_access_denied_ends_in_error_bedrock_auth_without_retry(
         aws_error(403, "AccessDeniedException", "not authorized to perform bedrock:InvokeModel")
     ]
     pipeline = make_pipeline(supervisor_model="bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0")
-    outcome = _only(pipeline.handle(direct_event(), None))
-    state = incidents.get(outcome["incident_id"])
-    assert state is not None
+    _, state = _handled(pipeline, incidents)
     assert (state["status"], state["error_category"]) == ("ERROR", "bedrock_auth")
     assert "bedrock:InvokeModel" in state["error_reason"]
     assert len(bedrock.requests) == 1
@@ -257,9 +261,7 @@ def test_a_missing_mcp_key_parameter_fails_closed_with_error_config(
     make_pipeline: MakePipeline, incidents: IncidentStore
 ) -> None:
     pipeline = make_pipeline(mcp_api_key_ssm_parameter="/incident-response/no-such-key")
-    outcome = _only(pipeline.handle(direct_event(), None))
-    state = incidents.get(outcome["incident_id"])
-    assert state is not None
+    _, state = _handled(pipeline, incidents)
     assert (state["status"], state["error_category"]) == ("ERROR", "config")
     assert "/incident-response/no-such-key" in state["error_reason"]
 
@@ -269,9 +271,7 @@ def test_an_agent_that_never_submits_ends_failed(
 ) -> None:
     looping = ScriptedChatModel([ai(call("get_lambda_config", call_id=f"c{n}")) for n in range(10)])
     pipeline = make_pipeline(model=looping, recursion_limit=4)
-    outcome = _only(pipeline.handle(direct_event(), None))
-    state = incidents.get(outcome["incident_id"])
-    assert state is not None
+    outcome, state = _handled(pipeline, incidents)
     assert (state["status"], state["error_reason"]) == ("FAILED", NO_DIAGNOSIS_REASON)
     context = _context(incidents, outcome["incident_id"])  # the failed run is kept for audit too
     assert "diagnosis" not in context
@@ -284,9 +284,7 @@ def test_a_crash_inside_the_agent_ends_in_error_unknown(
     def explode(_: object) -> Any:
         raise RuntimeError("model backend fell over")
 
-    outcome = _only(make_pipeline(model=ScriptedChatModel([explode])).handle(direct_event(), None))
-    state = incidents.get(outcome["incident_id"])
-    assert state is not None
+    _, state = _handled(make_pipeline(model=ScriptedChatModel([explode])), incidents)
     assert (state["status"], state["error_category"]) == ("ERROR", "unknown")
     assert "model backend fell over" in state["error_reason"]
 
