@@ -17,7 +17,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.incident_store import IncidentStore, Item, TransitionConflict
+from supervisor.incident_store import TERMINAL, IncidentStore, Item, TransitionConflict
 from supervisor.signals import MalformedMessage, Signal, parse_event, stamp
 
 if TYPE_CHECKING:
@@ -125,7 +125,7 @@ class IncidentPipeline:
         now = self.store.clock()
         if not created:
             age = _age_seconds(str(item["updated_at"]), now)
-            if status not in ("RECEIVED", "INVESTIGATING"):
+            if status in TERMINAL:
                 return Outcome("duplicate", None, incident_id, status, f"already {status}")
             if age < self.settings.stale_after_seconds:
                 return Outcome("duplicate", None, incident_id, status, f"{status} since {age:.0f} s ago")
