@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
-from supervisor.signals import stamp
+from supervisor.incident_store import IncidentStore
+from supervisor.signals import Signal, stamp
 
 EVENTS = Path(__file__).parent / "events"
 
@@ -80,3 +81,22 @@ def emitted(stdout: str) -> dict[str, float]:
                 values = value if isinstance(value, list) else [value]
                 totals[metric["Name"]] = totals.get(metric["Name"], 0) + sum(values)
     return totals
+
+
+def stuck_incident(
+    incidents: IncidentStore,
+    minutes_ago: float,
+    *,
+    function: str = "data-processor",
+    status: str = "INVESTIGATING",
+) -> str:
+    """An incident created (and, for INVESTIGATING, started) ``minutes_ago`` that never finished."""
+    then = datetime.now(UTC) - timedelta(minutes=minutes_ago)
+    past = IncidentStore(incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: then)
+    item, created = past.claim(
+        Signal("m-stuck", "direct", function, "Errors", "stuck", then), window_seconds=0
+    )
+    assert created
+    if status == "INVESTIGATING":
+        past.transition(str(item["incident_id"]), "RECEIVED", "INVESTIGATING")
+    return str(item["incident_id"])

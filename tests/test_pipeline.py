@@ -29,6 +29,7 @@ from tests.pipeline_support import (
     json_logs,
     load_event,
     outcomes,
+    stuck_incident,
     with_records,
 )
 
@@ -164,18 +165,6 @@ def test_fifty_concurrent_deliveries_start_exactly_one_investigation(
     assert state["status"] == "DIAGNOSED"
 
 
-def _stuck(incidents: IncidentStore, minutes_ago: float, status: str = "INVESTIGATING") -> str:
-    """An incident whose investigation started ``minutes_ago`` and never finished."""
-    then = datetime.now(UTC) - timedelta(minutes=minutes_ago)
-    past = IncidentStore(incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: then)
-    signal = Signal("m-stuck", "direct", names.FUNCTION_NAME, "Errors", "stuck", then)
-    item, created = past.claim(signal, window_seconds=3600)
-    assert created
-    if status == "INVESTIGATING":
-        past.transition(str(item["incident_id"]), "RECEIVED", "INVESTIGATING")
-    return str(item["incident_id"])
-
-
 def _redelivery_of(incident_id: str) -> dict[str, Any]:
     at = datetime.fromisoformat(incident_id.split("@", 1)[1].replace("Z", "+00:00"))
     return direct_event(message_id="m-stuck", at=at)
@@ -183,7 +172,7 @@ def _redelivery_of(incident_id: str) -> dict[str, Any]:
 
 @pytest.mark.open_incidents
 def test_a_fresh_investigation_is_left_alone(make_pipeline: MakePipeline, incidents: IncidentStore) -> None:
-    incident_id = _stuck(incidents, minutes_ago=2)
+    incident_id = stuck_incident(incidents, minutes_ago=2)
     outcome = _only(make_pipeline().handle(_redelivery_of(incident_id), None))
     assert outcome["action"] == "duplicate"
     assert outcome["reason"].startswith("INVESTIGATING since")
@@ -196,7 +185,7 @@ def test_a_fresh_investigation_is_left_alone(make_pipeline: MakePipeline, incide
 def test_a_stale_incident_is_reentered_and_finished(
     make_pipeline: MakePipeline, incidents: IncidentStore, status: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    incident_id = _stuck(incidents, minutes_ago=11, status=status)
+    incident_id = stuck_incident(incidents, minutes_ago=11, status=status)
     outcome = _only(make_pipeline().handle(_redelivery_of(incident_id), None))
     assert (outcome["action"], outcome["status"]) == ("investigated", "DIAGNOSED")
     state = incidents.get(incident_id)

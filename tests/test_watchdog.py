@@ -18,20 +18,12 @@ import pytest
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from supervisor.incident_store import IncidentStore, incident_id_for
-from supervisor.signals import Signal, parse_record
+from supervisor.signals import parse_record
 from tests.mcp_support import BlackHole
-from tests.pipeline_support import direct_event, load_event
+from tests.pipeline_support import direct_event, load_event, stuck_incident
 from watchdog import handler as watchdog_handler
 from watchdog.handler import build_watchdog
 from watchdog.sweep import STALE_REASON, SweepReport, fail_stale, find_stale
-
-
-def _stuck(incidents: IncidentStore, minutes_ago: float, function: str = names.FUNCTION_NAME) -> str:
-    then = datetime.now(UTC) - timedelta(minutes=minutes_ago)
-    past = IncidentStore(incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: then)
-    item, _ = past.claim(Signal(f"m-{function}", "direct", function, "Errors", "", then), window_seconds=0)
-    past.transition(str(item["incident_id"]), "RECEIVED", "INVESTIGATING")
-    return str(item["incident_id"])
 
 
 def _lambda_env(sandbox: Sandbox, incidents: IncidentStore, **extra: str) -> dict[str, str]:
@@ -104,9 +96,9 @@ def test_a_handler_killed_mid_investigation_is_failed_by_the_watchdog(
 def test_the_watchdog_loses_a_race_to_a_live_transition_without_overwriting_it(
     sandbox: Sandbox, incidents: IncidentStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    racing = _stuck(incidents, minutes_ago=12, function="fn-racing")
-    reentered = _stuck(incidents, minutes_ago=11, function="fn-reentered")
-    dead = _stuck(incidents, minutes_ago=30, function="fn-dead")
+    racing = stuck_incident(incidents, minutes_ago=12, function="fn-racing")
+    reentered = stuck_incident(incidents, minutes_ago=11, function="fn-reentered")
+    dead = stuck_incident(incidents, minutes_ago=30, function="fn-dead")
     watchdog = build_watchdog(sandbox.session(names.SUPERVISOR), incident_state_table=incidents.state_table)
     cutoff, candidates = find_stale(watchdog.store, watchdog.settings.stale_after_seconds)
     assert sorted(str(c["incident_id"]) for c in candidates) == sorted([racing, reentered, dead])
@@ -131,8 +123,8 @@ def test_the_watchdog_loses_a_race_to_a_live_transition_without_overwriting_it(
 def test_the_scheduled_handler_fails_only_stale_incidents_and_reports(
     sandbox: Sandbox, incidents: IncidentStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    stale = _stuck(incidents, minutes_ago=10.5, function="fn-stale")
-    fresh = _stuck(incidents, minutes_ago=9, function="fn-fresh")
+    stale = stuck_incident(incidents, minutes_ago=10.5, function="fn-stale")
+    fresh = stuck_incident(incidents, minutes_ago=9, function="fn-fresh")
     for key, value in _lambda_env(sandbox, incidents).items():
         monkeypatch.setenv(key, value)
     watchdog_handler._watchdog.cache_clear()
