@@ -21,7 +21,7 @@ $(PROXY_STAMP): constraints-mcp-proxy.txt
 	@touch $(PROXY_STAMP)
 
 drill: $(STAMP)
-	$(BIN)/incident-sandbox smoke
+	$(BIN)/incident-drill
 
 test: lint typecheck unit
 

@@ -25,6 +25,7 @@ from pathlib import Path
 import anyio.to_thread
 from mcp.client.session import ClientSession
 
+from chaos.mcp_process import server_process
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -42,7 +43,7 @@ from mcp_server.tools.iam import iam_state
 from mcp_server.tools.lambda_config import lambda_config
 from mcp_server.tools.logs import recent_logs
 from mcp_server.tools.network import network_state
-from tests.mcp_support import TRANSPORTS, Transport, mcp_session, server_process
+from tests.mcp_support import TRANSPORTS, Transport, mcp_session
 
 P50_TARGET = 1.15  # MCP p50 / direct p50
 MEMORY_TARGET_MB = 10.0

@@ -163,6 +163,7 @@ def context_item(
         "total_tokens": result.total_tokens,
         "token_usage": json.dumps([u.model_dump() for u in result.token_usage]),
         "replay_hash": replay_hash(incident, result.tool_results, diagnosis),
+        "failed_attempts": [f"{error.category}: {error.message}" for error in result.failed_attempts],
     }
     others = sum(len(k) + (len(v) if isinstance(v, (str, bytes)) else 64) for k, v in fields.items())
     budget = min(CHAIN_BUDGET, ITEM_LIMIT - _ITEM_MARGIN - others)

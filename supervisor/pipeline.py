@@ -21,10 +21,13 @@ from supervisor.incident_store import TERMINAL, IncidentStore, Item, TransitionC
 from supervisor.signals import MalformedMessage, Signal, parse_event, stamp
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import boto3
     from langchain_core.language_models import BaseChatModel
 
     from supervisor.run import AgentResult
+    from supervisor.schemas import LlmCallRecord, ToolCallRecord
     from supervisor.settings import SupervisorSettings
 
 METRICS_NAMESPACE = "IncidentResponse"
@@ -71,6 +74,7 @@ class IncidentPipeline:
         self.session = session
         self.model = model  # None: built from settings.supervisor_model when first needed
         self._api_key: str | None = None  # read once per cold start
+        self.on_record: Callable[[LlmCallRecord | ToolCallRecord], None] | None = None  # live progress
 
     def handle(self, event: object, context: Any) -> dict[str, Any]:
         metrics = EphemeralMetrics(namespace=METRICS_NAMESPACE, service="supervisor")
@@ -220,6 +224,7 @@ class IncidentPipeline:
                     api_key=self._api_key,
                     model=self.model,
                     deadline=deadline,
+                    on_record=self.on_record,
                 )
             )
         finally:

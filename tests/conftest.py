@@ -10,6 +10,9 @@ from typing import Any
 
 import pytest
 
+from chaos.bedrock_fake import FakeConverse
+from chaos.loopback import served_in_thread
+from chaos.mcp_process import server_process
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.sandbox.world import create_incident_tables
@@ -18,8 +21,6 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.incident_store import IncidentStore, dynamodb_client
 from supervisor.orchestrator import build_pipeline
 from supervisor.pipeline import IncidentPipeline
-from tests.bedrock_fake import FakeConverse
-from tests.mcp_support import served_in_thread, server_process
 
 Undo = Callable[[Callable[[], object]], None]
 

@@ -13,13 +13,14 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from chaos.loopback import served_in_thread
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from mcp_server.app import build_app
 from mcp_server.aws import AwsClients
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
-from tests.mcp_support import mcp_session, served_in_thread
+from tests.mcp_support import mcp_session
 
 ROOT = Path(__file__).resolve().parents[1]
 MCP_PROXY = Path(os.environ.get("MCP_PROXY_BIN", ROOT / ".venv-mcp-proxy" / "bin" / "mcp-proxy"))

@@ -11,13 +11,14 @@ import httpx
 import pytest
 from starlette.types import ASGIApp
 
+from chaos.loopback import served_in_thread
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.app import build_app
 from mcp_server.aws import AwsClients
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
-from tests.mcp_support import TRANSPORTS, Transport, mcp_session, served_in_thread
+from tests.mcp_support import TRANSPORTS, Transport, mcp_session
 
 OLD, NEW = "key-old-0123456789", "key-new-9876543210"
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -174,7 +175,7 @@ def test_cli_reports_invalid_configuration() -> None:
 
 
 def test_keys_never_reach_the_log(sandbox: Sandbox, tmp_path: Path) -> None:
-    from tests.mcp_support import server_process
+    from chaos.mcp_process import server_process
 
     env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
     log = tmp_path / "server.log"

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from chaos.bedrock_fake import FakeConverse, aws_error
+from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -19,10 +21,8 @@ from supervisor.incident_store import IncidentStore, from_item
 from supervisor.pipeline import BREAKER_REASON, NO_DIAGNOSIS_REASON, IncidentPipeline
 from supervisor.signals import Signal, stamp
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
-from tests.bedrock_fake import FakeConverse, aws_error
 from tests.conftest import Undo
 from tests.faults import delete_inline_policy
-from tests.mcp_support import free_port
 from tests.pipeline_support import (
     direct_event,
     emitted,

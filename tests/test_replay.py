@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -25,7 +26,6 @@ from supervisor.settings import SupervisorSettings
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
 from tests.conftest import Undo
 from tests.faults import delete_inline_policy
-from tests.mcp_support import free_port
 from tests.pipeline_support import direct_event
 
 

@@ -11,14 +11,14 @@ from typing import Any
 
 import pytest
 
+from chaos.bedrock_fake import FakeConverse, aws_error, tool_use
+from chaos.loopback import BlackHole, free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from supervisor.models import build_model
 from supervisor.run import run_agent
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
-from tests.bedrock_fake import FakeConverse, aws_error, tool_use
-from tests.mcp_support import BlackHole, free_port
 
 MODEL = "bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0"
 FAST_RETRY: dict[str, Any] = {"backoff_base": 0.1, "bedrock_max_attempts": 1}
@@ -128,7 +128,7 @@ async def test_mcp_server_down_is_mcp_connection_after_the_retry() -> None:
 
 async def test_a_server_that_never_answers_times_out_once_retries_then_fails() -> None:
     hole = BlackHole()
-    url = f"http://127.0.0.1:{hole.sock.getsockname()[1]}/sse"
+    url = f"{hole.url}/sse"
     started = time.monotonic()
     try:
         with pytest.raises(AgentError) as raised:

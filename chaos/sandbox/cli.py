@@ -8,7 +8,8 @@ import sys
 import threading
 from pathlib import Path
 
-from chaos.sandbox import names, smoke
+from chaos.mcp_process import stop_recorded
+from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, SandboxError, read_state, start_sandbox, stop_sandbox
 
 
@@ -49,6 +50,8 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _down(args: argparse.Namespace) -> int:
+    if stop_recorded(args.state_dir):
+        print(f"MCP server left by incident-drill --keep-running in {args.state_dir} stopped")
     if stop_sandbox(args.state_dir):
         print(f"sandbox in {args.state_dir} stopped")
     else:
@@ -75,11 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--port", type=int, default=None, help="loopback port (default: a free one)")
     up.add_argument("--detach", action="store_true", help="leave it running in the background and return")
     up.set_defaults(run=_up)
-    commands.add_parser("down", help="stop a sandbox started in the background").set_defaults(run=_down)
+    commands.add_parser(
+        "down", help="stop a sandbox started in the background (and a kept MCP server)"
+    ).set_defaults(run=_down)
     commands.add_parser("status", help="show the running sandbox, if any").set_defaults(run=_status)
-    commands.add_parser("smoke", help="start a throwaway sandbox and run the smoke scenario").set_defaults(
-        run=lambda _: smoke.main()
-    )
     for command in commands.choices.values():
         command.add_argument(
             "--state-dir", type=Path, default=Path(".sandbox"), help="where files go (default .sandbox/)"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import socket
 import threading
 import time
 import traceback
@@ -30,6 +29,8 @@ import boto3
 import botocore.session
 from botocore.exceptions import ClientError
 
+from chaos.egress import allows_https_egress
+from chaos.loopback import BlackHole
 from chaos.workload import alarms, data_processor
 
 Handler = Callable[..., Any]
@@ -63,19 +64,6 @@ class _Context:
         return max(0, int((self.deadline - time.monotonic()) * 1000))
 
 
-class _BlackHole:
-    """A loopback listener that accepts connections into its backlog and never answers."""
-
-    def __init__(self) -> None:
-        self._socket = socket.socket()
-        self._socket.bind(("127.0.0.1", 0))
-        self._socket.listen(256)
-        self.url = f"http://127.0.0.1:{self._socket.getsockname()[1]}"
-
-    def close(self) -> None:
-        self._socket.close()
-
-
 class _NoEgressSession:
     """The role's session as seen from a VPC with no egress: every client goes into the black hole."""
 
@@ -101,18 +89,6 @@ class _LineCapture(logging.Handler):
         if record.threadName == self._thread_name:
             stamp = datetime.fromtimestamp(record.created, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
             self.lines.append(f"[{record.levelname}]\t{stamp}\t{self._request_id}\t{record.getMessage()}\n")
-
-
-def _allows_https_egress(group: dict[str, Any]) -> bool:
-    for rule in group.get("IpPermissionsEgress", []):
-        protocol = rule.get("IpProtocol")
-        covers_443 = protocol == "-1" or (
-            protocol == "tcp" and rule.get("FromPort", 0) <= 443 <= rule.get("ToPort", 65535)
-        )
-        has_destination = rule.get("IpRanges") or rule.get("Ipv6Ranges") or rule.get("PrefixListIds")
-        if covers_443 and has_destination:
-            return True
-    return False
 
 
 def _with_credentials(platform: boto3.Session, credentials: dict[str, Any]) -> boto3.Session:
@@ -141,7 +117,7 @@ class LocalLambdaRuntime:
         self._in_flight: dict[str, int] = {}
         self._alarm_state: dict[tuple[str, alarms.Metric], str] = {}
         self._log_streams: dict[str, str] = {}
-        self._black_hole: _BlackHole | None = None
+        self._black_hole: BlackHole | None = None
 
     def close(self) -> None:
         if self._black_hole:
@@ -193,7 +169,7 @@ class LocalLambdaRuntime:
         if not self._egress_blocked(config):
             return role, role
         if self._black_hole is None:
-            self._black_hole = _BlackHole()
+            self._black_hole = BlackHole()
         # Lambda ships logs outside the function's VPC, so only the handler loses its network.
         return _NoEgressSession(role, self._black_hole.url), role
 
@@ -202,7 +178,7 @@ class LocalLambdaRuntime:
         if not group_ids:
             return False
         groups = self._platform.client("ec2").describe_security_groups(GroupIds=group_ids)["SecurityGroups"]
-        return not any(_allows_https_egress(group) for group in groups)
+        return not any(allows_https_egress(group) for group in groups)
 
     def _run(self, config: dict[str, Any], event: dict[str, Any], request_id: str) -> Invocation:
         name, timeout = config["FunctionName"], float(config.get("Timeout", 3))

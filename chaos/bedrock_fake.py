@@ -1,4 +1,6 @@
-"""A local stand-in for the Bedrock Runtime Converse API, at the HTTP wire: scripted replies in order."""
+"""A local stand-in for the Bedrock Runtime Converse API, at the HTTP wire: scripted replies in order.
+
+The drill uses it for its bad-Bedrock-auth scenario; the tests script whole conversations with it."""
 
 from __future__ import annotations
 

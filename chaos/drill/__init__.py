@@ -1,0 +1,1 @@
+"""`incident-drill`: every fault scenario through the whole loop, scored."""

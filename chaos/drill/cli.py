@@ -1,0 +1,186 @@
+"""`incident-drill`: start the sandbox and the MCP server, run every scenario through the whole loop,
+print the scorecard and write drill-report.md / drill-report.json. Exit 0 when every scenario passed,
+1 when one failed, 2 on bad usage or configuration."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TextIO
+
+from pydantic import ValidationError
+
+from chaos.drill.progress import Progress
+from chaos.drill.report import DrillRun, dumps, markdown, scorecard
+from chaos.drill.runner import Drill
+from chaos.drill.scenarios import SCENARIOS, Scenario
+from chaos.drill.settings import DrillSettings
+from chaos.mcp_process import ServerProcess, record, start_server
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox, SandboxError, start_sandbox
+from supervisor.orchestrator import SERVICE
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="incident-drill",
+        description="Run fault scenarios through the whole loop (fault, alarm, SNS, agent, diagnosis, state) "
+        "on the embedded AWS sandbox, and score them.",
+    )
+    parser.add_argument(
+        "--scenario",
+        action="append",
+        metavar="NAME",
+        help="run only this scenario (repeatable); see --list",
+    )
+    parser.add_argument("--list", action="store_true", help="list the scenarios and exit")
+    parser.add_argument(
+        "--model", default="rules", help="supervisor model: rules (default, offline) or bedrock:<model-id>"
+    )
+    parser.add_argument(
+        "--report-dir", type=Path, default=Path("drill-report"), help="default ./drill-report/"
+    )
+    parser.add_argument(
+        "--keep-running",
+        action="store_true",
+        help="leave the sandbox and MCP server up afterwards, and print how to connect to them",
+    )
+    parser.add_argument(
+        "--state-dir",
+        type=Path,
+        default=Path(".sandbox"),
+        help="sandbox files when --keep-running (default .sandbox/); otherwise a temporary directory",
+    )
+    return parser
+
+
+def _selected(requested: list[str] | None) -> list[Scenario]:
+    by_name = {scenario.name: scenario for scenario in SCENARIOS}
+    unknown = [name for name in requested or [] if name not in by_name]
+    if unknown:
+        raise ValueError(f"unknown scenario(s) {unknown}; choose from: {', '.join(by_name)}")
+    return [by_name[name] for name in requested] if requested else list(SCENARIOS)
+
+
+def _check_model(model: str) -> None:
+    from supervisor.settings import SupervisorSettings
+
+    try:
+        SupervisorSettings(supervisor_model=model)
+    except ValidationError as error:
+        raise ValueError(error.errors()[0]["msg"].removeprefix("Value error, ")) from None
+
+
+@contextmanager
+def _supervisor_logs(path: Path) -> Iterator[TextIO]:
+    """The supervisor's JSON logs, EMF metrics and warnings go to one file, as CloudWatch would keep them,
+    instead of into the scorecard."""
+    from aws_lambda_powertools import Logger
+
+    with path.open("w") as stream:
+        handler = logging.StreamHandler(stream)
+        Logger(service=SERVICE, logger_handler=handler)  # the first Logger of a service fixes its handler
+        root = logging.getLogger()
+        file_handler = logging.StreamHandler(stream)
+        file_handler.setLevel(logging.WARNING)
+        root.addHandler(file_handler)
+        try:
+            yield stream
+        finally:
+            root.removeHandler(file_handler)
+
+
+def _connect_help(sandbox: Sandbox, server: ServerProcess, state_dir: Path) -> str:
+    key = sandbox.world.mcp_api_key
+    desktop = {
+        "mcpServers": {
+            "incident-response": {
+                "command": "uvx",
+                "args": ["mcp-proxy", f"{server.url}/sse", "-H", "Authorization", f"Bearer {key}"],
+            }
+        }
+    }
+    return f"""
+The sandbox and the MCP server are still running.
+  MCP server   {server.url}/sse (SSE) and {server.url}/mcp (Streamable HTTP), pid {server.pid}
+  bearer key   {key}
+  AWS          source {(state_dir / "env").resolve()}   (then AWS_PROFILE=operator|mcp-server|supervisor)
+
+MCP Inspector:  npx @modelcontextprotocol/inspector   → transport SSE, URL {server.url}/sse,
+                header Authorization: Bearer {key}
+Claude Desktop (claude_desktop_config.json):
+{json.dumps(desktop, indent=2)}
+Break something and ask Claude what is wrong:
+  source {(state_dir / "env").resolve()}; AWS_PROFILE=operator incident-chaos iam revoke --target s3
+Stop both with:  incident-sandbox down --state-dir {state_dir}
+"""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.list:
+        for scenario in SCENARIOS:
+            print(f"{scenario.name:<20} {scenario.title}  [expects {scenario.expected.label}]")
+        return 0
+    try:
+        scenarios = _selected(args.scenario)
+        _check_model(args.model)
+        settings = DrillSettings()
+        args.report_dir.mkdir(parents=True, exist_ok=True)
+    except (ValueError, ValidationError, OSError) as error:
+        print(f"incident-drill: {error}", file=sys.stderr)
+        return 2
+    progress = Progress()
+    started, started_at = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
+    with ExitStack() as stack:
+        if args.keep_running:
+            state_dir = args.state_dir
+        else:
+            state_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="incident-drill-")))
+        progress.note(f"incident-drill: {len(scenarios)} scenario(s), model {args.model}")
+        try:
+            sandbox = start_sandbox(state_dir)
+        except SandboxError as error:
+            print(f"incident-drill: {error}", file=sys.stderr)
+            return 2
+        if not args.keep_running:
+            stack.callback(sandbox.stop)
+        progress.note(f"  sandbox ready at {sandbox.endpoint_url} ({time.monotonic() - started:.1f}s)")
+        server_env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {
+            "AWS_PROFILE": names.MCP_SERVER
+        }
+        server = start_server(server_env, args.report_dir / "mcp-server.log", detach=args.keep_running)
+        if args.keep_running:
+            record(server, state_dir)
+        else:
+            stack.callback(server.stop)
+        progress.note(
+            f"  MCP server ready at {server.url} (SSE, bearer key from SSM, read-only mcp-server identity) "
+            f"({time.monotonic() - started:.1f}s)"
+        )
+        log = stack.enter_context(_supervisor_logs(args.report_dir / "supervisor.log"))
+        drill = Drill(sandbox, server.url, model=args.model, settings=settings, progress=progress, log=log)
+        results = drill.run(scenarios)
+        run = DrillRun(results, args.model, started_at, time.monotonic() - started)
+        (args.report_dir / "drill-report.md").write_text(markdown(run))
+        (args.report_dir / "drill-report.json").write_text(dumps(run))
+        progress.note("\n" + scorecard(run) + "\n")
+        progress.note(run.summary)
+        progress.note(
+            f"reports: {args.report_dir / 'drill-report.md'}, {args.report_dir / 'drill-report.json'}"
+        )
+        if args.keep_running:
+            progress.note(_connect_help(sandbox, server, state_dir))
+    return 0 if run.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

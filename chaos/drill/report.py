@@ -1,0 +1,146 @@
+"""The drill's scorecard (terminal and Markdown) and its JSON report."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from chaos.drill.runner import ScenarioResult
+
+HEADERS = (
+    "scenario",
+    "expected",
+    "diagnosed",
+    "evidence",
+    "tools",
+    "LLM calls",
+    "tokens",
+    "seconds",
+    "result",
+)
+
+
+@dataclass(frozen=True)
+class DrillRun:
+    results: list[ScenarioResult]
+    model: str
+    started_at: str
+    seconds: float
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.results) and all(result.passed for result in self.results)
+
+    @property
+    def summary(self) -> str:
+        passed = sum(result.passed for result in self.results)
+        verdict = "passed" if self.passed else "FAILED"
+        return (
+            f"drill {verdict}: {passed}/{len(self.results)} scenarios in {self.seconds:.1f}s "
+            f"(model {self.model}, {sum(len(r.incidents) for r in self.results)} incidents)"
+        )
+
+
+def _row(result: ScenarioResult) -> tuple[str, ...]:
+    verified = sum(incident.verified[0] for incident in result.incidents)
+    total = sum(incident.verified[1] for incident in result.incidents)
+    tools = sum(len([t for t in incident.tools if t != "submit_diagnosis"]) for incident in result.incidents)
+    return (
+        result.scenario.name,
+        result.scenario.expected.label,
+        result.outcome,
+        f"{verified}/{total}" if total else "-",
+        str(tools),
+        str(sum(incident.llm_calls for incident in result.incidents)),
+        str(sum(incident.tokens for incident in result.incidents)),
+        f"{result.seconds:.1f}",
+        "PASS" if result.passed else "FAIL",
+    )
+
+
+def scorecard(run: DrillRun) -> str:
+    """A plain-text table for the terminal."""
+    rows = [HEADERS, *(_row(result) for result in run.results)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(HEADERS))]
+    lines = [
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() for row in rows
+    ]
+    lines.insert(1, "  ".join("-" * width for width in widths))
+    return "\n".join(lines)
+
+
+def markdown(run: DrillRun) -> str:
+    lines = [
+        f"# Drill report — {run.started_at}",
+        "",
+        run.summary,
+        "",
+        "| " + " | ".join(HEADERS) + " |",
+        "|" + "|".join("---" for _ in HEADERS) + "|",
+        *("| " + " | ".join(_row(result)) + " |" for result in run.results),
+        "",
+    ]
+    for result in run.results:
+        lines += [f"## {result.scenario.name}: {result.scenario.title}", ""]
+        lines += [
+            f"- {'✅' if check.ok else '❌'} **{check.name}** — {check.detail}" for check in result.checks
+        ]
+        for incident in result.incidents:
+            if diagnosis := incident.diagnosis:
+                lines += [
+                    "",
+                    f"`{incident.incident_id}` root cause: {diagnosis['root_cause']}",
+                    "",
+                    *(_step(n, step) for n, step in enumerate(diagnosis["remediation_plan"], start=1)),
+                ]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _step(number: int, step: dict[str, Any]) -> str:
+    return f"{number}. {step['action']} (evidence {step['evidence_basis']}, {step['risk_level']} risk)"
+
+
+def as_json(run: DrillRun) -> dict[str, Any]:
+    return {
+        "started_at": run.started_at,
+        "model": run.model,
+        "seconds": round(run.seconds, 2),
+        "passed": run.passed,
+        "scenarios": [
+            {
+                "name": result.scenario.name,
+                "title": result.scenario.title,
+                "injected": [injection.label for injection in result.scenario.injections],
+                "infra": result.scenario.infra,
+                "expected": result.scenario.expected.label,
+                "outcome": result.outcome,
+                "passed": result.passed,
+                "seconds": round(result.seconds, 2),
+                "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in result.checks],
+                "incidents": [
+                    {
+                        "incident_id": incident.incident_id,
+                        "status": incident.status,
+                        "error_category": incident.category,
+                        "error_reason": incident.reason,
+                        "fault_types": incident.fault_types,
+                        "evidence_verified": incident.verified[0],
+                        "evidence_total": incident.verified[1],
+                        "tools_called": incident.tools,
+                        "llm_calls": incident.llm_calls,
+                        "tokens": incident.tokens,
+                        "failed_attempts": incident.failed_attempts,
+                        "diagnosis": incident.diagnosis,
+                    }
+                    for incident in result.incidents
+                ],
+            }
+            for result in run.results
+        ],
+    }
+
+
+def dumps(run: DrillRun) -> str:
+    return json.dumps(as_json(run), indent=2)

@@ -1,0 +1,31 @@
+"""Configuration of the drill: one pydantic-settings class, read from DRILL_<FIELD>.
+
+Only the drill's own knobs live here. The supervisor keeps its production defaults (SupervisorSettings),
+except the MCP timeout of the timeout scenario, which would otherwise wait 2 x 10 s for a black hole.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class DrillSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="DRILL_", extra="ignore")
+
+    mcp_timeout_seconds: float = Field(
+        default=1.0, gt=0, le=30, description="MCP connect/handshake timeout in the MCP-timeout scenario."
+    )
+    refuse_seconds: float = Field(
+        default=0.5, gt=0, le=10, description="How long the flapping proxy refuses before it forwards."
+    )
+    burst_size: int = Field(default=4, ge=2, le=50, description="Concurrent invocations of a burst.")
+    burst_work_seconds: float = Field(
+        default=0.5, ge=0.1, le=2.5, description="Work per burst invocation, so that they overlap."
+    )
+    alarm_wait_seconds: float = Field(
+        default=3.0, gt=0, le=60, description="How long to wait for a scenario's alarms to reach SNS."
+    )
+    supervisor_timeout_seconds: int = Field(
+        default=300, ge=30, le=900, description="The supervisor Lambda's timeout (its deadline per event)."
+    )

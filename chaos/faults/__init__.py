@@ -1,0 +1,1 @@
+"""Fault injectors with exact restore: IAM, concurrency, network egress, and hostile log lines."""

@@ -1,0 +1,134 @@
+"""IAM faults on the function's execution role.
+
+- ``iam-s3``: the S3 actions are taken out of the role's inline policies (a policy left with no
+  statement is deleted); restore puts every changed inline policy back as it was.
+- ``iam-cloudwatch``: the managed policies that grant CloudWatch Logs writes are detached; restore
+  attaches them again.
+"""
+
+from __future__ import annotations
+
+import json
+from fnmatch import fnmatchcase
+from typing import Any
+
+from chaos.faults.chaos import Chaos, Fault, Target
+from chaos.faults.errors import ChaosRefused
+
+LOG_WRITE_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    actions = statement.get("Action", [])
+    return [actions] if isinstance(actions, str) else list(actions)
+
+
+def _statements(document: dict[str, Any]) -> list[dict[str, Any]]:
+    statements = document.get("Statement", [])
+    return [statements] if isinstance(statements, dict) else list(statements)
+
+
+def _is_s3(action: str) -> bool:
+    return action.lower().startswith("s3:")
+
+
+def _without_s3(document: dict[str, Any]) -> dict[str, Any] | None:
+    """The document with every s3:* action removed; None when no statement is left."""
+    kept = []
+    for statement in _statements(document):
+        actions = [a for a in _actions(statement) if not _is_s3(a)]
+        if actions:
+            kept.append(statement | {"Action": actions if len(actions) > 1 else actions[0]})
+        elif "Action" not in statement:  # NotAction statements are left alone
+            kept.append(statement)
+    return document | {"Statement": kept} if kept else None
+
+
+def _capture_s3(chaos: Chaos, target: Target) -> dict[str, Any]:
+    role = target.role_name
+    names = chaos.read("iam", "list_role_policies", RoleName=role)["PolicyNames"]
+    policies = {}
+    for name in names:
+        document = chaos.read("iam", "get_role_policy", RoleName=role, PolicyName=name)["PolicyDocument"]
+        if any(_is_s3(a) for s in _statements(document) for a in _actions(s)):
+            policies[name] = json.dumps(document)
+    if not policies:
+        raise ChaosRefused(f"nothing to revoke: no inline policy of role {role} grants an s3: action")
+    return {"role": role, "policies": policies}
+
+
+def _apply_s3(chaos: Chaos, target: Target, prior: dict[str, Any]) -> None:
+    for name, text in prior["policies"].items():
+        reduced = _without_s3(json.loads(text))
+        if reduced is None:
+            chaos.call(
+                "iam",
+                "delete_role_policy",
+                RoleName=prior["role"],
+                PolicyName=name,
+                tolerate=("NoSuchEntity",),
+            )
+        else:
+            chaos.call(
+                "iam",
+                "put_role_policy",
+                RoleName=prior["role"],
+                PolicyName=name,
+                PolicyDocument=json.dumps(reduced),
+            )
+
+
+def _revert_s3(chaos: Chaos, prior: dict[str, Any]) -> None:
+    for name, text in prior["policies"].items():
+        chaos.call("iam", "put_role_policy", RoleName=prior["role"], PolicyName=name, PolicyDocument=text)
+
+
+def _grants_log_writes(document: dict[str, Any]) -> bool:
+    return any(
+        statement.get("Effect") == "Allow"
+        and any(
+            fnmatchcase(need.lower(), a.lower()) for a in _actions(statement) for need in LOG_WRITE_ACTIONS
+        )
+        for statement in _statements(document)
+    )
+
+
+def _capture_cloudwatch(chaos: Chaos, target: Target) -> dict[str, Any]:
+    role = target.role_name
+    attached = chaos.read("iam", "list_attached_role_policies", RoleName=role)["AttachedPolicies"]
+    arns = []
+    for policy in attached:
+        version = chaos.read("iam", "get_policy", PolicyArn=policy["PolicyArn"])["Policy"]["DefaultVersionId"]
+        document = chaos.read("iam", "get_policy_version", PolicyArn=policy["PolicyArn"], VersionId=version)
+        if _grants_log_writes(document["PolicyVersion"]["Document"]):
+            arns.append(policy["PolicyArn"])
+    if not arns:
+        raise ChaosRefused(
+            f"nothing to detach: no managed policy attached to {role} grants CloudWatch Logs writes"
+        )
+    return {"role": role, "policy_arns": arns}
+
+
+def _apply_cloudwatch(chaos: Chaos, target: Target, prior: dict[str, Any]) -> None:
+    for arn in prior["policy_arns"]:
+        chaos.call(
+            "iam", "detach_role_policy", RoleName=prior["role"], PolicyArn=arn, tolerate=("NoSuchEntity",)
+        )
+
+
+def _revert_cloudwatch(chaos: Chaos, prior: dict[str, Any]) -> None:
+    for arn in prior["policy_arns"]:
+        chaos.call("iam", "attach_role_policy", RoleName=prior["role"], PolicyArn=arn)
+
+
+REVOKE_S3 = Fault(
+    "iam-s3", "S3 actions removed from the role's inline policies", _capture_s3, _apply_s3, _revert_s3
+)
+REVOKE_CLOUDWATCH = Fault(
+    "iam-cloudwatch",
+    "CloudWatch Logs policy detached from the role",
+    _capture_cloudwatch,
+    _apply_cloudwatch,
+    _revert_cloudwatch,
+)
+TARGETS = {"s3": (REVOKE_S3,), "cloudwatch": (REVOKE_CLOUDWATCH,), "both": (REVOKE_S3, REVOKE_CLOUDWATCH)}

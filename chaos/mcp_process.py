@@ -1,0 +1,88 @@
+"""Run ``incident-mcp-server`` as a separate process on a free loopback port (drill and tests)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from chaos.loopback import LOOPBACK, free_port, wait_healthy
+
+STATE_FILE = "mcp-server.json"
+
+
+@dataclass
+class ServerProcess:
+    url: str
+    pid: int
+    log_path: Path
+    process: subprocess.Popen[bytes]
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1])
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def start_server(env: dict[str, str], log_path: Path, *args: str, detach: bool = False) -> ServerProcess:
+    """Start the server with ``env`` added to ours and wait until /healthz answers. ``detach`` puts it in
+    its own session, so it outlives the caller (``--keep-running``)."""
+    port = free_port()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
+            [sys.executable, "-m", "mcp_server.cli", "--port", str(port), *args],
+            env={**os.environ, **env},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=detach,
+        )
+    server = ServerProcess(f"http://{LOOPBACK}:{port}", process.pid, log_path, process)
+    try:
+        wait_healthy(server.url, alive=lambda: process.poll() is None)
+    except BaseException:
+        server.stop()
+        raise
+    return server
+
+
+@contextmanager
+def server_process(env: dict[str, str], log_path: Path, *args: str) -> Iterator[ServerProcess]:
+    server = start_server(env, log_path, *args)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def record(server: ServerProcess, state_dir: Path) -> None:
+    """Note a server left running (``incident-drill --keep-running``) so that ``incident-sandbox down``
+    stops it with the sandbox."""
+    (state_dir / STATE_FILE).write_text(json.dumps({"pid": server.pid, "url": server.url}))
+
+
+def stop_recorded(state_dir: Path) -> bool:
+    """Stop the server recorded in ``state_dir``; False if none was recorded or it had already exited."""
+    path = state_dir / STATE_FILE
+    if not path.exists():
+        return False
+    pid = int(json.loads(path.read_text())["pid"])
+    path.unlink()
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    return True
