@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from chaos.bedrock_fake import FakeConverse
+from chaos.faults.chaos import Chaos, Fault
 from chaos.loopback import served_in_thread
 from chaos.mcp_process import server_process
 from chaos.sandbox import names
@@ -23,6 +24,7 @@ from supervisor.orchestrator import build_pipeline
 from supervisor.pipeline import IncidentPipeline
 
 Undo = Callable[[Callable[[], object]], None]
+Inject = Callable[..., None]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -61,6 +63,23 @@ def undo() -> Iterator[Undo]:
     yield steps.append
     for step in reversed(steps):
         step()
+
+
+@pytest.fixture
+def inject(sandbox: Sandbox, undo: Undo) -> Inject:
+    """``inject(fault, **params)``: the chaos injector on data-processor, as the operator; restored after
+    the test (and the restore is checked to find saved state)."""
+    chaos = Chaos(sandbox.session(names.OPERATOR), say=lambda _: None)
+
+    def inject(fault: Fault, **params: Any) -> None:
+        chaos.inject(fault, names.FUNCTION_NAME, **params)
+        undo(
+            lambda: (
+                chaos.restore(fault, names.FUNCTION_NAME) or pytest.fail(f"{fault.name} had no saved state")
+            )
+        )
+
+    return inject
 
 
 @pytest.fixture

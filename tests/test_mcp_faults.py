@@ -8,6 +8,10 @@ from typing import Any
 
 import pytest
 
+from chaos.faults.chaos import Fault
+from chaos.faults.iam import REVOKE_CLOUDWATCH, REVOKE_S3
+from chaos.faults.network import BLOCK_EGRESS
+from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -19,8 +23,7 @@ from mcp_server.contract import (
     LogsResponse,
     NetworkStateResponse,
 )
-from tests.conftest import Undo
-from tests.faults import FAULTS
+from tests.conftest import Inject
 from tests.mcp_support import TRANSPORTS, Transport, mcp_session
 
 
@@ -56,6 +59,13 @@ def _check_egress(r: dict[str, Any]) -> None:
     assert any("Task timed out" in line for line in _new_lines(r))
 
 
+INJECTIONS: dict[str, tuple[Fault, dict[str, Any]] | None] = {
+    "healthy": None,
+    "s3_policy_deleted": (REVOKE_S3, {}),
+    "logs_policy_detached": (REVOKE_CLOUDWATCH, {}),
+    "concurrency_0": (THROTTLE, {"concurrency": 0}),
+    "egress_removed": (BLOCK_EGRESS, {}),
+}
 CHECKS: dict[str, Callable[[dict[str, Any]], None]] = {
     "healthy": _check_healthy,
     "s3_policy_deleted": _check_s3,
@@ -71,11 +81,12 @@ async def test_every_tool_returns_validated_output(
     mcp_server_url: str,
     sandbox: Sandbox,
     runtime: LocalLambdaRuntime,
-    undo: Undo,
+    inject: Inject,
     fault: str,
     transport: Transport,
 ) -> None:
-    FAULTS[fault](sandbox, undo)
+    if injection := INJECTIONS[fault]:
+        inject(injection[0], **injection[1])
     invoked_at = datetime.now(UTC)
     runtime.invoke(names.FUNCTION_NAME, names.input_event())
     results: dict[str, Any] = {}

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from chaos.bedrock_fake import FakeConverse, aws_error
+from chaos.faults.iam import REVOKE_S3
 from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -21,8 +22,7 @@ from supervisor.incident_store import IncidentStore, from_item
 from supervisor.pipeline import BREAKER_REASON, NO_DIAGNOSIS_REASON, IncidentPipeline
 from supervisor.signals import Signal, stamp
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
-from tests.conftest import Undo
-from tests.faults import delete_inline_policy
+from tests.conftest import Inject
 from tests.pipeline_support import (
     direct_event,
     emitted,
@@ -71,13 +71,13 @@ def test_an_alarm_from_a_real_fault_ends_diagnosed_with_its_audit_trail(
     sandbox: Sandbox,
     runtime: LocalLambdaRuntime,
     alarm_events: Callable[..., list[dict[str, Any]]],
-    undo: Undo,
+    inject: Inject,
     make_pipeline: MakePipeline,
     incidents: IncidentStore,
     caplog: pytest.LogCaptureFixture,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    delete_inline_policy(sandbox, undo)
+    inject(REVOKE_S3)
     assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
     (event,) = alarm_events(wait_seconds=2)  # CloudWatch alarm -> SNS -> the trigger queue
 

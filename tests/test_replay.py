@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from chaos.faults.iam import REVOKE_S3
 from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -24,17 +25,19 @@ from supervisor.replay import load_recorded, replay
 from supervisor.schemas import ToolResult
 from supervisor.settings import SupervisorSettings
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
-from tests.conftest import Undo
-from tests.faults import delete_inline_policy
+from tests.conftest import Inject
 from tests.pipeline_support import direct_event
 
 
 def _recorded_incident(
-    sandbox: Sandbox, undo: Undo, runtime: LocalLambdaRuntime, make_pipeline: Callable[..., IncidentPipeline]
+    sandbox: Sandbox,
+    inject: Inject,
+    runtime: LocalLambdaRuntime,
+    make_pipeline: Callable[..., IncidentPipeline],
 ) -> str:
     """Break the function (S3 policy deleted), let it fail once, and diagnose it through the pipeline;
     the incident's id."""
-    delete_inline_policy(sandbox, undo)
+    inject(REVOKE_S3)
     assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
     response = make_pipeline().handle(direct_event(), None)
     (outcome,) = response["outcomes"]
@@ -57,12 +60,12 @@ def _cli(sandbox: Sandbox, incidents: IncidentStore, *args: str) -> subprocess.C
 
 def test_replaying_a_stored_incident_reproduces_its_hash(
     sandbox: Sandbox,
-    undo: Undo,
+    inject: Inject,
     runtime: LocalLambdaRuntime,
     make_pipeline: Callable[..., IncidentPipeline],
     incidents: IncidentStore,
 ) -> None:
-    incident_id = _recorded_incident(sandbox, undo, runtime, make_pipeline)
+    incident_id = _recorded_incident(sandbox, inject, runtime, make_pipeline)
     shown = _cli(sandbox, incidents, "--replay", incident_id)
     assert shown.returncode == 0, shown.stderr
     assert "Fault types: permission_loss" in shown.stdout
@@ -85,12 +88,12 @@ def test_replaying_a_stored_incident_reproduces_its_hash(
 
 async def test_a_different_conclusion_gives_a_different_hash(
     sandbox: Sandbox,
-    undo: Undo,
+    inject: Inject,
     runtime: LocalLambdaRuntime,
     make_pipeline: Callable[..., IncidentPipeline],
     incidents: IncidentStore,
 ) -> None:
-    incident_id = await asyncio.to_thread(_recorded_incident, sandbox, undo, runtime, make_pipeline)
+    incident_id = await asyncio.to_thread(_recorded_incident, sandbox, inject, runtime, make_pipeline)
     recorded = load_recorded(incidents, incident_id)
     lazy = submission(
         fault_types=["unknown"],

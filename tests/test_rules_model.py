@@ -5,32 +5,33 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from chaos.faults.chaos import Fault
+from chaos.faults.iam import REVOKE_CLOUDWATCH, REVOKE_S3
+from chaos.faults.network import BLOCK_EGRESS
+from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.run import AgentResult, run_agent
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings
-from tests.conftest import Undo
-from tests.faults import delete_inline_policy, detach_logs_policy, remove_https_egress, reserve_concurrency
+from tests.conftest import Inject
 
-Inject = Callable[[Sandbox, Undo], None]
-
-SCENARIOS: dict[str, tuple[list[Inject], set[str]]] = {
-    "s3_policy_deleted": ([delete_inline_policy], {"permission_loss"}),
-    "logs_policy_detached": ([detach_logs_policy], {"permission_loss"}),
-    "both_policies": ([delete_inline_policy, detach_logs_policy], {"permission_loss"}),
-    "concurrency_0": ([lambda s, u: reserve_concurrency(s, u, 0)], {"throttling"}),
-    "concurrency_1": ([lambda s, u: reserve_concurrency(s, u, 1)], {"throttling"}),
-    "egress_removed": ([remove_https_egress], {"network_block"}),
-    "s3_and_concurrency_1": (
-        [delete_inline_policy, lambda s, u: reserve_concurrency(s, u, 1)],
-        {"permission_loss", "throttling"},
-    ),
+Injection = tuple[Fault, dict[str, Any]]
+S3: Injection = (REVOKE_S3, {})
+LOGS: Injection = (REVOKE_CLOUDWATCH, {})
+SCENARIOS: dict[str, tuple[list[Injection], set[str]]] = {
+    "s3_policy_deleted": ([S3], {"permission_loss"}),
+    "logs_policy_detached": ([LOGS], {"permission_loss"}),
+    "both_policies": ([S3, LOGS], {"permission_loss"}),
+    "concurrency_0": ([(THROTTLE, {"concurrency": 0})], {"throttling"}),
+    "concurrency_1": ([(THROTTLE, {"concurrency": 1})], {"throttling"}),
+    "egress_removed": ([(BLOCK_EGRESS, {})], {"network_block"}),
+    "s3_and_concurrency_1": ([S3, (THROTTLE, {"concurrency": 1})], {"permission_loss", "throttling"}),
 }
 
 PLANTED = [  # written as error lines, so the bounded log answer ranks them first, as an attacker would
@@ -72,11 +73,11 @@ def _assert_honest(diagnosis: Diagnosis) -> None:
 
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 async def test_rules_model_finds_each_injected_fault(
-    sandbox: Sandbox, mcp_server_url: str, runtime: LocalLambdaRuntime, undo: Undo, scenario: str
+    sandbox: Sandbox, mcp_server_url: str, runtime: LocalLambdaRuntime, inject: Inject, scenario: str
 ) -> None:
-    injectors, expected = SCENARIOS[scenario]
-    for inject in injectors:
-        inject(sandbox, undo)
+    faults, expected = SCENARIOS[scenario]
+    for fault, params in faults:
+        inject(fault, **params)
     # Two overlapping invocations, so a concurrency of 1 throttles one of them.
     burst = runtime.invoke_burst(names.FUNCTION_NAME, names.input_event(work_seconds=0.3), 2)
     assert any(i.status != "succeeded" or not i.logs_written for i in burst)  # the fault is real
@@ -118,10 +119,10 @@ def _plant(sandbox: Sandbox) -> None:
 
 @pytest.mark.parametrize("scenario", ["healthy", "s3_policy_deleted"])
 async def test_instructions_planted_in_logs_change_nothing(
-    sandbox: Sandbox, mcp_server_url: str, runtime: LocalLambdaRuntime, undo: Undo, scenario: str
+    sandbox: Sandbox, mcp_server_url: str, runtime: LocalLambdaRuntime, inject: Inject, scenario: str
 ) -> None:
     if scenario == "s3_policy_deleted":
-        delete_inline_policy(sandbox, undo)
+        inject(REVOKE_S3)
     runtime.invoke(names.FUNCTION_NAME, names.input_event())
     before = await _diagnose(sandbox, mcp_server_url, "Errors")
     _plant(sandbox)

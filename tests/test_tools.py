@@ -13,6 +13,9 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from chaos.faults.iam import REVOKE_CLOUDWATCH, REVOKE_S3
+from chaos.faults.network import BLOCK_EGRESS
+from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -30,8 +33,7 @@ from mcp_server.tools.iam import iam_state
 from mcp_server.tools.lambda_config import lambda_config
 from mcp_server.tools.logs import ERROR_LIKE, recent_logs, truncate_message
 from mcp_server.tools.network import NOT_IN_VPC_NOTE, network_state
-from tests.conftest import Undo
-from tests.faults import delete_inline_policy, detach_logs_policy, remove_https_egress, reserve_concurrency
+from tests.conftest import Inject, Undo
 
 SETTINGS = ServerSettings()
 MARKER = re.compile(r" …\[truncated (\d+) bytes\]$")
@@ -176,9 +178,9 @@ def test_recent_logs_of_one_invocation(
 
 
 def test_deleted_inline_policy_shows_in_iam_and_logs(
-    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, undo: Undo
+    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, inject: Inject
 ) -> None:
-    delete_inline_policy(sandbox, undo)
+    inject(REVOKE_S3)
 
     state = iam_state(
         clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
@@ -202,9 +204,9 @@ def test_deleted_inline_policy_shows_in_iam_and_logs(
 
 
 def test_detached_logs_policy_shows_in_iam_and_leaves_no_new_lines(
-    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, undo: Undo
+    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, inject: Inject
 ) -> None:
-    detach_logs_policy(sandbox, undo)
+    inject(REVOKE_CLOUDWATCH)
 
     state = iam_state(
         clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
@@ -223,8 +225,10 @@ def test_detached_logs_policy_shows_in_iam_and_leaves_no_new_lines(
     assert invocation.request_id in response.note
 
 
-def test_reserved_concurrency_zero_shows_in_config(sandbox: Sandbox, clients: AwsClients, undo: Undo) -> None:
-    reserve_concurrency(sandbox, undo, 0)
+def test_reserved_concurrency_zero_shows_in_config(
+    sandbox: Sandbox, clients: AwsClients, inject: Inject
+) -> None:
+    inject(THROTTLE, concurrency=0)
 
     config = lambda_config(
         clients.lambda_, GetLambdaConfigArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
@@ -233,9 +237,9 @@ def test_reserved_concurrency_zero_shows_in_config(sandbox: Sandbox, clients: Aw
 
 
 def test_removed_https_egress_shows_in_network_and_logs(
-    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, undo: Undo
+    sandbox: Sandbox, clients: AwsClients, runtime: LocalLambdaRuntime, inject: Inject
 ) -> None:
-    remove_https_egress(sandbox, undo)
+    inject(BLOCK_EGRESS)
 
     state = network_state(
         clients.lambda_,

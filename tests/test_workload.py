@@ -6,11 +6,13 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from chaos.faults.iam import REVOKE_CLOUDWATCH, REVOKE_S3
+from chaos.faults.network import BLOCK_EGRESS
+from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from tests.conftest import Undo
-from tests.faults import delete_inline_policy, detach_logs_policy, remove_https_egress, reserve_concurrency
+from tests.conftest import Inject, Undo
 
 Drain = Callable[..., list[dict[str, Any]]]
 
@@ -41,9 +43,9 @@ def test_healthy_invocation_succeeds_and_logs(
 
 
 def test_deleted_inline_policy_fails_with_genuine_access_denied_and_alarms(
-    sandbox: Sandbox, runtime: LocalLambdaRuntime, alarm_events: Drain, undo: Undo
+    sandbox: Sandbox, runtime: LocalLambdaRuntime, alarm_events: Drain, inject: Inject
 ) -> None:
-    delete_inline_policy(sandbox, undo)
+    inject(REVOKE_S3)
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
 
@@ -95,9 +97,9 @@ def test_alarm_fires_once_per_transition(
 
 
 def test_detached_logs_policy_leaves_no_log_lines(
-    sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo
+    sandbox: Sandbox, runtime: LocalLambdaRuntime, inject: Inject
 ) -> None:
-    detach_logs_policy(sandbox, undo)
+    inject(REVOKE_CLOUDWATCH)
     before = _log_messages(sandbox)
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
@@ -108,9 +110,9 @@ def test_detached_logs_policy_leaves_no_log_lines(
 
 
 def test_reserved_concurrency_zero_throttles(
-    sandbox: Sandbox, runtime: LocalLambdaRuntime, alarm_events: Drain, undo: Undo
+    sandbox: Sandbox, runtime: LocalLambdaRuntime, alarm_events: Drain, inject: Inject
 ) -> None:
-    reserve_concurrency(sandbox, undo, 0)
+    inject(THROTTLE, concurrency=0)
     before = _log_messages(sandbox)
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
@@ -122,9 +124,9 @@ def test_reserved_concurrency_zero_throttles(
 
 
 def test_reserved_concurrency_one_throttles_a_burst_beyond_one(
-    sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo
+    sandbox: Sandbox, runtime: LocalLambdaRuntime, inject: Inject
 ) -> None:
-    reserve_concurrency(sandbox, undo, 1)
+    inject(THROTTLE, concurrency=1)
 
     burst = runtime.invoke_burst(names.FUNCTION_NAME, names.input_event(work_seconds=0.5), count=4)
 
@@ -132,9 +134,9 @@ def test_reserved_concurrency_one_throttles_a_burst_beyond_one(
 
 
 def test_security_group_without_https_egress_times_out(
-    sandbox: Sandbox, runtime: LocalLambdaRuntime, alarm_events: Drain, undo: Undo
+    sandbox: Sandbox, runtime: LocalLambdaRuntime, alarm_events: Drain, inject: Inject
 ) -> None:
-    remove_https_egress(sandbox, undo)
+    inject(BLOCK_EGRESS)
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
 
