@@ -301,5 +301,7 @@ class _Counted:
 def _first_difference(before: str, after: str) -> str:
     for old, new in zip(before.splitlines(), after.splitlines(), strict=False):
         if old != new:
-            return f"differs from the pre-fault snapshot: {old.strip()} → {new.strip()}"
+            return (
+                f"differs from the pre-fault snapshot: {old.strip().rstrip(',')} → {new.strip().rstrip(',')}"
+            )
     return "differs from the pre-fault snapshot in length"

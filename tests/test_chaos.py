@@ -1,0 +1,300 @@
+"""The fault injectors on the sandbox: inject, observe, restore byte for byte; the tag guard; dry runs;
+restore without inject; and `incident-chaos` as shipped."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from chaos.egress import allows_https_egress
+from chaos.faults.chaos import Chaos, Fault
+from chaos.faults.errors import ChaosRefused
+from chaos.faults.iam import REVOKE_CLOUDWATCH, REVOKE_S3
+from chaos.faults.logs import inject_lines
+from chaos.faults.network import BLOCK_EGRESS
+from chaos.faults.throttle import THROTTLE
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.snapshot import world_snapshot
+from chaos.workload.runtime import LocalLambdaRuntime
+from tests.conftest import Undo
+
+FN = names.FUNCTION_NAME
+READS = ("Get", "List", "Describe")
+
+
+def _s3_denied(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> None:
+    failed = runtime.invoke(FN, names.input_event())
+    assert failed.status == "failed"
+    assert "AccessDenied" in str(failed.error)
+
+
+def _logs_lost(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> None:
+    silent = runtime.invoke(FN, names.input_event())
+    assert (silent.status, silent.logs_written) == ("succeeded", False)
+
+
+def _throttled(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> None:
+    assert runtime.invoke(FN, names.input_event()).status == "throttled"
+
+
+def _burst_throttled(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> None:
+    statuses = sorted(i.status for i in runtime.invoke_burst(FN, names.input_event(work_seconds=0.3), 2))
+    assert statuses == ["succeeded", "throttled"]
+
+
+def _no_https_egress(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> None:
+    ec2 = sandbox.session(names.OPERATOR).client("ec2")
+    (group,) = ec2.describe_security_groups(GroupIds=[sandbox.world.security_group_id])["SecurityGroups"]
+    assert not allows_https_egress(group)  # the runtime's timeout on blocked egress is in test_workload
+
+
+CASES: dict[str, tuple[Fault, dict[str, Any], Callable[[Sandbox, LocalLambdaRuntime], None]]] = {
+    "iam-s3": (REVOKE_S3, {}, _s3_denied),
+    "iam-cloudwatch": (REVOKE_CLOUDWATCH, {}, _logs_lost),
+    "throttle-0": (THROTTLE, {"concurrency": 0}, _throttled),
+    "throttle-1": (THROTTLE, {"concurrency": 1}, _burst_throttled),
+    "network": (BLOCK_EGRESS, {}, _no_https_egress),
+}
+
+
+class Recorder:
+    """Every AWS operation a session's clients make, by name."""
+
+    def __init__(self, session: boto3.Session) -> None:
+        self.operations: list[str] = []
+        session.events.register("before-call.*.*", self._record)
+
+    def _record(self, model: Any, **_: Any) -> None:
+        self.operations.append(str(model.name))
+
+    @property
+    def changes(self) -> list[str]:
+        return [op for op in self.operations if not op.startswith(READS)]
+
+
+@pytest.fixture
+def operator(sandbox: Sandbox) -> boto3.Session:
+    return sandbox.session(names.OPERATOR)
+
+
+@pytest.fixture
+def untagged(operator: boto3.Session, sandbox: Sandbox, undo: Undo) -> None:
+    client = operator.client("lambda")
+    key, value = names.CHAOS_TAG
+    client.untag_resource(Resource=sandbox.world.function_arn, TagKeys=[key])
+    undo(lambda: client.tag_resource(Resource=sandbox.world.function_arn, Tags={key: value}))
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_inject_observe_and_restore_byte_for_byte(
+    sandbox: Sandbox, operator: boto3.Session, runtime: LocalLambdaRuntime, case: str
+) -> None:
+    fault, params, observe = CASES[case]
+    before = world_snapshot(operator, FN)
+    chaos = Chaos(operator, say=lambda _: None)
+    try:
+        saved = chaos.inject(fault, FN, **params)
+        assert world_snapshot(operator, FN) != before
+        assert chaos.ledger.load(FN, fault.name) == saved  # the prior state is in SSM before anything breaks
+        assert chaos.calls[0].operation == "PutParameter"
+        observe(sandbox, runtime)
+    finally:
+        assert chaos.restore(fault, FN) is True
+    assert world_snapshot(operator, FN) == before
+    assert chaos.ledger.load(FN, fault.name) is None
+    assert runtime.invoke(FN, names.input_event()).status == "succeeded"
+
+    made = len(chaos.calls)
+    assert chaos.restore(fault, FN) is False  # a second restore finds nothing and changes nothing
+    assert len(chaos.calls) == made
+
+
+def test_a_second_inject_keeps_the_first_prior_state(operator: boto3.Session) -> None:
+    before = world_snapshot(operator, FN)
+    chaos = Chaos(operator, say=lambda _: None)
+    try:
+        chaos.inject(THROTTLE, FN, concurrency=0)
+        again = chaos.inject(THROTTLE, FN, concurrency=1)
+        assert again.prior == {"function": FN, "reserved": None}  # not the 0 the first inject set
+        concurrency = operator.client("lambda").get_function_concurrency(FunctionName=FN)
+        assert concurrency["ReservedConcurrentExecutions"] == 1
+    finally:
+        chaos.restore(THROTTLE, FN)
+    assert world_snapshot(operator, FN) == before
+
+
+@pytest.mark.parametrize(
+    "fault", [REVOKE_S3, REVOKE_CLOUDWATCH, THROTTLE, BLOCK_EGRESS], ids=lambda f: f.name
+)
+def test_restore_without_inject_changes_nothing(sandbox: Sandbox, fault: Fault) -> None:
+    session = sandbox.session(names.OPERATOR)
+    recorder = Recorder(session)
+    lines: list[str] = []
+    assert Chaos(session, say=lines.append).restore(fault, FN) is False
+    assert recorder.changes == []
+    assert lines == [f"  nothing to restore: no saved state for {fault.name} on {FN}"]
+
+
+@pytest.mark.parametrize("case", ["iam-s3", "iam-cloudwatch", "throttle-0", "network"])
+def test_a_dry_run_makes_no_change_and_prints_the_calls_a_real_run_makes(
+    sandbox: Sandbox, operator: boto3.Session, case: str
+) -> None:
+    fault, params, _ = CASES[case]
+    before = world_snapshot(operator, FN)
+    session = sandbox.session(names.OPERATOR)
+    recorder = Recorder(session)
+    printed: list[str] = []
+    planned = Chaos(session, dry_run=True, say=printed.append)
+    planned.inject(fault, FN, **params)
+    assert recorder.changes == []
+    assert world_snapshot(operator, FN) == before
+    assert planned.ledger.load(FN, fault.name) is None
+    assert [line.split(" {")[0] for line in printed if "would call" in line] == [
+        f"  would call {call.service}:{call.operation}" for call in planned.calls
+    ]
+
+    real = Chaos(operator, say=lambda _: None)
+    try:
+        real.inject(fault, FN, **params)
+    finally:
+        real.restore(fault, FN)
+
+    def shown(call: Any) -> tuple[str, str, dict[str, Any]]:
+        drop = {"Value"} if call.operation == "PutParameter" else set()  # holds the save time
+        return call.service, call.operation, {k: v for k, v in call.params.items() if k not in drop}
+
+    assert [shown(c) for c in planned.calls] == [shown(c) for c in real.calls[: len(planned.calls)]]
+
+
+@pytest.mark.usefixtures("untagged")
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_function_without_the_chaos_tag_is_refused(
+    sandbox: Sandbox, operator: boto3.Session, case: str
+) -> None:
+    fault, params, _ = CASES[case]
+    before = world_snapshot(operator, FN)
+    session = sandbox.session(names.OPERATOR)
+    recorder = Recorder(session)
+    with pytest.raises(ChaosRefused) as refused:
+        Chaos(session, say=lambda _: None).inject(fault, FN, **params)
+    assert "chaos-allowed=true" in str(refused.value)
+    assert f"aws lambda tag-resource --resource {sandbox.world.function_arn}" in str(refused.value)
+    with pytest.raises(ChaosRefused):
+        inject_lines(Chaos(session, say=lambda _: None), FN, "prompt-injection")
+    assert recorder.changes == []
+    assert world_snapshot(operator, FN) == before
+
+
+def test_network_block_refuses_a_function_outside_a_vpc(sandbox: Sandbox, operator: boto3.Session) -> None:
+    client = operator.client("lambda")
+    client.create_function(
+        FunctionName="chaos-no-vpc",
+        Runtime="python3.12",
+        Role=sandbox.world.role_arn,
+        Handler="index.handler",
+        Code={"ZipFile": b"PK\x05\x06" + b"\x00" * 18},
+        Tags=dict([names.CHAOS_TAG]),
+    )
+    try:
+        with pytest.raises(ChaosRefused, match="chaos-no-vpc is not attached to a VPC"):
+            Chaos(operator, say=lambda _: None).inject(BLOCK_EGRESS, "chaos-no-vpc")
+        assert Chaos(operator, say=lambda _: None).ledger.load("chaos-no-vpc", BLOCK_EGRESS.name) is None
+    finally:
+        client.delete_function(FunctionName="chaos-no-vpc")
+
+
+@pytest.mark.parametrize(("kind", "count"), [("prompt-injection", 4), ("flood", 1500)])
+def test_log_injection_writes_its_lines_and_saves_nothing(
+    operator: boto3.Session, kind: str, count: int
+) -> None:
+    chaos = Chaos(operator, say=lambda _: None)
+    assert inject_lines(chaos, FN, kind, count=count) == count  # type: ignore[arg-type]
+    stream = chaos.calls[0].params["logStreamName"]
+    logs = operator.client("logs")
+    pages = logs.get_paginator("filter_log_events").paginate(
+        logGroupName=names.LOG_GROUP, logStreamNames=[stream]
+    )
+    messages = [e["message"] for page in pages for e in page["events"]]
+    assert len(messages) == count
+    if kind == "prompt-injection":
+        assert any("ignore all previous instructions" in m for m in messages)
+    assert [c.operation for c in chaos.calls] == ["CreateLogStream"] + ["PutLogEvents"] * -(-count // 1000)
+    assert chaos.ledger.all(FN) == []
+
+
+def _cli(sandbox: Sandbox, *args: str, module: str = "chaos.cli") -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | sandbox.env
+    env |= {"AWS_PROFILE": names.OPERATOR}
+    return subprocess.run(
+        [sys.executable, "-m", module, *args], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.fixture
+def cli(
+    sandbox: Sandbox, operator: boto3.Session
+) -> Iterator[Callable[..., subprocess.CompletedProcess[str]]]:
+    before = world_snapshot(operator, FN)
+    yield lambda *args, **kw: _cli(sandbox, *args, **kw)
+    _cli(sandbox, "restore")
+    assert world_snapshot(operator, FN) == before
+
+
+def test_cli_throttle_status_and_unthrottle(cli: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    throttled = cli("throttle", "--concurrency", "0")
+    assert throttled.returncode == 0, throttled.stderr
+    assert "lambda:PutFunctionConcurrency" in throttled.stdout
+    status = cli("status")
+    assert "throttle: injected; prior state saved" in status.stdout
+    assert "/incident-response/chaos/data-processor/throttle" in status.stdout
+    restored = cli("unthrottle")
+    assert restored.returncode == 0
+    assert "lambda:DeleteFunctionConcurrency" in restored.stdout  # the prior state was "none"
+    assert "no saved fault on data-processor" in cli("status").stdout
+
+
+def test_cli_the_design_spelling_and_dry_run(cli: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    planned = cli("revoke", "--target", "s3", "--dry-run", module="chaos.iam_chaos")
+    assert planned.returncode == 0, planned.stderr
+    assert "would call iam:DeleteRolePolicy" in planned.stdout
+    assert "dry run: 2 call(s) would be made; nothing was changed" in planned.stdout
+    assert "nothing to restore" in cli("iam", "restore").stdout
+
+
+@pytest.mark.usefixtures("untagged")
+def test_cli_refusal_exits_3(cli: Callable[..., subprocess.CompletedProcess[str]]) -> None:
+    refused = cli("network", "block")
+    assert refused.returncode == 3
+    assert "does not carry the tag chaos-allowed=true" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["throttle", "--function", "bad name!"], "must be a Lambda function name"),
+        (["throttle", "--concurrency", "-1"], "expected a whole number"),
+        (["iam", "revoke", "--target", "dynamodb"], "invalid choice: 'dynamodb'"),
+        (["logs", "inject", "--kind", "flood", "--lines", "0"], "expected a positive whole number"),
+    ],
+)
+def test_cli_rejects_bad_input_with_exit_2(
+    cli: Callable[..., subprocess.CompletedProcess[str]], args: list[str], message: str
+) -> None:
+    rejected = cli(*args)
+    assert rejected.returncode == 2
+    assert message in rejected.stderr
+
+
+def test_cli_unknown_function_says_where_it_looked(
+    cli: Callable[..., subprocess.CompletedProcess[str]],
+) -> None:
+    missing = cli("throttle", "--function", "no-such-function")
+    assert missing.returncode == 1
+    assert "no function no-such-function in ca-central-1: check --function and --region" in missing.stderr

@@ -1,0 +1,177 @@
+"""`incident-drill`: every scenario through the whole loop as `make drill` runs it, and the drill's own
+checks shown to fail when the diagnosis or the restore is wrong."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from chaos.drill.progress import Progress
+from chaos.drill.runner import Drill
+from chaos.drill.scenarios import SCENARIOS, Expected, Injection, Scenario, Stage
+from chaos.faults.chaos import Chaos, Fault
+from chaos.faults.iam import REVOKE_S3
+from chaos.faults.throttle import THROTTLE
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.snapshot import world_snapshot
+
+
+def _drill(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DRILL_", "SUPERVISOR_"))}
+    return subprocess.run(
+        [sys.executable, "-m", "chaos.drill.cli", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_the_full_drill_passes_and_writes_its_reports(tmp_path: Path) -> None:
+    ran = _drill("--report-dir", "reports", cwd=tmp_path)
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert f"drill passed: {len(SCENARIOS)}/{len(SCENARIOS)} scenarios" in ran.stdout
+    for scenario in SCENARIOS:  # one scorecard row each
+        assert any(
+            line.startswith(scenario.name) and line.endswith("PASS") for line in ran.stdout.splitlines()
+        )
+    assert "agent: get_iam_state → ok" in ran.stdout  # live progress shows tool calls (not a terminal: lines)
+
+    report = json.loads((tmp_path / "reports" / "drill-report.json").read_text())
+    assert report["passed"] is True
+    assert [s["name"] for s in report["scenarios"]] == [s.name for s in SCENARIOS]
+    by_name = {s["name"]: s for s in report["scenarios"]}
+    assert by_name["healthy"]["incidents"] == []
+    (revoked,) = by_name["revoke-s3"]["incidents"]
+    assert revoked["status"] == "DIAGNOSED"
+    assert revoked["fault_types"] == ["permission_loss"]
+    assert revoked["evidence_verified"] == revoked["evidence_total"] > 0
+    assert names.ROLE_NAME in revoked["diagnosis"]["root_cause"]
+    assert [i["fault_types"] for i in by_name["two-faults"]["incidents"]] == [
+        ["permission_loss", "throttling"]
+    ] * 2
+    assert {(i["status"], i["error_category"]) for s in report["scenarios"] for i in s["incidents"]} >= {
+        ("ERROR", "mcp_connection"),
+        ("ERROR", "bedrock_auth"),
+    }
+    (recovered,) = by_name["mcp-retry-recovery"]["incidents"]
+    assert len(recovered["failed_attempts"]) == 1
+    assert all(c["ok"] for s in report["scenarios"] for c in s["checks"] if c["name"] == "world restored")
+    assert report["seconds"] < 90
+
+    markdown = (tmp_path / "reports" / "drill-report.md").read_text()
+    assert "| revoke-s3 | permission_loss | permission_loss |" in markdown
+    supervisor_log = (tmp_path / "reports" / "supervisor.log").read_text()
+    assert '"message":"agent_metrics"' in supervisor_log  # the pipeline's logs, not in the scorecard
+    assert "agent_metrics" not in ran.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--scenario", "nope"], "unknown scenario(s) ['nope']; choose from: healthy, revoke-s3"),
+        (["--model", "gpt"], "SUPERVISOR_MODEL must be 'rules' or 'provider:model'"),
+    ],
+)
+def test_bad_options_exit_2_before_starting_anything(tmp_path: Path, args: list[str], message: str) -> None:
+    ran = _drill(*args, cwd=tmp_path)
+    assert ran.returncode == 2
+    assert message in ran.stderr
+    assert not (tmp_path / "drill-report").exists()
+
+
+def test_keep_running_leaves_the_sandbox_and_server_up_until_down(tmp_path: Path) -> None:
+    state = tmp_path / "sandbox"
+    ran = _drill("--scenario", "healthy", "--keep-running", "--state-dir", str(state), cwd=tmp_path)
+    try:
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        assert "Claude Desktop (claude_desktop_config.json)" in ran.stdout
+        server = json.loads((state / "mcp-server.json").read_text())
+        assert f"{server['url']}/sse" in ran.stdout
+        assert httpx.get(f"{server['url']}/healthz", timeout=5).status_code == 200
+    finally:
+        down = subprocess.run(
+            [sys.executable, "-m", "chaos.sandbox.cli", "down", "--state-dir", str(state)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert "MCP server left by incident-drill --keep-running" in down.stdout
+    assert f"sandbox in {state} stopped" in down.stdout
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"{server['url']}/healthz", timeout=2)
+
+
+@pytest.fixture
+def drill(sandbox: Sandbox, mcp_server_url: str) -> Drill:
+    """The drill on the session's sandbox and MCP server, printing into a buffer."""
+    return Drill(sandbox, mcp_server_url, progress=Progress(io.StringIO(), live=False))
+
+
+def test_a_wrong_diagnosis_fails_the_scenario(drill: Drill) -> None:
+    revoke = next(s for s in SCENARIOS if s.name == "revoke-s3")
+    wrong = dataclasses.replace(
+        revoke, expected=Expected(fault_types=frozenset({"throttling"}), names=("function",))
+    )
+    result = drill.run_scenario(wrong)
+    assert not result.passed
+    failed = {c.name: c.detail for c in result.checks if not c.ok}
+    assert set(failed) == {"fault types"}
+    assert "['permission_loss'] (injected ['throttling'])" in failed["fault types"]
+
+
+def test_an_inexact_restore_fails_the_scenario(drill: Drill, sandbox: Sandbox) -> None:
+    leaky = Fault(
+        "leaky-throttle", "throttle whose restore forgets", THROTTLE.capture, THROTTLE.apply, lambda *_: None
+    )
+    scenario = Scenario(
+        "leaky",
+        "a restore that leaves the concurrency behind",
+        (Stage((Injection(leaky, {"concurrency": 0}),)),),
+        Expected(fault_types=frozenset({"throttling"}), names=("function",)),
+    )
+    operator = sandbox.session(names.OPERATOR)
+    before = world_snapshot(operator, names.FUNCTION_NAME)
+    try:
+        result = drill.run_scenario(scenario)
+    finally:
+        operator.client("lambda").delete_function_concurrency(FunctionName=names.FUNCTION_NAME)
+    assert world_snapshot(operator, names.FUNCTION_NAME) == before
+    failed = {c.name: c.detail for c in result.checks if not c.ok}
+    assert set(failed) == {"world restored", "healthy after restore"}
+    assert '"reserved_concurrency": null → "reserved_concurrency": 0' in failed["world restored"]
+    assert Chaos(operator, say=lambda _: None).ledger.load(names.FUNCTION_NAME, "leaky-throttle") is None
+
+
+def test_an_alarm_that_never_comes_fails_the_scenario(drill: Drill) -> None:
+    silent = Scenario("silent", "healthy, but an incident is expected", (Stage(()),), Expected())
+    result = drill.run_scenario(silent)
+    failed = {c.name: c.detail for c in result.checks if not c.ok}
+    assert failed == {"incidents": "0 incident(s) opened (expected 1)"}
+
+
+def test_progress_rewrites_one_line_on_a_terminal() -> None:
+    out = io.StringIO()
+    progress = Progress(out, live=True)
+    progress.scenario(1, 2, "revoke-s3")
+    progress.step("inject: iam-s3")
+    progress.step("traffic: 1 failed")
+    progress.finish(True, "permission_loss")
+    lines = out.getvalue().split("\n")
+    assert lines[0].count("\r\x1b[K") == 3  # each step and the result overwrite the same line
+    assert lines[0].rsplit("\r\x1b[K", 1)[1].endswith("PASS  permission_loss")
+
+
+def test_injections_label_their_parameters() -> None:
+    assert Injection(THROTTLE, {"concurrency": 1}).label == "throttle(concurrency=1)"
+    assert Injection(REVOKE_S3).label == "iam-s3"
