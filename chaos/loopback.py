@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Self
 
 import httpx
 import uvicorn
@@ -57,18 +58,13 @@ def served_in_thread(app: ASGIApp) -> Iterator[str]:
         thread.join(10)
 
 
-class BlackHole:
-    """Accepts TCP connections and never answers: a peer that hangs. Counts the connections."""
+class _Listener:
+    """A TCP socket bound to a free loopback port; closed on leaving a ``with`` block."""
 
     def __init__(self) -> None:
         self._sock = socket.socket()
         self._sock.bind((LOOPBACK, 0))
-        self._sock.listen(256)
         self._sock.settimeout(0.2)
-        self.accepted: list[socket.socket] = []
-        self._running = True
-        self._thread = threading.Thread(target=self._accept, daemon=True)
-        self._thread.start()
 
     @property
     def port(self) -> int:
@@ -78,6 +74,27 @@ class BlackHole:
     @property
     def url(self) -> str:
         return f"http://{LOOPBACK}:{self.port}"
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+
+class BlackHole(_Listener):
+    """Accepts TCP connections and never answers: a peer that hangs. Counts the connections."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sock.listen(256)
+        self.accepted: list[socket.socket] = []
+        self._running = True
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+        self._thread.start()
 
     def _accept(self) -> None:
         while self._running:
@@ -91,40 +108,22 @@ class BlackHole:
         self._thread.join(2)
         for conn in self.accepted:
             conn.close()
-        self._sock.close()
-
-    def __enter__(self) -> BlackHole:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
+        super().close()
 
 
-class FlappingProxy:
+class FlappingProxy(_Listener):
     """A port that refuses connections for ``refuse_seconds`` (bound, not yet listening, so connecting
     gets ECONNREFUSED), then forwards each connection to ``target_port``: a blocked port reopening."""
 
     def __init__(self, target_port: int, refuse_seconds: float) -> None:
+        super().__init__()
         self._target_port = target_port
-        self._sock = socket.socket()
-        self._sock.bind((LOOPBACK, 0))
-        self._sock.settimeout(0.2)
-        self.opened_at = time.monotonic() + refuse_seconds
         self.forwarded = 0
         self._running = True
         self._open: list[socket.socket] = []
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._serve, args=(refuse_seconds,), daemon=True)
         self._thread.start()
-
-    @property
-    def port(self) -> int:
-        port: int = self._sock.getsockname()[1]
-        return port
-
-    @property
-    def url(self) -> str:
-        return f"http://{LOOPBACK}:{self.port}"
 
     def _serve(self, refuse_seconds: float) -> None:
         time.sleep(refuse_seconds)
@@ -154,13 +153,7 @@ class FlappingProxy:
         with self._lock:
             for conn in self._open:
                 conn.close()
-        self._sock.close()
-
-    def __enter__(self) -> FlappingProxy:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
+        super().close()
 
 
 def _pump(source: socket.socket, sink: socket.socket) -> None:
