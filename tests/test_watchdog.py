@@ -26,15 +26,17 @@ from watchdog.handler import build_watchdog
 from watchdog.sweep import STALE_REASON, SweepReport, fail_stale, find_stale
 
 
-def _lambda_env(sandbox: Sandbox, incidents: IncidentStore, **extra: str) -> dict[str, str]:
-    """A Lambda-like environment: the supervisor identity, the test's tables, no MCP key variable."""
+def _lambda_env(
+    sandbox: Sandbox, incidents: IncidentStore, profile: str = names.SUPERVISOR, **extra: str
+) -> dict[str, str]:
+    """A Lambda-like environment: the function's identity, the test's tables, no MCP key variable."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MCP_"))}
     sandbox_env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"}
     return (
         env
         | sandbox_env
         | {
-            "AWS_PROFILE": names.SUPERVISOR,
+            "AWS_PROFILE": profile,
             "INCIDENT_STATE_TABLE": incidents.state_table,
             "INCIDENT_CONTEXT_TABLE": str(incidents.context_table),
         }
@@ -83,7 +85,7 @@ def test_a_handler_killed_mid_investigation_is_failed_by_the_watchdog(
         hole.close()
     assert incidents.get(incident_id)["status"] == "INVESTIGATING"  # type: ignore[index]
 
-    watchdog = build_watchdog(sandbox.session(names.SUPERVISOR), incident_state_table=incidents.state_table)
+    watchdog = build_watchdog(sandbox.session(names.WATCHDOG), incident_state_table=incidents.state_table)
     assert watchdog.run().examined == 0  # not stale yet
     watchdog.store.clock = lambda: datetime.now(UTC) + timedelta(minutes=11)
     report = watchdog.run()
@@ -99,7 +101,7 @@ def test_the_watchdog_loses_a_race_to_a_live_transition_without_overwriting_it(
     racing = stuck_incident(incidents, minutes_ago=12, function="fn-racing")
     reentered = stuck_incident(incidents, minutes_ago=11, function="fn-reentered")
     dead = stuck_incident(incidents, minutes_ago=30, function="fn-dead")
-    watchdog = build_watchdog(sandbox.session(names.SUPERVISOR), incident_state_table=incidents.state_table)
+    watchdog = build_watchdog(sandbox.session(names.WATCHDOG), incident_state_table=incidents.state_table)
     cutoff, candidates = find_stale(watchdog.store, watchdog.settings.stale_after_seconds)
     assert sorted(str(c["incident_id"]) for c in candidates) == sorted([racing, reentered, dead])
 
@@ -125,7 +127,7 @@ def test_the_scheduled_handler_fails_only_stale_incidents_and_reports(
 ) -> None:
     stale = stuck_incident(incidents, minutes_ago=10.5, function="fn-stale")
     fresh = stuck_incident(incidents, minutes_ago=9, function="fn-fresh")
-    for key, value in _lambda_env(sandbox, incidents).items():
+    for key, value in _lambda_env(sandbox, incidents, names.WATCHDOG).items():
         monkeypatch.setenv(key, value)
     watchdog_handler._watchdog.cache_clear()
     try:

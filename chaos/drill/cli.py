@@ -169,7 +169,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         log = stack.enter_context(_supervisor_logs(args.report_dir / "supervisor.log"))
         drill = Drill(sandbox, server.url, model=args.model, settings=settings, progress=progress, log=log)
         results = drill.run(scenarios)
-        run = DrillRun(results, args.model, started_at, time.monotonic() - started)
+        closing = drill.closing_checks()
+        actions = {identity: sorted(used) for identity, used in drill.aws_actions.items()}
+        run = DrillRun(results, args.model, started_at, time.monotonic() - started, closing, actions)
         (args.report_dir / "drill-report.md").write_text(markdown(run))
         (args.report_dir / "drill-report.json").write_text(dumps(run))
         progress.note("\n" + scorecard(run) + "\n")

@@ -22,7 +22,9 @@ class Progress:
         print(text, file=self.out, flush=True)
 
     def scenario(self, index: int, total: int, name: str) -> None:
-        self._prefix = f"[{index:>2}/{total}] {name:<20}"
+        """Prefix the following lines with the scenario; index 0 for a step outside the scenarios."""
+        counter = f"[{index:>2}/{total}]" if index else " " * 7
+        self._prefix = f"{counter} {name:<20}"
         self._started = time.monotonic()
 
     def step(self, text: str) -> None:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from chaos.drill.checks import Check
 from chaos.drill.runner import ScenarioResult
 
 HEADERS = (
@@ -27,18 +28,26 @@ class DrillRun:
     model: str
     started_at: str
     seconds: float
+    closing_checks: list[Check] = field(default_factory=list)
+    aws_actions: dict[str, list[str]] = field(default_factory=dict)  # identity -> IAM actions it used
 
     @property
     def passed(self) -> bool:
-        return bool(self.results) and all(result.passed for result in self.results)
+        return (
+            bool(self.results)
+            and all(result.passed for result in self.results)
+            and all(check.ok for check in self.closing_checks)
+        )
 
     @property
     def summary(self) -> str:
         passed = sum(result.passed for result in self.results)
         verdict = "passed" if self.passed else "FAILED"
+        closing = [check.name for check in self.closing_checks if not check.ok]
         return (
             f"drill {verdict}: {passed}/{len(self.results)} scenarios in {self.seconds:.1f}s "
             f"(model {self.model}, {sum(len(r.incidents) for r in self.results)} incidents)"
+            + (f"; failed after the scenarios: {', '.join(closing)}" if closing else "")
         )
 
 
@@ -81,6 +90,11 @@ def markdown(run: DrillRun) -> str:
         *("| " + " | ".join(_row(result)) + " |" for result in run.results),
         "",
     ]
+    lines += ["## After the scenarios", ""]
+    lines += [_check(check) for check in run.closing_checks]
+    lines += ["", "AWS actions used by the Lambda functions' identities:", ""]
+    lines += [f"- `{identity}`: {', '.join(actions)}" for identity, actions in run.aws_actions.items()]
+    lines.append("")
     for result in run.results:
         lines += [f"## {result.scenario.name}: {result.scenario.title}", ""]
         lines += [
@@ -98,6 +112,10 @@ def markdown(run: DrillRun) -> str:
     return "\n".join(lines)
 
 
+def _check(check: Check) -> str:
+    return f"- {'✅' if check.ok else '❌'} **{check.name}** — {check.detail}"
+
+
 def _step(number: int, step: dict[str, Any]) -> str:
     return f"{number}. {step['action']} (evidence {step['evidence_basis']}, {step['risk_level']} risk)"
 
@@ -108,6 +126,8 @@ def as_json(run: DrillRun) -> dict[str, Any]:
         "model": run.model,
         "seconds": round(run.seconds, 2),
         "passed": run.passed,
+        "closing_checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in run.closing_checks],
+        "aws_actions": run.aws_actions,
         "scenarios": [
             {
                 "name": result.scenario.name,

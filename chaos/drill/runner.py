@@ -11,6 +11,8 @@ import traceback
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import timedelta
+from functools import partial
 from typing import Any, TextIO
 
 from chaos.drill.checks import Check, Incident, check_incident, check_not_steered
@@ -30,6 +32,7 @@ from supervisor.incident_store import from_item
 from supervisor.orchestrator import build_pipeline
 from supervisor.pipeline import IncidentPipeline
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
+from watchdog.handler import build_watchdog
 
 
 @dataclass
@@ -81,6 +84,11 @@ class Drill:
         self.progress = progress or Progress()
         self.log = log  # the supervisor's stdout (EMF metrics), as CloudWatch would keep it
         self.operator = sandbox.session(names.OPERATOR)
+        # The Lambda functions' identities; every AWS action they take is recorded (for the IAM check).
+        self.identities = {name: sandbox.session(name) for name in (names.SUPERVISOR, names.WATCHDOG)}
+        self.aws_actions: dict[str, set[str]] = {name: set() for name in self.identities}
+        for name, session in self.identities.items():
+            session.events.register("before-call.*.*", partial(_record_action, self.aws_actions[name]))
         self.function = names.FUNCTION_NAME
         configuration = self.operator.client("lambda").get_function_configuration(FunctionName=self.function)
         self.names: dict[Resource, str] = {
@@ -194,7 +202,7 @@ class Drill:
 
     def _pipeline(self, overrides: dict[str, Any]) -> IncidentPipeline:
         settings = {"supervisor_model": self.model, "incident_window_seconds": 0} | overrides
-        return build_pipeline(self.sandbox.session(names.SUPERVISOR), **settings)
+        return build_pipeline(self.identities[names.SUPERVISOR], **settings)
 
     def _handle(self, events: list[dict[str, Any]], overrides: dict[str, Any]) -> list[Incident]:
         """Deliver each event to the orchestrator's pipeline, as Lambda would, and read back the result."""
@@ -278,6 +286,35 @@ class Drill:
                     check_not_steered(incident, prompt_injection_lines(self.function, self.names["role"]))
                 )
         return checks
+
+    def closing_checks(self) -> list[Check]:
+        """After every scenario: the watchdog's sweep (as its own identity) finds nothing stale, and no
+        incident is left RECEIVED or INVESTIGATING."""
+        self.progress.scenario(0, 0, "watchdog")
+        watchdog = build_watchdog(self.identities[names.WATCHDOG])
+        self.progress.step("sweep: stale RECEIVED / INVESTIGATING incidents")
+        report = watchdog.run()
+        far_future = watchdog.store.clock() + timedelta(days=1)
+        open_incidents = [
+            f"{item['incident_id']} {status}"
+            for status in ("RECEIVED", "INVESTIGATING")
+            for item in watchdog.store.not_updated_since(status, far_future)
+        ]
+        checks = [
+            Check("watchdog sweep", not report.failed, f"examined {report.examined}, failed {report.failed}"),
+            Check(
+                "every incident terminal",
+                not open_incidents,
+                f"left open: {open_incidents}" if open_incidents else "no incident RECEIVED or INVESTIGATING",
+            ),
+        ]
+        self.progress.finish(all(c.ok for c in checks), "; ".join(c.detail for c in checks))
+        return checks
+
+
+def _record_action(actions: set[str], model: Any, **_: Any) -> None:
+    """A botocore before-call hook: the IAM action of the operation about to be signed."""
+    actions.add(f"{model.service_model.signing_name}:{model.name}")
 
 
 class _Counted:

@@ -23,7 +23,7 @@ Use it from another shell with any AWS SDK or CLI:
   AWS_PROFILE=operator aws lambda get-function-configuration --function-name {names.FUNCTION_NAME}
 
 Profiles: operator (admin), mcp-server (read-only diagnostics), supervisor (incident tables + MCP key),
-          lambda-service (the sandbox's stand-in for the Lambda service)
+          watchdog (incident-state query and update), lambda-service (the sandbox's stand-in for Lambda)
 World:    function {names.FUNCTION_NAME}, role {names.ROLE_NAME}, bucket {names.INPUT_BUCKET},
           topic {names.TOPIC_NAME}, tables {names.STATE_TABLE} and {names.CONTEXT_TABLE},
           SecureString {names.MCP_KEY_PARAMETER} (also exported as MCP_API_KEY)

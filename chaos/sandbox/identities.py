@@ -9,6 +9,7 @@ from typing import Any
 from chaos.sandbox import names
 from mcp_server.permissions import required_iam_actions
 from supervisor.permissions import PARAMETER_ACTIONS, TABLE_ACTIONS
+from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ def policy_documents() -> dict[str, str]:
         names.MCP_SERVER: _document({"Effect": "Allow", "Action": required_iam_actions(), "Resource": "*"}),
         names.SUPERVISOR: _document(
             {"Effect": "Allow", "Action": [*TABLE_ACTIONS, *PARAMETER_ACTIONS], "Resource": "*"}
+        ),
+        names.WATCHDOG: _document(
+            {"Effect": "Allow", "Action": list(WATCHDOG_TABLE_ACTIONS), "Resource": "*"}
         ),
         names.LAMBDA_SERVICE: _document(
             {

@@ -28,8 +28,9 @@ MCP_KEY_PARAMETER = "/incident-response/mcp-api-key"
 OPERATOR = "operator"
 MCP_SERVER = "mcp-server"
 SUPERVISOR = "supervisor"
+WATCHDOG = "watchdog"
 LAMBDA_SERVICE = "lambda-service"  # plays the Lambda service and CloudWatch alarms
-PROFILES = (OPERATOR, MCP_SERVER, SUPERVISOR, LAMBDA_SERVICE)
+PROFILES = (OPERATOR, MCP_SERVER, SUPERVISOR, WATCHDOG, LAMBDA_SERVICE)
 
 
 def input_event(index: int = 0, work_seconds: float = 0.0) -> dict[str, object]:
