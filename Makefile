@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 PROXY_VENV := .venv-mcp-proxy
 PROXY_STAMP := $(PROXY_VENV)/.installed
 
-.PHONY: drill test lint typecheck unit sandbox lock clean
+.PHONY: drill test lint typecheck unit sandbox package lock clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,9 @@ test: lint typecheck unit
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/python -m deploy.build --check
+	$(BIN)/cfn-lint deploy/*.template.json
+	$(BIN)/hadolint deploy/Dockerfile
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -37,6 +40,10 @@ unit: $(STAMP) $(PROXY_STAMP)
 
 sandbox: $(STAMP)
 	$(BIN)/incident-sandbox up
+
+# Lambda zips of the supervisor and the watchdog for python3.12 (x86_64), in build/lambda/.
+package: $(STAMP)
+	$(BIN)/python -m deploy.package
 
 # Re-resolve every dependency to its newest allowed version and pin the result.
 lock:
@@ -52,4 +59,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) $(PROXY_VENV) .sandbox .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(PROXY_VENV) .sandbox build drill-report .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,47 @@
+"""What goes into each deployable: our packages (copied as source) and the distributions they need
+(installed with their dependencies, at the versions pinned in constraints.txt). The Lambda zips, the
+MCP server image's requirements file and the bundle tests all read this one list."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Bundle:
+    name: str
+    packages: tuple[str, ...]
+    requirements: tuple[str, ...]
+    entry_point: str  # module:function, as Lambda's Handler or the container's command
+
+    @property
+    def entry_module(self) -> str:
+        return self.entry_point.split(":", 1)[0]
+
+
+_STATE = ("boto3", "aws-lambda-powertools", "pydantic", "pydantic-settings")
+
+SUPERVISOR = Bundle(
+    "supervisor",
+    ("supervisor", "mcp_server"),  # the supervisor imports the tool contract from mcp_server
+    (
+        *_STATE,
+        "langgraph",
+        "langchain-core",
+        "langchain-aws",
+        "langchain",
+        "mcp",
+        "httpx2",
+        "anyio",
+        "json-repair",
+    ),
+    "supervisor.orchestrator:handler",
+)
+WATCHDOG = Bundle("watchdog", ("watchdog", "supervisor"), _STATE, "watchdog.handler:handler")
+MCP_SERVER = Bundle(
+    "mcp-server",
+    ("mcp_server",),
+    ("mcp", "boto3", "pydantic", "pydantic-settings", "starlette", "sse-starlette", "uvicorn", "anyio"),
+    "mcp_server.cli:main",
+)
+LAMBDA_BUNDLES = (SUPERVISOR, WATCHDOG)

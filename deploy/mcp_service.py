@@ -1,0 +1,268 @@
+"""The MCP server stack: the container on ECS Fargate behind an HTTPS Application Load Balancer with
+sticky sessions (an SSE session lives in one process), its read-only task role, and its logs. Written
+to ``deploy/mcp-server.template.json`` by ``python -m deploy.build``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chaos.sandbox import names
+from deploy import policies
+
+CONTAINER = "mcp-server"
+PORT = 8080
+LOG_GROUP = "/ecs/incident-mcp-server"
+Template = dict[str, Any]
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"Ref": name}
+
+
+def _parameters() -> Template:
+    return {
+        "VpcId": {"Type": "AWS::EC2::VPC::Id"},
+        "LoadBalancerSubnetIds": {
+            "Type": "List<AWS::EC2::Subnet::Id>",
+            "Description": "Public subnets (two or more zones) for the load balancer.",
+        },
+        "ServiceSubnetIds": {
+            "Type": "List<AWS::EC2::Subnet::Id>",
+            "Description": "Private subnets for the tasks, with a route to the AWS APIs (NAT or endpoints).",
+        },
+        "ImageUri": {"Type": "String", "Description": "The MCP server image (deploy/Dockerfile) in ECR."},
+        "CertificateArn": {"Type": "String", "Description": "ACM certificate for the HTTPS listener."},
+        "AllowedCidr": {
+            "Type": "String",
+            "Default": "0.0.0.0/0",
+            "AllowedPattern": r"^\d{1,3}(\.\d{1,3}){3}/\d{1,2}$",
+            "Description": "Who may reach the listener (the bearer key is still required).",
+        },
+        "McpKeyParameterName": {
+            "Type": "String",
+            "Default": names.MCP_KEY_PARAMETER,
+            "AllowedPattern": "^/.+",
+        },
+        "PublicHostName": {
+            "Type": "String",
+            "Default": "",
+            "Description": "Your DNS name for the load balancer, if any; accepted as Host besides its own.",
+        },
+        "DesiredCount": {"Type": "Number", "Default": 1, "MinValue": 1},
+    }
+
+
+def _security_groups() -> Template:
+    return {
+        "LoadBalancerSecurityGroup": {
+            "Type": "AWS::EC2::SecurityGroup",
+            "Properties": {
+                "GroupDescription": "MCP server load balancer: HTTPS in",
+                "VpcId": _ref("VpcId"),
+                "SecurityGroupIngress": [
+                    {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "CidrIp": _ref("AllowedCidr")}
+                ],
+            },
+        },
+        "ServiceSecurityGroup": {
+            "Type": "AWS::EC2::SecurityGroup",
+            "Properties": {
+                "GroupDescription": "MCP server tasks: from the load balancer in, HTTPS to AWS APIs out",
+                "VpcId": _ref("VpcId"),
+                "SecurityGroupIngress": [
+                    {
+                        "IpProtocol": "tcp",
+                        "FromPort": PORT,
+                        "ToPort": PORT,
+                        "SourceSecurityGroupId": _ref("LoadBalancerSecurityGroup"),
+                    }
+                ],
+                "SecurityGroupEgress": [
+                    {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "CidrIp": "0.0.0.0/0"}
+                ],
+            },
+        },
+    }
+
+
+def _load_balancer() -> Template:
+    return {
+        "LoadBalancer": {
+            "Type": "AWS::ElasticLoadBalancingV2::LoadBalancer",
+            "Properties": {
+                "Scheme": "internet-facing",
+                "Subnets": _ref("LoadBalancerSubnetIds"),
+                "SecurityGroups": [_ref("LoadBalancerSecurityGroup")],
+                # SSE streams stay open between events; the server sends keep-alive pings well within this.
+                "LoadBalancerAttributes": [{"Key": "idle_timeout.timeout_seconds", "Value": "300"}],
+            },
+        },
+        "TargetGroup": {
+            "Type": "AWS::ElasticLoadBalancingV2::TargetGroup",
+            "Properties": {
+                "VpcId": _ref("VpcId"),
+                "Protocol": "HTTP",
+                "Port": PORT,
+                "TargetType": "ip",
+                "HealthCheckPath": "/healthz",
+                "HealthCheckIntervalSeconds": 15,
+                "TargetGroupAttributes": [
+                    {"Key": "stickiness.enabled", "Value": "true"},
+                    {"Key": "stickiness.type", "Value": "lb_cookie"},
+                    {"Key": "stickiness.lb_cookie.duration_seconds", "Value": "86400"},
+                    {"Key": "deregistration_delay.timeout_seconds", "Value": "30"},
+                ],
+            },
+        },
+        "HttpsListener": {
+            "Type": "AWS::ElasticLoadBalancingV2::Listener",
+            "Properties": {
+                "LoadBalancerArn": _ref("LoadBalancer"),
+                "Protocol": "HTTPS",
+                "Port": 443,
+                "SslPolicy": "ELBSecurityPolicy-TLS13-1-2-2021-06",
+                "Certificates": [{"CertificateArn": _ref("CertificateArn")}],
+                "DefaultActions": [{"Type": "forward", "TargetGroupArn": _ref("TargetGroup")}],
+            },
+        },
+    }
+
+
+def _task() -> Template:
+    execution_statements: list[dict[str, Any]] = [
+        {"Sid": "PullImage", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"], "Resource": ["*"]},
+        {
+            "Sid": "PullImageLayers",
+            "Effect": "Allow",
+            "Action": ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+            "Resource": [
+                {"Fn::Sub": "arn:${AWS::Partition}:ecr:${AWS::Region}:${AWS::AccountId}:repository/*"}
+            ],
+        },
+        {
+            "Sid": "ShipLogs",
+            "Effect": "Allow",
+            "Action": sorted(policies.LOG_ACTIONS),
+            "Resource": [policies.log_streams_arn(LOG_GROUP)],
+        },
+    ]
+
+    def role(description: str, statements: list[dict[str, Any]]) -> Template:
+        return {
+            "Type": "AWS::IAM::Role",
+            "Properties": {
+                "Description": description,
+                "AssumeRolePolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "ecs-tasks.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                },
+                "Policies": [
+                    {
+                        "PolicyName": "least-privilege",
+                        "PolicyDocument": {"Version": "2012-10-17", "Statement": statements},
+                    }
+                ],
+            },
+        }
+
+    allowed_hosts = {
+        "Fn::Join": [
+            ",",
+            [
+                {"Fn::GetAtt": ["LoadBalancer", "DNSName"]},
+                {"Fn::If": ["HasHostName", _ref("PublicHostName"), ""]},
+            ],
+        ]
+    }
+    return {
+        "LogGroup": {
+            "Type": "AWS::Logs::LogGroup",
+            "DeletionPolicy": "Delete",
+            "UpdateReplacePolicy": "Delete",
+            "Properties": {"LogGroupName": LOG_GROUP, "RetentionInDays": 30},
+        },
+        "ExecutionRole": role("Pulls the MCP server image and ships its logs", execution_statements),
+        "TaskRole": role(
+            "The MCP server's AWS identity: read-only diagnostics", policies.mcp_server_statements()
+        ),
+        "Cluster": {"Type": "AWS::ECS::Cluster", "Properties": {"ClusterName": "incident-response"}},
+        "TaskDefinition": {
+            "Type": "AWS::ECS::TaskDefinition",
+            "Properties": {
+                "Family": "incident-mcp-server",
+                "RequiresCompatibilities": ["FARGATE"],
+                "NetworkMode": "awsvpc",
+                "Cpu": "512",
+                "Memory": "1024",
+                "ExecutionRoleArn": {"Fn::GetAtt": ["ExecutionRole", "Arn"]},
+                "TaskRoleArn": {"Fn::GetAtt": ["TaskRole", "Arn"]},
+                "RuntimePlatform": {"CpuArchitecture": "X86_64", "OperatingSystemFamily": "LINUX"},
+                "ContainerDefinitions": [
+                    {
+                        "Name": CONTAINER,
+                        "Image": _ref("ImageUri"),
+                        "Essential": True,
+                        "PortMappings": [{"ContainerPort": PORT, "Protocol": "tcp"}],
+                        "Environment": [
+                            {"Name": "MCP_API_KEY_SSM_PARAMETER", "Value": _ref("McpKeyParameterName")},
+                            {"Name": "MCP_ALLOWED_HOSTS", "Value": allowed_hosts},
+                            {"Name": "AWS_REGION", "Value": _ref("AWS::Region")},
+                            {"Name": "AWS_DEFAULT_REGION", "Value": _ref("AWS::Region")},
+                        ],
+                        "LogConfiguration": {
+                            "LogDriver": "awslogs",
+                            "Options": {
+                                "awslogs-group": _ref("LogGroup"),
+                                "awslogs-region": _ref("AWS::Region"),
+                                "awslogs-stream-prefix": CONTAINER,
+                            },
+                        },
+                    }
+                ],
+            },
+        },
+        "Service": {
+            "Type": "AWS::ECS::Service",
+            "DependsOn": ["HttpsListener"],
+            "Properties": {
+                "ServiceName": "incident-mcp-server",
+                "Cluster": _ref("Cluster"),
+                "LaunchType": "FARGATE",
+                "DesiredCount": _ref("DesiredCount"),
+                "TaskDefinition": _ref("TaskDefinition"),
+                "HealthCheckGracePeriodSeconds": 30,
+                "NetworkConfiguration": {
+                    "AwsvpcConfiguration": {
+                        "AssignPublicIp": "DISABLED",
+                        "Subnets": _ref("ServiceSubnetIds"),
+                        "SecurityGroups": [_ref("ServiceSecurityGroup")],
+                    }
+                },
+                "LoadBalancers": [
+                    {"ContainerName": CONTAINER, "ContainerPort": PORT, "TargetGroupArn": _ref("TargetGroup")}
+                ],
+            },
+        },
+    }
+
+
+def build() -> Template:
+    dns = {"Fn::GetAtt": ["LoadBalancer", "DNSName"]}
+    return {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": "incident-response MCP server on ECS Fargate, behind an HTTPS load balancer",
+        "Parameters": _parameters(),
+        "Conditions": {"HasHostName": {"Fn::Not": [{"Fn::Equals": [_ref("PublicHostName"), ""]}]}},
+        "Resources": _security_groups() | _load_balancer() | _task(),
+        "Outputs": {
+            "McpServerUrl": {"Value": {"Fn::Sub": ["https://${Host}/sse", {"Host": dns}]}},
+            "McpStreamableHttpUrl": {"Value": {"Fn::Sub": ["https://${Host}/mcp", {"Host": dns}]}},
+            "TaskRoleArn": {"Value": {"Fn::GetAtt": ["TaskRole", "Arn"]}},
+        },
+    }

@@ -1,0 +1,89 @@
+"""The IAM policies of the deployed identities, built from the code's own permission lists
+(``supervisor/permissions.py``, ``watchdog/permissions.py``, ``mcp_server/permissions.py``), so the
+template, the sandbox identities and the README cannot drift apart. Resources are CloudFormation
+expressions: each identity reaches only its own tables, parameter, model, log group and queue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS
+from supervisor.permissions import PARAMETER_ACTIONS
+from supervisor.permissions import TABLE_ACTIONS as SUPERVISOR_TABLE_ACTIONS
+from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
+
+Statement = dict[str, Any]
+
+BEDROCK_ACTIONS = ("bedrock:InvokeModel",)  # what the Converse API is authorized as
+LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")  # the log group itself is in the template
+DEAD_LETTER_ACTIONS = ("sqs:SendMessage",)  # Lambda sends failed async events as the function's role
+
+
+def sub(text: str) -> dict[str, str]:
+    return {"Fn::Sub": text}
+
+
+def parameter_arn(parameter_name_ref: str) -> dict[str, str]:
+    """The ARN of an SSM parameter whose name (starting with '/') is the template parameter given."""
+    return sub(
+        f"arn:${{AWS::Partition}}:ssm:${{AWS::Region}}:${{AWS::AccountId}}:parameter${{{parameter_name_ref}}}"
+    )
+
+
+def log_streams_arn(log_group: str) -> dict[str, str]:
+    """The log streams of one log group (the group is created by the template, so no CreateLogGroup)."""
+    return sub(f"arn:${{AWS::Partition}}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:{log_group}:*")
+
+
+def _allow(sid: str, actions: tuple[str, ...] | list[str], resources: list[Any]) -> Statement:
+    return {"Sid": sid, "Effect": "Allow", "Action": sorted(actions), "Resource": resources}
+
+
+def supervisor_statements(log_group: str) -> list[Statement]:
+    return [
+        _allow(
+            "IncidentTables",
+            SUPERVISOR_TABLE_ACTIONS,
+            [
+                {"Fn::GetAtt": ["StateTable", "Arn"]},
+                sub("${StateTable.Arn}/index/*"),
+                {"Fn::GetAtt": ["ContextTable", "Arn"]},
+            ],
+        ),
+        _allow("McpKeyParameter", PARAMETER_ACTIONS, [parameter_arn("McpKeyParameterName")]),
+        _allow(
+            "BedrockModel",
+            BEDROCK_ACTIONS,
+            [sub("arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockModelId}")],
+        ),
+        _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
+        _allow(
+            "DeadLetterQueue", DEAD_LETTER_ACTIONS, [{"Fn::GetAtt": ["SupervisorDeadLetterQueue", "Arn"]}]
+        ),
+    ]
+
+
+def watchdog_statements(log_group: str) -> list[Statement]:
+    return [
+        _allow(
+            "IncidentStateTable",
+            WATCHDOG_TABLE_ACTIONS,
+            [{"Fn::GetAtt": ["StateTable", "Arn"]}, sub("${StateTable.Arn}/index/*")],
+        ),
+        _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
+    ]
+
+
+def mcp_server_statements() -> list[Statement]:
+    """Exactly the README's "Required IAM permissions": the tools' reads (describe-style APIs that
+    take no resource ARN are granted on "*") and the key parameter, read once at startup."""
+    reads = [f"{service}:{operation}" for service, operation in READ_OPERATIONS]
+    startup = [f"{service}:{operation}" for service, operation in STARTUP_OPERATIONS]
+    return [
+        _allow("DiagnosticReads", reads, ["*"]),
+        _allow("McpKeyParameter", startup, [parameter_arn("McpKeyParameterName")]),
+    ]
+
+
+def actions(statements: list[Statement]) -> set[str]:
+    return {action for statement in statements for action in statement["Action"]}

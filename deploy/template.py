@@ -1,0 +1,291 @@
+"""The main CloudFormation stack: incident tables, the alert topic, the supervisor and watchdog Lambdas,
+the stale-check schedule, the workload's alarms, and least-privilege roles. Written to
+``deploy/incident-response.template.json`` by ``python -m deploy.build``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chaos.sandbox import names
+from chaos.workload.alarms import alarm_name
+from deploy import policies
+from deploy.bundles import SUPERVISOR, WATCHDOG
+from supervisor.incident_store import STATUS_INDEX
+
+SUPERVISOR_FUNCTION = "incident-supervisor"
+WATCHDOG_FUNCTION = "incident-watchdog"
+STALE_CHECK_RULE = "incident-stale-check"
+DEAD_LETTER_QUEUE = "incident-supervisor-dlq"
+DEFAULT_MODEL_ID = "anthropic.claude-3-5-sonnet-20241022-v2:0"
+LAMBDA_RUNTIME = "python3.12"
+
+Template = dict[str, Any]
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"Ref": name}
+
+
+def _arn(logical_id: str) -> dict[str, list[str]]:
+    return {"Fn::GetAtt": [logical_id, "Arn"]}
+
+
+def _parameters() -> Template:
+    return {
+        "WorkloadFunctionName": {
+            "Type": "String",
+            "Default": names.FUNCTION_NAME,
+            "AllowedPattern": "^[A-Za-z0-9_-]{1,64}$",
+            "Description": "The Lambda function to watch: its Errors and Throttles alarms go to the topic.",
+        },
+        "McpServerUrl": {
+            "Type": "String",
+            "AllowedPattern": "^https?://.+",
+            "Description": "The MCP server's SSE (…/sse) or Streamable HTTP (…/mcp) URL, e.g. the "
+            "McpServerUrl output of the mcp-server stack.",
+        },
+        "McpKeyParameterName": {
+            "Type": "String",
+            "Default": names.MCP_KEY_PARAMETER,
+            "AllowedPattern": "^/[A-Za-z0-9_./-]+$",
+            "Description": "SSM SecureString holding the MCP bearer key (create it before deploying; "
+            "CloudFormation cannot create SecureStrings).",
+        },
+        "BedrockModelId": {
+            "Type": "String",
+            "Default": DEFAULT_MODEL_ID,
+            "Description": "The Bedrock foundation model the supervisor may invoke (and no other).",
+        },
+        "ArtifactBucket": {"Type": "String", "Description": "S3 bucket holding the Lambda zips."},
+        "SupervisorCodeKey": {"Type": "String", "Default": "lambda/supervisor.zip"},
+        "WatchdogCodeKey": {"Type": "String", "Default": "lambda/watchdog.zip"},
+        "MaxIncidentsPerHour": {"Type": "Number", "Default": 20, "MinValue": 1},
+        "MaxTokensPerIncident": {"Type": "Number", "Default": 100000, "MinValue": 1000},
+    }
+
+
+def _tables() -> Template:
+    keep = {
+        "DeletionPolicy": "Retain",
+        "UpdateReplacePolicy": "Retain",
+    }  # incident history outlives the stack
+    common = {
+        "BillingMode": "PAY_PER_REQUEST",
+        "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+        "SSESpecification": {"SSEEnabled": True},
+    }
+    return {
+        "StateTable": {
+            "Type": "AWS::DynamoDB::Table",
+            **keep,
+            "Properties": {
+                "TableName": names.STATE_TABLE,
+                **common,
+                "AttributeDefinitions": [
+                    {"AttributeName": attribute, "AttributeType": "S"}
+                    for attribute in ("incident_id", "status", "updated_at")
+                ],
+                "KeySchema": [{"AttributeName": "incident_id", "KeyType": "HASH"}],
+                "GlobalSecondaryIndexes": [
+                    {
+                        "IndexName": STATUS_INDEX,
+                        "KeySchema": [
+                            {"AttributeName": "status", "KeyType": "HASH"},
+                            {"AttributeName": "updated_at", "KeyType": "RANGE"},
+                        ],
+                        "Projection": {"ProjectionType": "ALL"},
+                    }
+                ],
+            },
+        },
+        "ContextTable": {
+            "Type": "AWS::DynamoDB::Table",
+            **keep,
+            "Properties": {
+                "TableName": names.CONTEXT_TABLE,
+                **common,
+                "AttributeDefinitions": [{"AttributeName": "incident_id", "AttributeType": "S"}],
+                "KeySchema": [{"AttributeName": "incident_id", "KeyType": "HASH"}],
+            },
+        },
+    }
+
+
+def _role(statements: list[dict[str, Any]], service: str, description: str) -> Template:
+    return {
+        "Type": "AWS::IAM::Role",
+        "Properties": {
+            "Description": description,
+            "AssumeRolePolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
+                ],
+            },
+            "Policies": [
+                {
+                    "PolicyName": "least-privilege",
+                    "PolicyDocument": {"Version": "2012-10-17", "Statement": statements},
+                }
+            ],
+        },
+    }
+
+
+def _log_group_name(function_name: str) -> str:
+    return f"/aws/lambda/{function_name}"
+
+
+def _log_group(function_name: str) -> Template:
+    return {
+        "Type": "AWS::Logs::LogGroup",
+        "DeletionPolicy": "Delete",
+        "UpdateReplacePolicy": "Delete",
+        "Properties": {"LogGroupName": _log_group_name(function_name), "RetentionInDays": 30},
+    }
+
+
+def _functions() -> Template:
+    return {
+        "SupervisorDeadLetterQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": DEAD_LETTER_QUEUE,
+                "MessageRetentionPeriod": 1209600,
+                "SqsManagedSseEnabled": True,
+            },
+        },
+        "SupervisorLogGroup": _log_group(SUPERVISOR_FUNCTION),
+        "SupervisorRole": _role(
+            policies.supervisor_statements(_log_group_name(SUPERVISOR_FUNCTION)),
+            "lambda.amazonaws.com",
+            "incident-supervisor: its two tables, its SSM parameter, one Bedrock model",
+        ),
+        "SupervisorFunction": {
+            "Type": "AWS::Lambda::Function",
+            "DependsOn": ["SupervisorLogGroup"],
+            "Properties": {
+                "FunctionName": SUPERVISOR_FUNCTION,
+                "Description": "Diagnoses the failing Lambda named by each SNS alarm",
+                "Runtime": LAMBDA_RUNTIME,
+                "Handler": SUPERVISOR.entry_point.replace(":", "."),
+                "Code": {"S3Bucket": _ref("ArtifactBucket"), "S3Key": _ref("SupervisorCodeKey")},
+                "Role": _arn("SupervisorRole"),
+                "Timeout": 300,
+                "MemorySize": 1024,
+                "DeadLetterConfig": {"TargetArn": _arn("SupervisorDeadLetterQueue")},
+                "Environment": {
+                    "Variables": {
+                        "MCP_SERVER_URL": _ref("McpServerUrl"),
+                        "MCP_API_KEY_SSM_PARAMETER": _ref("McpKeyParameterName"),
+                        "SUPERVISOR_MODEL": {"Fn::Sub": "bedrock:${BedrockModelId}"},
+                        "INCIDENT_STATE_TABLE": _ref("StateTable"),
+                        "INCIDENT_CONTEXT_TABLE": _ref("ContextTable"),
+                        "MAX_INCIDENTS_PER_HOUR": _ref("MaxIncidentsPerHour"),
+                        "MAX_TOKENS_PER_INCIDENT": _ref("MaxTokensPerIncident"),
+                    }
+                },
+            },
+        },
+        "SupervisorTopicPermission": {
+            "Type": "AWS::Lambda::Permission",
+            "Properties": {
+                "FunctionName": _ref("SupervisorFunction"),
+                "Action": "lambda:InvokeFunction",
+                "Principal": "sns.amazonaws.com",
+                "SourceArn": _ref("AlertsTopic"),
+            },
+        },
+        "WatchdogLogGroup": _log_group(WATCHDOG_FUNCTION),
+        "WatchdogRole": _role(
+            policies.watchdog_statements(_log_group_name(WATCHDOG_FUNCTION)),
+            "lambda.amazonaws.com",
+            "incident-watchdog: the state table only",
+        ),
+        "WatchdogFunction": {
+            "Type": "AWS::Lambda::Function",
+            "DependsOn": ["WatchdogLogGroup"],
+            "Properties": {
+                "FunctionName": WATCHDOG_FUNCTION,
+                "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING",
+                "Runtime": LAMBDA_RUNTIME,
+                "Handler": WATCHDOG.entry_point.replace(":", "."),
+                "Code": {"S3Bucket": _ref("ArtifactBucket"), "S3Key": _ref("WatchdogCodeKey")},
+                "Role": _arn("WatchdogRole"),
+                "Timeout": 60,
+                "MemorySize": 256,
+                "Environment": {"Variables": {"INCIDENT_STATE_TABLE": _ref("StateTable")}},
+            },
+        },
+        "StaleCheckRule": {
+            "Type": "AWS::Events::Rule",
+            "Properties": {
+                "Name": STALE_CHECK_RULE,
+                "Description": "Runs incident-watchdog every 5 minutes",
+                "ScheduleExpression": "rate(5 minutes)",
+                "State": "ENABLED",
+                "Targets": [{"Arn": _arn("WatchdogFunction"), "Id": "incident-watchdog"}],
+            },
+        },
+        "WatchdogSchedulePermission": {
+            "Type": "AWS::Lambda::Permission",
+            "Properties": {
+                "FunctionName": _ref("WatchdogFunction"),
+                "Action": "lambda:InvokeFunction",
+                "Principal": "events.amazonaws.com",
+                "SourceArn": _arn("StaleCheckRule"),
+            },
+        },
+    }
+
+
+def _alerting() -> Template:
+    alarms: Template = {
+        f"Workload{metric}Alarm": {
+            "Type": "AWS::CloudWatch::Alarm",
+            "Properties": {
+                "AlarmName": {"Fn::Sub": alarm_name("${WorkloadFunctionName}", metric)},
+                "AlarmDescription": {"Fn::Sub": f"{metric} of Lambda function ${{WorkloadFunctionName}}"},
+                "Namespace": "AWS/Lambda",
+                "MetricName": metric,
+                "Dimensions": [{"Name": "FunctionName", "Value": _ref("WorkloadFunctionName")}],
+                "Statistic": "Sum",
+                "Period": 60,
+                "EvaluationPeriods": 1,
+                "DatapointsToAlarm": 1,
+                "Threshold": 1,
+                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+                "TreatMissingData": "notBreaching",
+                "AlarmActions": [_ref("AlertsTopic")],
+            },
+        }
+        for metric in ("Errors", "Throttles")
+    }
+    topic = {
+        "AlertsTopic": {
+            "Type": "AWS::SNS::Topic",
+            "Properties": {
+                "TopicName": names.TOPIC_NAME,
+                "Subscription": [{"Protocol": "lambda", "Endpoint": _arn("SupervisorFunction")}],
+            },
+        }
+    }
+    return topic | alarms
+
+
+def build() -> Template:
+    return {
+        "AWSTemplateFormatVersion": "2010-09-09",
+        "Description": "incident-response: the supervisor and watchdog Lambdas, incident state in DynamoDB, "
+        "the alert topic and the workload's alarms",
+        "Parameters": _parameters(),
+        "Resources": _tables() | _functions() | _alerting(),
+        "Outputs": {
+            "AlertsTopicArn": {"Value": _ref("AlertsTopic")},
+            "StateTableName": {"Value": _ref("StateTable")},
+            "ContextTableName": {"Value": _ref("ContextTable")},
+            "SupervisorFunctionArn": {"Value": _arn("SupervisorFunction")},
+            "WatchdogFunctionArn": {"Value": _arn("WatchdogFunction")},
+            "DeadLetterQueueUrl": {"Value": _ref("SupervisorDeadLetterQueue")},
+        },
+    }
