@@ -37,7 +37,8 @@ SUPERVISOR = Bundle(
     ),
     "supervisor.orchestrator:handler",
 )
-WATCHDOG = Bundle("watchdog", ("watchdog", "supervisor"), _STATE, "watchdog.handler:handler")
+# The watchdog uses the supervisor's incident store, which validates names with mcp_server.lambda_names.
+WATCHDOG = Bundle("watchdog", ("watchdog", "supervisor", "mcp_server"), _STATE, "watchdog.handler:handler")
 MCP_SERVER = Bundle(
     "mcp-server",
     ("mcp_server",),

@@ -1,0 +1,329 @@
+"""The path to a real account: generated files current, both templates deployed into the sandbox's
+CloudFormation and the resources inspected, and the bundles importing in a clean virtual environment."""
+
+from __future__ import annotations
+
+import ast
+import io
+import json
+import subprocess
+import sys
+import venv
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+import pytest
+
+from chaos.loopback import free_port, wait_healthy
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox, running_sandbox
+from deploy import build, mcp_service, policies, template
+from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
+from deploy.package import build as build_bundle
+from mcp_server.permissions import required_iam_actions
+from supervisor.incident_store import STATUS_INDEX
+from supervisor.permissions import PARAMETER_ACTIONS, TABLE_ACTIONS
+from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
+
+ROOT = Path(__file__).resolve().parents[1]
+# moto 5.2.5's CloudFormation skips these types (it warns and creates nothing), and ignores the
+# tables' PointInTimeRecoverySpecification, the function's DeadLetterConfig and the target group's
+# attributes: those are checked in the template document instead.
+NOT_MODELLED_BY_MOTO = {"AWS::CloudWatch::Alarm"}
+
+
+def _parameters(values: dict[str, str]) -> list[dict[str, str]]:
+    return [{"ParameterKey": key, "ParameterValue": value} for key, value in values.items()]
+
+
+def _policy(iam: Any, role_arn: str) -> dict[str, Any]:
+    """The role's one inline policy (moto's CloudFormation stores it as a Python repr, AWS as JSON)."""
+    role = role_arn.rsplit("/", 1)[1]
+    (name,) = iam.list_role_policies(RoleName=role)["PolicyNames"]
+    document = iam.get_role_policy(RoleName=role, PolicyName=name)["PolicyDocument"]
+    parsed: dict[str, Any] = ast.literal_eval(document) if isinstance(document, str) else document
+    return parsed
+
+
+def _granted(document: dict[str, Any]) -> dict[str, list[Any]]:
+    """action -> resources, over every statement."""
+    granted: dict[str, list[Any]] = {}
+    for statement in document["Statement"]:
+        for action in statement["Action"]:
+            granted.setdefault(action, []).extend(statement["Resource"])
+    return granted
+
+
+def test_the_generated_deploy_files_are_current() -> None:
+    assert build.stale() == [], "run: python -m deploy.build"
+
+
+@pytest.fixture(scope="module")
+def account(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox, boto3.Session]]:
+    """A sandbox of its own, without the world's incident tables (the stack creates them), with the
+    Lambda zips in an artifact bucket."""
+    with running_sandbox(tmp_path_factory.mktemp("deploy")) as sandbox:
+        operator = sandbox.session(names.OPERATOR)
+        for table in (names.STATE_TABLE, names.CONTEXT_TABLE):
+            operator.client("dynamodb").delete_table(TableName=table)
+        s3 = operator.client("s3")
+        s3.create_bucket(
+            Bucket="incident-artifacts", CreateBucketConfiguration={"LocationConstraint": sandbox.region}
+        )
+        archive = io.BytesIO()
+        with zipfile.ZipFile(archive, "w") as bundle:
+            bundle.writestr("placeholder.py", "")
+        for key in ("lambda/supervisor.zip", "lambda/watchdog.zip"):
+            s3.put_object(Bucket="incident-artifacts", Key=key, Body=archive.getvalue())
+        yield sandbox, operator
+
+
+def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, boto3.Session]) -> None:
+    sandbox, operator = account
+    document = template.build()
+    cloudformation = operator.client("cloudformation")
+    cloudformation.create_stack(
+        StackName="incident-response",
+        TemplateBody=(ROOT / "deploy" / "incident-response.template.json").read_text(),
+        Parameters=_parameters(
+            {"McpServerUrl": "https://mcp.example.com/sse", "ArtifactBucket": "incident-artifacts"}
+        ),
+        Capabilities=["CAPABILITY_IAM"],
+    )
+    (stack,) = cloudformation.describe_stacks(StackName="incident-response")["Stacks"]
+    assert stack["StackStatus"] == "CREATE_COMPLETE", stack.get("StackStatusReason")
+    created = {
+        r["LogicalResourceId"]
+        for r in cloudformation.list_stack_resources(StackName="incident-response")["StackResourceSummaries"]
+    }
+    modelled = {k for k, v in document["Resources"].items() if v["Type"] not in NOT_MODELLED_BY_MOTO}
+    assert modelled <= created
+
+    dynamodb = operator.client("dynamodb")
+    state = dynamodb.describe_table(TableName=names.STATE_TABLE)["Table"]
+    assert state["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
+    (index,) = state["GlobalSecondaryIndexes"]
+    assert index["IndexName"] == STATUS_INDEX
+    assert [(k["AttributeName"], k["KeyType"]) for k in index["KeySchema"]] == [
+        ("status", "HASH"),
+        ("updated_at", "RANGE"),
+    ]
+    context = dynamodb.describe_table(TableName=names.CONTEXT_TABLE)["Table"]
+    assert context["KeySchema"] == [{"AttributeName": "incident_id", "KeyType": "HASH"}]
+    for logical in ("StateTable", "ContextTable"):
+        properties = document["Resources"][logical]["Properties"]
+        assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+
+    lambda_ = operator.client("lambda")
+    supervisor = lambda_.get_function_configuration(FunctionName=template.SUPERVISOR_FUNCTION)
+    assert (supervisor["Runtime"], supervisor["Timeout"], supervisor["Handler"]) == (
+        "python3.12",
+        300,
+        "supervisor.orchestrator.handler",
+    )
+    variables = supervisor["Environment"]["Variables"]
+    assert variables["MCP_SERVER_URL"] == "https://mcp.example.com/sse"
+    assert variables["SUPERVISOR_MODEL"] == f"bedrock:{template.DEFAULT_MODEL_ID}"
+    assert (variables["INCIDENT_STATE_TABLE"], variables["INCIDENT_CONTEXT_TABLE"]) == (
+        names.STATE_TABLE,
+        names.CONTEXT_TABLE,
+    )
+    assert document["Resources"]["SupervisorFunction"]["Properties"]["DeadLetterConfig"] == {
+        "TargetArn": {"Fn::GetAtt": ["SupervisorDeadLetterQueue", "Arn"]}
+    }
+    watchdog = lambda_.get_function_configuration(FunctionName=template.WATCHDOG_FUNCTION)
+    assert (watchdog["Runtime"], watchdog["Handler"]) == ("python3.12", "watchdog.handler.handler")
+
+    sns = operator.client("sns")
+    topic = f"arn:aws:sns:{sandbox.region}:{names.ACCOUNT_ID}:{names.TOPIC_NAME}"
+    subscriptions = sns.list_subscriptions_by_topic(TopicArn=topic)["Subscriptions"]
+    assert ("lambda", supervisor["FunctionArn"]) in {(s["Protocol"], s["Endpoint"]) for s in subscriptions}
+
+    events = operator.client("events")
+    assert events.describe_rule(Name=template.STALE_CHECK_RULE)["ScheduleExpression"] == "rate(5 minutes)"
+    (target,) = events.list_targets_by_rule(Rule=template.STALE_CHECK_RULE)["Targets"]
+    assert target["Arn"] == watchdog["FunctionArn"]
+
+    alarms = {
+        r["Properties"]["MetricName"]: r["Properties"]
+        for r in document["Resources"].values()
+        if r["Type"] == "AWS::CloudWatch::Alarm"
+    }
+    assert set(alarms) == {"Errors", "Throttles"}
+    for metric, alarm in alarms.items():
+        assert alarm["AlarmName"] == {
+            "Fn::Sub": f"${{WorkloadFunctionName}}-{metric.lower()}"
+        }  # as the sandbox names them
+        assert alarm["Namespace"] == "AWS/Lambda"
+        assert alarm["AlarmActions"] == [{"Ref": "AlertsTopic"}]
+
+    iam = operator.client("iam")
+    table_arn = state["TableArn"]
+    granted = _granted(_policy(iam, supervisor["Role"]))
+    assert set(granted) == {
+        *TABLE_ACTIONS,
+        *PARAMETER_ACTIONS,
+        *policies.BEDROCK_ACTIONS,
+        *policies.LOG_ACTIONS,
+        *policies.DEAD_LETTER_ACTIONS,
+    }
+    assert set(granted["dynamodb:PutItem"]) == {table_arn, f"{table_arn}/index/*", context["TableArn"]}
+    assert granted["ssm:GetParameter"] == [
+        f"arn:aws:ssm:{sandbox.region}:{names.ACCOUNT_ID}:parameter{names.MCP_KEY_PARAMETER}"
+    ]
+    assert granted["bedrock:InvokeModel"] == [
+        f"arn:aws:bedrock:{sandbox.region}::foundation-model/{template.DEFAULT_MODEL_ID}"
+    ]
+    assert granted["logs:PutLogEvents"] == [
+        f"arn:aws:logs:{sandbox.region}:{names.ACCOUNT_ID}:log-group:/aws/lambda/incident-supervisor:*"
+    ]
+    watchdog_granted = _granted(_policy(iam, watchdog["Role"]))
+    assert set(watchdog_granted) == {*WATCHDOG_TABLE_ACTIONS, *policies.LOG_ACTIONS}
+    assert set(watchdog_granted["dynamodb:UpdateItem"]) == {table_arn, f"{table_arn}/index/*"}
+
+
+def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
+    account: tuple[Sandbox, boto3.Session],
+) -> None:
+    sandbox, operator = account
+    ec2 = operator.client("ec2")
+    second_subnet = ec2.create_subnet(
+        VpcId=sandbox.world.vpc_id, CidrBlock="10.20.2.0/24", AvailabilityZone=f"{sandbox.region}b"
+    )["Subnet"]["SubnetId"]
+    certificate = operator.client("acm").request_certificate(DomainName="mcp.example.com")["CertificateArn"]
+    cloudformation = operator.client("cloudformation")
+    cloudformation.create_stack(
+        StackName="incident-mcp-server",
+        TemplateBody=(ROOT / "deploy" / "mcp-server.template.json").read_text(),
+        Parameters=_parameters(
+            {
+                "VpcId": sandbox.world.vpc_id,
+                "LoadBalancerSubnetIds": f"{sandbox.world.subnet_id},{second_subnet}",
+                "ServiceSubnetIds": sandbox.world.subnet_id,
+                "ImageUri": f"{names.ACCOUNT_ID}.dkr.ecr.{sandbox.region}.amazonaws.com/mcp-server:1",
+                "CertificateArn": certificate,
+            }
+        ),
+        Capabilities=["CAPABILITY_IAM"],
+    )
+    (stack,) = cloudformation.describe_stacks(StackName="incident-mcp-server")["Stacks"]
+    assert stack["StackStatus"] == "CREATE_COMPLETE", stack.get("StackStatusReason")
+    outputs = {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}
+    assert outputs["McpServerUrl"].startswith("https://")
+    assert outputs["McpServerUrl"].endswith("/sse")
+
+    task_role = _policy(operator.client("iam"), outputs["TaskRoleArn"])
+    assert sorted(_granted(task_role)) == required_iam_actions()  # the README's list, exactly
+
+    resources = {
+        r["LogicalResourceId"]: r["PhysicalResourceId"]
+        for r in cloudformation.list_stack_resources(StackName="incident-mcp-server")[
+            "StackResourceSummaries"
+        ]
+    }
+    elb = operator.client("elbv2")
+    stickiness = {  # moto ignores TargetGroupAttributes: read from the template document
+        a["Key"]: a["Value"]
+        for a in mcp_service.build()["Resources"]["TargetGroup"]["Properties"]["TargetGroupAttributes"]
+    }
+    assert (stickiness["stickiness.enabled"], stickiness["stickiness.type"]) == ("true", "lb_cookie")
+    (group,) = elb.describe_target_groups(TargetGroupArns=[resources["TargetGroup"]])["TargetGroups"]
+    assert (group["HealthCheckPath"], group["Port"]) == ("/healthz", mcp_service.PORT)
+    (listener,) = elb.describe_listeners(ListenerArns=[resources["HttpsListener"]])["Listeners"]
+    assert (listener["Protocol"], listener["Port"]) == ("HTTPS", 443)
+    task = operator.client("ecs").describe_task_definition(taskDefinition=resources["TaskDefinition"])[
+        "taskDefinition"
+    ]
+    (container,) = task["containerDefinitions"]
+    assert container["portMappings"][0]["containerPort"] == mcp_service.PORT
+    environment = {e["name"]: e["value"] for e in container["environment"]}
+    assert environment["MCP_API_KEY_SSM_PARAMETER"] == names.MCP_KEY_PARAMETER
+
+
+def _clean_python(tmp_path: Path) -> Path:
+    """A virtual environment with nothing installed: only what the bundle brings can be imported."""
+    venv.EnvBuilder(with_pip=False).create(tmp_path / "venv")
+    return tmp_path / "venv" / "bin" / "python"
+
+
+def _bundle_env(bundle_dir: Path, tmp_path: Path, aws: dict[str, str]) -> dict[str, str]:
+    """Nothing of ours: the bundle on PYTHONPATH (as /var/task is on Lambda) and the AWS settings."""
+    return {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(bundle_dir), "HOME": str(tmp_path)} | aws
+
+
+def _run_from_bundle(
+    python: Path, bundle_dir: Path, code: str, tmp_path: Path, aws: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    env = _bundle_env(bundle_dir, tmp_path, aws)
+    return subprocess.run(
+        [str(python), "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+
+
+def _bundle(bundle: Bundle, tmp_path: Path) -> Path:
+    """Build the bundle for this interpreter (the Lambda build differs only in its Python tag), zip it,
+    and unzip it where Lambda would: the zip, not the staging directory, is what is tested."""
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    built = build_bundle(bundle, tmp_path / "build", python_version=version)
+    assert built.zip_path is not None
+    task = tmp_path / "var-task"
+    with zipfile.ZipFile(built.zip_path) as archive:
+        archive.extractall(task)
+    return task
+
+
+@pytest.mark.parametrize("bundle", [SUPERVISOR, WATCHDOG], ids=lambda b: b.name)
+def test_a_lambda_bundle_runs_its_handler_in_a_clean_environment(
+    bundle: Bundle, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """The supervisor rejects a malformed record (no AWS call) and then imports its agent stack; the
+    watchdog sweeps the session sandbox's incident-state as the watchdog identity."""
+    task = _bundle(bundle, tmp_path)
+    module, function = bundle.entry_point.split(":")
+    if bundle is SUPERVISOR:
+        event = json.loads((ROOT / "tests" / "events" / "sns_message_not_json.json").read_text())
+        then = "import supervisor.run, langchain_aws, langgraph"
+    else:
+        event = json.loads((ROOT / "tests" / "events" / "eventbridge_scheduled.json").read_text())
+        then = ""
+    code = f"import json\nfrom {module} import {function}\nresult = {function}({event!r}, None)\n{then}\n"
+    code += "print(json.dumps(result))\n"
+    aws = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.WATCHDOG}
+    ran = _run_from_bundle(_clean_python(tmp_path), task, code, tmp_path, aws)
+    assert ran.returncode == 0, ran.stderr
+    result = json.loads(ran.stdout.splitlines()[-1])
+    if bundle is SUPERVISOR:
+        assert [o["action"] for o in result["outcomes"]] == ["rejected"]
+    else:
+        assert set(result) == {"cutoff", "examined", "failed", "lost"}
+
+
+def test_the_mcp_server_image_contents_serve_healthz(tmp_path: Path) -> None:
+    """What the Dockerfile installs (deploy/mcp-server.requirements.txt plus mcp_server/) serves, in a
+    clean environment. Building the image itself needs a Docker engine, which CI does not have."""
+    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text()
+    for instruction in ("-r mcp-server.requirements.txt", "USER 10001", "HEALTHCHECK"):
+        assert instruction in dockerfile
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    built = build_bundle(MCP_SERVER, tmp_path / "build", python_version=version, zip_it=False)
+    python = _clean_python(tmp_path)
+    port = free_port()
+    env = _bundle_env(built.directory, tmp_path, {"AWS_DEFAULT_REGION": names.DEFAULT_REGION})
+    with (tmp_path / "server.log").open("wb") as log:
+        server = subprocess.Popen(
+            [str(python), "-m", "mcp_server.cli", "--port", str(port), "--insecure-no-auth"],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}", alive=lambda: server.poll() is None)
+        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).json() == {"status": "ok"}
+    finally:
+        server.terminate()
+        server.wait(10)
