@@ -12,6 +12,7 @@ from deploy import policies
 CONTAINER = "mcp-server"
 PORT = 8080
 LOG_GROUP = "/ecs/incident-mcp-server"
+ECS_TASKS = "ecs-tasks.amazonaws.com"
 Template = dict[str, Any]
 
 
@@ -147,30 +148,6 @@ def _task() -> Template:
         },
     ]
 
-    def role(description: str, statements: list[dict[str, Any]]) -> Template:
-        return {
-            "Type": "AWS::IAM::Role",
-            "Properties": {
-                "Description": description,
-                "AssumeRolePolicyDocument": {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "ecs-tasks.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                },
-                "Policies": [
-                    {
-                        "PolicyName": "least-privilege",
-                        "PolicyDocument": {"Version": "2012-10-17", "Statement": statements},
-                    }
-                ],
-            },
-        }
-
     allowed_hosts = {
         "Fn::Join": [
             ",",
@@ -187,9 +164,13 @@ def _task() -> Template:
             "UpdateReplacePolicy": "Delete",
             "Properties": {"LogGroupName": LOG_GROUP, "RetentionInDays": 30},
         },
-        "ExecutionRole": role("Pulls the MCP server image and ships its logs", execution_statements),
-        "TaskRole": role(
-            "The MCP server's AWS identity: read-only diagnostics", policies.mcp_server_statements()
+        "ExecutionRole": policies.role(
+            execution_statements, ECS_TASKS, "Pulls the MCP server image and ships its logs"
+        ),
+        "TaskRole": policies.role(
+            policies.mcp_server_statements(),
+            ECS_TASKS,
+            "The MCP server's AWS identity: read-only diagnostics",
         ),
         "Cluster": {"Type": "AWS::ECS::Cluster", "Properties": {"ClusterName": "incident-response"}},
         "TaskDefinition": {

@@ -85,5 +85,27 @@ def mcp_server_statements() -> list[Statement]:
     ]
 
 
+def role(statements: list[Statement], service: str, description: str) -> dict[str, Any]:
+    """An AWS::IAM::Role that ``service`` assumes, with ``statements`` as its one inline policy."""
+    return {
+        "Type": "AWS::IAM::Role",
+        "Properties": {
+            "Description": description,
+            "AssumeRolePolicyDocument": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
+                ],
+            },
+            "Policies": [
+                {
+                    "PolicyName": "least-privilege",
+                    "PolicyDocument": {"Version": "2012-10-17", "Statement": statements},
+                }
+            ],
+        },
+    }
+
+
 def actions(statements: list[Statement]) -> set[str]:
     return {action for statement in statements for action in statement["Action"]}

@@ -111,27 +111,6 @@ def _tables() -> Template:
     }
 
 
-def _role(statements: list[dict[str, Any]], service: str, description: str) -> Template:
-    return {
-        "Type": "AWS::IAM::Role",
-        "Properties": {
-            "Description": description,
-            "AssumeRolePolicyDocument": {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
-                ],
-            },
-            "Policies": [
-                {
-                    "PolicyName": "least-privilege",
-                    "PolicyDocument": {"Version": "2012-10-17", "Statement": statements},
-                }
-            ],
-        },
-    }
-
-
 def _log_group_name(function_name: str) -> str:
     return f"/aws/lambda/{function_name}"
 
@@ -156,7 +135,7 @@ def _functions() -> Template:
             },
         },
         "SupervisorLogGroup": _log_group(SUPERVISOR_FUNCTION),
-        "SupervisorRole": _role(
+        "SupervisorRole": policies.role(
             policies.supervisor_statements(_log_group_name(SUPERVISOR_FUNCTION)),
             "lambda.amazonaws.com",
             "incident-supervisor: its two tables, its SSM parameter, one Bedrock model",
@@ -197,7 +176,7 @@ def _functions() -> Template:
             },
         },
         "WatchdogLogGroup": _log_group(WATCHDOG_FUNCTION),
-        "WatchdogRole": _role(
+        "WatchdogRole": policies.role(
             policies.watchdog_statements(_log_group_name(WATCHDOG_FUNCTION)),
             "lambda.amazonaws.com",
             "incident-watchdog: the state table only",
