@@ -137,12 +137,12 @@ def run(args: argparse.Namespace, chaos: Chaos) -> int:
         say(f"{len(saved)} fault(s) to restore on {function}" if saved else f"no saved fault on {function}")
         return 0
     else:
-        faults = {
-            "iam restore": TARGETS.get(getattr(args, "target", ""), ()),
-            "unthrottle": (THROTTLE,),
-            "network restore": (BLOCK_EGRESS,),
-            "restore": tuple(FAULTS[s.fault] for s in chaos.ledger.all(function) if s.fault in FAULTS),
-        }[command]
+        if command == "iam restore":
+            faults = TARGETS[args.target]
+        elif command == "restore":
+            faults = tuple(FAULTS[s.fault] for s in chaos.ledger.all(function) if s.fault in FAULTS)
+        else:
+            faults = {"unthrottle": (THROTTLE,), "network restore": (BLOCK_EGRESS,)}[command]
         if not faults:
             say(f"nothing to restore on {function}")
         for fault in faults:
