@@ -157,7 +157,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         server_env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {
             "AWS_PROFILE": names.MCP_SERVER
         }
-        server = start_server(server_env, args.report_dir / "mcp-server.log", detach=args.keep_running)
+        server_log = args.report_dir / "mcp-server.log"
+        try:
+            server = start_server(server_env, server_log, detach=args.keep_running)
+        except (RuntimeError, TimeoutError) as error:
+            print(
+                f"incident-drill: the MCP server did not start ({error}); see {server_log}", file=sys.stderr
+            )
+            if args.keep_running:
+                sandbox.stop()
+            return 1
         if args.keep_running:
             record(server, state_dir)
         else:

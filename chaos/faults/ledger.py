@@ -48,9 +48,14 @@ class Ledger:
         return _parsed(response["Parameter"]["Value"])
 
     def all(self, function_name: str) -> list[SavedState]:
-        path = f"{self.prefix}/{function_name}"
-        pages = self._chaos.client("ssm").get_paginator("get_parameters_by_path").paginate(Path=path)
-        return [_parsed(p["Value"]) for page in pages for p in page["Parameters"]]
+        saved: list[SavedState] = []
+        params: dict[str, str] = {"Path": f"{self.prefix}/{function_name}"}
+        while True:
+            page = self._chaos.read("ssm", "get_parameters_by_path", **params)
+            saved += [_parsed(p["Value"]) for p in page["Parameters"]]
+            if "NextToken" not in page:
+                return saved
+            params["NextToken"] = page["NextToken"]
 
     def save(self, function_name: str, fault: str, prior: dict[str, Any]) -> SavedState:
         saved = SavedState(fault, function_name, datetime.now(UTC).isoformat(timespec="seconds"), prior)
