@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chaos.bedrock_fake import FakeConverse, aws_error
+from chaos.drill.checks import Check
 from chaos.drill.scenarios import Infra
 from chaos.drill.settings import DrillSettings
 from chaos.loopback import BlackHole, FlappingProxy, free_port, served_in_thread
@@ -18,19 +19,12 @@ BEDROCK_MODEL = "bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0"
 
 
 @dataclass
-class InfraCheck:
-    name: str
-    ok: bool
-    detail: str
-
-
-@dataclass
 class InfraFault:
     """Supervisor setting overrides while the fault is in place; ``checks`` run once it was handled.
     ``checks`` receive the failed attempts the audit record lists (for the retry scenario)."""
 
     overrides: dict[str, Any]
-    checks: Callable[[list[str]], list[InfraCheck]] = field(default=lambda _: [])
+    checks: Callable[[list[str]], list[Check]] = field(default=lambda _: [])
 
 
 @contextmanager
@@ -69,7 +63,7 @@ def infra_fault(kind: Infra | None, mcp_url: str, settings: DrillSettings) -> It
                     "mcp_init_timeout": timeout,
                 },
                 lambda _: [
-                    InfraCheck(
+                    Check(
                         "one retry",
                         len(hole.accepted) == 2,
                         f"{len(hole.accepted)} connection(s) to the silent server (expected 2: try + retry)",
@@ -81,7 +75,7 @@ def infra_fault(kind: Infra | None, mcp_url: str, settings: DrillSettings) -> It
             yield InfraFault(
                 {"mcp_server_url": f"{proxy.url}/sse"},
                 lambda failed: [
-                    InfraCheck(
+                    Check(
                         "recovered on retry",
                         len(failed) == 1 and failed[0].startswith("mcp_connection") and proxy.forwarded > 0,
                         f"failed attempts {failed}; then {proxy.forwarded} connection(s) forwarded",
@@ -97,7 +91,7 @@ def infra_fault(kind: Infra | None, mcp_url: str, settings: DrillSettings) -> It
             yield InfraFault(
                 {"mcp_server_url": f"{mcp_url}/sse", "supervisor_model": BEDROCK_MODEL},
                 lambda _: [
-                    InfraCheck(
+                    Check(
                         "no retry",
                         len(fake.requests) == 1,
                         f"{len(fake.requests)} request(s) to Bedrock (expected 1: no retry of AccessDenied)",

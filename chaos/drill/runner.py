@@ -134,7 +134,7 @@ class Drill:
                 with infra_fault(scenario.infra, self.mcp_url, self.settings) as infra:
                     result.incidents = self._handle(events, infra.overrides)
                     failed_attempts = [a for incident in result.incidents for a in incident.failed_attempts]
-                    result.checks += [Check(c.name, c.ok, c.detail) for c in infra.checks(failed_attempts)]
+                    result.checks += infra.checks(failed_attempts)
         except ChaosError as error:
             result.checks.append(Check("inject", False, str(error)))
         except Exception as error:  # one broken scenario must not stop the drill or skip its restore
