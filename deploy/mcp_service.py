@@ -8,16 +8,13 @@ from typing import Any
 
 from chaos.sandbox import names
 from deploy import policies
+from deploy.cfn import get_att, ref, sub
 
 CONTAINER = "mcp-server"
 PORT = 8080
 LOG_GROUP = "/ecs/incident-mcp-server"
 ECS_TASKS = "ecs-tasks.amazonaws.com"
 Template = dict[str, Any]
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"Ref": name}
 
 
 def _parameters() -> Template:
@@ -59,9 +56,9 @@ def _security_groups() -> Template:
             "Type": "AWS::EC2::SecurityGroup",
             "Properties": {
                 "GroupDescription": "MCP server load balancer: HTTPS in",
-                "VpcId": _ref("VpcId"),
+                "VpcId": ref("VpcId"),
                 "SecurityGroupIngress": [
-                    {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "CidrIp": _ref("AllowedCidr")}
+                    {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "CidrIp": ref("AllowedCidr")}
                 ],
             },
         },
@@ -69,13 +66,13 @@ def _security_groups() -> Template:
             "Type": "AWS::EC2::SecurityGroup",
             "Properties": {
                 "GroupDescription": "MCP server tasks: from the load balancer in, HTTPS to AWS APIs out",
-                "VpcId": _ref("VpcId"),
+                "VpcId": ref("VpcId"),
                 "SecurityGroupIngress": [
                     {
                         "IpProtocol": "tcp",
                         "FromPort": PORT,
                         "ToPort": PORT,
-                        "SourceSecurityGroupId": _ref("LoadBalancerSecurityGroup"),
+                        "SourceSecurityGroupId": ref("LoadBalancerSecurityGroup"),
                     }
                 ],
                 "SecurityGroupEgress": [
@@ -92,8 +89,8 @@ def _load_balancer() -> Template:
             "Type": "AWS::ElasticLoadBalancingV2::LoadBalancer",
             "Properties": {
                 "Scheme": "internet-facing",
-                "Subnets": _ref("LoadBalancerSubnetIds"),
-                "SecurityGroups": [_ref("LoadBalancerSecurityGroup")],
+                "Subnets": ref("LoadBalancerSubnetIds"),
+                "SecurityGroups": [ref("LoadBalancerSecurityGroup")],
                 # SSE streams stay open between events; the server sends keep-alive pings well within this.
                 "LoadBalancerAttributes": [{"Key": "idle_timeout.timeout_seconds", "Value": "300"}],
             },
@@ -101,7 +98,7 @@ def _load_balancer() -> Template:
         "TargetGroup": {
             "Type": "AWS::ElasticLoadBalancingV2::TargetGroup",
             "Properties": {
-                "VpcId": _ref("VpcId"),
+                "VpcId": ref("VpcId"),
                 "Protocol": "HTTP",
                 "Port": PORT,
                 "TargetType": "ip",
@@ -118,12 +115,12 @@ def _load_balancer() -> Template:
         "HttpsListener": {
             "Type": "AWS::ElasticLoadBalancingV2::Listener",
             "Properties": {
-                "LoadBalancerArn": _ref("LoadBalancer"),
+                "LoadBalancerArn": ref("LoadBalancer"),
                 "Protocol": "HTTPS",
                 "Port": 443,
                 "SslPolicy": "ELBSecurityPolicy-TLS13-1-2-2021-06",
-                "Certificates": [{"CertificateArn": _ref("CertificateArn")}],
-                "DefaultActions": [{"Type": "forward", "TargetGroupArn": _ref("TargetGroup")}],
+                "Certificates": [{"CertificateArn": ref("CertificateArn")}],
+                "DefaultActions": [{"Type": "forward", "TargetGroupArn": ref("TargetGroup")}],
             },
         },
     }
@@ -136,15 +133,13 @@ def _task() -> Template:
             "Sid": "PullImageLayers",
             "Effect": "Allow",
             "Action": ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
-            "Resource": [
-                {"Fn::Sub": "arn:${AWS::Partition}:ecr:${AWS::Region}:${AWS::AccountId}:repository/*"}
-            ],
+            "Resource": [sub("arn:${AWS::Partition}:ecr:${AWS::Region}:${AWS::AccountId}:repository/*")],
         },
         {
             "Sid": "ShipLogs",
             "Effect": "Allow",
             "Action": sorted(policies.LOG_ACTIONS),
-            "Resource": [policies.log_streams_arn(LOG_GROUP)],
+            "Resource": [policies.log_streamsget_att(LOG_GROUP)],
         },
     ]
 
@@ -152,8 +147,8 @@ def _task() -> Template:
         "Fn::Join": [
             ",",
             [
-                {"Fn::GetAtt": ["LoadBalancer", "DNSName"]},
-                {"Fn::If": ["HasHostName", _ref("PublicHostName"), ""]},
+                get_att("LoadBalancer", "DNSName"),
+                {"Fn::If": ["HasHostName", ref("PublicHostName"), ""]},
             ],
         ]
     }
@@ -181,26 +176,26 @@ def _task() -> Template:
                 "NetworkMode": "awsvpc",
                 "Cpu": "512",
                 "Memory": "1024",
-                "ExecutionRoleArn": {"Fn::GetAtt": ["ExecutionRole", "Arn"]},
-                "TaskRoleArn": {"Fn::GetAtt": ["TaskRole", "Arn"]},
+                "ExecutionRoleArn": get_att("ExecutionRole"),
+                "TaskRoleArn": get_att("TaskRole"),
                 "RuntimePlatform": {"CpuArchitecture": "X86_64", "OperatingSystemFamily": "LINUX"},
                 "ContainerDefinitions": [
                     {
                         "Name": CONTAINER,
-                        "Image": _ref("ImageUri"),
+                        "Image": ref("ImageUri"),
                         "Essential": True,
                         "PortMappings": [{"ContainerPort": PORT, "Protocol": "tcp"}],
                         "Environment": [
-                            {"Name": "MCP_API_KEY_SSM_PARAMETER", "Value": _ref("McpKeyParameterName")},
+                            {"Name": "MCP_API_KEY_SSM_PARAMETER", "Value": ref("McpKeyParameterName")},
                             {"Name": "MCP_ALLOWED_HOSTS", "Value": allowed_hosts},
-                            {"Name": "AWS_REGION", "Value": _ref("AWS::Region")},
-                            {"Name": "AWS_DEFAULT_REGION", "Value": _ref("AWS::Region")},
+                            {"Name": "AWS_REGION", "Value": ref("AWS::Region")},
+                            {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
                         ],
                         "LogConfiguration": {
                             "LogDriver": "awslogs",
                             "Options": {
-                                "awslogs-group": _ref("LogGroup"),
-                                "awslogs-region": _ref("AWS::Region"),
+                                "awslogs-group": ref("LogGroup"),
+                                "awslogs-region": ref("AWS::Region"),
                                 "awslogs-stream-prefix": CONTAINER,
                             },
                         },
@@ -213,20 +208,20 @@ def _task() -> Template:
             "DependsOn": ["HttpsListener"],
             "Properties": {
                 "ServiceName": "incident-mcp-server",
-                "Cluster": _ref("Cluster"),
+                "Cluster": ref("Cluster"),
                 "LaunchType": "FARGATE",
-                "DesiredCount": _ref("DesiredCount"),
-                "TaskDefinition": _ref("TaskDefinition"),
+                "DesiredCount": ref("DesiredCount"),
+                "TaskDefinition": ref("TaskDefinition"),
                 "HealthCheckGracePeriodSeconds": 30,
                 "NetworkConfiguration": {
                     "AwsvpcConfiguration": {
                         "AssignPublicIp": "DISABLED",
-                        "Subnets": _ref("ServiceSubnetIds"),
-                        "SecurityGroups": [_ref("ServiceSecurityGroup")],
+                        "Subnets": ref("ServiceSubnetIds"),
+                        "SecurityGroups": [ref("ServiceSecurityGroup")],
                     }
                 },
                 "LoadBalancers": [
-                    {"ContainerName": CONTAINER, "ContainerPort": PORT, "TargetGroupArn": _ref("TargetGroup")}
+                    {"ContainerName": CONTAINER, "ContainerPort": PORT, "TargetGroupArn": ref("TargetGroup")}
                 ],
             },
         },
@@ -234,16 +229,16 @@ def _task() -> Template:
 
 
 def build() -> Template:
-    dns = {"Fn::GetAtt": ["LoadBalancer", "DNSName"]}
+    dns = get_att("LoadBalancer", "DNSName")
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "incident-response MCP server on ECS Fargate, behind an HTTPS load balancer",
         "Parameters": _parameters(),
-        "Conditions": {"HasHostName": {"Fn::Not": [{"Fn::Equals": [_ref("PublicHostName"), ""]}]}},
+        "Conditions": {"HasHostName": {"Fn::Not": [{"Fn::Equals": [ref("PublicHostName"), ""]}]}},
         "Resources": _security_groups() | _load_balancer() | _task(),
         "Outputs": {
             "McpServerUrl": {"Value": {"Fn::Sub": ["https://${Host}/sse", {"Host": dns}]}},
             "McpStreamableHttpUrl": {"Value": {"Fn::Sub": ["https://${Host}/mcp", {"Host": dns}]}},
-            "TaskRoleArn": {"Value": {"Fn::GetAtt": ["TaskRole", "Arn"]}},
+            "TaskRoleArn": {"Value": get_att("TaskRole")},
         },
     }

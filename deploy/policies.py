@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from deploy.cfn import get_att, sub
 from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS
 from supervisor.permissions import PARAMETER_ACTIONS
 from supervisor.permissions import TABLE_ACTIONS as SUPERVISOR_TABLE_ACTIONS
@@ -19,18 +20,14 @@ LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")  # the log group its
 DEAD_LETTER_ACTIONS = ("sqs:SendMessage",)  # Lambda sends failed async events as the function's role
 
 
-def sub(text: str) -> dict[str, str]:
-    return {"Fn::Sub": text}
-
-
-def parameter_arn(parameter_name_ref: str) -> dict[str, str]:
+def parameterget_att(parameter_name_ref: str) -> dict[str, str]:
     """The ARN of an SSM parameter whose name (starting with '/') is the template parameter given."""
     return sub(
         f"arn:${{AWS::Partition}}:ssm:${{AWS::Region}}:${{AWS::AccountId}}:parameter${{{parameter_name_ref}}}"
     )
 
 
-def log_streams_arn(log_group: str) -> dict[str, str]:
+def log_streamsget_att(log_group: str) -> dict[str, str]:
     """The log streams of one log group (the group is created by the template, so no CreateLogGroup)."""
     return sub(f"arn:${{AWS::Partition}}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:{log_group}:*")
 
@@ -45,21 +42,19 @@ def supervisor_statements(log_group: str) -> list[Statement]:
             "IncidentTables",
             SUPERVISOR_TABLE_ACTIONS,
             [
-                {"Fn::GetAtt": ["StateTable", "Arn"]},
+                get_att("StateTable"),
                 sub("${StateTable.Arn}/index/*"),
-                {"Fn::GetAtt": ["ContextTable", "Arn"]},
+                get_att("ContextTable"),
             ],
         ),
-        _allow("McpKeyParameter", PARAMETER_ACTIONS, [parameter_arn("McpKeyParameterName")]),
+        _allow("McpKeyParameter", PARAMETER_ACTIONS, [parameterget_att("McpKeyParameterName")]),
         _allow(
             "BedrockModel",
             BEDROCK_ACTIONS,
             [sub("arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockModelId}")],
         ),
-        _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
-        _allow(
-            "DeadLetterQueue", DEAD_LETTER_ACTIONS, [{"Fn::GetAtt": ["SupervisorDeadLetterQueue", "Arn"]}]
-        ),
+        _allow("OwnLogs", LOG_ACTIONS, [log_streamsget_att(log_group)]),
+        _allow("DeadLetterQueue", DEAD_LETTER_ACTIONS, [get_att("SupervisorDeadLetterQueue")]),
     ]
 
 
@@ -68,9 +63,9 @@ def watchdog_statements(log_group: str) -> list[Statement]:
         _allow(
             "IncidentStateTable",
             WATCHDOG_TABLE_ACTIONS,
-            [{"Fn::GetAtt": ["StateTable", "Arn"]}, sub("${StateTable.Arn}/index/*")],
+            [get_att("StateTable"), sub("${StateTable.Arn}/index/*")],
         ),
-        _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
+        _allow("OwnLogs", LOG_ACTIONS, [log_streamsget_att(log_group)]),
     ]
 
 
@@ -81,7 +76,7 @@ def mcp_server_statements() -> list[Statement]:
     startup = [f"{service}:{operation}" for service, operation in STARTUP_OPERATIONS]
     return [
         _allow("DiagnosticReads", reads, ["*"]),
-        _allow("McpKeyParameter", startup, [parameter_arn("McpKeyParameterName")]),
+        _allow("McpKeyParameter", startup, [parameterget_att("McpKeyParameterName")]),
     ]
 
 

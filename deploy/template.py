@@ -10,6 +10,7 @@ from chaos.sandbox import names
 from chaos.workload.alarms import alarm_name
 from deploy import policies
 from deploy.bundles import SUPERVISOR, WATCHDOG
+from deploy.cfn import get_att, ref, sub
 from supervisor.incident_store import STATUS_INDEX
 
 SUPERVISOR_FUNCTION = "incident-supervisor"
@@ -20,14 +21,6 @@ DEFAULT_MODEL_ID = "anthropic.claude-3-5-sonnet-20241022-v2:0"
 LAMBDA_RUNTIME = "python3.12"
 
 Template = dict[str, Any]
-
-
-def _ref(name: str) -> dict[str, str]:
-    return {"Ref": name}
-
-
-def _arn(logical_id: str) -> dict[str, list[str]]:
-    return {"Fn::GetAtt": [logical_id, "Arn"]}
 
 
 def _parameters() -> Template:
@@ -148,20 +141,20 @@ def _functions() -> Template:
                 "Description": "Diagnoses the failing Lambda named by each SNS alarm",
                 "Runtime": LAMBDA_RUNTIME,
                 "Handler": SUPERVISOR.entry_point.replace(":", "."),
-                "Code": {"S3Bucket": _ref("ArtifactBucket"), "S3Key": _ref("SupervisorCodeKey")},
-                "Role": _arn("SupervisorRole"),
+                "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("SupervisorCodeKey")},
+                "Role": get_att("SupervisorRole"),
                 "Timeout": 300,
                 "MemorySize": 1024,
-                "DeadLetterConfig": {"TargetArn": _arn("SupervisorDeadLetterQueue")},
+                "DeadLetterConfig": {"TargetArn": get_att("SupervisorDeadLetterQueue")},
                 "Environment": {
                     "Variables": {
-                        "MCP_SERVER_URL": _ref("McpServerUrl"),
-                        "MCP_API_KEY_SSM_PARAMETER": _ref("McpKeyParameterName"),
-                        "SUPERVISOR_MODEL": {"Fn::Sub": "bedrock:${BedrockModelId}"},
-                        "INCIDENT_STATE_TABLE": _ref("StateTable"),
-                        "INCIDENT_CONTEXT_TABLE": _ref("ContextTable"),
-                        "MAX_INCIDENTS_PER_HOUR": _ref("MaxIncidentsPerHour"),
-                        "MAX_TOKENS_PER_INCIDENT": _ref("MaxTokensPerIncident"),
+                        "MCP_SERVER_URL": ref("McpServerUrl"),
+                        "MCP_API_KEY_SSM_PARAMETER": ref("McpKeyParameterName"),
+                        "SUPERVISOR_MODEL": sub("bedrock:${BedrockModelId}"),
+                        "INCIDENT_STATE_TABLE": ref("StateTable"),
+                        "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
+                        "MAX_INCIDENTS_PER_HOUR": ref("MaxIncidentsPerHour"),
+                        "MAX_TOKENS_PER_INCIDENT": ref("MaxTokensPerIncident"),
                     }
                 },
             },
@@ -169,10 +162,10 @@ def _functions() -> Template:
         "SupervisorTopicPermission": {
             "Type": "AWS::Lambda::Permission",
             "Properties": {
-                "FunctionName": _ref("SupervisorFunction"),
+                "FunctionName": ref("SupervisorFunction"),
                 "Action": "lambda:InvokeFunction",
                 "Principal": "sns.amazonaws.com",
-                "SourceArn": _ref("AlertsTopic"),
+                "SourceArn": ref("AlertsTopic"),
             },
         },
         "WatchdogLogGroup": _log_group(WATCHDOG_FUNCTION),
@@ -189,11 +182,11 @@ def _functions() -> Template:
                 "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING",
                 "Runtime": LAMBDA_RUNTIME,
                 "Handler": WATCHDOG.entry_point.replace(":", "."),
-                "Code": {"S3Bucket": _ref("ArtifactBucket"), "S3Key": _ref("WatchdogCodeKey")},
-                "Role": _arn("WatchdogRole"),
+                "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("WatchdogCodeKey")},
+                "Role": get_att("WatchdogRole"),
                 "Timeout": 60,
                 "MemorySize": 256,
-                "Environment": {"Variables": {"INCIDENT_STATE_TABLE": _ref("StateTable")}},
+                "Environment": {"Variables": {"INCIDENT_STATE_TABLE": ref("StateTable")}},
             },
         },
         "StaleCheckRule": {
@@ -203,16 +196,16 @@ def _functions() -> Template:
                 "Description": "Runs incident-watchdog every 5 minutes",
                 "ScheduleExpression": "rate(5 minutes)",
                 "State": "ENABLED",
-                "Targets": [{"Arn": _arn("WatchdogFunction"), "Id": "incident-watchdog"}],
+                "Targets": [{"Arn": get_att("WatchdogFunction"), "Id": "incident-watchdog"}],
             },
         },
         "WatchdogSchedulePermission": {
             "Type": "AWS::Lambda::Permission",
             "Properties": {
-                "FunctionName": _ref("WatchdogFunction"),
+                "FunctionName": ref("WatchdogFunction"),
                 "Action": "lambda:InvokeFunction",
                 "Principal": "events.amazonaws.com",
-                "SourceArn": _arn("StaleCheckRule"),
+                "SourceArn": get_att("StaleCheckRule"),
             },
         },
     }
@@ -223,11 +216,11 @@ def _alerting() -> Template:
         f"Workload{metric}Alarm": {
             "Type": "AWS::CloudWatch::Alarm",
             "Properties": {
-                "AlarmName": {"Fn::Sub": alarm_name("${WorkloadFunctionName}", metric)},
-                "AlarmDescription": {"Fn::Sub": f"{metric} of Lambda function ${{WorkloadFunctionName}}"},
+                "AlarmName": sub(alarm_name("${WorkloadFunctionName}", metric)),
+                "AlarmDescription": sub(f"{metric} of Lambda function ${{WorkloadFunctionName}}"),
                 "Namespace": "AWS/Lambda",
                 "MetricName": metric,
-                "Dimensions": [{"Name": "FunctionName", "Value": _ref("WorkloadFunctionName")}],
+                "Dimensions": [{"Name": "FunctionName", "Value": ref("WorkloadFunctionName")}],
                 "Statistic": "Sum",
                 "Period": 60,
                 "EvaluationPeriods": 1,
@@ -235,7 +228,7 @@ def _alerting() -> Template:
                 "Threshold": 1,
                 "ComparisonOperator": "GreaterThanOrEqualToThreshold",
                 "TreatMissingData": "notBreaching",
-                "AlarmActions": [_ref("AlertsTopic")],
+                "AlarmActions": [ref("AlertsTopic")],
             },
         }
         for metric in ("Errors", "Throttles")
@@ -245,7 +238,7 @@ def _alerting() -> Template:
             "Type": "AWS::SNS::Topic",
             "Properties": {
                 "TopicName": names.TOPIC_NAME,
-                "Subscription": [{"Protocol": "lambda", "Endpoint": _arn("SupervisorFunction")}],
+                "Subscription": [{"Protocol": "lambda", "Endpoint": get_att("SupervisorFunction")}],
             },
         }
     }
@@ -260,11 +253,11 @@ def build() -> Template:
         "Parameters": _parameters(),
         "Resources": _tables() | _functions() | _alerting(),
         "Outputs": {
-            "AlertsTopicArn": {"Value": _ref("AlertsTopic")},
-            "StateTableName": {"Value": _ref("StateTable")},
-            "ContextTableName": {"Value": _ref("ContextTable")},
-            "SupervisorFunctionArn": {"Value": _arn("SupervisorFunction")},
-            "WatchdogFunctionArn": {"Value": _arn("WatchdogFunction")},
-            "DeadLetterQueueUrl": {"Value": _ref("SupervisorDeadLetterQueue")},
+            "AlertsTopicArn": {"Value": ref("AlertsTopic")},
+            "StateTableName": {"Value": ref("StateTable")},
+            "ContextTableName": {"Value": ref("ContextTable")},
+            "SupervisorFunctionArn": {"Value": get_att("SupervisorFunction")},
+            "WatchdogFunctionArn": {"Value": get_att("WatchdogFunction")},
+            "DeadLetterQueueUrl": {"Value": ref("SupervisorDeadLetterQueue")},
         },
     }

@@ -12,6 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
+from chaos.aws_actions import on_each_action
 from chaos.egress import allows_https_egress
 from chaos.faults.chaos import Chaos, Fault
 from chaos.faults.errors import ChaosRefused
@@ -65,18 +66,15 @@ CASES: dict[str, tuple[Fault, dict[str, Any], Callable[[Sandbox, LocalLambdaRunt
 
 
 class Recorder:
-    """Every AWS operation a session's clients make, by name."""
+    """Every AWS action a session's clients take, in order."""
 
     def __init__(self, session: boto3.Session) -> None:
-        self.operations: list[str] = []
-        session.events.register("before-call.*.*", self._record)
-
-    def _record(self, model: Any, **_: Any) -> None:
-        self.operations.append(str(model.name))
+        self.actions: list[str] = []
+        on_each_action(session, self.actions.append)
 
     @property
     def changes(self) -> list[str]:
-        return [op for op in self.operations if not op.startswith(READS)]
+        return [action for action in self.actions if not action.split(":", 1)[1].startswith(READS)]
 
 
 @pytest.fixture

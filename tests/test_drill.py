@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from chaos.aws_actions import on_each_action
 from chaos.drill.progress import Progress
 from chaos.drill.runner import Drill
 from chaos.drill.scenarios import SCENARIOS, Expected, Injection, Scenario, Stage
@@ -100,10 +101,7 @@ def test_the_deployed_policies_grant_exactly_what_the_code_calls(
 
     session = sandbox.session(names.WATCHDOG)
     used_by_watchdog: set[str] = set(report["aws_actions"][names.WATCHDOG])
-    session.events.register(
-        "before-call.*.*",
-        lambda model, **_: used_by_watchdog.add(f"{model.service_model.signing_name}:{model.name}"),
-    )
+    on_each_action(session, used_by_watchdog.add)
     watchdog = build_watchdog(session, incident_state_table=incidents.state_table)
     stale, racing = (
         stuck_incident(incidents, minutes_ago=12, function=f"fn-{n}") for n in ("stale", "racing")

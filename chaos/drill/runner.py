@@ -12,9 +12,9 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import partial
 from typing import Any, TextIO
 
+from chaos.aws_actions import on_each_action
 from chaos.drill.checks import Check, Incident, check_incident, check_not_steered
 from chaos.drill.infra import infra_fault
 from chaos.drill.progress import Progress
@@ -88,7 +88,7 @@ class Drill:
         self.identities = {name: sandbox.session(name) for name in (names.SUPERVISOR, names.WATCHDOG)}
         self.aws_actions: dict[str, set[str]] = {name: set() for name in self.identities}
         for name, session in self.identities.items():
-            session.events.register("before-call.*.*", partial(_record_action, self.aws_actions[name]))
+            on_each_action(session, self.aws_actions[name].add)
         self.function = names.FUNCTION_NAME
         configuration = self.operator.client("lambda").get_function_configuration(FunctionName=self.function)
         self.names: dict[Resource, str] = {
@@ -310,11 +310,6 @@ class Drill:
         ]
         self.progress.finish(all(c.ok for c in checks), "; ".join(c.detail for c in checks))
         return checks
-
-
-def _record_action(actions: set[str], model: Any, **_: Any) -> None:
-    """A botocore before-call hook: the IAM action of the operation about to be signed."""
-    actions.add(f"{model.service_model.signing_name}:{model.name}")
 
 
 class _Counted:
