@@ -204,9 +204,7 @@ async def churn_sse_sessions(url: str, key: str, sessions: int, concurrency: int
 
 def _seed_logs(sandbox: Sandbox, invocations: int = 10) -> None:
     """Give get_recent_logs a realistic answer: a few invocations' worth of log lines."""
-    with LocalLambdaRuntime(
-        sandbox.session(names.LAMBDA_SERVICE), alarm_topic_arn=sandbox.world.topic_arn
-    ) as runtime:
+    with LocalLambdaRuntime(sandbox.session(names.LAMBDA_SERVICE)) as runtime:
         for index in range(invocations):
             runtime.invoke(names.FUNCTION_NAME, names.input_event(index % len(names.INPUT_KEYS)))
 

@@ -145,7 +145,7 @@ class FlappingProxy(_Listener):
                 self.forwarded += 1
                 self._open += [client, upstream]
             for source, sink in ((client, upstream), (upstream, client)):
-                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+                threading.Thread(target=pump, args=(source, sink), daemon=True).start()
 
     def close(self) -> None:
         self._running = False
@@ -156,7 +156,7 @@ class FlappingProxy(_Listener):
         super().close()
 
 
-def _pump(source: socket.socket, sink: socket.socket) -> None:
+def pump(source: socket.socket, sink: socket.socket) -> None:
     """Copy bytes one way until either side closes."""
     with contextlib.suppress(OSError):
         while data := source.recv(65536):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from chaos.sandbox import names
-from chaos.workload.alarms import alarm_name
+from chaos.workload.alarms import function_alarms
 from deploy import policies
 from deploy.bundles import SUPERVISOR, WATCHDOG
 from deploy.cfn import get_att, ref, sub
@@ -29,7 +29,8 @@ def _parameters() -> Template:
             "Type": "String",
             "Default": names.FUNCTION_NAME,
             "AllowedPattern": "^[A-Za-z0-9_-]{1,64}$",
-            "Description": "The Lambda function to watch: its Errors and Throttles alarms go to the topic.",
+            "Description": "The Lambda function to watch: its Errors, Throttles and log-silence alarms go "
+            "to the topic.",
         },
         "McpServerUrl": {
             "Type": "String",
@@ -211,27 +212,25 @@ def _functions() -> Template:
     }
 
 
+def _substituted(value: Any) -> Any:
+    """Strings that name a stack parameter become ``Fn::Sub``; everything else is kept as it is."""
+    if isinstance(value, str) and "${" in value:
+        return sub(value)
+    if isinstance(value, list):
+        return [_substituted(item) for item in value]
+    if isinstance(value, dict) and not any(key.startswith(("Fn::", "Ref")) for key in value):
+        return {key: _substituted(item) for key, item in value.items()}
+    return value
+
+
 def _alerting() -> Template:
+    """The workload's alarms: the same three the sandbox world gives every function."""
+    function = "${WorkloadFunctionName}"
+    definitions = function_alarms(function, f"/aws/lambda/{function}", ref("AlertsTopic"))
+    logical_ids = ("WorkloadErrorsAlarm", "WorkloadThrottlesAlarm", "WorkloadLogSilenceAlarm")
     alarms: Template = {
-        f"Workload{metric}Alarm": {
-            "Type": "AWS::CloudWatch::Alarm",
-            "Properties": {
-                "AlarmName": sub(alarm_name("${WorkloadFunctionName}", metric)),
-                "AlarmDescription": sub(f"{metric} of Lambda function ${{WorkloadFunctionName}}"),
-                "Namespace": "AWS/Lambda",
-                "MetricName": metric,
-                "Dimensions": [{"Name": "FunctionName", "Value": ref("WorkloadFunctionName")}],
-                "Statistic": "Sum",
-                "Period": 60,
-                "EvaluationPeriods": 1,
-                "DatapointsToAlarm": 1,
-                "Threshold": 1,
-                "ComparisonOperator": "GreaterThanOrEqualToThreshold",
-                "TreatMissingData": "notBreaching",
-                "AlarmActions": [ref("AlertsTopic")],
-            },
-        }
-        for metric in ("Errors", "Throttles")
+        logical_id: {"Type": "AWS::CloudWatch::Alarm", "Properties": _substituted(definition)}
+        for logical_id, definition in zip(logical_ids, definitions, strict=True)
     }
     topic = {
         "AlertsTopic": {

@@ -6,6 +6,7 @@ from __future__ import annotations
 # (botocore service name, operation name); the IAM action is "<service>:<operation>".
 READ_OPERATIONS: tuple[tuple[str, str], ...] = (
     ("logs", "FilterLogEvents"),
+    ("cloudwatch", "GetMetricData"),
     ("iam", "GetRole"),
     ("iam", "ListRolePolicies"),
     ("iam", "GetRolePolicy"),
@@ -17,6 +18,7 @@ READ_OPERATIONS: tuple[tuple[str, str], ...] = (
     ("ec2", "DescribeSecurityGroups"),
     ("ec2", "DescribeSubnets"),
     ("ec2", "DescribeNetworkAcls"),
+    ("cloudtrail", "LookupEvents"),
 )
 
 # Called once at startup, only when MCP_API_KEY is unset.

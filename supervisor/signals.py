@@ -83,24 +83,49 @@ def _alarm(message: dict[str, Any]) -> tuple[str, str, str, datetime]:
         raise ValueError(f"alarm {name!r} went to {state!r}; only ALARM opens an incident")
     trigger = message.get("Trigger")
     if not isinstance(trigger, dict):
-        raise ValueError("alarm message has no Trigger (metric math and composite alarms are not supported)")
-    if trigger.get("Namespace") != "AWS/Lambda":
-        raise ValueError(f"alarm watches namespace {trigger.get('Namespace')!r}, not AWS/Lambda")
-    dimensions = trigger.get("Dimensions")
-    names = [
-        d.get("value")
-        for d in dimensions or []
-        if isinstance(d, dict) and str(d.get("name", "")).lower() == "functionname"
-    ]
-    if len(names) != 1:
-        raise ValueError("alarm has no FunctionName dimension: it does not name one Lambda function")
-    function = _function(names[0], "FunctionName dimension")
-    metric = trigger.get("MetricName")
-    if not isinstance(metric, str) or not metric:
-        raise ValueError("alarm Trigger has no MetricName")
+        raise ValueError("alarm message has no Trigger (composite alarms are not supported)")
+    function, metric = _watched(trigger)
     reason = message.get("NewStateReason")
     detail = f"{message.get('AlarmName')}: {reason if isinstance(reason, str) else ''}".strip()
     return function, metric, detail, _time(message.get("StateChangeTime"), "StateChangeTime")
+
+
+def _lambda_function(metric: dict[str, Any], where: str) -> str:
+    if metric.get("Namespace") != "AWS/Lambda":
+        raise ValueError(f"{where} watches namespace {metric.get('Namespace')!r}, not AWS/Lambda")
+    names = [
+        d.get("value")
+        for d in metric.get("Dimensions") or []
+        if isinstance(d, dict) and str(d.get("name", "")).lower() == "functionname"
+    ]
+    if len(names) != 1:
+        raise ValueError(f"{where} has no FunctionName dimension: it does not name one Lambda function")
+    return _function(names[0], "FunctionName dimension")
+
+
+def _watched(trigger: dict[str, Any]) -> tuple[str, str]:
+    """(function, what is alarming): from the metric, or for a metric-math alarm from the one Lambda
+    function its AWS/Lambda metrics watch and the label of the expression it alarms on."""
+    queries = trigger.get("Metrics")
+    if not isinstance(queries, list):
+        metric = trigger.get("MetricName")
+        if not isinstance(metric, str) or not metric:
+            raise ValueError("alarm Trigger has no MetricName")
+        return _lambda_function(trigger, "alarm"), metric
+    stats = [q["MetricStat"]["Metric"] for q in queries if isinstance(q, dict) and _has_metric(q)]
+    functions = {
+        _lambda_function(m, "metric-math alarm") for m in stats if m.get("Namespace") == "AWS/Lambda"
+    }
+    if len(functions) != 1:
+        raise ValueError("metric-math alarm does not watch the AWS/Lambda metrics of exactly one function")
+    returned = [q for q in queries if isinstance(q, dict) and q.get("ReturnData") is not False]
+    label = next((q.get("Label") or q.get("Id") for q in returned if q.get("Expression")), None)
+    return functions.pop(), str(label or "MetricMath")[:100]
+
+
+def _has_metric(query: dict[str, Any]) -> bool:
+    stat = query.get("MetricStat")
+    return isinstance(stat, dict) and isinstance(stat.get("Metric"), dict)
 
 
 def _direct(message: dict[str, Any], published: datetime) -> tuple[str, str, str, datetime]:

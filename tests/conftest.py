@@ -84,15 +84,15 @@ def inject(sandbox: Sandbox, undo: Undo) -> Inject:
 
 @pytest.fixture
 def runtime(sandbox: Sandbox) -> Iterator[LocalLambdaRuntime]:
-    with LocalLambdaRuntime(
-        sandbox.session(names.LAMBDA_SERVICE), alarm_topic_arn=sandbox.world.topic_arn
-    ) as rt:
+    with LocalLambdaRuntime(sandbox.session(names.LAMBDA_SERVICE)) as rt:
         yield rt
 
 
 @pytest.fixture
 def alarm_events(sandbox: Sandbox) -> Callable[[], list[dict[str, object]]]:
-    """Drains the trigger queue now (so a test sees only its own alarms) and returns a drain function."""
+    """Resets CloudWatch's metrics and alarm states and drains the trigger queue now (so that a test sees
+    only its own alarms), and returns a drain function."""
+    sandbox.reset_cloudwatch()
     sqs = sandbox.session(names.OPERATOR).client("sqs")
 
     def drain(wait_seconds: int = 0) -> list[dict[str, object]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench import cold_import
+from bench import cold_import, sandbox_runtime
 from bench.mcp_overhead import QUICK, render, run
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.contract import TOOL_NAMES
@@ -31,3 +31,16 @@ def test_cold_import_benchmark_reports_every_case() -> None:
     assert rows[0].ratio == 1.0  # the baseline against itself
     assert all(row.median_ms > 0 for row in rows)
     assert "Target orchestrator/boto3 <= 1.5x" in cold_import.render(rows, 2)
+
+
+def test_sandbox_runtime_benchmark_reports_start_up_and_invocations() -> None:
+    rows = sandbox_runtime.run(starts=1, invocations=1)
+    assert [r.case for r in rows] == [
+        "bare emulator ready",
+        "sandbox up (world provisioned)",
+        "S3 GetObject, direct (baseline)",
+        "invoke data-processor, warm",
+        "invoke data-processor, cold",
+    ]
+    assert all(r.median_ms > 0 for r in rows)
+    assert "goal of <= 6 s" in sandbox_runtime.render(rows)

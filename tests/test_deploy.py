@@ -148,18 +148,36 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     (target,) = events.list_targets_by_rule(Rule=template.STALE_CHECK_RULE)["Targets"]
     assert target["Arn"] == watchdog["FunctionArn"]
 
-    alarms = {
-        r["Properties"]["MetricName"]: r["Properties"]
+    # The template's alarms are the sandbox world's, with the function name as a parameter.
+    in_template = {
+        r["Properties"]["AlarmName"]["Fn::Sub"].replace("${WorkloadFunctionName}", names.FUNCTION_NAME): r[
+            "Properties"
+        ]
         for r in document["Resources"].values()
         if r["Type"] == "AWS::CloudWatch::Alarm"
     }
-    assert set(alarms) == {"Errors", "Throttles"}
-    for metric, alarm in alarms.items():
-        assert alarm["AlarmName"] == {
-            "Fn::Sub": f"${{WorkloadFunctionName}}-{metric.lower()}"
-        }  # as the sandbox names them
-        assert alarm["Namespace"] == "AWS/Lambda"
+    in_sandbox = {
+        a["AlarmName"]: a
+        for a in operator.client("cloudwatch").describe_alarms(AlarmNamePrefix=f"{names.FUNCTION_NAME}-")[
+            "MetricAlarms"
+        ]
+    }
+    assert (
+        set(in_template)
+        == set(in_sandbox)
+        == {
+            f"{names.FUNCTION_NAME}-errors",
+            f"{names.FUNCTION_NAME}-throttles",
+            f"{names.FUNCTION_NAME}-log-silence",
+        }
+    )
+    for name, alarm in in_template.items():
         assert alarm["AlarmActions"] == [{"Ref": "AlertsTopic"}]
+        deployed = in_sandbox[name]
+        for key in ("MetricName", "Namespace", "Statistic", "Period", "Threshold", "ComparisonOperator"):
+            assert alarm.get(key) == deployed.get(key), (name, key)
+        expressions = [m.get("Expression") for m in alarm.get("Metrics", [])]
+        assert expressions == [m.get("Expression") for m in deployed.get("Metrics", [])]
 
     iam = operator.client("iam")
     table_arn = state["TableArn"]

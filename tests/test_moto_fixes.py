@@ -6,10 +6,15 @@ that is no longer needed.
 
 from __future__ import annotations
 
+import time
+import urllib.request
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from chaos.sandbox import names
@@ -48,3 +53,90 @@ def test_released_moto_still_has_both_bugs(unpatched: Sandbox) -> None:
 def test_fixed_sandbox_verifies_signed_gets_and_answers_denials_in_json(sandbox: Sandbox) -> None:
     assert _signed_get_error(sandbox) is None
     assert _json_denial_code(sandbox) == "AccessDeniedException"
+
+
+def test_released_moto_still_lacks_what_the_cloudwatch_extension_adds(unpatched: Sandbox) -> None:
+    """If this fails, re-check chaos/sandbox/extensions/cloudwatch_alarms.py and log_metrics.py."""
+    operator = unpatched.session(names.OPERATOR)
+    cloudwatch, logs = operator.client("cloudwatch"), operator.client("logs")
+    errors = {"MetricName": "Errors", "Dimensions": [{"Name": "FunctionName", "Value": names.FUNCTION_NAME}]}
+    cloudwatch.put_metric_alarm(
+        AlarmName="released-moto-errors",
+        Namespace="AWS/Lambda",
+        **errors,
+        Statistic="Sum",
+        Period=10,
+        EvaluationPeriods=1,
+        Threshold=1.0,
+        ComparisonOperator="GreaterThanOrEqualToThreshold",
+    )
+    cloudwatch.put_metric_data(Namespace="AWS/Lambda", MetricData=[errors | {"Value": 5.0}])
+    logs.create_log_stream(logGroupName=names.LOG_GROUP, logStreamName="released-moto")
+    logs.put_log_events(
+        logGroupName=names.LOG_GROUP,
+        logStreamName="released-moto",
+        logEvents=[{"timestamp": int(time.time() * 1000), "message": "hello"}],
+    )
+    time.sleep(3)
+
+    [alarm] = cloudwatch.describe_alarms(AlarmNames=["released-moto-errors"])["MetricAlarms"]
+    assert (alarm["StateValue"], alarm["StateReason"]) == ("OK", "Unchecked: Initial alarm creation"), (
+        "moto now evaluates alarms (or starts them in INSUFFICIENT_DATA)"
+    )
+    assert cloudwatch.list_metrics(Namespace="AWS/Logs")["Metrics"] == [], "moto now publishes AWS/Logs"
+    metric = {"Namespace": "AWS/Lambda"} | errors
+    reader = unpatched.session(names.MCP_SERVER).client("cloudwatch")  # readable only with moto_fixes fix 3
+    with pytest.raises(ClientError, match="not authorized to perform: monitoring:GetMetricData"):
+        reader.get_metric_data(
+            MetricDataQueries=[
+                {"Id": "errors", "MetricStat": {"Metric": metric, "Period": 60, "Stat": "Sum"}}
+            ],
+            StartTime=datetime.now(UTC) - timedelta(minutes=5),
+            EndTime=datetime.now(UTC),
+        )
+
+
+def test_released_moto_still_lacks_what_the_lambda_and_cloudtrail_extensions_add(unpatched: Sandbox) -> None:
+    """If this fails, re-check chaos/sandbox/extensions/cloudtrail.py and code_location.py."""
+    operator = unpatched.session(names.OPERATOR)
+    cloudtrail = operator.client("cloudtrail", config=Config(retries={"total_max_attempts": 1}))
+    with pytest.raises(ClientError) as unimplemented:
+        cloudtrail.lookup_events()
+    assert unimplemented.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500, (
+        "moto now implements LookupEvents"
+    )
+    # GetFunction is a signed GET, which released moto refuses (fix 1): let one request through unchecked.
+    reset_auth = urllib.request.Request(  # noqa: S310 - the emulator's loopback URL
+        f"{unpatched.endpoint_url}/moto-api/reset-auth", data=b"1", headers={"Content-Type": "text/plain"}
+    )
+    with urllib.request.urlopen(reset_auth, timeout=5):  # noqa: S310
+        pass
+    location = operator.client("lambda").get_function(FunctionName=names.FUNCTION_NAME)["Code"]["Location"]
+    assert not location.startswith(unpatched.endpoint_url), "moto now serves Code.Location itself"
+    assert str(urlparse(location).hostname).endswith(".amazonaws.com")
+
+
+def _get_order_as_its_role(sandbox: Sandbox) -> str | None:
+    """orders-api's role is granted dynamodb:GetItem on the orders table's ARN only."""
+    operator = sandbox.session(names.LAMBDA_SERVICE)  # the identity the role trusts
+    role_arn = f"arn:aws:iam::{names.ACCOUNT_ID}:role/{names.ORDERS_ROLE}"
+    credentials = operator.client("sts").assume_role(RoleArn=role_arn, RoleSessionName="fix-4")["Credentials"]
+    dynamodb = operator.client(
+        "dynamodb",
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+    )
+    try:
+        dynamodb.get_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": "0001-000"}})
+    except ClientError as error:
+        return str(error.response["Error"]["Code"])
+    return None
+
+
+def test_released_moto_still_authorizes_dynamodb_against_no_resource(unpatched: Sandbox) -> None:
+    assert _get_order_as_its_role(unpatched) == "403", "moto now authorizes DynamoDB by table: remove fix 4"
+
+
+def test_fixed_sandbox_honours_table_scoped_grants(sandbox: Sandbox) -> None:
+    assert _get_order_as_its_role(sandbox) is None

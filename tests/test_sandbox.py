@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import boto3
 import pytest
 from botocore.exceptions import ClientError
 
-from chaos.sandbox import names
+from chaos.sandbox import cli, names
 from chaos.sandbox.sandbox import Sandbox, SandboxError, start_sandbox
 from mcp_server.permissions import READ_OPERATIONS
 from supervisor.incident_store import STATUS_INDEX
@@ -118,6 +119,21 @@ def _read_calls(sandbox: Sandbox) -> dict[tuple[str, str], dict[str, Any]]:
         ("ec2", "DescribeSubnets"): {"SubnetIds": [world.subnet_id]},
         ("ec2", "DescribeNetworkAcls"): {"Filters": [{"Name": "vpc-id", "Values": [world.vpc_id]}]},
         ("ssm", "GetParameter"): {"Name": names.MCP_KEY_PARAMETER, "WithDecryption": True},
+        ("cloudtrail", "LookupEvents"): {"MaxResults": 1},
+        ("cloudwatch", "GetMetricData"): {
+            "MetricDataQueries": [
+                {
+                    "Id": "errors",
+                    "MetricStat": {
+                        "Metric": {"Namespace": "AWS/Lambda", "MetricName": "Errors"},
+                        "Period": 60,
+                        "Stat": "Sum",
+                    },
+                }
+            ],
+            "StartTime": datetime.now(UTC) - timedelta(minutes=5),
+            "EndTime": datetime.now(UTC),
+        },
     }
 
 
@@ -221,3 +237,84 @@ def test_cli_up_detached_status_and_down(tmp_path: Path) -> None:
         [*cli, "status", "--state-dir", state_dir], capture_output=True, text=True, timeout=30
     )
     assert again.returncode == 1
+
+
+def test_every_function_has_its_role_log_group_and_three_alarms(sandbox: Sandbox) -> None:
+    operator = sandbox.session(names.OPERATOR)
+    lambda_, cloudwatch = operator.client("lambda"), operator.client("cloudwatch")
+    roles = set()
+    for function in names.FUNCTIONS:
+        config = lambda_.get_function_configuration(FunctionName=function)
+        roles.add(config["Role"])
+        assert config["Role"].endswith(f":role/{function}-role")
+        assert lambda_.list_tags(Resource=config["FunctionArn"])["Tags"][names.CHAOS_TAG[0]] == "true"
+        alarms = cloudwatch.describe_alarms(AlarmNamePrefix=f"{function}-")["MetricAlarms"]
+        assert sorted(a["AlarmName"] for a in alarms) == [
+            f"{function}-errors",
+            f"{function}-log-silence",
+            f"{function}-throttles",
+        ]
+        assert all(a["AlarmActions"] == [sandbox.world.topic_arn] for a in alarms)
+        group = f"/aws/lambda/{function}"
+        logs = operator.client("logs").describe_log_groups(logGroupNamePrefix=group)["logGroups"]
+        assert [g["logGroupName"] for g in logs] == [group]
+    assert len(roles) == len(names.FUNCTIONS)
+    orders = lambda_.get_function_configuration(FunctionName=names.ORDERS_FUNCTION)
+    assert not (orders.get("VpcConfig") or {}).get("SubnetIds")  # outside any VPC
+    alias = lambda_.get_alias(FunctionName=names.ORDERS_FUNCTION, Name=names.ORDERS_ALIAS)
+    assert alias["FunctionVersion"] == "1"
+    route_table = operator.client("ec2").describe_route_tables(RouteTableIds=[sandbox.world.route_table_id])
+    routes = route_table["RouteTables"][0]["Routes"]
+    assert {r.get("NatGatewayId") for r in routes if r.get("DestinationCidrBlock") == "0.0.0.0/0"} == {
+        sandbox.world.nat_gateway_id
+    }
+
+
+def test_the_mcp_server_identity_reads_the_second_account_through_its_read_only_role(
+    sandbox: Sandbox,
+) -> None:
+    sts = sandbox.session(names.MCP_SERVER).client("sts")
+    credentials = sts.assume_role(
+        RoleArn=sandbox.world.read_only_role_arn,
+        RoleSessionName="diagnostics",
+        ExternalId=names.READ_ONLY_EXTERNAL_ID,
+    )["Credentials"]
+    other = boto3.Session(
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+        region_name=sandbox.region,
+    ).client("lambda", endpoint_url=sandbox.endpoint_url)
+
+    config = other.get_function_configuration(FunctionName=names.ORDERS_FUNCTION)
+
+    assert config["FunctionArn"] == sandbox.world.second_function_arn
+    assert f":{names.SECOND_ACCOUNT_ID}:" in config["FunctionArn"]
+    with pytest.raises(ClientError):  # the copy is alone there
+        other.get_function_configuration(FunctionName=names.FUNCTION_NAME)
+    assert _error_code(lambda: other.delete_function(FunctionName=names.ORDERS_FUNCTION)) in {
+        "AccessDeniedException",
+        "AccessDenied",
+    }
+
+
+def test_invoke_command_shows_each_invocation_and_rejects_bad_input(
+    sandbox: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    state = ["--state-dir", str(sandbox.state_dir)]
+
+    assert cli.main(["invoke", names.FUNCTION_NAME, "--burst", "2", *state]) == 0
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if " succeeded " in line]
+    assert len(lines) == 2
+    assert all("MB used" in line for line in lines)
+    assert '"orders": 25' in out
+
+    assert cli.main(["invoke", names.FUNCTION_NAME, "--key", "incoming/missing.json", *state]) == 1
+    assert "NoSuchKey" in capsys.readouterr().out
+    assert cli.main(["invoke", names.FUNCTION_NAME, "--burst", "0", *state]) == 2
+    assert "--burst must be between 1 and 100" in capsys.readouterr().err
+    assert cli.main(["invoke", names.FUNCTION_NAME, "--event", "{not json", *state]) == 2
+    assert "--event is not valid JSON" in capsys.readouterr().err
+    assert cli.main(["invoke", "no-such-function", *state]) == 1
+    assert "ResourceNotFoundException" in capsys.readouterr().err

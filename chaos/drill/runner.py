@@ -27,7 +27,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_sns_events
-from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.incident_store import from_item
 from supervisor.orchestrator import build_pipeline
 from supervisor.pipeline import IncidentPipeline
@@ -111,14 +111,14 @@ class Drill:
         started = time.monotonic()
         result = ScenarioResult(scenario)
         step = self.progress.step
-        self._drain()  # alarms a previous scenario left behind are not this one's
+        # Metrics and alarm states a previous scenario left behind are not this one's.
+        self.sandbox.reset_cloudwatch()
+        self._drain()
         before = world_snapshot(self.operator, self.function)
         chaos = Chaos(self.operator, say=lambda _: None)
         injected = []
-        try:
-            with LocalLambdaRuntime(
-                self.sandbox.session(names.LAMBDA_SERVICE), alarm_topic_arn=self.sandbox.world.topic_arn
-            ) as runtime:
+        with LocalLambdaRuntime(self.sandbox.session(names.LAMBDA_SERVICE)) as runtime:
+            try:
                 if scenario.hostile_logs:
                     step("inject: prompt-injection lines into the log group")
                     inject_lines(chaos, self.function, "prompt-injection")
@@ -127,26 +127,24 @@ class Drill:
                         step(f"inject: {injection.label}")
                         chaos.inject(injection.fault, self.function, **injection.params)
                         injected.append(injection.fault)
-                    invocations = self._traffic(runtime, stage)
-                    if scenario.log_silence_monitor:
-                        self._report_silence(invocations)
+                    self._traffic(runtime, stage)
                 events = self._alarms(scenario.expected.incidents)
                 with infra_fault(scenario.infra, self.mcp_url, self.settings) as infra:
                     result.incidents = self._handle(events, infra.overrides)
                     failed_attempts = [a for incident in result.incidents for a in incident.failed_attempts]
                     result.checks += infra.checks(failed_attempts)
-        except ChaosError as error:
-            result.checks.append(Check("inject", False, str(error)))
-        except Exception as error:  # one broken scenario must not stop the drill or skip its restore
-            traceback.print_exc(file=self.log or sys.stderr)
-            result.checks.append(Check("scenario ran", False, f"{type(error).__name__}: {error}"))
-        finally:
-            result.checks += self._restore(chaos, injected, before)
+            except ChaosError as error:
+                result.checks.append(Check("inject", False, str(error)))
+            except Exception as error:  # one broken scenario must not stop the drill or skip its restore
+                traceback.print_exc(file=self.log or sys.stderr)
+                result.checks.append(Check("scenario ran", False, f"{type(error).__name__}: {error}"))
+            finally:
+                result.checks += self._restore(chaos, injected, before, runtime)
         result.checks[:0] = self._evaluate(scenario, result.incidents)
         result.seconds = time.monotonic() - started
         return result
 
-    def _traffic(self, runtime: LocalLambdaRuntime, stage: Stage) -> list[Invocation]:
+    def _traffic(self, runtime: LocalLambdaRuntime, stage: Stage) -> None:
         if stage.traffic == "burst":
             count = self.settings.burst_size
             self.progress.step(f"traffic: a burst of {count} concurrent invocations")
@@ -160,24 +158,6 @@ class Drill:
             invocations = [runtime.invoke(self.function, event)]
         statuses = Counter(invocation.status for invocation in invocations)
         self.progress.step("traffic: " + ", ".join(f"{n} {status}" for status, n in statuses.items()))
-        return invocations
-
-    def _report_silence(self, invocations: list[Invocation]) -> None:
-        """A function that runs but writes no logs raises no Lambda alarm; a log-silence monitor (on AWS,
-        an alarm on the log group's IncomingLogEvents) reports it to the same topic as a direct incident."""
-        silent = [i for i in invocations if i.status == "succeeded" and not i.logs_written]
-        if not silent:
-            return
-        self.progress.step(f"monitor: {len(silent)} invocation(s) wrote no logs → direct incident on SNS")
-        message = {
-            "lambda_name": self.function,
-            "error_type": "LogsMissing",
-            "detail": f"invocation {silent[0].request_id} finished but wrote no log events to "
-            f"/aws/lambda/{self.function}",
-        }
-        self.sandbox.session(names.LAMBDA_SERVICE).client("sns").publish(
-            TopicArn=self.sandbox.world.topic_arn, Message=json.dumps(message)
-        )
 
     def _drain(self, wait_seconds: int = 0) -> list[dict[str, Any]]:
         return drain_sns_events(
@@ -241,7 +221,9 @@ class Drill:
             incident.failed_attempts = list(context.get("failed_attempts", []))
         return incident
 
-    def _restore(self, chaos: Chaos, injected: list[Any], before: str) -> list[Check]:
+    def _restore(
+        self, chaos: Chaos, injected: list[Any], before: str, runtime: LocalLambdaRuntime
+    ) -> list[Check]:
         """Restore in reverse order, then compare the world with the snapshot and invoke once more."""
         checks = []
         try:
@@ -260,10 +242,7 @@ class Drill:
                 else _first_difference(before, after),
             )
         )
-        with LocalLambdaRuntime(
-            self.sandbox.session(names.LAMBDA_SERVICE), alarm_topic_arn=self.sandbox.world.topic_arn
-        ) as runtime:
-            healthy = runtime.invoke(self.function, names.input_event())
+        healthy = runtime.invoke(self.function, names.input_event())
         checks.append(
             Check("healthy after restore", healthy.status == "succeeded", f"invocation {healthy.status}")
         )

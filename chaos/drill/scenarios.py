@@ -66,7 +66,6 @@ class Scenario:
     expected: Expected
     infra: Infra | None = None
     hostile_logs: bool = False  # write prompt-injection lines into the log group first
-    log_silence_monitor: bool = False  # report an invocation that left no logs, as a log alarm would
 
     @property
     def injections(self) -> tuple[Injection, ...]:
@@ -91,13 +90,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         "CloudWatch Logs policy detached: the function runs but logs nothing",
         (Stage((CLOUDWATCH,)),),
         Expected(fault_types=PERMISSION, names=("role",)),
-        log_silence_monitor=True,
     ),
     Scenario(
         "revoke-both",
-        "S3 and CloudWatch Logs permissions revoked",
+        "S3 and CloudWatch Logs permissions revoked: the Errors and the log-silence alarm both fire",
         (Stage((S3, CLOUDWATCH)),),
-        Expected(fault_types=PERMISSION, names=("role",)),
+        Expected(incidents=2, fault_types=PERMISSION, names=("role",)),
     ),
     Scenario(
         "throttle-0",

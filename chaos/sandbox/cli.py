@@ -10,6 +10,7 @@ from pathlib import Path
 
 from chaos.mcp_process import stop_recorded
 from chaos.sandbox import names
+from chaos.sandbox.invoke import invoke_command
 from chaos.sandbox.sandbox import Sandbox, SandboxError, read_state, start_sandbox, stop_sandbox
 
 
@@ -22,11 +23,18 @@ Use it from another shell with any AWS SDK or CLI:
   source {env_file}
   AWS_PROFILE=operator aws lambda get-function-configuration --function-name {names.FUNCTION_NAME}
 
+Send traffic, then break something with incident-chaos and send it again:
+  incident-sandbox invoke {names.FUNCTION_NAME}
+  incident-sandbox invoke {names.ORDERS_FUNCTION} --qualifier {names.ORDERS_ALIAS} --burst 3
+
 Profiles: operator (admin), mcp-server (read-only diagnostics), supervisor (incident tables + MCP key),
-          watchdog (incident-state query and update), lambda-service (the sandbox's stand-in for Lambda)
-World:    function {names.FUNCTION_NAME}, role {names.ROLE_NAME}, bucket {names.INPUT_BUCKET},
-          topic {names.TOPIC_NAME}, tables {names.STATE_TABLE} and {names.CONTEXT_TABLE},
-          SecureString {names.MCP_KEY_PARAMETER} (also exported as MCP_API_KEY)
+          watchdog (incident-state query and update), lambda-service (the sandbox's stand-in for Lambda),
+          second-operator (admin of the second account, {names.SECOND_ACCOUNT_ID})
+World:    functions {", ".join(names.FUNCTIONS)} (each with its role, log group and
+          Errors, Throttles and log-silence alarms), topic {names.TOPIC_NAME},
+          tables {names.STATE_TABLE} and {names.CONTEXT_TABLE},
+          SecureString {names.MCP_KEY_PARAMETER} (also exported as MCP_API_KEY);
+          in the second account a copy of {names.ORDERS_FUNCTION} and the role {names.READ_ONLY_ROLE}
 """
 
 
@@ -82,6 +90,18 @@ def build_parser() -> argparse.ArgumentParser:
         "down", help="stop a sandbox started in the background (and a kept MCP server)"
     ).set_defaults(run=_down)
     commands.add_parser("status", help="show the running sandbox, if any").set_defaults(run=_status)
+    invoke = commands.add_parser(
+        "invoke", help="invoke a sandbox function through the sandbox's Lambda runtime and show each result"
+    )
+    invoke.add_argument("function", help=f"function name or ARN (e.g. {', '.join(names.FUNCTIONS)})")
+    payload = invoke.add_mutually_exclusive_group()
+    payload.add_argument("--event", help="the event, as JSON (default: a typical event for the function)")
+    payload.add_argument("--key", help=f"for {names.FUNCTION_NAME}: the input object key to process")
+    invoke.add_argument(
+        "--burst", type=int, default=1, help="concurrent invocations (default 1, at most 100)"
+    )
+    invoke.add_argument("--qualifier", help="a version number or alias name (default $LATEST)")
+    invoke.set_defaults(run=invoke_command)
     for command in commands.choices.values():
         command.add_argument(
             "--state-dir", type=Path, default=Path(".sandbox"), help="where files go (default .sandbox/)"

@@ -25,9 +25,10 @@ def main() -> None:
     from moto.server import ThreadedMotoServer
 
     if os.environ.get(UNPATCHED_ENV) != "1":
-        from chaos.sandbox import moto_fixes
+        from chaos.sandbox import extensions, moto_fixes
 
         moto_fixes.apply()
+        extensions.install(f"http://{args.host}:{args.port}")
 
     server = ThreadedMotoServer(ip_address=args.host, port=args.port, verbose=False)
     server.start()

@@ -31,7 +31,14 @@ def policy_documents() -> dict[str, str]:
     """
     return {
         names.OPERATOR: _document({"Effect": "Allow", "Action": "*", "Resource": "*"}),
-        names.MCP_SERVER: _document({"Effect": "Allow", "Action": required_iam_actions(), "Resource": "*"}),
+        names.MCP_SERVER: _document(
+            {"Effect": "Allow", "Action": required_iam_actions(), "Resource": "*"},
+            {
+                "Effect": "Allow",
+                "Action": "sts:AssumeRole",
+                "Resource": f"arn:aws:iam::{names.SECOND_ACCOUNT_ID}:role/{names.READ_ONLY_ROLE}",
+            },
+        ),
         names.SUPERVISOR: _document(
             {"Effect": "Allow", "Action": [*TABLE_ACTIONS, *PARAMETER_ACTIONS], "Resource": "*"}
         ),
@@ -43,13 +50,11 @@ def policy_documents() -> dict[str, str]:
                 "Effect": "Allow",
                 "Action": [
                     "sts:AssumeRole",
-                    "lambda:GetFunctionConfiguration",
+                    "lambda:GetFunction",
                     "lambda:GetFunctionConcurrency",
-                    "ec2:DescribeSecurityGroups",
-                    "sns:Publish",
-                    "sqs:GetQueueUrl",
-                    "sqs:ReceiveMessage",
-                    "sqs:DeleteMessage",
+                    "cloudwatch:PutMetricData",
+                    "ec2:Describe*",
+                    "ec2:GetManagedPrefixListEntries",
                 ],
                 "Resource": "*",
             }
@@ -57,15 +62,18 @@ def policy_documents() -> dict[str, str]:
     }
 
 
-def bootstrap(iam: Any) -> dict[str, AccessKey]:
-    """Create every sandbox identity. Runs before IAM enforcement is switched on."""
-    keys: dict[str, AccessKey] = {}
-    for profile, document in policy_documents().items():
-        policy_arn = iam.create_policy(PolicyName=f"sandbox-{profile}", PolicyDocument=document)["Policy"][
-            "Arn"
-        ]
-        iam.create_user(UserName=profile, Tags=[{"Key": "sandbox-profile", "Value": profile}])
-        iam.attach_user_policy(UserName=profile, PolicyArn=policy_arn)
-        key = iam.create_access_key(UserName=profile)["AccessKey"]
-        keys[profile] = AccessKey(key["AccessKeyId"], key["SecretAccessKey"])
+def _create(iam: Any, profile: str, document: str) -> AccessKey:
+    policy_arn = iam.create_policy(PolicyName=f"sandbox-{profile}", PolicyDocument=document)["Policy"]["Arn"]
+    iam.create_user(UserName=profile, Tags=[{"Key": "sandbox-profile", "Value": profile}])
+    iam.attach_user_policy(UserName=profile, PolicyArn=policy_arn)
+    key = iam.create_access_key(UserName=profile)["AccessKey"]
+    return AccessKey(key["AccessKeyId"], key["SecretAccessKey"])
+
+
+def bootstrap(iam: Any, second_account_iam: Any) -> dict[str, AccessKey]:
+    """Create every sandbox identity: the profiles of the main account, and the administrator of the
+    second one (``second_account_iam`` is an IAM client of that account). Runs before IAM enforcement."""
+    keys = {profile: _create(iam, profile, document) for profile, document in policy_documents().items()}
+    admin = _document({"Effect": "Allow", "Action": "*", "Resource": "*"})
+    keys[names.SECOND_OPERATOR] = _create(second_account_iam, names.SECOND_OPERATOR, admin)
     return keys

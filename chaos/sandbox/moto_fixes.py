@@ -1,4 +1,4 @@
-"""Two small corrections to moto 5.2.5's IAM enforcement, applied inside the emulator process only.
+"""Three small corrections to moto 5.2.5's IAM enforcement, applied inside the emulator process only.
 
 1. Signed REST ``GET``/``HEAD``/``DELETE`` requests (Lambda ``GetFunctionConfiguration``, say) are
    checked against a signature moto computes over the request's parsed parameters instead of its
@@ -6,6 +6,11 @@
 2. A denied action is always answered in XML, which clients of JSON-protocol services cannot parse
    (they report the bare HTTP status, "403"). For those services we answer in JSON with the code
    they really use, ``AccessDeniedException``.
+3. The action authorized is named after the request's signing name, which for CloudWatch is
+   ``monitoring``: a policy granting ``cloudwatch:PutMetricData``, as AWS spells it, is refused. We
+   authorize the IAM action name.
+4. DynamoDB requests are authorized against the resource ``*``, so a grant scoped to a table's ARN,
+   as every real policy is, refuses everything. We authorize against the table the request names.
 
 ``tests/test_moto_fixes.py`` runs the emulator with and without these fixes, so an upstream fix or
 regression shows up as a failing test.
@@ -13,13 +18,16 @@ regression shows up as a failing test.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from moto.core.exceptions import JsonRESTError
+from moto.dynamodb.responses import DynamoHandler
 from moto.iam import access_control
 
 JSON_PROTOCOL_SERVICES = frozenset({"lambda", "logs", "dynamodb", "ssm", "sqs"})
 _BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE"})
+_IAM_PREFIXES = {"monitoring": "cloudwatch"}  # signing name -> IAM action prefix, where they differ
 
 
 class _JsonAccessDenied(JsonRESTError):
@@ -29,6 +37,13 @@ class _JsonAccessDenied(JsonRESTError):
 def apply() -> None:
     original_create_request = access_control.IAMRequestBase._create_aws_request
     original_access_denied = access_control.IAMRequest._raise_access_denied
+    original_init = access_control.IAMRequestBase.__init__
+
+    def init(self: Any, *args: Any, **kwargs: Any) -> None:
+        original_init(self, *args, **kwargs)
+        service, _, operation = self._action.partition(":")
+        if service in _IAM_PREFIXES:
+            self._action = f"{_IAM_PREFIXES[service]}:{operation}"
 
     def create_aws_request(self: Any) -> Any:
         request = original_create_request(self)
@@ -42,5 +57,17 @@ def apply() -> None:
             raise _JsonAccessDenied("AccessDeniedException", message)
         original_access_denied(self)
 
+    def table_resource(self: Any) -> str:
+        body = self.body  # parsed already when moto's automated parameter parsing is on
+        try:
+            table = (body if isinstance(body, dict) else json.loads(body or b"{}")).get("TableName")
+        except (ValueError, AttributeError):
+            table = None
+        if not isinstance(table, str) or not table:
+            return "*"
+        return f"arn:aws:dynamodb:{self.region}:{self.current_account}:table/{table}"
+
+    setattr(DynamoHandler, "_determine_resource", table_resource)  # noqa: B010
+    setattr(access_control.IAMRequestBase, "__init__", init)  # noqa: B010
     setattr(access_control.IAMRequestBase, "_create_aws_request", create_aws_request)  # noqa: B010
     setattr(access_control.IAMRequest, "_raise_access_denied", raise_access_denied)  # noqa: B010

@@ -1,8 +1,9 @@
-"""Fixed names of the sandbox world (see DESIGN.md "Fixed names")."""
+"""Fixed names of the sandbox world (see the README, "The embedded AWS sandbox")."""
 
 from __future__ import annotations
 
 ACCOUNT_ID = "123456789012"
+SECOND_ACCOUNT_ID = "210987654321"
 DEFAULT_REGION = "ca-central-1"
 
 FUNCTION_NAME = "data-processor"
@@ -16,7 +17,23 @@ LOG_GROUP = f"/aws/lambda/{FUNCTION_NAME}"
 INPUT_BUCKET = "data-processor-input"
 INPUT_KEYS = ("incoming/orders-0001.json", "incoming/orders-0002.json", "incoming/orders-0003.json")
 SECURITY_GROUP_NAME = "data-processor-sg"
+NACL_NAME = "data-processor-private"
 CHAOS_TAG = ("chaos-allowed", "true")
+
+ORDERS_FUNCTION = "orders-api"
+ORDERS_ROLE = "orders-api-role"
+ORDERS_TABLE = "orders"
+ORDERS_ALIAS = "live"
+
+REPORT_FUNCTION = "report-builder"
+REPORT_ROLE = "report-builder-role"
+REPORT_BUCKET = "report-builder-output"
+
+FUNCTIONS = (FUNCTION_NAME, ORDERS_FUNCTION, REPORT_FUNCTION)
+
+# The second account: a copy of orders-api, and a read-only role the mcp-server identity may assume.
+READ_ONLY_ROLE = "incident-response-readonly"
+READ_ONLY_EXTERNAL_ID = "incident-response-sandbox"
 
 TOPIC_NAME = "incident-alerts"
 TRIGGER_QUEUE_NAME = "incident-alerts-lambda-trigger"
@@ -29,10 +46,21 @@ OPERATOR = "operator"
 MCP_SERVER = "mcp-server"
 SUPERVISOR = "supervisor"
 WATCHDOG = "watchdog"
-LAMBDA_SERVICE = "lambda-service"  # plays the Lambda service and CloudWatch alarms
-PROFILES = (OPERATOR, MCP_SERVER, SUPERVISOR, WATCHDOG, LAMBDA_SERVICE)
+LAMBDA_SERVICE = "lambda-service"  # plays the Lambda service
+SECOND_OPERATOR = "second-operator"  # admin of the second account
+PROFILES = (OPERATOR, MCP_SERVER, SUPERVISOR, WATCHDOG, LAMBDA_SERVICE, SECOND_OPERATOR)
 
 
 def input_event(index: int = 0, work_seconds: float = 0.0) -> dict[str, object]:
     """An invocation event for `data-processor`: process one input batch."""
-    return {"bucket": INPUT_BUCKET, "key": INPUT_KEYS[index], "work_seconds": work_seconds}
+    return {"key": INPUT_KEYS[index], "work_seconds": work_seconds}
+
+
+def order_request(order_id: str = "0001-000") -> dict[str, object]:
+    """An API Gateway proxy event for `orders-api`: read one order."""
+    return {"httpMethod": "GET", "path": f"/orders/{order_id}", "pathParameters": {"order_id": order_id}}
+
+
+def report_request(size_mb: int = 100, work_seconds: float = 1.0) -> dict[str, object]:
+    """An invocation event for `report-builder`."""
+    return {"size_mb": size_mb, "work_seconds": work_seconds}

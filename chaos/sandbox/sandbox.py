@@ -51,6 +51,23 @@ class Sandbox:
             return self._process.poll() is None
         return _pid_alive(self.emulator_pid)
 
+    def set_cloudtrail_delay(self, seconds: float) -> None:
+        """From now on, CloudTrail events reach ``LookupEvents`` ``seconds`` after their call (0: at once)."""
+        self._control("/_sandbox/cloudtrail/delivery-delay", str(seconds).encode())
+
+    def reset_cloudwatch(self) -> None:
+        """Forget every metric datapoint and put every alarm back to INSUFFICIENT_DATA, silently: a fresh
+        start for the next drill scenario or test (on AWS, alarms would need their period to pass)."""
+        self._control("/_sandbox/cloudwatch/reset")
+
+    def _control(self, path: str, body: bytes = b"") -> None:
+        """A request to the emulator's own control endpoints (``/_sandbox/...``)."""
+        request = urllib.request.Request(  # noqa: S310 - loopback URL we built
+            f"{self.endpoint_url}{path}", data=body, method="POST", headers={"Content-Type": "text/plain"}
+        )
+        with urllib.request.urlopen(request, timeout=5):  # noqa: S310
+            pass
+
     def stop(self) -> None:
         if self._process is not None:
             _stop_process(self._process)
@@ -100,6 +117,25 @@ def _wait_ready(process: subprocess.Popen[bytes], endpoint_url: str, log_path: P
     )
 
 
+def _bootstrap_iam(endpoint_url: str, region: str, account: str | None = None) -> Any:
+    """An IAM client for the unauthenticated window before enforcement; ``account`` picks the emulated
+    account (moto's ``x-moto-account-id`` header), else the default one."""
+    client = boto3.client(
+        "iam",
+        endpoint_url=endpoint_url,
+        region_name=region,
+        aws_access_key_id="bootstrap",
+        aws_secret_access_key="bootstrap",  # noqa: S106 - unauthenticated window before enforcement
+    )
+    if account is not None:
+
+        def add_header(request: Any, **_: Any) -> None:
+            request.headers["x-moto-account-id"] = account
+
+        client.meta.events.register("before-sign.iam.*", add_header)
+    return client
+
+
 def _enforce_iam(endpoint_url: str) -> None:
     """From now on every request must be signed by a sandbox identity and is authorized against its policy."""
     request = urllib.request.Request(  # noqa: S310 - loopback URL we built
@@ -145,18 +181,16 @@ def start_sandbox(
         )
     try:
         _wait_ready(process, endpoint_url, log_path)
-        bootstrap_iam = boto3.client(
-            "iam",
-            endpoint_url=endpoint_url,
-            region_name=region,
-            aws_access_key_id="bootstrap",
-            aws_secret_access_key="bootstrap",  # noqa: S106 - unauthenticated window before enforcement
+        keys = identities.bootstrap(
+            _bootstrap_iam(endpoint_url, region),
+            _bootstrap_iam(endpoint_url, region, names.SECOND_ACCOUNT_ID),
         )
-        keys = identities.bootstrap(bootstrap_iam)
         _enforce_iam(endpoint_url)
         profiles.write_profiles(state_dir, endpoint_url, region, keys)
         files_env = profiles.sandbox_env(state_dir, endpoint_url, region, mcp_api_key="")
-        provisioned = world.provision(profile_session(files_env, names.OPERATOR))
+        provisioned = world.provision(
+            profile_session(files_env, names.OPERATOR), profile_session(files_env, names.SECOND_OPERATOR)
+        )
         env = profiles.sandbox_env(state_dir, endpoint_url, region, provisioned.mcp_api_key)
         sandbox = Sandbox(state_dir, endpoint_url, region, provisioned, process.pid, env, process)
     except BaseException:

@@ -1,4 +1,15 @@
-"""Provision the sandbox world as the `operator` identity (see DESIGN.md "The embedded AWS sandbox")."""
+"""Provision the sandbox world: three functions of different shapes in one account, a copy of one of them
+in a second account, and what the incident-response toolkit itself needs.
+
+- ``data-processor``: reads order batches from an S3 bucket, in a private VPC subnet whose default
+  route goes to a NAT gateway, behind a network ACL and an HTTPS-only security group.
+- ``orders-api``: an API-style function over a DynamoDB table named in its environment, with published
+  versions and a ``live`` alias, outside any VPC.
+- ``report-builder``: memory- and time-hungry, sized close to its limits, writing to its own bucket.
+
+Each function has its own role (inline policy for what it calls, a customer-managed logs policy), log
+group and three alarms (Errors, Throttles, log silence) on the ``incident-alerts`` topic.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +17,20 @@ import io
 import json
 import secrets
 import zipfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import boto3
 
 from chaos.sandbox import names
-from chaos.workload import data_processor
+from chaos.workload import functions
+from chaos.workload.alarms import function_alarms
+from mcp_server.permissions import required_iam_actions
 from supervisor.incident_store import STATUS_INDEX
+
+FUNCTIONS_DIR = Path(functions.__file__).parent
+RUNTIME = "python3.12"
 
 
 @dataclass(frozen=True)
@@ -30,8 +46,17 @@ class World:
     trigger_queue_url: str
     trigger_subscription_arn: str
     mcp_api_key: str
+    public_subnet_id: str = ""
+    route_table_id: str = ""
+    network_acl_id: str = ""
+    nat_gateway_id: str = ""
+    function_arns: dict[str, str] = field(default_factory=dict)
+    orders_alias_arn: str = ""
+    second_account_id: str = ""
+    second_function_arn: str = ""
+    read_only_role_arn: str = ""
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -39,10 +64,11 @@ def _policy(*statements: dict[str, Any]) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
 
 
-def _function_zip() -> bytes:
+def package(module: str) -> bytes:
+    """The deployment package of a sandbox function: its one source file at the zip's root."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("data_processor.py", Path(data_processor.__file__).read_text())
+        archive.writestr(f"{module}.py", (FUNCTIONS_DIR / f"{module}.py").read_text())
     return buffer.getvalue()
 
 
@@ -52,9 +78,10 @@ def _orders(batch: int) -> bytes:
     ).encode()
 
 
-def _role(iam: Any) -> tuple[str, str]:
-    account = names.ACCOUNT_ID
-    # The sandbox's stand-in for the Lambda service assumes the role for each invocation. One statement
+def _execution_role(iam: Any, account: str, role: str, function: str, *statements: dict[str, Any]) -> str:
+    """A function's role: an inline policy for what its code calls, a customer-managed logs policy
+    (AWS's managed policies are not loaded in the emulator)."""
+    # The sandbox's stand-in for the Lambda service assumes the role for each environment. One statement
     # with both principals: moto 5.2.5 fails on a trust statement whose only principal is a Service.
     trust = _policy(
         {
@@ -66,27 +93,14 @@ def _role(iam: Any) -> tuple[str, str]:
             "Action": "sts:AssumeRole",
         }
     )
-    role_arn = iam.create_role(
-        RoleName=names.ROLE_NAME,
+    role_arn: str = iam.create_role(
+        RoleName=role,
         AssumeRolePolicyDocument=trust,
-        Description="Execution role of the data-processor function",
+        Description=f"Execution role of the {function} function",
     )["Role"]["Arn"]
-    bucket_arn = f"arn:aws:s3:::{names.INPUT_BUCKET}"
-    iam.put_role_policy(
-        RoleName=names.ROLE_NAME,
-        PolicyName=names.INLINE_POLICY_NAME,
-        PolicyDocument=_policy(
-            {
-                "Sid": "ReadInputObjects",
-                "Effect": "Allow",
-                "Action": "s3:GetObject",
-                "Resource": f"{bucket_arn}/*",
-            },
-            {"Sid": "ListInputBucket", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": bucket_arn},
-        ),
-    )
+    iam.put_role_policy(RoleName=role, PolicyName=f"{function}-access", PolicyDocument=_policy(*statements))
     logs_policy_arn = iam.create_policy(
-        PolicyName=names.LOGS_POLICY_NAME,
+        PolicyName=f"{function}-logs",
         Description="CloudWatch Logs writes (customer-managed AWSLambdaBasicExecutionRole)",
         PolicyDocument=_policy(
             {
@@ -96,6 +110,11 @@ def _role(iam: Any) -> tuple[str, str]:
             }
         ),
     )["Policy"]["Arn"]
+    iam.attach_role_policy(RoleName=role, PolicyArn=logs_policy_arn)
+    return role_arn
+
+
+def _attach_vpc_access(iam: Any) -> None:
     vpc_policy_arn = iam.create_policy(
         PolicyName=names.VPC_POLICY_NAME,
         Description="ENI management for a VPC function (customer-managed AWSLambdaVPCAccessExecutionRole)",
@@ -111,16 +130,40 @@ def _role(iam: Any) -> tuple[str, str]:
             }
         ),
     )["Policy"]["Arn"]
-    for arn in (logs_policy_arn, vpc_policy_arn):
-        iam.attach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=arn)
-    return role_arn, logs_policy_arn
+    iam.attach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=vpc_policy_arn)
 
 
-def _network(ec2: Any, region: str) -> tuple[str, str, str]:
+@dataclass(frozen=True)
+class _Network:
+    vpc_id: str
+    private_subnet_id: str
+    public_subnet_id: str
+    route_table_id: str
+    network_acl_id: str
+    nat_gateway_id: str
+    security_group_id: str
+
+
+def _network(ec2: Any, region: str) -> _Network:
+    """A VPC whose private subnet reaches AWS through a NAT gateway in the public subnet."""
     vpc_id = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
-    subnet_id = ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.20.1.0/24", AvailabilityZone=f"{region}a")[
-        "Subnet"
-    ]["SubnetId"]
+    zone = f"{region}a"
+    public = ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.20.0.0/24", AvailabilityZone=zone)["Subnet"]
+    private = ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.20.1.0/24", AvailabilityZone=zone)["Subnet"]
+    igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
+    ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc_id)
+    public_routes = ec2.create_route_table(VpcId=vpc_id)["RouteTable"]["RouteTableId"]
+    ec2.create_route(RouteTableId=public_routes, DestinationCidrBlock="0.0.0.0/0", GatewayId=igw)
+    ec2.associate_route_table(RouteTableId=public_routes, SubnetId=public["SubnetId"])
+    allocation = ec2.allocate_address(Domain="vpc")["AllocationId"]
+    nat = ec2.create_nat_gateway(SubnetId=public["SubnetId"], AllocationId=allocation)["NatGateway"]
+    private_routes = ec2.create_route_table(VpcId=vpc_id)["RouteTable"]["RouteTableId"]
+    ec2.create_route(
+        RouteTableId=private_routes, DestinationCidrBlock="0.0.0.0/0", NatGatewayId=nat["NatGatewayId"]
+    )
+    ec2.associate_route_table(RouteTableId=private_routes, SubnetId=private["SubnetId"])
+    acl_id = _private_acl(ec2, vpc_id, private["SubnetId"])
+
     group_id = ec2.create_security_group(
         GroupName=names.SECURITY_GROUP_NAME, Description="data-processor: HTTPS egress only", VpcId=vpc_id
     )["GroupId"]
@@ -139,7 +182,166 @@ def _network(ec2: Any, region: str) -> tuple[str, str, str]:
             }
         ],
     )
-    return vpc_id, subnet_id, group_id
+    return _Network(
+        vpc_id, private["SubnetId"], public["SubnetId"], private_routes, acl_id, nat["NatGatewayId"], group_id
+    )
+
+
+def _private_acl(ec2: Any, vpc_id: str, subnet_id: str) -> str:
+    """The private subnet's network ACL: HTTPS out, the return traffic (ephemeral ports) in."""
+    acl_id: str = ec2.create_network_acl(
+        VpcId=vpc_id,
+        TagSpecifications=[
+            {"ResourceType": "network-acl", "Tags": [{"Key": "Name", "Value": names.NACL_NAME}]}
+        ],
+    )["NetworkAcl"]["NetworkAclId"]
+    for egress, ports in ((True, (443, 443)), (False, (1024, 65535))):
+        ec2.create_network_acl_entry(
+            NetworkAclId=acl_id,
+            RuleNumber=100,
+            Protocol="6",
+            RuleAction="allow",
+            Egress=egress,
+            CidrBlock="0.0.0.0/0",
+            PortRange={"From": ports[0], "To": ports[1]},
+        )
+    default = ec2.describe_network_acls(Filters=[{"Name": "association.subnet-id", "Values": [subnet_id]}])[
+        "NetworkAcls"
+    ][0]
+    association = next(a for a in default["Associations"] if a["SubnetId"] == subnet_id)
+    ec2.replace_network_acl_association(
+        AssociationId=association["NetworkAclAssociationId"], NetworkAclId=acl_id
+    )
+    return acl_id
+
+
+def _log_group(logs: Any, function: str) -> str:
+    group = f"/aws/lambda/{function}"
+    logs.create_log_group(logGroupName=group)
+    logs.put_retention_policy(logGroupName=group, retentionInDays=14)
+    return group
+
+
+def _create_function(lambda_: Any, name: str, role_arn: str, module: str, **settings: Any) -> str:
+    arn: str = lambda_.create_function(
+        FunctionName=name,
+        Runtime=RUNTIME,
+        Role=role_arn,
+        Handler=f"{module}.handler",
+        Code={"ZipFile": package(module)},
+        Tags=dict([names.CHAOS_TAG]),
+        **settings,
+    )["FunctionArn"]
+    return arn
+
+
+def _data_processor(operator: boto3.Session, network: _Network) -> tuple[str, str]:
+    iam, s3, region = operator.client("iam"), operator.client("s3"), operator.region_name
+    s3.create_bucket(Bucket=names.INPUT_BUCKET, CreateBucketConfiguration={"LocationConstraint": region})
+    for batch, key in enumerate(names.INPUT_KEYS, start=1):
+        s3.put_object(Bucket=names.INPUT_BUCKET, Key=key, Body=_orders(batch), ContentType="application/json")
+    bucket_arn = f"arn:aws:s3:::{names.INPUT_BUCKET}"
+    role_arn = _execution_role(
+        iam,
+        names.ACCOUNT_ID,
+        names.ROLE_NAME,
+        names.FUNCTION_NAME,
+        {
+            "Sid": "ReadInputObjects",
+            "Effect": "Allow",
+            "Action": "s3:GetObject",
+            "Resource": f"{bucket_arn}/*",
+        },
+        {"Sid": "ListInputBucket", "Effect": "Allow", "Action": "s3:ListBucket", "Resource": bucket_arn},
+    )
+    _attach_vpc_access(iam)
+    arn = _create_function(
+        operator.client("lambda"),
+        names.FUNCTION_NAME,
+        role_arn,
+        "data_processor",
+        Description="Totals order batches from the input bucket",
+        Timeout=names.FUNCTION_TIMEOUT_SECONDS,
+        MemorySize=256,
+        Environment={"Variables": {"INPUT_BUCKET": names.INPUT_BUCKET}},
+        VpcConfig={"SubnetIds": [network.private_subnet_id], "SecurityGroupIds": [network.security_group_id]},
+    )
+    return arn, role_arn
+
+
+def _orders_api(session: boto3.Session, account: str) -> tuple[str, str]:
+    """The table, the role, the function, version 1 and the ``live`` alias on it."""
+    dynamodb = session.client("dynamodb")
+    table_arn = dynamodb.create_table(
+        TableName=names.ORDERS_TABLE,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "order_id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "order_id", "KeyType": "HASH"}],
+    )["TableDescription"]["TableArn"]
+    for i in range(5):
+        dynamodb.put_item(
+            TableName=names.ORDERS_TABLE,
+            Item={"order_id": {"S": f"0001-{i:03d}"}, "amount": {"N": str(10 + i * 2.5)}},
+        )
+    role_arn = _execution_role(
+        session.client("iam"),
+        account,
+        names.ORDERS_ROLE,
+        names.ORDERS_FUNCTION,
+        {
+            "Sid": "ReadWriteOrders",
+            "Effect": "Allow",
+            "Action": ["dynamodb:GetItem", "dynamodb:PutItem"],
+            "Resource": table_arn,
+        },
+    )
+    lambda_ = session.client("lambda")
+    _create_function(
+        lambda_,
+        names.ORDERS_FUNCTION,
+        role_arn,
+        "orders_api",
+        Description="Orders API: reads and writes the orders table",
+        Timeout=5,
+        MemorySize=256,
+        Environment={"Variables": {"TABLE_NAME": names.ORDERS_TABLE}},
+    )
+    version = lambda_.publish_version(FunctionName=names.ORDERS_FUNCTION, Description="first release")[
+        "Version"
+    ]
+    alias_arn: str = lambda_.create_alias(
+        FunctionName=names.ORDERS_FUNCTION, Name=names.ORDERS_ALIAS, FunctionVersion=version
+    )["AliasArn"]
+    return alias_arn, role_arn
+
+
+def _report_builder(operator: boto3.Session) -> str:
+    region = operator.region_name
+    operator.client("s3").create_bucket(
+        Bucket=names.REPORT_BUCKET, CreateBucketConfiguration={"LocationConstraint": region}
+    )
+    role_arn = _execution_role(
+        operator.client("iam"),
+        names.ACCOUNT_ID,
+        names.REPORT_ROLE,
+        names.REPORT_FUNCTION,
+        {
+            "Sid": "WriteReports",
+            "Effect": "Allow",
+            "Action": "s3:PutObject",
+            "Resource": f"arn:aws:s3:::{names.REPORT_BUCKET}/reports/*",
+        },
+    )
+    return _create_function(
+        operator.client("lambda"),
+        names.REPORT_FUNCTION,
+        role_arn,
+        "report_builder",
+        Description="Renders the daily report in memory and stores it",
+        Timeout=3,
+        MemorySize=256,
+        Environment={"Variables": {"REPORT_BUCKET": names.REPORT_BUCKET, "REPORT_MB": "100"}},
+    )
 
 
 def create_incident_tables(
@@ -200,35 +402,48 @@ def _alerting(sns: Any, sqs: Any) -> tuple[str, str, str]:
     return topic_arn, queue_url, subscription_arn
 
 
-def provision(operator: boto3.Session) -> World:
+def _read_only_role(iam: Any) -> str:
+    """In the second account: the role the MCP server's identity assumes to read it, with an external id."""
+    trust = _policy(
+        {
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.MCP_SERVER}"},
+            "Action": "sts:AssumeRole",
+            "Condition": {"StringEquals": {"sts:ExternalId": names.READ_ONLY_EXTERNAL_ID}},
+        }
+    )
+    arn: str = iam.create_role(
+        RoleName=names.READ_ONLY_ROLE,
+        AssumeRolePolicyDocument=trust,
+        Description="Read-only diagnostics for the incident-response MCP server of another account",
+    )["Role"]["Arn"]
+    iam.put_role_policy(
+        RoleName=names.READ_ONLY_ROLE,
+        PolicyName="incident-response-read",
+        PolicyDocument=_policy({"Effect": "Allow", "Action": required_iam_actions(), "Resource": "*"}),
+    )
+    return arn
+
+
+def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     """Create every resource of the sandbox world; returns their identifiers."""
     region = operator.region_name
-    iam, s3, logs = operator.client("iam"), operator.client("s3"), operator.client("logs")
-
-    s3.create_bucket(Bucket=names.INPUT_BUCKET, CreateBucketConfiguration={"LocationConstraint": region})
-    for batch, key in enumerate(names.INPUT_KEYS, start=1):
-        s3.put_object(Bucket=names.INPUT_BUCKET, Key=key, Body=_orders(batch), ContentType="application/json")
-
-    role_arn, logs_policy_arn = _role(iam)
-    vpc_id, subnet_id, group_id = _network(operator.client("ec2"), region)
-    logs.create_log_group(logGroupName=names.LOG_GROUP)
-    logs.put_retention_policy(logGroupName=names.LOG_GROUP, retentionInDays=14)
-    function_arn = operator.client("lambda").create_function(
-        FunctionName=names.FUNCTION_NAME,
-        Runtime="python3.12",
-        Role=role_arn,
-        Handler=names.FUNCTION_HANDLER,
-        Code={"ZipFile": _function_zip()},
-        Description="Totals order batches from the input bucket",
-        Timeout=names.FUNCTION_TIMEOUT_SECONDS,
-        MemorySize=256,
-        Environment={"Variables": {"INPUT_BUCKET": names.INPUT_BUCKET}},
-        VpcConfig={"SubnetIds": [subnet_id], "SecurityGroupIds": [group_id]},
-        Tags=dict([names.CHAOS_TAG]),
-    )["FunctionArn"]
-
+    network = _network(operator.client("ec2"), region)
+    logs = operator.client("logs")
+    function_arn, role_arn = _data_processor(operator, network)
+    orders_alias_arn, _ = _orders_api(operator, names.ACCOUNT_ID)
+    report_arn = _report_builder(operator)
     create_incident_tables(operator.client("dynamodb"))
     topic_arn, queue_url, subscription_arn = _alerting(operator.client("sns"), operator.client("sqs"))
+    cloudwatch = operator.client("cloudwatch")
+    for function in names.FUNCTIONS:
+        for alarm in function_alarms(function, _log_group(logs, function), topic_arn):
+            cloudwatch.put_metric_alarm(**alarm)
+
+    second_function_arn = _orders_api(second_operator, names.SECOND_ACCOUNT_ID)[0].rsplit(":", 1)[0]
+    _log_group(second_operator.client("logs"), names.ORDERS_FUNCTION)
+    read_only_role_arn = _read_only_role(second_operator.client("iam"))
+
     mcp_api_key = secrets.token_urlsafe(32)
     operator.client("ssm").put_parameter(
         Name=names.MCP_KEY_PARAMETER,
@@ -236,16 +451,30 @@ def provision(operator: boto3.Session) -> World:
         Value=mcp_api_key,
         Description="Bearer key accepted by the incident-response MCP server",
     )
+    logs_policy_arn = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.LOGS_POLICY_NAME}"
     return World(
         region=region,
         function_arn=function_arn,
         role_arn=role_arn,
         logs_policy_arn=logs_policy_arn,
-        vpc_id=vpc_id,
-        subnet_id=subnet_id,
-        security_group_id=group_id,
+        vpc_id=network.vpc_id,
+        subnet_id=network.private_subnet_id,
+        security_group_id=network.security_group_id,
         topic_arn=topic_arn,
         trigger_queue_url=queue_url,
         trigger_subscription_arn=subscription_arn,
         mcp_api_key=mcp_api_key,
+        public_subnet_id=network.public_subnet_id,
+        route_table_id=network.route_table_id,
+        network_acl_id=network.network_acl_id,
+        nat_gateway_id=network.nat_gateway_id,
+        function_arns={
+            names.FUNCTION_NAME: function_arn,
+            names.ORDERS_FUNCTION: orders_alias_arn.rsplit(":", 1)[0],
+            names.REPORT_FUNCTION: report_arn,
+        },
+        orders_alias_arn=orders_alias_arn,
+        second_account_id=names.SECOND_ACCOUNT_ID,
+        second_function_arn=second_function_arn,
+        read_only_role_arn=read_only_role_arn,
     )

@@ -1,69 +1,87 @@
-"""CloudWatch alarm notifications as AWS sends them to SNS, and SNS Lambda events as Lambda receives them."""
+"""The alarms of a watched function (the sandbox world and the deploy template create the same ones), and
+SNS Lambda events as Lambda receives them."""
 
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 Metric = Literal["Errors", "Throttles"]
+Alarm = dict[str, Any]  # PutMetricAlarm parameters, which are also AWS::CloudWatch::Alarm properties
 
-_REGION_NAMES = {"ca-central-1": "Canada (Central)", "us-east-1": "US East (N. Virginia)"}
-
-
-def alarm_name(function_name: str, metric: Metric) -> str:
-    return f"{function_name}-{metric.lower()}"
+PERIOD_SECONDS = 60
 
 
-def alarm_message(
-    *,
-    function_name: str,
-    metric: Metric,
-    value: float,
-    topic_arn: str,
-    region: str,
-    account_id: str,
-    now: datetime,
-) -> tuple[str, dict[str, Any]]:
-    """The (Subject, Message) CloudWatch publishes when a Lambda Errors/Throttles alarm enters ALARM."""
-    name = alarm_name(function_name, metric)
-    region_name = _REGION_NAMES.get(region, region)
-    stamp = now.astimezone(UTC)
-    message = {
-        "AlarmName": name,
+def alarm_name(function_name: str, kind: str) -> str:
+    return f"{function_name}-{kind.lower()}"
+
+
+def _metric_alarm(function_name: str, metric: Metric, topic_arn: Any) -> Alarm:
+    return {
+        "AlarmName": alarm_name(function_name, metric),
         "AlarmDescription": f"{metric} of Lambda function {function_name}",
-        "AWSAccountId": account_id,
-        "AlarmConfigurationUpdatedTimestamp": stamp.strftime("%Y-%m-%dT%H:%M:%S.000+0000"),
-        "NewStateValue": "ALARM",
-        "NewStateReason": (
-            "Threshold Crossed: 1 out of the last 1 datapoints "
-            f"[{value:.1f} ({stamp:%d/%m/%y %H:%M:%S})] was greater than or equal to the threshold (1.0) "
-            "(minimum 1 datapoint for OK -> ALARM transition)."
-        ),
-        "StateChangeTime": stamp.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "+0000",
-        "Region": region_name,
-        "AlarmArn": f"arn:aws:cloudwatch:{region}:{account_id}:alarm:{name}",
-        "OldStateValue": "OK",
-        "OKActions": [],
+        "Namespace": "AWS/Lambda",
+        "MetricName": metric,
+        "Dimensions": [{"Name": "FunctionName", "Value": function_name}],
+        "Statistic": "Sum",
+        "Period": PERIOD_SECONDS,
+        "EvaluationPeriods": 1,
+        "DatapointsToAlarm": 1,
+        "Threshold": 1,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "TreatMissingData": "notBreaching",
         "AlarmActions": [topic_arn],
-        "InsufficientDataActions": [],
-        "Trigger": {
-            "MetricName": metric,
-            "Namespace": "AWS/Lambda",
-            "StatisticType": "Statistic",
-            "Statistic": "SUM",
-            "Unit": None,
-            "Dimensions": [{"value": function_name, "name": "FunctionName"}],
-            "Period": 60,
-            "EvaluationPeriods": 1,
-            "DatapointsToAlarm": 1,
-            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
-            "Threshold": 1.0,
-            "TreatMissingData": "notBreaching",
-            "EvaluateLowSampleCountPercentile": "",
-        },
     }
-    return f'ALARM: "{name}" in {region_name}', message
+
+
+def _log_silence_alarm(function_name: str, log_group: str, topic_arn: Any) -> Alarm:
+    """Invocations arrive while the log group receives nothing: the function runs but cannot log."""
+
+    def stat(query_id: str, namespace: str, metric: str, dimension: str, value: str) -> dict[str, Any]:
+        return {
+            "Id": query_id,
+            "ReturnData": False,
+            "MetricStat": {
+                "Metric": {
+                    "Namespace": namespace,
+                    "MetricName": metric,
+                    "Dimensions": [{"Name": dimension, "Value": value}],
+                },
+                "Period": PERIOD_SECONDS,
+                "Stat": "Sum",
+            },
+        }
+
+    return {
+        "AlarmName": alarm_name(function_name, "log-silence"),
+        "AlarmDescription": f"Lambda function {function_name} is invoked but {log_group} receives no events",
+        "Metrics": [
+            stat("invocations", "AWS/Lambda", "Invocations", "FunctionName", function_name),
+            stat("logevents", "AWS/Logs", "IncomingLogEvents", "LogGroupName", log_group),
+            {
+                "Id": "silent",
+                "Label": "invoked without log events",
+                "Expression": "IF(invocations > 0 AND FILL(logevents, 0) == 0, 1, 0)",
+                "ReturnData": True,
+            },
+        ],
+        "EvaluationPeriods": 1,
+        "DatapointsToAlarm": 1,
+        "Threshold": 1,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "TreatMissingData": "notBreaching",
+        "AlarmActions": [topic_arn],
+    }
+
+
+def function_alarms(function_name: str, log_group: str, topic_arn: Any) -> list[Alarm]:
+    """The three alarms every watched function has: Errors, Throttles and log silence. ``topic_arn``
+    (and the names) may be CloudFormation intrinsics: the deploy template builds the same alarms."""
+    return [
+        _metric_alarm(function_name, "Errors", topic_arn),
+        _metric_alarm(function_name, "Throttles", topic_arn),
+        _log_silence_alarm(function_name, log_group, topic_arn),
+    ]
 
 
 # SNS spells two keys differently in the SQS envelope and in the Lambda event.

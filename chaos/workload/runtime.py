@@ -1,40 +1,62 @@
-"""A small local Lambda runtime: runs a function's real handler in-process, the way Lambda would.
+"""The sandbox's Lambda service: invokes deployed functions in execution environments of their own.
 
-What the emulator enforces itself: IAM. Each invocation runs with credentials from ``sts:AssumeRole``
-on the function's execution role, so S3 reads and CloudWatch Logs writes succeed or fail by the
-role's policies. What this runtime emulates, because moto cannot run Lambda without Docker:
-- reserved concurrency (0 throttles every invocation; N throttles invocations beyond N in flight);
-- VPC egress: with no HTTPS egress in the function's security groups, the handler's AWS calls go to a
-  loopback listener that never answers, so the invocation hits its timeout;
-- the platform log lines (``START``/``END``/``REPORT``, ``Task timed out``), written to the function's
-  log group with the role's credentials (a role that cannot write logs leaves none, as on AWS);
-- the function's Errors/Throttles alarms, published to SNS in CloudWatch's format when they enter ALARM.
+moto stores functions but cannot run them without Docker; this runtime does what the Lambda service
+would, through plain boto3 as the ``lambda-service`` identity:
+- fetches the deployed package the way Lambda does (``GetFunction`` → ``Code.Location``) for the
+  version or alias invoked, and runs it in an execution environment (a worker process) started on the
+  first invocation, reused while warm, replaced when the code or the configuration changes, and reset
+  after a timeout or a crash;
+- gives the handler the function's environment variables, its role's credentials (``sts:AssumeRole``:
+  IAM decides what the code may do) and a context object; enforces the timeout and the memory size;
+- throttles by reserved concurrency and by the account's concurrency limit;
+- routes a VPC function's calls through the VPC emulation (``reachability.py``): a call the subnet's
+  routes, network ACL or security groups cannot carry hangs until the function times out;
+- writes the platform lines (``START``/``END``/``REPORT`` with measured duration, memory and init time,
+  ``Task timed out``, ``Runtime exited with error``) to the function's log group with the role's
+  credentials (a role that cannot write logs leaves none, as on AWS);
+- publishes the ``AWS/Lambda`` metrics. Alarms on them are evaluated by the emulator, not here.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-import logging
 import threading
 import time
-import traceback
+import urllib.request
 import uuid
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import boto3
 import botocore.session
+from botocore.config import Config
 from botocore.exceptions import ClientError
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from chaos.egress import allows_https_egress
-from chaos.loopback import BlackHole
-from chaos.workload import alarms, data_processor
+from chaos.workload import metrics
+from chaos.workload.egress_proxy import EgressProxy
+from chaos.workload.environment import ExecutionEnvironment, RunResult, Spec
+from chaos.workload.reachability import VpcNetwork
 
-Handler = Callable[..., Any]
-Status = Literal["succeeded", "failed", "throttled", "timed_out"]
+Status = Literal["succeeded", "failed", "throttled", "timed_out", "out_of_memory"]
+_CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 2}, connect_timeout=5, read_timeout=30)
+
+
+class RuntimeSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="SANDBOX_RUNTIME_", extra="ignore")
+
+    account_concurrency_limit: int = Field(
+        default=1000, ge=1, description="Concurrent executions the account allows across all functions."
+    )
+
+
+class InvokeError(RuntimeError):
+    """The Lambda service refused the request itself (no such function or qualifier, say)."""
 
 
 @dataclass
@@ -42,58 +64,35 @@ class Invocation:
     function_name: str
     request_id: str
     status: Status
+    qualifier: str | None = None
+    version: str = "$LATEST"
     result: Any = None
-    error: str | None = None
+    error: str | None = None  # "<errorType>: <errorMessage>"
+    error_type: str | None = None
     duration_ms: float = 0.0
+    init_duration_ms: float | None = None  # set on a cold start
+    max_memory_mb: int = 0
     logs_written: bool = False
-    alarm_message_id: str | None = None
     log_lines: list[str] = field(default_factory=list, repr=False)
 
 
 @dataclass
-class _Context:
-    """The parts of Lambda's context object a handler commonly uses."""
+class _Warm:
+    environment: ExecutionEnvironment
+    key: str
+    logs: Any  # the role's CloudWatch Logs client
+    proxy: EgressProxy | None
+    stream_ready: bool = False
 
-    function_name: str
-    aws_request_id: str
-    invoked_function_arn: str
-    memory_limit_in_mb: int
-    deadline: float
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self.deadline - time.monotonic()) * 1000))
-
-
-class _NoEgressSession:
-    """The role's session as seen from a VPC with no egress: every client goes into the black hole."""
-
-    def __init__(self, session: boto3.Session, black_hole_url: str) -> None:
-        self._session = session
-        self._black_hole_url = black_hole_url
-        self.region_name = session.region_name
-
-    def client(self, service_name: str, **kwargs: Any) -> Any:
-        return self._session.client(service_name, **{**kwargs, "endpoint_url": self._black_hole_url})
-
-
-class _LineCapture(logging.Handler):
-    """Collects, in Lambda's format, the log records of one invocation thread."""
-
-    def __init__(self, thread_name: str, request_id: str) -> None:
-        super().__init__(level=logging.INFO)
-        self._thread_name = thread_name
-        self._request_id = request_id
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if record.threadName == self._thread_name:
-            stamp = datetime.fromtimestamp(record.created, UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-            self.lines.append(f"[{record.levelname}]\t{stamp}\t{self._request_id}\t{record.getMessage()}\n")
+    def close(self) -> None:
+        self.environment.kill()
+        if self.proxy:
+            self.proxy.close()
 
 
 def _with_credentials(platform: boto3.Session, credentials: dict[str, Any]) -> boto3.Session:
-    """A session configured like ``platform`` (same config file and profile, hence the same region and
-    endpoint) but signing with the assumed role's temporary credentials."""
+    """A session configured like ``platform`` (same config file and profile, hence region and endpoint)
+    but signing with the assumed role's temporary credentials."""
     core = botocore.session.Session()
     for variable in ("config_file", "credentials_file", "profile", "region"):
         core.set_config_variable(variable, platform._session.get_config_variable(variable))
@@ -103,26 +102,42 @@ def _with_credentials(platform: boto3.Session, credentials: dict[str, Any]) -> b
     return boto3.Session(botocore_session=core)
 
 
-class LocalLambdaRuntime:
-    """Invokes functions of the sandbox with their real handler; ``platform`` plays the Lambda service."""
+def _environment_key(config: dict[str, Any]) -> str:
+    """What makes Lambda replace an environment: the version's code or any setting the runtime sees."""
+    keys = ("FunctionArn", "Version", "CodeSha256", "Handler", "Runtime", "MemorySize", "Timeout", "Role")
+    material = {k: config.get(k) for k in keys} | {
+        k: config.get(k) for k in ("Environment", "VpcConfig", "LoggingConfig", "LastModified")
+    }
+    return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
-    def __init__(
-        self, platform: boto3.Session, *, handler: Handler = data_processor.handler, alarm_topic_arn: str
-    ) -> None:
+
+def _stamp(moment: datetime | None = None) -> str:
+    return (moment or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+class LocalLambdaRuntime:
+    """``platform`` is the session the Lambda service acts with (the sandbox's ``lambda-service``)."""
+
+    def __init__(self, platform: boto3.Session, settings: RuntimeSettings | None = None) -> None:
         self._platform = platform
-        self._handler = handler
-        self._topic_arn = alarm_topic_arn
-        self._lambda = platform.client("lambda")
+        self._settings = settings or RuntimeSettings()
+        self._lambda = platform.client("lambda", config=_CLIENT_CONFIG)
+        self._cloudwatch = platform.client("cloudwatch", config=_CLIENT_CONFIG)
+        self._network = VpcNetwork(platform.client("ec2", config=_CLIENT_CONFIG), platform.region_name or "")
+        endpoint = urlsplit(self._lambda.meta.endpoint_url)
+        self._endpoint_url = f"{endpoint.scheme}://{endpoint.netloc}"
+        self._upstream = (endpoint.hostname or "127.0.0.1", endpoint.port or 80)
         self._lock = threading.Lock()
         self._in_flight: dict[str, int] = {}
-        self._alarm_state: dict[tuple[str, alarms.Metric], str] = {}
-        self._log_streams: dict[str, str] = {}
-        self._black_hole: BlackHole | None = None
+        self._warm: dict[str, list[_Warm]] = {}  # function ARN with version → idle environments
+        self._created = 0
 
     def close(self) -> None:
-        if self._black_hole:
-            self._black_hole.close()
-            self._black_hole = None
+        with self._lock:
+            pools, self._warm = list(self._warm.values()), {}
+        for pool in pools:
+            for warm in pool:
+                warm.close()
 
     def __enter__(self) -> LocalLambdaRuntime:
         return self
@@ -130,155 +145,239 @@ class LocalLambdaRuntime:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def invoke(self, function_name: str, event: dict[str, Any]) -> Invocation:
+    def invoke(self, function_name: str, event: Any, qualifier: str | None = None) -> Invocation:
         request_id = str(uuid.uuid4())
-        config = self._lambda.get_function_configuration(FunctionName=function_name)
-        reserved = self._lambda.get_function_concurrency(FunctionName=function_name).get(
+        function = self._get_function(function_name, qualifier)
+        config = function["Configuration"]
+        name = config["FunctionName"]
+        if not self._admit(name):
+            metrics.publish(
+                self._cloudwatch,
+                function_name=name,
+                qualifier=qualifier,
+                at=datetime.now(UTC),
+                throttled=True,
+            )
+            return Invocation(
+                name,
+                request_id,
+                "throttled",
+                qualifier,
+                config["Version"],
+                error="TooManyRequestsException: Rate Exceeded.",
+                error_type="TooManyRequestsException",
+            )
+        try:
+            return self._invoke_admitted(function, event, request_id, qualifier)
+        finally:
+            with self._lock:
+                self._in_flight[name] -= 1
+
+    def invoke_burst(
+        self, function_name: str, event: Any, count: int, qualifier: str | None = None
+    ) -> list[Invocation]:
+        """``count`` concurrent invocations, as a traffic burst would send them."""
+        with ThreadPoolExecutor(max_workers=count) as pool:
+            return list(pool.map(lambda _: self.invoke(function_name, event, qualifier), range(count)))
+
+    def _get_function(self, function_name: str, qualifier: str | None) -> dict[str, Any]:
+        params = {"FunctionName": function_name} | ({"Qualifier": qualifier} if qualifier else {})
+        try:
+            function: dict[str, Any] = self._lambda.get_function(**params)
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            raise InvokeError(f"{code}: {error.response.get('Error', {}).get('Message', error)}") from None
+        return function
+
+    def _admit(self, name: str) -> bool:
+        """Reserved concurrency caps the function; the account limit caps everything in flight."""
+        reserved = self._lambda.get_function_concurrency(FunctionName=name).get(
             "ReservedConcurrentExecutions"
         )
         with self._lock:
-            in_flight = self._in_flight.get(function_name, 0)
-            throttled = reserved is not None and in_flight >= reserved
-            if not throttled:
-                self._in_flight[function_name] = in_flight + 1
-        if throttled:
-            invocation = Invocation(
-                function_name, request_id, "throttled", error="TooManyRequestsException: Rate Exceeded."
-            )
-            invocation.alarm_message_id = self._record_metric(config, "Throttles", breached=True)
-            return invocation
-        try:
-            return self._run(config, event, request_id)
-        finally:
-            with self._lock:
-                self._in_flight[function_name] -= 1
+            in_flight = self._in_flight.get(name, 0)
+            if reserved is not None and in_flight >= reserved:
+                return False
+            if sum(self._in_flight.values()) >= self._settings.account_concurrency_limit:
+                return False
+            self._in_flight[name] = in_flight + 1
+            return True
 
-    def invoke_burst(self, function_name: str, event: dict[str, Any], count: int) -> list[Invocation]:
-        """``count`` concurrent invocations, as a traffic burst would send them."""
-        with ThreadPoolExecutor(max_workers=count) as pool:
-            return list(pool.map(lambda _: self.invoke(function_name, event), range(count)))
-
-    def _role_sessions(
-        self, config: dict[str, Any]
-    ) -> tuple[boto3.Session | _NoEgressSession, boto3.Session]:
-        """(the handler's session, the platform's session for log shipping), both as the function's role."""
-        credentials = self._platform.client("sts").assume_role(
-            RoleArn=config["Role"], RoleSessionName=config["FunctionName"]
-        )["Credentials"]
-        role = _with_credentials(self._platform, credentials)
-        if not self._egress_blocked(config):
-            return role, role
-        if self._black_hole is None:
-            self._black_hole = BlackHole()
-        # Lambda ships logs outside the function's VPC, so only the handler loses its network.
-        return _NoEgressSession(role, self._black_hole.url), role
-
-    def _egress_blocked(self, config: dict[str, Any]) -> bool:
-        group_ids = config.get("VpcConfig", {}).get("SecurityGroupIds") or []
-        if not group_ids:
-            return False
-        groups = self._platform.client("ec2").describe_security_groups(GroupIds=group_ids)["SecurityGroups"]
-        return not any(allows_https_egress(group) for group in groups)
-
-    def _run(self, config: dict[str, Any], event: dict[str, Any], request_id: str) -> Invocation:
-        name, timeout = config["FunctionName"], float(config.get("Timeout", 3))
-        handler_session, role_session = self._role_sessions(config)
-        invocation = Invocation(name, request_id, "succeeded")
-        context = _Context(name, request_id, config["FunctionArn"], config.get("MemorySize", 128), 0.0)
-        outcome: dict[str, Any] = {}
-
-        def run_handler() -> None:
-            try:
-                outcome["result"] = self._handler(event, context, session=handler_session)
-            except Exception as error:
-                outcome["error"] = error
-
-        worker = threading.Thread(target=run_handler, name=f"lambda-{request_id}", daemon=True)
-        capture = _LineCapture(worker.name, request_id)
-        started = time.monotonic()
-        context.deadline = started + timeout
-        root = logging.getLogger()
-        root.addHandler(capture)
-        try:
-            worker.start()
-            worker.join(timeout)
-        finally:
-            root.removeHandler(capture)
-        invocation.duration_ms = (time.monotonic() - started) * 1000
-        lines = [f"START RequestId: {request_id} Version: $LATEST\n", *capture.lines]
-        if worker.is_alive():
-            invocation.status = "timed_out"
-            invocation.error = f"Task timed out after {timeout:.2f} seconds"
-            lines.append(f"{_now_stamp()} {request_id} {invocation.error}\n")
-        elif "error" in outcome:
-            error = outcome["error"]
-            invocation.status = "failed"
-            invocation.error = f"{type(error).__name__}: {error}"
-            trace = "".join(traceback.format_exception(error))
-            lines.append(f"[ERROR] {invocation.error}\n{trace}")
-        else:
-            invocation.result = outcome.get("result")
-        billed = max(1, int(invocation.duration_ms + 0.999))
-        lines.append(f"END RequestId: {request_id}\n")
-        lines.append(
-            f"REPORT RequestId: {request_id}\tDuration: {invocation.duration_ms:.2f} ms\t"
-            f"Billed Duration: {billed} ms\t"
-            f"Memory Size: {context.memory_limit_in_mb} MB\tMax Memory Used: 78 MB\t"
-            + ("Status: timeout\n" if invocation.status == "timed_out" else "\n")
-        )
+    def _invoke_admitted(
+        self, function: dict[str, Any], event: Any, request_id: str, qualifier: str | None
+    ) -> Invocation:
+        config = function["Configuration"]
+        name = config["FunctionName"]
+        warm, cold = self._acquire(function)
+        environment = warm.environment
+        unqualified = ":".join(config["FunctionArn"].split(":")[:7])
+        invoked_arn = f"{unqualified}:{qualifier}" if qualifier else unqualified
+        started_at = datetime.now(UTC)
+        run = environment.run(request_id, event, invoked_arn)
+        concurrent = self._in_flight.get(name, 1)
+        invocation = self._outcome(config, request_id, qualifier, run, environment, cold)
+        lines = self._platform_lines(invocation, config, run, environment.init_lines if cold else [])
         invocation.log_lines = lines
-        invocation.logs_written = self._write_logs(name, role_session, lines)
-        invocation.alarm_message_id = self._record_metric(
-            config, "Errors", breached=invocation.status != "succeeded"
+        invocation.logs_written = self._write_logs(warm, lines, started_at)
+        metrics.publish(
+            self._cloudwatch,
+            function_name=name,
+            qualifier=qualifier,
+            at=started_at,
+            throttled=False,
+            failed=invocation.status != "succeeded",
+            duration_ms=invocation.duration_ms,
+            concurrent=concurrent,
         )
-        if invocation.status != "succeeded":
-            self._record_metric(config, "Throttles", breached=False)
+        self._release(warm)
         return invocation
 
-    def _write_logs(self, function_name: str, session: boto3.Session, lines: list[str]) -> bool:
+    def _outcome(
+        self,
+        config: dict[str, Any],
+        request_id: str,
+        qualifier: str | None,
+        run: RunResult,
+        environment: ExecutionEnvironment,
+        cold: bool,
+    ) -> Invocation:
+        memory_size = int(config.get("MemorySize", 128))
+        status: Status = "failed"
+        error_type: str | None = None
+        error: str | None = None
+        if run.outcome == "succeeded":
+            status = "succeeded"
+        elif run.outcome == "failed" and run.error:
+            error_type, error = (
+                run.error["errorType"],
+                f"{run.error['errorType']}: {run.error['errorMessage']}",
+            )
+        elif run.outcome == "timed_out":
+            status, error_type = "timed_out", "Sandbox.Timedout"
+            error = f"Task timed out after {environment.spec.timeout_seconds:.2f} seconds"
+        else:
+            status = "out_of_memory" if run.outcome == "out_of_memory" else "failed"
+            error_type, error = "Runtime.ExitError", f"Runtime exited with error: {run.exit_detail}"
+        peak = memory_size if status == "out_of_memory" else min(environment.max_memory_mb(), memory_size)
+        return Invocation(
+            config["FunctionName"],
+            request_id,
+            status,
+            qualifier,
+            config["Version"],
+            result=run.value,
+            error=error,
+            error_type=error_type,
+            duration_ms=run.duration_ms,
+            init_duration_ms=environment.init_ms if cold else None,
+            max_memory_mb=peak,
+        )
+
+    def _platform_lines(
+        self, invocation: Invocation, config: dict[str, Any], run: RunResult, init_lines: list[str]
+    ) -> list[str]:
+        request_id = invocation.request_id
+        billed = max(1, int(invocation.duration_ms + 0.999))
+        report = (
+            f"REPORT RequestId: {request_id}\tDuration: {invocation.duration_ms:.2f} ms\t"
+            f"Billed Duration: {billed} ms\tMemory Size: {config.get('MemorySize', 128)} MB\t"
+            f"Max Memory Used: {invocation.max_memory_mb} MB\t"
+        )
+        if invocation.init_duration_ms is not None:
+            report += f"Init Duration: {invocation.init_duration_ms:.2f} ms\t"
+        if invocation.status == "timed_out":
+            report += "Status: timeout"
+        lines = [*init_lines, f"START RequestId: {request_id} Version: {invocation.version}\n", *run.lines]
+        if invocation.status == "timed_out":
+            lines.append(f"{_stamp()} {request_id} {invocation.error}\n")
+        lines += [f"END RequestId: {request_id}\n", report.rstrip("\t") + "\n"]
+        if invocation.error_type == "Runtime.ExitError":
+            lines.append(f"RequestId: {request_id} Error: {invocation.error}\nRuntime.ExitError\n")
+        return lines
+
+    def _acquire(self, function: dict[str, Any]) -> tuple[_Warm, bool]:
+        """A warm environment for this exact version and configuration, or a new one (a cold start)."""
+        config = function["Configuration"]
+        pool_key = f"{config['FunctionName']}:{config['Version']}"
+        key = _environment_key(config)
+        stale: list[_Warm] = []
+        with self._lock:
+            pool = self._warm.setdefault(pool_key, [])
+            stale = [w for w in pool if w.key != key or not w.environment.alive]
+            pool[:] = [w for w in pool if w not in stale]
+            warm = pool.pop() if pool else None
+            if warm is None:
+                self._created += 1
+            index = self._created
+        for old in stale:
+            old.close()
+        if warm is not None:
+            return warm, False
+        return self._start(function, key, index), True
+
+    def _release(self, warm: _Warm) -> None:
+        config_key = f"{warm.environment.spec.function_name}:{warm.environment.spec.version}"
+        if not warm.environment.alive:
+            warm.close()
+            return
+        with self._lock:
+            self._warm.setdefault(config_key, []).append(warm)
+
+    def _start(self, function: dict[str, Any], key: str, index: int) -> _Warm:
+        config = function["Configuration"]
+        name, version = config["FunctionName"], config["Version"]
+        credentials = self._platform.client("sts", config=_CLIENT_CONFIG).assume_role(
+            RoleArn=config["Role"], RoleSessionName=name
+        )["Credentials"]
+        role = _with_credentials(self._platform, credentials)
+        with urllib.request.urlopen(function["Code"]["Location"], timeout=30) as response:  # noqa: S310
+            package = response.read()
+        vpc = config.get("VpcConfig") or {}
+        proxy = None
+        endpoint_url = self._endpoint_url
+        if vpc.get("SubnetIds"):
+            subnet_index = index % len(vpc["SubnetIds"])
+            proxy = EgressProxy(
+                self._upstream,
+                lambda service: self._network.verdict(vpc, service, subnet_index).reachable,
+            )
+            endpoint_url = proxy.url
+        log_group = (config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{name}"
+        spec = Spec(
+            function_name=name,
+            version=version,
+            handler=config["Handler"],
+            memory_mb=int(config.get("MemorySize", 128)),
+            timeout_seconds=float(config.get("Timeout", 3)),
+            variables=dict((config.get("Environment") or {}).get("Variables") or {}),
+            log_group=log_group,
+            log_stream=f"{datetime.now(UTC):%Y/%m/%d}/[{version}]{uuid.uuid4().hex}",
+            region=self._platform.region_name or "",
+        )
+        environment = ExecutionEnvironment(
+            spec, package, {k: str(v) for k, v in credentials.items()}, endpoint_url
+        )
+        return _Warm(environment, key, role.client("logs", config=_CLIENT_CONFIG), proxy)
+
+    def _write_logs(self, warm: _Warm, lines: list[str], started_at: datetime) -> bool:
         """Write with the role's credentials; a denied write loses the lines, as on AWS."""
-        logs = session.client("logs")
-        group = f"/aws/lambda/{function_name}"
-        stream = self._log_streams.get(function_name)
-        now_ms = int(time.time() * 1000)
+        spec = warm.environment.spec
+        start_ms = int(started_at.timestamp() * 1000)
+        now_ms = max(start_ms, int(time.time() * 1000))
+        events = [
+            {"timestamp": start_ms if i == 0 else now_ms, "message": line} for i, line in enumerate(lines)
+        ]
         try:
-            if stream is None:
-                stream = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]{uuid.uuid4().hex}"
-                logs.create_log_stream(logGroupName=group, logStreamName=stream)
-                self._log_streams[function_name] = stream
-            logs.put_log_events(
-                logGroupName=group,
-                logStreamName=stream,
-                logEvents=[{"timestamp": now_ms, "message": line} for line in lines],
+            if not warm.stream_ready:
+                try:
+                    warm.logs.create_log_stream(logGroupName=spec.log_group, logStreamName=spec.log_stream)
+                except ClientError as error:
+                    if error.response.get("Error", {}).get("Code") != "ResourceAlreadyExistsException":
+                        raise
+                warm.stream_ready = True
+            warm.logs.put_log_events(
+                logGroupName=spec.log_group, logStreamName=spec.log_stream, logEvents=events
             )
         except ClientError:
             return False
         return True
-
-    def _record_metric(self, config: dict[str, Any], metric: alarms.Metric, *, breached: bool) -> str | None:
-        """Move the function's alarm for ``metric``; publish when it enters ALARM. Returns the MessageId."""
-        key = (config["FunctionName"], metric)
-        with self._lock:
-            previous = self._alarm_state.get(key, "OK")
-            self._alarm_state[key] = "ALARM" if breached else "OK"
-        if not breached or previous == "ALARM":
-            return None
-        arn_parts = config["FunctionArn"].split(":")
-        subject, message = alarms.alarm_message(
-            function_name=config["FunctionName"],
-            metric=metric,
-            value=1.0,
-            topic_arn=self._topic_arn,
-            region=arn_parts[3],
-            account_id=arn_parts[4],
-            now=datetime.now(UTC),
-        )
-        response = self._platform.client("sns").publish(
-            TopicArn=self._topic_arn, Subject=subject, Message=json.dumps(message)
-        )
-        message_id: str = response["MessageId"]
-        return message_id
-
-
-def _now_stamp() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"

@@ -1,0 +1,39 @@
+"""``POST /_sandbox/cloudwatch/reset``: forget every metric datapoint and put every alarm back to
+INSUFFICIENT_DATA, without notifying anyone.
+
+On AWS an alarm on one-minute metrics cannot fire twice within its period; a drill that runs scenarios
+seconds apart, or a test suite, starts each one with a clean CloudWatch instead. Nothing but the sandbox's
+own harness calls it; the diagnosis never sees it happen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from wsgiref.types import StartResponse, WSGIEnvironment
+
+from moto.cloudwatch.models import cloudwatch_backends
+from werkzeug.wrappers import Request, Response
+
+from chaos.sandbox.extensions import server_app
+
+RESET_PATH = "/_sandbox/cloudwatch/reset"
+
+
+def reset() -> None:
+    for regions in list(cloudwatch_backends.values()):
+        for backend in list(regions.values()):
+            backend.metric_data = []
+            backend.paged_metric_data = {}
+            for alarm in list(backend.alarms.values()):
+                alarm.update_state("Reset by the sandbox", "{}", "INSUFFICIENT_DATA")
+
+
+def _reset(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    if Request(environ).method != "POST":
+        return Response("POST to reset CloudWatch\n", status=405)(environ, start_response)
+    reset()
+    return Response(status=204)(environ, start_response)
+
+
+def install() -> None:
+    server_app.mount(RESET_PATH, _reset)

@@ -1,0 +1,55 @@
+"""Where emulator extensions meet requests: extra routes and middleware on moto's WSGI app.
+
+``ThreadedMotoServer`` builds its app in its server thread as
+``DomainDispatcherApplication(create_backend_app)``, looking the class up in its own module. Replacing that
+module attribute with a subclass (before ``start()``) is the one hook that sees every request, signed or
+not, before moto picks a backend, without patching moto's routing or any service's own dispatch (S3, for
+one, authorizes inside its handlers rather than in ``BaseResponse.call_action``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
+
+from moto.moto_server import threaded_moto_server
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+Middleware = Callable[[WSGIApplication], WSGIApplication]
+
+_routes: dict[str, WSGIApplication] = {}
+_middleware: list[Middleware] = []
+
+
+def mount(prefix: str, app: WSGIApplication) -> None:
+    """Serve every path that starts with ``prefix`` with ``app``; use a prefix moto never serves
+    (``/_sandbox/``: no S3 bucket name starts with an underscore)."""
+    _routes[prefix] = app
+    _install()
+
+
+def wrap(middleware: Middleware) -> None:
+    """Pass every request moto serves through ``middleware``; the first one registered is outermost."""
+    _middleware.append(middleware)
+    _install()
+
+
+class _SandboxApp(DomainDispatcherApplication):
+    def __init__(self, create_app: Callable[[Any], Any]) -> None:
+        super().__init__(create_app)
+        app: WSGIApplication = super().__call__
+        for middleware in reversed(_middleware):
+            app = middleware(app)
+        self._app = app
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        path: str = environ.get("PATH_INFO", "")
+        for prefix, app in _routes.items():
+            if path.startswith(prefix):
+                return app(environ, start_response)
+        return self._app(environ, start_response)
+
+
+def _install() -> None:
+    setattr(threaded_moto_server, "DomainDispatcherApplication", _SandboxApp)  # noqa: B010

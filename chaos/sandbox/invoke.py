@@ -1,0 +1,77 @@
+"""`incident-sandbox invoke`: traffic for a running sandbox, through its Lambda runtime."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from chaos.sandbox import names, profiles
+from chaos.sandbox.sandbox import SandboxError, profile_session, read_state
+from chaos.workload.runtime import Invocation, InvokeError, LocalLambdaRuntime
+
+MAX_BURST = 100
+
+
+def default_event(function_name: str) -> dict[str, object]:
+    name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
+    if name == names.ORDERS_FUNCTION:
+        return names.order_request()
+    if name == names.REPORT_FUNCTION:
+        return names.report_request()
+    return names.input_event() if name == names.FUNCTION_NAME else {}
+
+
+def _event(args: argparse.Namespace) -> Any:
+    if args.event is not None:
+        try:
+            return json.loads(args.event)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"--event is not valid JSON: {error}") from None
+    event = default_event(args.function)
+    if args.key is not None:
+        event["key"] = args.key
+    return event
+
+
+def describe(invocation: Invocation) -> str:
+    """One line per invocation, as a person reads a REPORT line."""
+    timing = f"{invocation.duration_ms:8.1f} ms"
+    if invocation.init_duration_ms is not None:
+        timing += f" (cold start, init {invocation.init_duration_ms:.0f} ms)"
+    memory = f"{invocation.max_memory_mb} MB used" if invocation.status != "throttled" else "-"
+    line = f"{invocation.request_id}  {invocation.status:<13} {timing:<36} {memory}"
+    if invocation.error:
+        line += f"\n    {invocation.error[:300]}"
+    elif invocation.result is not None:
+        line += f"\n    -> {json.dumps(invocation.result)[:300]}"
+    if invocation.status != "throttled" and not invocation.logs_written:
+        line += "\n    (its log lines could not be written to the log group)"
+    return line
+
+
+def invoke_command(args: argparse.Namespace) -> int:
+    if not 1 <= args.burst <= MAX_BURST:
+        print(f"incident-sandbox: --burst must be between 1 and {MAX_BURST}", file=sys.stderr)
+        return 2
+    try:
+        event = _event(args)
+    except ValueError as error:
+        print(f"incident-sandbox: {error}", file=sys.stderr)
+        return 2
+    state = read_state(args.state_dir)
+    if state is None:
+        raise SandboxError(f"no sandbox running from {args.state_dir}: start one with `incident-sandbox up`")
+    env = profiles.sandbox_env(args.state_dir, state["endpoint_url"], state["region"], mcp_api_key="")
+    qualifier = f":{args.qualifier}" if args.qualifier else ""
+    print(f"invoking {args.function}{qualifier} x{args.burst} with {json.dumps(event)[:200]}", flush=True)
+    with LocalLambdaRuntime(profile_session(env, names.LAMBDA_SERVICE)) as runtime:
+        try:
+            invocations = runtime.invoke_burst(args.function, event, args.burst, args.qualifier)
+        except InvokeError as error:
+            print(f"incident-sandbox: {args.function}: {error}", file=sys.stderr)
+            return 1
+    for invocation in invocations:
+        print(describe(invocation))
+    return 0 if all(i.status == "succeeded" for i in invocations) else 1

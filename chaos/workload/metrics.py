@@ -1,0 +1,54 @@
+"""The ``AWS/Lambda`` metrics the Lambda service publishes, one set of datapoints per invocation outcome."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+NAMESPACE = "AWS/Lambda"
+
+
+def _dimension_sets(function_name: str, qualifier: str | None) -> list[list[dict[str, str]]]:
+    sets = [[{"Name": "FunctionName", "Value": function_name}]]
+    if qualifier:
+        sets.append(
+            [
+                {"Name": "FunctionName", "Value": function_name},
+                {"Name": "Resource", "Value": f"{function_name}:{qualifier}"},
+            ]
+        )
+    return sets
+
+
+def publish(
+    cloudwatch: Any,
+    *,
+    function_name: str,
+    qualifier: str | None,
+    at: datetime,
+    throttled: bool,
+    failed: bool = False,
+    duration_ms: float = 0.0,
+    concurrent: int = 0,
+) -> None:
+    """A throttled request counts only in Throttles; any other counts in Invocations, Errors (0 or 1),
+    Duration and ConcurrentExecutions, as Lambda reports them."""
+    values: list[tuple[str, float, str]] = (
+        [("Throttles", 1, "Count")]
+        if throttled
+        else [
+            ("Invocations", 1, "Count"),
+            ("Errors", 1 if failed else 0, "Count"),
+            ("Throttles", 0, "Count"),
+            ("Duration", duration_ms, "Milliseconds"),
+            ("ConcurrentExecutions", concurrent, "Count"),
+        ]
+    )
+    cloudwatch.put_metric_data(
+        Namespace=NAMESPACE,
+        MetricData=[
+            {"MetricName": name, "Dimensions": dimensions, "Timestamp": at, "Value": value, "Unit": unit}
+            for dimensions in _dimension_sets(function_name, qualifier)
+            for name, value, unit in values
+        ],
+    )
