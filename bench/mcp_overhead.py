@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import partial
 from pathlib import Path
 
@@ -31,18 +31,12 @@ from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.aws import AwsClients
 from mcp_server.contract import (
+    TOOL_ARG_SCHEMAS,
     TOOL_NAMES,
-    GetIAMStateArgs,
-    GetLambdaConfigArgs,
-    GetNetworkStateArgs,
-    GetRecentLogsArgs,
     ToolName,
 )
+from mcp_server.server import ToolRunner
 from mcp_server.settings import ServerSettings
-from mcp_server.tools.iam import iam_state
-from mcp_server.tools.lambda_config import lambda_config
-from mcp_server.tools.logs import recent_logs
-from mcp_server.tools.network import network_state
 from tests.mcp_support import TRANSPORTS, Transport, mcp_session
 
 P50_TARGET = 1.15  # MCP p50 / direct p50
@@ -90,28 +84,12 @@ class Report:
 
 
 def _direct_calls(sandbox: Sandbox) -> dict[ToolName, Callable[[], object]]:
-    """The four tool functions exactly as the server calls them, bound to the same identity and settings."""
+    """The tool functions exactly as the server runs them, bound to the same identity and settings."""
     settings = ServerSettings()
-    clients = AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
-    name, region = names.FUNCTION_NAME, clients.region
+    runner = ToolRunner(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
     return {
-        "get_recent_logs": lambda: recent_logs(
-            clients.logs,
-            GetRecentLogsArgs(lambda_name=name),
-            region=region,
-            byte_cap=settings.logs_byte_cap,
-            message_cap=settings.logs_message_cap,
-            scan_limit=settings.logs_scan_limit,
-        ),
-        "get_iam_state": lambda: iam_state(
-            clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=name), region=region
-        ),
-        "get_lambda_config": lambda: lambda_config(
-            clients.lambda_, GetLambdaConfigArgs(lambda_name=name), region=region
-        ),
-        "get_network_state": lambda: network_state(
-            clients.lambda_, clients.ec2, GetNetworkStateArgs(lambda_name=name), region=region
-        ),
+        tool: partial(runner.run, tool, TOOL_ARG_SCHEMAS[tool](lambda_name=names.FUNCTION_NAME))
+        for tool in TOOL_NAMES
     }
 
 
@@ -164,7 +142,7 @@ async def measure_latency(
 async def measure_throughput(
     url: str, key: str, transport: Transport, clients: int, calls_per_client: int
 ) -> dict[str, float]:
-    """``clients`` sessions at once, each making ``calls_per_client`` calls across the four tools."""
+    """``clients`` sessions at once, each making ``calls_per_client`` calls across the tools."""
     errors: list[BaseException] = []
 
     async def client(index: int) -> None:
@@ -266,9 +244,14 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="tiny sizes: checks the benchmark runs")
+    parser.add_argument("--clients", type=int, help="concurrent clients in the throughput test (default 100)")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
     args = parser.parse_args(argv)
     config = QUICK if args.quick else Config()
+    if args.clients is not None:
+        if not 1 <= args.clients <= 1000:
+            parser.error("--clients must be between 1 and 1000")
+        config = replace(config, clients=args.clients)
 
     def progress(message: str) -> None:
         print(f"... {message}", file=sys.stderr, flush=True)

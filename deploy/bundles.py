@@ -42,7 +42,18 @@ WATCHDOG = Bundle("watchdog", ("watchdog", "supervisor", "mcp_server"), _STATE, 
 MCP_SERVER = Bundle(
     "mcp-server",
     ("mcp_server",),
-    ("mcp", "boto3", "pydantic", "pydantic-settings", "starlette", "sse-starlette", "uvicorn", "anyio"),
+    (
+        "mcp",
+        "boto3",
+        "pydantic",
+        "pydantic-settings",
+        "starlette",
+        "sse-starlette",
+        "uvicorn",
+        "anyio",
+        "httpx2",
+        "pyjwt[crypto]",
+    ),
     "mcp_server.cli:main",
 )
 LAMBDA_BUNDLES = (SUPERVISOR, WATCHDOG)

@@ -47,6 +47,17 @@ def _parameters() -> Template:
             "Description": "Your DNS name for the load balancer, if any; accepted as Host besides its own.",
         },
         "DesiredCount": {"Type": "Number", "Default": 1, "MinValue": 1},
+        "McpAccounts": {
+            "Type": "String",
+            "Default": "{}",
+            "Description": 'Other accounts the tools may read (MCP_ACCOUNTS): {"alias": {"role_arn": '
+            '"arn:aws:iam::<account>:role/<read-only role>", "external_id": "..."}}.',
+        },
+        "CrossAccountRoleArns": {
+            "Type": "CommaDelimitedList",
+            "Default": "",
+            "Description": "The role ARNs of McpAccounts: the task may assume these, and no other role.",
+        },
     }
 
 
@@ -188,6 +199,7 @@ def _task() -> Template:
                         "Environment": [
                             {"Name": "MCP_API_KEY_SSM_PARAMETER", "Value": ref("McpKeyParameterName")},
                             {"Name": "MCP_ALLOWED_HOSTS", "Value": allowed_hosts},
+                            {"Name": "MCP_ACCOUNTS", "Value": ref("McpAccounts")},
                             {"Name": "AWS_REGION", "Value": ref("AWS::Region")},
                             {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
                         ],
@@ -234,7 +246,12 @@ def build() -> Template:
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "incident-response MCP server on ECS Fargate, behind an HTTPS load balancer",
         "Parameters": _parameters(),
-        "Conditions": {"HasHostName": {"Fn::Not": [{"Fn::Equals": [ref("PublicHostName"), ""]}]}},
+        "Conditions": {
+            "HasHostName": {"Fn::Not": [{"Fn::Equals": [ref("PublicHostName"), ""]}]},
+            "HasCrossAccountRoles": {
+                "Fn::Not": [{"Fn::Equals": [{"Fn::Join": ["", ref("CrossAccountRoleArns")]}, ""]}]
+            },
+        },
         "Resources": _security_groups() | _load_balancer() | _task(),
         "Outputs": {
             "McpServerUrl": {"Value": {"Fn::Sub": ["https://${Host}/sse", {"Host": dns}]}},

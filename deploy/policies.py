@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from deploy.cfn import get_att, sub
-from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS
+from deploy.cfn import get_att, ref, sub
+from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import PARAMETER_ACTIONS
 from supervisor.permissions import TABLE_ACTIONS as SUPERVISOR_TABLE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
@@ -32,7 +32,9 @@ def log_streamsget_att(log_group: str) -> dict[str, str]:
     return sub(f"arn:${{AWS::Partition}}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:{log_group}:*")
 
 
-def _allow(sid: str, actions: tuple[str, ...] | list[str], resources: list[Any]) -> Statement:
+def _allow(
+    sid: str, actions: tuple[str, ...] | list[str], resources: list[Any] | dict[str, Any]
+) -> Statement:
     return {"Sid": sid, "Effect": "Allow", "Action": sorted(actions), "Resource": resources}
 
 
@@ -69,14 +71,22 @@ def watchdog_statements(log_group: str) -> list[Statement]:
     ]
 
 
-def mcp_server_statements() -> list[Statement]:
+def mcp_server_statements() -> list[Any]:
     """Exactly the README's "Required IAM permissions": the tools' reads (describe-style APIs that
-    take no resource ARN are granted on "*") and the key parameter, read once at startup."""
-    reads = [f"{service}:{operation}" for service, operation in READ_OPERATIONS]
-    startup = [f"{service}:{operation}" for service, operation in STARTUP_OPERATIONS]
+    take no resource ARN are granted on "*"), the key parameter, read once at startup, and, when other
+    accounts are configured, sts:AssumeRole on their read-only roles only."""
     return [
-        _allow("DiagnosticReads", reads, ["*"]),
-        _allow("McpKeyParameter", startup, [parameterget_att("McpKeyParameterName")]),
+        _allow("DiagnosticReads", iam_actions(READ_OPERATIONS), ["*"]),
+        _allow("McpKeyParameter", iam_actions(STARTUP_OPERATIONS), [parameterget_att("McpKeyParameterName")]),
+        {
+            "Fn::If": [
+                "HasCrossAccountRoles",
+                _allow(
+                    "OtherAccountsReadOnlyRoles", iam_actions(ASSUME_OPERATIONS), ref("CrossAccountRoleArns")
+                ),
+                ref("AWS::NoValue"),
+            ]
+        },
     ]
 
 

@@ -1,4 +1,5 @@
-"""One ASGI app: SSE at /sse + /messages/, Streamable HTTP at /mcp, /healthz; bearer auth and Host checks."""
+"""One ASGI app: SSE at /sse + /messages/, Streamable HTTP at /mcp, /healthz; bearer auth (static keys,
+OAuth access tokens or both), Host/Origin checks, request ids."""
 
 from __future__ import annotations
 
@@ -13,10 +14,16 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from mcp_server.auth import BearerAuth
+from mcp_server.logging_setup import RequestIdMiddleware
+from mcp_server.oauth import OAuthMode
+from mcp_server.request_guards import HostOriginGuard, MessageBodyGuard
+from mcp_server.resource_metadata import metadata_routes, metadata_url
 from mcp_server.settings import LOOPBACK_HOSTS, ServerSettings
 
 Transport = Literal["sse", "http"]
 WILDCARD_BINDS = ("0.0.0.0", "::")  # noqa: S104 - names, not a bind
+SSE_MESSAGES = "/messages/"
+MCP_PATHS = ("/sse", SSE_MESSAGES, "/mcp")
 
 
 def transport_security(host: str, extra_hosts: list[str]) -> TransportSecuritySettings:
@@ -48,11 +55,17 @@ def build_app(
     host: str,
     keys: list[str],
     transports: frozenset[Transport] = frozenset({"sse", "http"}),
+    oauth: OAuthMode | None = None,
 ) -> ASGIApp:
-    """The HTTP app; ``keys`` empty means no authentication (the CLI allows that only on loopback)."""
+    """The HTTP app; no ``keys`` and no ``oauth`` means no authentication (the CLI allows that only on
+    loopback)."""
     security = transport_security(host, settings.extra_allowed_hosts())
     limit = settings.max_request_body_bytes
     routes: list[BaseRoute] = [Route("/healthz", _healthz, methods=["GET"])]
+    if oauth is not None:
+        policy = oauth.verifier.policy
+        routes += metadata_routes(oauth.resource, policy.issuer, policy.required_scopes)
+    public = [route.path for route in routes if isinstance(route, Route)]
     if "sse" in transports:
         routes += server.sse_app(transport_security=security, max_request_body_size=limit, host=host).routes
     lifespan = None
@@ -63,5 +76,14 @@ def build_app(
             transport_security=security, max_request_body_size=limit, host=host, json_response=True
         ).routes
         lifespan = lambda _: server.session_manager.run()  # noqa: E731 - runs the Streamable HTTP sessions
-    app = Starlette(routes=routes, lifespan=lifespan)
-    return BearerAuth(app, keys) if keys else app
+    app: ASGIApp = Starlette(routes=routes, lifespan=lifespan)
+    app = HostOriginGuard(MessageBodyGuard(app, SSE_MESSAGES, limit), security, MCP_PATHS)
+    if keys or oauth is not None:
+        app = BearerAuth(
+            app,
+            keys,
+            tokens=oauth.verifier if oauth else None,
+            resource_metadata_url=metadata_url(oauth.resource) if oauth else None,
+            exempt_paths=public,
+        )
+    return RequestIdMiddleware(app)

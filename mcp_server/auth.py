@@ -1,4 +1,11 @@
-"""Bearer-key authentication as pure ASGI middleware (never buffers a streaming response)."""
+"""Bearer authentication as pure ASGI middleware (never buffers a streaming response).
+
+Two kinds of bearer credential, either or both: static keys (compared in constant time, all of them every
+time, never logged) and OAuth 2.1 access tokens from an identity provider (``JwtVerifier``). A 401 says
+how to authenticate (``WWW-Authenticate``, with ``resource_metadata`` in OAuth mode); a token without the
+required scopes gets 403 ``insufficient_scope`` (RFC 6750 §3.1). The caller's identity is put where the
+SDK looks for it (``scope["user"]``), so a session can only be used by the credential that opened it.
+"""
 
 from __future__ import annotations
 
@@ -6,70 +13,121 @@ import hmac
 import json
 import logging
 from collections.abc import Iterable
+from dataclasses import dataclass
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
+from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcp_server.access_tokens import JwtVerifier, TokenRejected
 
 logger = logging.getLogger(__name__)
 
 REALM = "incident-response"
+STATIC_KEY_CLIENT = "static-key"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    status: int
+    problem: str
+    error: str | None = None  # the RFC 6750 error code; None when no credential was presented
 
 
 class BearerAuth:
-    """Requires ``Authorization: Bearer <key>`` matching one of ``keys`` on every HTTP path except the exempt
-    ones. Keys are compared in constant time, all of them every time, and never logged."""
+    """Requires ``Authorization: Bearer <key or access token>`` on every HTTP path except the exempt ones."""
 
     def __init__(
-        self, app: ASGIApp, keys: Iterable[str], exempt_paths: Iterable[str] = ("/healthz",)
+        self,
+        app: ASGIApp,
+        keys: Iterable[str] = (),
+        *,
+        tokens: JwtVerifier | None = None,
+        resource_metadata_url: str | None = None,
+        exempt_paths: Iterable[str] = ("/healthz",),
     ) -> None:
         self._app = app
         self._keys = [key.encode() for key in keys]
-        if not self._keys:
-            raise ValueError("BearerAuth needs at least one key")
+        self._tokens = tokens
+        if not self._keys and tokens is None:
+            raise ValueError("BearerAuth needs at least one key or an access-token verifier")
+        self._metadata_url = resource_metadata_url
+        self._scopes = tokens.policy.required_scopes if tokens else ()
         self._exempt = frozenset(exempt_paths)
+        credential = "<key>" if tokens is None else "<access token>" if not self._keys else "<key or token>"
+        self._how = f"send 'Authorization: Bearer {credential}'"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in self._exempt:
             await self._app(scope, receive, send)
             return
-        problem = self._problem(Headers(scope=scope).get("authorization"))
-        if problem is None:
-            await self._app(scope, receive, send)
+        outcome = await self._authenticate(Headers(scope=scope).get("authorization"))
+        if isinstance(outcome, Refusal):
+            client = (scope.get("client") or ("?", 0))[0]
+            logger.warning(
+                "%d %s %s from %s: %s",
+                outcome.status,
+                scope["method"],
+                scope["path"],
+                client,
+                outcome.problem,
+                extra={"status": outcome.status, "client": client},
+            )
+            await self._refuse(send, outcome)
             return
-        client = scope.get("client") or ("?", 0)
-        logger.warning("401 %s %s from %s: %s", scope["method"], scope["path"], client[0], problem)
-        await _reject(send, problem)
+        scope["user"] = AuthenticatedUser(outcome)
+        scope["auth"] = AuthCredentials(outcome.scopes)
+        await self._app(scope, receive, send)
 
-    def _problem(self, header: str | None) -> str | None:
+    async def _authenticate(self, header: str | None) -> AccessToken | Refusal:
         if not header:
-            return "missing Authorization header (send 'Authorization: Bearer <key>')"
+            return Refusal(401, f"missing Authorization header ({self._how})")
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer":
-            return "unsupported authorization scheme (send 'Authorization: Bearer <key>')"
+            return Refusal(401, f"unsupported authorization scheme ({self._how})")
         token = token.strip()
         if not token:
-            return "empty bearer token"
-        presented = token.encode()
+            return Refusal(401, "empty bearer token", "invalid_token")
+        if self._is_key(token.encode()):
+            return AccessToken(token="", client_id=STATIC_KEY_CLIENT, scopes=list(self._scopes))
+        if self._tokens is None:
+            return Refusal(401, "invalid bearer token", "invalid_token")
+        try:
+            access = await self._tokens.check(token)
+        except TokenRejected as rejected:
+            return Refusal(401, str(rejected), "invalid_token")
+        missing = [scope for scope in self._scopes if scope not in access.scopes]
+        if missing:
+            return Refusal(403, f"the token lacks the scope(s) {' '.join(missing)}", "insufficient_scope")
+        return access
+
+    def _is_key(self, presented: bytes) -> bool:
         matched = False
         for key in self._keys:  # no early exit: the time taken does not depend on which key matched
             matched |= hmac.compare_digest(presented, key)
-        return None if matched else "invalid bearer token"
+        return matched
 
-
-async def _reject(send: Send, problem: str) -> None:
-    body = json.dumps({"error": "unauthorized", "error_description": problem}).encode()
-    challenge = f'Bearer realm="{REALM}"'
-    if problem in ("invalid bearer token", "empty bearer token"):
-        challenge += ', error="invalid_token"'
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 401,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"www-authenticate", challenge.encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
+    async def _refuse(self, send: Send, refusal: Refusal) -> None:
+        challenge = [f'Bearer realm="{REALM}"']
+        if refusal.error:
+            challenge.append(f'error="{refusal.error}"')
+        if self._scopes:
+            challenge.append(f'scope="{" ".join(self._scopes)}"')
+        if self._metadata_url:
+            challenge.append(f'resource_metadata="{self._metadata_url}"')
+        error = "unauthorized" if refusal.status == 401 else refusal.error
+        body = json.dumps({"error": error, "error_description": refusal.problem}).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": refusal.status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"www-authenticate", ", ".join(challenge).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 import sys
 
 import anyio
@@ -13,7 +15,11 @@ from pydantic import ValidationError
 
 from mcp_server.app import Transport, build_app
 from mcp_server.aws import AwsClients
+from mcp_server.claude_config import claude_desktop_config, config_warnings
+from mcp_server.http_server import uvicorn_config
 from mcp_server.keys import KeyConfigurationError, resolve_api_keys
+from mcp_server.logging_setup import configure_logging
+from mcp_server.oauth import OAuthConfigurationError, OAuthMode, oauth_mode
 from mcp_server.server import build_server
 from mcp_server.settings import LOOPBACK_HOSTS, ServerSettings
 
@@ -40,29 +46,47 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve HTTP without bearer auth; refused unless bound to a loopback address",
     )
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument(
+        "--print-claude-config",
+        action="store_true",
+        help="print the claude_desktop_config.json entry that runs this server over stdio with this "
+        "environment's AWS configuration (absolute paths, no secrets), and exit",
+    )
     return parser
+
+
+def _print_claude_config() -> int:
+    for warning in config_warnings(os.environ):
+        print(f"incident-mcp-server: {warning}", file=sys.stderr)
+    print(json.dumps(claude_desktop_config(os.environ), indent=2))
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    # stdout belongs to the protocol under stdio: every log line goes to stderr.
-    logging.basicConfig(
-        stream=sys.stderr, level=args.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
-    # The AWS SDK's DEBUG output dumps request and response bodies (the SSM key among them): never below INFO.
-    for noisy in ("botocore", "boto3", "urllib3", "s3transfer"):
-        logging.getLogger(noisy).setLevel(max(logging.INFO, logging.getLogger().level))
+    if args.print_claude_config:
+        return _print_claude_config()
+    configure_logging(args.log_level)  # JSON lines on stderr: stdout belongs to the protocol under stdio
     if args.insecure_no_auth and args.transport != "stdio" and args.host not in LOOPBACK_HOSTS:
         print(
             "incident-mcp-server: --insecure-no-auth is only allowed on a loopback address", file=sys.stderr
         )
         return 2
+    http = args.transport != "stdio"
+    oauth: OAuthMode | None = None
     try:
         settings = ServerSettings()
         server = build_server(settings, AwsClients.create(settings))
-        keys = [] if args.insecure_no_auth or args.transport == "stdio" else resolve_api_keys(settings)
+        if http and not args.insecure_no_auth:
+            oauth = oauth_mode(settings, host=args.host, port=args.port)
+            keys = resolve_api_keys(settings)
+        else:
+            keys = []
     except ValidationError as error:
         print(f"incident-mcp-server: invalid configuration:\n{error}", file=sys.stderr)
+        return 2
+    except OAuthConfigurationError as error:
+        print(f"incident-mcp-server: invalid configuration: {error}", file=sys.stderr)
         return 2
     except KeyConfigurationError as error:
         print(f"incident-mcp-server: refusing to start without a bearer key: {error}", file=sys.stderr)
@@ -73,17 +97,18 @@ def main(argv: list[str] | None = None) -> int:
     if args.transport == "stdio":
         anyio.run(server.run_stdio_async)
         return 0
-    if not keys:
+    if not keys and oauth is None:
         logger.warning("serving WITHOUT authentication on %s (loopback only)", args.host)
     transports: frozenset[Transport] = (
         frozenset({"sse", "http"}) if args.transport == "both" else frozenset({args.transport})
     )
-    app = build_app(server, settings, host=args.host, keys=keys, transports=transports)
+    app = build_app(server, settings, host=args.host, keys=keys, transports=transports, oauth=oauth)
     paths = {"both": "/sse and /mcp", "sse": "/sse", "http": "/mcp"}[args.transport]
-    logger.info("serving %s on http://%s:%d (%d accepted key(s))", paths, args.host, args.port, len(keys))
-    config = uvicorn.Config(
-        app, host=args.host, port=args.port, log_level=args.log_level.lower(), access_log=False, lifespan="on"
+    tokens = f"access tokens from {settings.mcp_oauth_issuer}" if oauth else "no access tokens"
+    logger.info(
+        "serving %s on http://%s:%d (%d accepted key(s), %s)", paths, args.host, args.port, len(keys), tokens
     )
+    config = uvicorn_config(app, host=args.host, port=args.port, settings=settings, log_level=args.log_level)
     uvicorn.Server(config).run()
     return 0
 

@@ -15,9 +15,13 @@ class KeyConfigurationError(RuntimeError):
 
 
 def resolve_api_keys(settings: ServerSettings, session: boto3.Session | None = None) -> list[str]:
+    """The accepted keys. In OAuth mode keys are optional: none unless MCP_API_KEY or an explicit
+    MCP_API_KEY_SSM_PARAMETER asks for them."""
     keys = settings.api_keys()
     if keys:
         return keys
+    if settings.mcp_oauth_issuer is not None and "mcp_api_key_ssm_parameter" not in settings.model_fields_set:
+        return []
     parameter = settings.mcp_api_key_ssm_parameter
     session = session or default_session()
     ssm = read_only_client(session, "ssm", settings)

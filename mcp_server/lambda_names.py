@@ -4,6 +4,7 @@ import pydantic (the orchestrator's parsing) share the contract's rule."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Final
 
 FUNCTION_NAME: Final[str] = r"[A-Za-z0-9_-]{1,64}"
@@ -36,3 +37,27 @@ def function_name_of(lambda_name: str) -> str:
         raise ValueError(f"lambda_name must be {LAMBDA_NAME_HELP}")
     name: str = match.group("name") or match.group("arn_name")
     return name
+
+
+_ARN_PARTS: Final[re.Pattern[str]] = re.compile(
+    r"arn:(?P<partition>[a-z-]+):lambda:(?P<region>[a-z0-9-]+):(?P<account>[0-9]{12}):function:"
+    r"(?P<name>[^:]+)(?::(?P<qualifier>.+))?"
+)
+
+
+@dataclass(frozen=True)
+class FunctionArn:
+    partition: str
+    region: str
+    account: str
+    name: str
+    qualifier: str | None
+
+
+def parse_function_arn(lambda_name: str) -> FunctionArn | None:
+    """The parts of a valid function ARN; None for a bare function name."""
+    validate_lambda_name(lambda_name)
+    match = _ARN_PARTS.fullmatch(lambda_name)
+    if match is None:
+        return None
+    return FunctionArn(**match.groupdict())

@@ -7,6 +7,7 @@ from __future__ import annotations
 READ_OPERATIONS: tuple[tuple[str, str], ...] = (
     ("logs", "FilterLogEvents"),
     ("cloudwatch", "GetMetricData"),
+    ("cloudtrail", "LookupEvents"),
     ("iam", "GetRole"),
     ("iam", "ListRolePolicies"),
     ("iam", "GetRolePolicy"),
@@ -15,16 +16,40 @@ READ_OPERATIONS: tuple[tuple[str, str], ...] = (
     ("iam", "GetPolicyVersion"),
     ("lambda", "GetFunctionConfiguration"),
     ("lambda", "GetFunctionConcurrency"),
+    ("lambda", "GetFunctionEventInvokeConfig"),
+    ("lambda", "GetAlias"),
+    ("lambda", "ListVersionsByFunction"),
+    ("lambda", "ListAliases"),
+    ("lambda", "ListEventSourceMappings"),
     ("ec2", "DescribeSecurityGroups"),
     ("ec2", "DescribeSubnets"),
     ("ec2", "DescribeNetworkAcls"),
-    ("cloudtrail", "LookupEvents"),
+    ("ec2", "DescribeRouteTables"),
+    ("ec2", "DescribeNatGateways"),
+    ("ec2", "DescribeVpcEndpoints"),
+    ("ec2", "DescribeManagedPrefixLists"),
+    ("ec2", "GetManagedPrefixListEntries"),
 )
 
 # Called once at startup, only when MCP_API_KEY is unset.
 STARTUP_OPERATIONS: tuple[tuple[str, str], ...] = (("ssm", "GetParameter"),)
 
+# Reading another account: only the roles named in MCP_ACCOUNTS, and only when it is set.
+ASSUME_OPERATIONS: tuple[tuple[str, str], ...] = (("sts", "AssumeRole"),)
+
+# Needs no IAM permission: which account the server is in (to honour function ARNs).
+IDENTITY_OPERATIONS: tuple[tuple[str, str], ...] = (("sts", "GetCallerIdentity"),)
+
+ALLOWED_OPERATIONS: frozenset[tuple[str, str]] = frozenset(
+    READ_OPERATIONS + STARTUP_OPERATIONS + ASSUME_OPERATIONS + IDENTITY_OPERATIONS
+)
+
+
+def iam_actions(*groups: tuple[tuple[str, str], ...]) -> list[str]:
+    """The IAM actions of some groups of operations, sorted."""
+    return sorted(f"{service}:{operation}" for group in groups for service, operation in group)
+
 
 def required_iam_actions() -> list[str]:
     """Every IAM action the MCP server's identity needs, sorted."""
-    return sorted(f"{service}:{operation}" for service, operation in READ_OPERATIONS + STARTUP_OPERATIONS)
+    return iam_actions(READ_OPERATIONS, STARTUP_OPERATIONS, ASSUME_OPERATIONS)

@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
-from pydantic import Field, SecretStr, field_validator
+import re
+from typing import Self
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from mcp_server.contract.common import ACCOUNT_ALIAS_PATTERN
+from mcp_server.https_urls import checked_url
+
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
+SCOPE_PATTERN = r"[\x21\x23-\x5b\x5d-\x7e]+"  # RFC 6749 §3.3
+ROLE_ARN_PATTERN = r"^arn:aws(?:-cn|-us-gov)?:iam::(?P<account>[0-9]{12}):role/[A-Za-z0-9+=,.@_/-]+$"
+
+
+class AccountRole(BaseModel):
+    """The read-only role the server assumes to read another account."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role_arn: str = Field(
+        pattern=ROLE_ARN_PATTERN, max_length=2048, description="arn:aws:iam::<account>:role/<name>"
+    )
+    external_id: str | None = Field(default=None, min_length=2, max_length=1224)
+
+    @property
+    def account_id(self) -> str:
+        match = re.match(ROLE_ARN_PATTERN, self.role_arn)
+        assert match is not None  # the field's pattern
+        return match.group("account")
 
 
 class ServerSettings(BaseSettings):
@@ -23,10 +48,37 @@ class ServerSettings(BaseSettings):
         default="",
         description="Extra Host header values accepted (comma-separated, 'name' or 'name:port' or 'name:*').",
     )
+    mcp_oauth_issuer: str | None = Field(
+        default=None,
+        description="OAuth 2.1 resource-server mode: the identity provider's issuer URL, exactly as in "
+        "the tokens' `iss`. Static keys keep working beside it.",
+    )
+    mcp_oauth_audience: str | None = Field(
+        default=None,
+        description="The audience access tokens must name in `aud` (Cognito access tokens: `client_id`).",
+    )
+    mcp_oauth_jwks_url: str | None = Field(
+        default=None,
+        description="The issuer's JWKS; default: from its OpenID Connect or RFC 8414 metadata.",
+    )
+    mcp_oauth_scopes: str = Field(
+        default="", description="Scopes every access token must carry (comma- or space-separated)."
+    )
+    mcp_oauth_resource: str | None = Field(
+        default=None,
+        description="This server's public URL, published as `resource` in its protected-resource "
+        "metadata; default http://<host>:<port> when bound to loopback.",
+    )
+    mcp_request_header_timeout: float = Field(
+        default=10.0, gt=0, le=300, description="Seconds a connection has to send a complete request head."
+    )
     aws_connect_timeout: float = Field(default=3.0, gt=0, description="Seconds to open a connection to AWS.")
     aws_read_timeout: float = Field(default=10.0, gt=0, description="Seconds to wait for an AWS response.")
     aws_max_attempts: int = Field(
         default=3, ge=1, le=10, description="Attempts per AWS call (standard retries)."
+    )
+    aws_max_pool_connections: int = Field(
+        default=64, ge=10, le=1000, description="Connections per AWS client (more than the worker threads)."
     )
     logs_byte_cap: int = Field(
         default=16 * 1024, ge=1024, description="Total bytes of log messages per answer."
@@ -36,6 +88,28 @@ class ServerSettings(BaseSettings):
     max_request_body_bytes: int = Field(
         default=256 * 1024, ge=1024, description="Largest accepted request body."
     )
+    mcp_accounts: dict[str, AccountRole] = Field(
+        default_factory=dict,
+        description='Other accounts the tools may read, as JSON: {"alias": {"role_arn": "arn:aws:iam::'
+        '<account>:role/<read-only role>", "external_id": "..."}}. Callers name an alias, never a role.',
+    )
+    mcp_tool_deadline_seconds: float = Field(
+        default=20.0,
+        gt=0,
+        le=300,
+        description="Each tool answers within this many seconds, with what it read and the rest as gaps "
+        "(below the supervisor's 30 s tool timeout).",
+    )
+
+    @field_validator("mcp_accounts")
+    @classmethod
+    def _aliases(cls, value: dict[str, AccountRole]) -> dict[str, AccountRole]:
+        for alias in value:
+            if not re.fullmatch(ACCOUNT_ALIAS_PATTERN, alias):
+                raise ValueError(
+                    f"MCP_ACCOUNTS alias {alias!r} must be 1-32 lowercase letters, digits or '-'"
+                )
+        return value
 
     @field_validator("mcp_api_key_ssm_parameter")
     @classmethod
@@ -43,6 +117,32 @@ class ServerSettings(BaseSettings):
         if not value.startswith("/"):
             raise ValueError("MCP_API_KEY_SSM_PARAMETER must be a parameter path starting with '/'")
         return value
+
+    @field_validator("mcp_oauth_issuer", "mcp_oauth_jwks_url", "mcp_oauth_resource")
+    @classmethod
+    def _oauth_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return None if value is None else checked_url(str(info.field_name).upper(), value)
+
+    @field_validator("mcp_oauth_scopes")
+    @classmethod
+    def _scope_tokens(cls, value: str) -> str:
+        bad = [scope for scope in value.replace(",", " ").split() if not re.fullmatch(SCOPE_PATTERN, scope)]
+        if bad:
+            raise ValueError(f"MCP_OAUTH_SCOPES: {bad} are not scopes (ASCII, no space, quote or backslash)")
+        return value
+
+    @model_validator(mode="after")
+    def _oauth_complete(self) -> Self:
+        if self.mcp_oauth_issuer is not None and not self.mcp_oauth_audience:
+            raise ValueError("MCP_OAUTH_AUDIENCE is required with MCP_OAUTH_ISSUER (the tokens' `aud`)")
+        dependent = ("mcp_oauth_audience", "mcp_oauth_jwks_url", "mcp_oauth_scopes", "mcp_oauth_resource")
+        orphans = [name.upper() for name in dependent if getattr(self, name)]
+        if self.mcp_oauth_issuer is None and orphans:
+            raise ValueError(f"{', '.join(orphans)} only apply with MCP_OAUTH_ISSUER, which is not set")
+        return self
+
+    def oauth_scopes(self) -> tuple[str, ...]:
+        return tuple(scope for scope in self.mcp_oauth_scopes.replace(",", " ").split() if scope)
 
     def api_keys(self) -> list[str]:
         if self.mcp_api_key is None:

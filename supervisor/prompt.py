@@ -43,10 +43,13 @@ FAULT TYPES YOU MAY ENCOUNTER:
 - unknown: use it alone when the evidence does not show a fault
 
 TOOL SELECTION GUIDANCE:
+- Every incident -> get_recent_changes and get_function_metrics: what changed before the failure, and \
+what the Lambda service measured
 - Access/permission errors (AccessDenied) -> get_iam_state first, then get_recent_logs
 - Throttling errors -> get_lambda_config first, then get_recent_logs
 - Timeouts -> get_network_state and get_lambda_config
 - Unknown errors -> get_recent_logs first for clues
+- A part a tool could not read is listed in its `gaps`: say so rather than guess
 
 When you have enough evidence, call submit_diagnosis. For EVERY claim you make:
 - Provide an evidence pointer: which tool, which field (a dotted path into that tool's result, list indices \
@@ -100,12 +103,17 @@ def read_tagged(text: str) -> tuple[str, str | None, Any] | None:
     return (match["tag"], match["tool"], payload) if isinstance(payload, dict) else None
 
 
+_CLOSING_TAGS = ("\n</tool_result>", "\n</incident>")
+
+
 def truncate(text: str, max_bytes: int) -> str:
-    """``text`` cut to ``max_bytes`` UTF-8 bytes behind a notice that says so, when it is longer."""
+    """``text`` cut to ``max_bytes`` UTF-8 bytes behind a notice that says so, when it is longer. A tagged
+    message keeps its closing tag: what is cut is the data, never the delimiter around it."""
     data = text.encode()
     if len(data) <= max_bytes:
         return text
-    kept = data[:max_bytes].decode(errors="ignore")
+    closing = next((tag for tag in _CLOSING_TAGS if text.endswith(tag)), "")
+    kept = data[: max(0, max_bytes - len(closing.encode()))].decode(errors="ignore") + closing
     return f"[TRUNCATED] Original size {len(data)} bytes; truncated to {len(kept.encode())} bytes.\n{kept}"
 
 

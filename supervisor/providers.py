@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from mcp.client.session import ClientSession
-from mcp_types import TextContent
+from mcp_types import RequestParamsMeta, TextContent
 
 from supervisor.schemas import ToolResult
 
@@ -18,14 +18,22 @@ class ToolCallFailed(Exception):
     """The tool ran and reported an error (an MCP ``isError`` result); the message is shown to the model."""
 
 
-class McpToolProvider:
-    """Calls the diagnostic tools over an initialized MCP session."""
+# The request ``_meta`` key that tells the MCP server how long the caller will wait for a tool's answer.
+DEADLINE_META_KEY = "incident-response/deadline-seconds"
 
-    def __init__(self, session: ClientSession) -> None:
+
+class McpToolProvider:
+    """Calls the diagnostic tools over an initialized MCP session. With ``deadline_seconds``, each call
+    asks the server to answer within it (with what it could read, and the rest as gaps)."""
+
+    def __init__(self, session: ClientSession, deadline_seconds: float | None = None) -> None:
         self._session = session
+        self._meta = (
+            cast(RequestParamsMeta, {DEADLINE_META_KEY: deadline_seconds}) if deadline_seconds else None
+        )
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> str:
-        result = await self._session.call_tool(name, arguments)
+        result = await self._session.call_tool(name, arguments, meta=self._meta)
         text = next((c.text for c in result.content if isinstance(c, TextContent)), None)
         if result.is_error:
             raise ToolCallFailed(text or f"{name} failed without a message")

@@ -182,7 +182,9 @@ async def _attempt(
     accounting: Accounting,
 ) -> tuple[AgentState, StopReason]:
     async with mcp_session(settings, api_key) as session:
-        graph = build_graph(model, McpToolProvider(session), settings, accounting)
+        # The server answers a little before the graph's own tool timeout, so its gaps arrive in time.
+        provider = McpToolProvider(session, deadline_seconds=max(1.0, settings.tool_timeout - 2))
+        graph = build_graph(model, provider, settings, accounting)
         try:
             return await run_graph(graph, state, settings.recursion_limit)
         except Exception as error:

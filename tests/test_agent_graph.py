@@ -180,12 +180,12 @@ async def test_unrepairable_argument_json_is_reported() -> None:
 
 
 async def test_calls_beyond_the_per_turn_cap_are_dropped_and_the_model_told() -> None:
-    many = [call("get_recent_logs", call_id=f"c{i}") for i in range(6)]
+    many = [call("get_recent_logs", call_id=f"c{i}") for i in range(8)]
     run = await Run([ai(*many), ai(GIVE_UP)])()
-    assert len(run.provider.calls) == 4  # type: ignore[attr-defined]
+    assert len(run.provider.calls) == 6  # type: ignore[attr-defined]
     dropped = [r for r in run.replies("get_recent_logs") if r.status == "error"]
-    assert [r.tool_call_id for r in dropped] == ["c4", "c5"]
-    assert all("at most 4 tool calls per turn" in str(r.content) for r in dropped)
+    assert [r.tool_call_id for r in dropped] == ["c6", "c7"]
+    assert all("at most 6 tool calls per turn" in str(r.content) for r in dropped)
     assert [s for _, s in run.statuses()].count("dropped") == 2
 
 
@@ -237,6 +237,8 @@ async def test_an_oversized_response_is_truncated_with_a_notice() -> None:
     assert first_line.startswith("[TRUNCATED] Original size ")
     assert first_line.endswith("; truncated to 2000 bytes.")
     assert len(rest.encode()) == 2000
+    assert rest.endswith("xxx\n</tool_result>")  # the data is cut, the delimiter kept
+    assert rest.count("</tool_result>") == 1
     assert run.accounting.tool_calls[0].truncated is True
 
 

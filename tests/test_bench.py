@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench import cold_import, sandbox_runtime
+from bench import cold_import, log_volume, sandbox_runtime
 from bench.mcp_overhead import QUICK, render, run
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.contract import TOOL_NAMES
@@ -44,3 +44,10 @@ def test_sandbox_runtime_benchmark_reports_start_up_and_invocations() -> None:
     ]
     assert all(r.median_ms > 0 for r in rows)
     assert "goal of <= 6 s" in sandbox_runtime.render(rows)
+
+
+def test_log_volume_benchmark_finds_every_error_line_beyond_the_scan() -> None:
+    result = log_volume.run(events=25_000, errors=20, runs=1)  # more than one 20,000-event scan
+    assert (result.errors_in_window, result.errors_returned) == (20, 20)
+    assert result.tool_median_ms > 0
+    assert "every error line (20/20)" in log_volume.render(result)

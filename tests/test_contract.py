@@ -19,9 +19,12 @@ from mcp_server.contract import (
     TOOL_NAMES,
     TOOL_RESPONSE_MODELS,
     AttachedPolicy,
+    FunctionMetricsResponse,
+    GetFunctionMetricsArgs,
     GetIAMStateArgs,
     GetLambdaConfigArgs,
     GetNetworkStateArgs,
+    GetRecentChangesArgs,
     GetRecentLogsArgs,
     IAMStateResponse,
     LambdaConfigResponse,
@@ -31,6 +34,7 @@ from mcp_server.contract import (
     NetworkAclEntry,
     NetworkStateResponse,
     PermissionsBoundary,
+    RecentChangesResponse,
     SecurityGroup,
     SecurityGroupRule,
     Subnet,
@@ -52,8 +56,22 @@ from supervisor.schemas import (
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ARN = "arn:aws:lambda:ca-central-1:123456789012:function:data-processor"
-EXPECTED_TOOLS = {"get_recent_logs", "get_iam_state", "get_lambda_config", "get_network_state"}
-LAMBDA_ARG_MODELS = [GetRecentLogsArgs, GetIAMStateArgs, GetLambdaConfigArgs, GetNetworkStateArgs]
+EXPECTED_TOOLS = {
+    "get_recent_logs",
+    "get_iam_state",
+    "get_lambda_config",
+    "get_network_state",
+    "get_recent_changes",
+    "get_function_metrics",
+}
+LAMBDA_ARG_MODELS = [
+    GetRecentLogsArgs,
+    GetIAMStateArgs,
+    GetLambdaConfigArgs,
+    GetNetworkStateArgs,
+    GetRecentChangesArgs,
+    GetFunctionMetricsArgs,
+]
 
 VALID_NAMES = [
     "data-processor",
@@ -96,7 +114,7 @@ INVALID_NAMES = [
 
 def test_tool_names_match_literal_and_both_registries() -> None:
     assert set(TOOL_NAMES) == EXPECTED_TOOLS
-    assert len(TOOL_NAMES) == 4
+    assert len(TOOL_NAMES) == 6
     assert set(get_args(ToolName)) == EXPECTED_TOOLS
     assert set(TOOL_ARG_SCHEMAS) == EXPECTED_TOOLS
     assert set(TOOL_RESPONSE_MODELS) == EXPECTED_TOOLS
@@ -108,12 +126,16 @@ def test_registries_map_each_tool_to_its_model() -> None:
         "get_iam_state": GetIAMStateArgs,
         "get_lambda_config": GetLambdaConfigArgs,
         "get_network_state": GetNetworkStateArgs,
+        "get_recent_changes": GetRecentChangesArgs,
+        "get_function_metrics": GetFunctionMetricsArgs,
     }
     expected_responses = {
         "get_recent_logs": LogsResponse,
         "get_iam_state": IAMStateResponse,
         "get_lambda_config": LambdaConfigResponse,
         "get_network_state": NetworkStateResponse,
+        "get_recent_changes": RecentChangesResponse,
+        "get_function_metrics": FunctionMetricsResponse,
     }
     assert expected_args == TOOL_ARG_SCHEMAS
     assert expected_responses == TOOL_RESPONSE_MODELS
@@ -194,7 +216,7 @@ def test_function_name_of_rejects_invalid_names(bad: str) -> None:
 @pytest.mark.parametrize("model", LAMBDA_ARG_MODELS)
 def test_extra_argument_rejected(model: type[BaseModel]) -> None:
     with pytest.raises(ValidationError) as excinfo:
-        model.model_validate({"lambda_name": "data-processor", "region": "us-east-1"})
+        model.model_validate({"lambda_name": "data-processor", "function": "data-processor"})
     assert excinfo.value.errors()[0]["type"] == "extra_forbidden"
 
 

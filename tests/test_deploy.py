@@ -224,6 +224,7 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
                 "ServiceSubnetIds": sandbox.world.subnet_id,
                 "ImageUri": f"{names.ACCOUNT_ID}.dkr.ecr.{sandbox.region}.amazonaws.com/mcp-server:1",
                 "CertificateArn": certificate,
+                "CrossAccountRoleArns": sandbox.world.read_only_role_arn,
             }
         ),
         Capabilities=["CAPABILITY_IAM"],
@@ -235,7 +236,9 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
     assert outputs["McpServerUrl"].endswith("/sse")
 
     task_role = _policy(operator.client("iam"), outputs["TaskRoleArn"])
-    assert sorted(_granted(task_role)) == required_iam_actions()  # the README's list, exactly
+    granted = _granted(task_role)
+    assert sorted(granted) == required_iam_actions()  # the README's list, exactly
+    assert granted["sts:AssumeRole"] == [sandbox.world.read_only_role_arn]  # that role, no other
 
     resources = {
         r["LogicalResourceId"]: r["PhysicalResourceId"]

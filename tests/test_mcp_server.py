@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import boto3
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
@@ -19,20 +20,24 @@ from mcp_server.settings import ServerSettings
 
 
 class RequestCounter:
-    """Counts HTTP requests the AWS clients actually send."""
+    """Counts HTTP requests the AWS clients made from one boto3 session actually send."""
 
-    def __init__(self, clients: AwsClients) -> None:
+    def __init__(self, session: boto3.Session) -> None:
         self.sent = 0
-        for client in (clients.logs, clients.iam, clients.lambda_, clients.ec2):
-            client.meta.events.register("before-send", self._count)
+        session.events.register("before-send", self._count)
 
     def _count(self, **_: Any) -> None:
         self.sent += 1
 
 
 @pytest.fixture
-def clients(sandbox: Sandbox) -> AwsClients:
-    return AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
+def session(sandbox: Sandbox) -> boto3.Session:
+    return sandbox.session(names.MCP_SERVER)
+
+
+@pytest.fixture
+def clients(session: boto3.Session) -> AwsClients:
+    return AwsClients.create(ServerSettings(), session)
 
 
 @pytest.fixture
@@ -41,8 +46,8 @@ def server(clients: AwsClients) -> MCPServer:
 
 
 @pytest.fixture
-def counter(clients: AwsClients) -> RequestCounter:
-    return RequestCounter(clients)
+def counter(session: boto3.Session) -> RequestCounter:
+    return RequestCounter(session)
 
 
 async def test_tools_are_declared_read_only_with_input_and_output_schemas(server: MCPServer) -> None:
@@ -105,9 +110,11 @@ def test_read_only_guard_refuses_a_mutating_call_before_sending(
     clients: AwsClients, counter: RequestCounter
 ) -> None:
     with pytest.raises(ReadOnlyViolation, match="PutFunctionConcurrency"):
-        clients.lambda_.put_function_concurrency(
+        clients.client("lambda").put_function_concurrency(
             FunctionName=names.FUNCTION_NAME, ReservedConcurrentExecutions=0
         )
     with pytest.raises(ReadOnlyViolation, match="DeleteRolePolicy"):
-        clients.iam.delete_role_policy(RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME)
+        clients.client("iam").delete_role_policy(
+            RoleName=names.ROLE_NAME, PolicyName=names.INLINE_POLICY_NAME
+        )
     assert counter.sent == 0

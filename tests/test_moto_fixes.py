@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
+from tests.conftest import Undo
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +141,30 @@ def test_released_moto_still_authorizes_dynamodb_against_no_resource(unpatched: 
 
 def test_fixed_sandbox_honours_table_scoped_grants(sandbox: Sandbox) -> None:
     assert _get_order_as_its_role(sandbox) is None
+
+
+def test_released_moto_still_drops_lambda_logging_config(unpatched: Sandbox) -> None:
+    """If this fails, re-check chaos/sandbox/extensions/lambda_logging.py."""
+    lambda_ = unpatched.session(names.OPERATOR).client("lambda")
+    answer = lambda_.update_function_configuration(
+        FunctionName=names.FUNCTION_NAME, LoggingConfig={"LogGroup": "/custom/group"}
+    )
+    assert "LoggingConfig" not in answer, "moto now keeps LoggingConfig"
+
+
+def test_fixed_sandbox_keeps_lambda_logging_config(sandbox: Sandbox, undo: Undo) -> None:
+    lambda_ = sandbox.session(names.OPERATOR).client("lambda")
+    assert lambda_.get_function_configuration(FunctionName=names.REPORT_FUNCTION)["LoggingConfig"] == {
+        "LogFormat": "Text",
+        "LogGroup": f"/aws/lambda/{names.REPORT_FUNCTION}",
+    }
+    answer = lambda_.update_function_configuration(
+        FunctionName=names.REPORT_FUNCTION, LoggingConfig={"LogGroup": "/custom/group"}
+    )
+    undo(
+        lambda: lambda_.update_function_configuration(
+            FunctionName=names.REPORT_FUNCTION,
+            LoggingConfig={"LogGroup": f"/aws/lambda/{names.REPORT_FUNCTION}"},
+        )
+    )
+    assert answer["LoggingConfig"]["LogGroup"] == "/custom/group"

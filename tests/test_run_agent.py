@@ -76,6 +76,8 @@ async def test_a_bedrock_model_drives_a_full_diagnosis(
         "get_iam_state",
         "get_lambda_config",
         "get_network_state",
+        "get_recent_changes",
+        "get_function_metrics",
         "submit_diagnosis",
     }
     result_block = second["messages"][-1]["content"][0]["toolResult"]

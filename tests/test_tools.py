@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -19,7 +20,7 @@ from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from mcp_server.aws import AwsClients
+from mcp_server.aws import AwsClients, TargetClients
 from mcp_server.contract import (
     GetIAMStateArgs,
     GetLambdaConfigArgs,
@@ -28,12 +29,16 @@ from mcp_server.contract import (
     LogsResponse,
 )
 from mcp_server.errors import DiagnosticToolError
+from mcp_server.reads import Reads
 from mcp_server.settings import ServerSettings
+from mcp_server.targets import Target
+from mcp_server.tools.context import ToolContext
 from mcp_server.tools.iam import iam_state
 from mcp_server.tools.lambda_config import lambda_config
-from mcp_server.tools.logs import ERROR_LIKE, recent_logs, truncate_message
-from mcp_server.tools.network import NOT_IN_VPC_NOTE, network_state
+from mcp_server.tools.logs import ERROR_LIKE, ERROR_TERMS, recent_logs, truncate_message
+from mcp_server.tools.network import network_state
 from tests.conftest import Inject, Undo
+from tests.tool_support import call_tool, tool_context
 
 SETTINGS = ServerSettings()
 MARKER = re.compile(r" …\[truncated (\d+) bytes\]$")
@@ -44,23 +49,36 @@ def clients(sandbox: Sandbox) -> AwsClients:
     return AwsClients.create(SETTINGS, sandbox.session(names.MCP_SERVER))
 
 
+@dataclass
+class FakeLambda:
+    """A function that exists, with no LoggingConfig: its log group is /aws/lambda/<name>."""
+
+    def get_function_configuration(self, FunctionName: str) -> dict[str, Any]:
+        return {"FunctionName": FunctionName}
+
+
+def _fake_context(logs_client: Any, settings: ServerSettings) -> ToolContext:
+    target = Target("fn", None, names.DEFAULT_REGION, None)
+    clients = TargetClients(target, FakeLambda(), logs_client, None, None, None, None, None)
+    return ToolContext(
+        clients, Reads(ThreadPoolExecutor(2), settings.mcp_tool_deadline_seconds, target.region), settings
+    )
+
+
 def _logs(
-    logs_client: Any,
+    source: AwsClients | Any,
     lambda_name: str = names.FUNCTION_NAME,
     *,
     now: datetime | None = None,
     scan_limit: int = SETTINGS.logs_scan_limit,
     **arguments: Any,
 ) -> LogsResponse:
-    return recent_logs(
-        logs_client,
-        GetRecentLogsArgs(lambda_name=lambda_name, **arguments),
-        region=names.DEFAULT_REGION,
-        byte_cap=SETTINGS.logs_byte_cap,
-        message_cap=SETTINGS.logs_message_cap,
-        scan_limit=scan_limit,
-        now=now,
-    )
+    """The logs tool, on the sandbox (``AwsClients``) or on a fake CloudWatch Logs client."""
+    settings = SETTINGS.model_copy(update={"logs_scan_limit": scan_limit})
+    args = GetRecentLogsArgs(lambda_name=lambda_name, **arguments)
+    if isinstance(source, AwsClients):
+        return recent_logs(tool_context(source, args, settings), args, now=now)
+    return recent_logs(_fake_context(source, settings), args, now=now)
 
 
 def _stamps(response: LogsResponse) -> list[datetime]:
@@ -86,9 +104,7 @@ def _assert_consistent(response: LogsResponse) -> None:
 
 
 def test_iam_state_of_the_healthy_function(sandbox: Sandbox, clients: AwsClients) -> None:
-    state = iam_state(
-        clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
-    )
+    state = call_tool(clients, iam_state, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME))
     assert state.role_name == names.ROLE_NAME
     assert state.role_arn == sandbox.world.role_arn
     assert state.permissions_boundary is None
@@ -107,9 +123,7 @@ def test_lambda_config_of_the_healthy_function_by_name_and_by_arn(
     sandbox: Sandbox, clients: AwsClients
 ) -> None:
     for lambda_name in (names.FUNCTION_NAME, sandbox.world.function_arn):
-        config = lambda_config(
-            clients.lambda_, GetLambdaConfigArgs(lambda_name=lambda_name), region=clients.region
-        )
+        config = call_tool(clients, lambda_config, GetLambdaConfigArgs(lambda_name=lambda_name))
         assert config.FunctionName == names.FUNCTION_NAME
         assert config.FunctionArn == sandbox.world.function_arn
         assert (config.Timeout, config.MemorySize, config.Runtime) == (3, 256, "python3.12")
@@ -122,12 +136,7 @@ def test_lambda_config_of_the_healthy_function_by_name_and_by_arn(
 
 
 def test_network_state_of_the_healthy_function(sandbox: Sandbox, clients: AwsClients) -> None:
-    state = network_state(
-        clients.lambda_,
-        clients.ec2,
-        GetNetworkStateArgs(lambda_name=names.FUNCTION_NAME),
-        region=clients.region,
-    )
+    state = call_tool(clients, network_state, GetNetworkStateArgs(lambda_name=names.FUNCTION_NAME))
     assert (state.function_name, state.in_vpc, state.vpc_id) == (
         names.FUNCTION_NAME,
         True,
@@ -147,8 +156,9 @@ def test_network_state_of_the_healthy_function(sandbox: Sandbox, clients: AwsCli
     assert subnet.network_acl is not None
     assert any(e.egress and e.rule_action == "allow" for e in subnet.network_acl.entries)
     assert state.https_egress_allowed is True
-    assert state.note is not None
-    assert state.note.startswith("HTTPS egress is allowed")
+    [apis] = [verdict for verdict in state.egress if verdict.destination == "aws-apis"]
+    assert apis.allowed is True
+    assert apis.path == f"nat-gateway {sandbox.world.nat_gateway_id}"
 
 
 def test_recent_logs_of_one_invocation(
@@ -157,7 +167,7 @@ def test_recent_logs_of_one_invocation(
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
     assert invocation.status == "succeeded"
 
-    response = _logs(clients.logs, sandbox.world.function_arn, filter_pattern=f'"{invocation.request_id}"')
+    response = _logs(clients, sandbox.world.function_arn, filter_pattern=f'"{invocation.request_id}"')
 
     assert response.log_group == names.LOG_GROUP
     messages = [e.message for e in response.events]
@@ -182,16 +192,14 @@ def test_deleted_inline_policy_shows_in_iam_and_logs(
 ) -> None:
     inject(REVOKE_S3)
 
-    state = iam_state(
-        clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
-    )
+    state = call_tool(clients, iam_state, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME))
     assert state.inline_policies == {}
     assert {p.policy_name for p in state.attached_policies} == {names.LOGS_POLICY_NAME, names.VPC_POLICY_NAME}
 
     started = datetime.now(UTC) - timedelta(seconds=1)
     assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
     # No filter: the newest error line comes first in the selection, whatever else the group holds.
-    response = _logs(clients.logs)
+    response = _logs(clients)
     denials = [
         e
         for e in response.events
@@ -208,15 +216,13 @@ def test_detached_logs_policy_shows_in_iam_and_leaves_no_new_lines(
 ) -> None:
     inject(REVOKE_CLOUDWATCH)
 
-    state = iam_state(
-        clients.lambda_, clients.iam, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
-    )
+    state = call_tool(clients, iam_state, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME))
     assert [p.policy_name for p in state.attached_policies] == [names.VPC_POLICY_NAME]
     assert names.INLINE_POLICY_NAME in state.inline_policies
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
     assert not invocation.logs_written
-    response = _logs(clients.logs, filter_pattern=f'"{invocation.request_id}"')
+    response = _logs(clients, filter_pattern=f'"{invocation.request_id}"')
     assert response.events == []
     assert response.matched_events == 0
     assert response.note is not None
@@ -230,9 +236,7 @@ def test_reserved_concurrency_zero_shows_in_config(
 ) -> None:
     inject(THROTTLE, concurrency=0)
 
-    config = lambda_config(
-        clients.lambda_, GetLambdaConfigArgs(lambda_name=names.FUNCTION_NAME), region=clients.region
-    )
+    config = call_tool(clients, lambda_config, GetLambdaConfigArgs(lambda_name=names.FUNCTION_NAME))
     assert config.ReservedConcurrentExecutions == 0
 
 
@@ -241,19 +245,22 @@ def test_removed_https_egress_shows_in_network_and_logs(
 ) -> None:
     inject(BLOCK_EGRESS)
 
-    state = network_state(
-        clients.lambda_,
-        clients.ec2,
-        GetNetworkStateArgs(lambda_name=names.FUNCTION_NAME),
-        region=clients.region,
-    )
+    state = call_tool(clients, network_state, GetNetworkStateArgs(lambda_name=names.FUNCTION_NAME))
     assert state.security_groups[0].egress == []
     assert state.https_egress_allowed is False
-    assert state.note == "HTTPS egress is blocked: no security-group egress rule allows tcp/443"
+    assert {(v.destination, v.allowed) for v in state.egress} == {
+        ("aws-apis", False),
+        ("s3", False),
+        ("dynamodb", False),
+    }
+    group = sandbox.world.security_group_id
+    assert all(
+        f"no egress rule of security groups {group} allows tcp/443" in v.reasons[0] for v in state.egress
+    )
 
     invocation = runtime.invoke(names.FUNCTION_NAME, names.input_event())
     assert invocation.status == "timed_out"
-    response = _logs(clients.logs, filter_pattern=f'"{invocation.request_id}"')
+    response = _logs(clients, filter_pattern=f'"{invocation.request_id}"')
     assert any("Task timed out after 3.00 seconds" in e.message for e in response.events)
 
 
@@ -275,33 +282,23 @@ def test_network_acl_denying_https_shows_in_network(
     )
     undo(lambda: ec2.delete_network_acl_entry(NetworkAclId=acl_id, RuleNumber=50, Egress=True))
 
-    state = network_state(
-        clients.lambda_,
-        clients.ec2,
-        GetNetworkStateArgs(lambda_name=names.FUNCTION_NAME),
-        region=clients.region,
-    )
+    state = call_tool(clients, network_state, GetNetworkStateArgs(lambda_name=names.FUNCTION_NAME))
     assert state.subnets[0].network_acl is not None
     deny = next(e for e in state.subnets[0].network_acl.entries if e.rule_number == 50)
     assert (deny.protocol, deny.rule_action, deny.port_from, deny.port_to) == ("6", "deny", 443, 443)
     assert state.https_egress_allowed is False
-    assert state.note == (
-        f"HTTPS egress is blocked: network ACL {acl_id} of subnet {sandbox.world.subnet_id} "
-        "does not allow outbound tcp/443 to 0.0.0.0/0"
-    )
+    [apis] = [verdict for verdict in state.egress if verdict.destination == "aws-apis"]
+    assert apis.allowed is False
+    assert any(f"network ACL {acl_id} outbound rule 50 (deny" in reason for reason in apis.reasons)
 
 
 # --------------------------------------------------------------------------- missing resources
 
 Tool = Callable[[AwsClients, str], object]
 TOOLS: dict[str, Tool] = {
-    "iam": lambda c, name: iam_state(c.lambda_, c.iam, GetIAMStateArgs(lambda_name=name), region=c.region),
-    "config": lambda c, name: lambda_config(
-        c.lambda_, GetLambdaConfigArgs(lambda_name=name), region=c.region
-    ),
-    "network": lambda c, name: network_state(
-        c.lambda_, c.ec2, GetNetworkStateArgs(lambda_name=name), region=c.region
-    ),
+    "iam": lambda c, name: call_tool(c, iam_state, GetIAMStateArgs(lambda_name=name)),
+    "config": lambda c, name: call_tool(c, lambda_config, GetLambdaConfigArgs(lambda_name=name)),
+    "network": lambda c, name: call_tool(c, network_state, GetNetworkStateArgs(lambda_name=name)),
 }
 
 
@@ -317,7 +314,7 @@ def test_missing_function_is_a_tool_error_naming_it(clients: AwsClients, tool: T
 
 
 def test_missing_log_group_is_a_note_not_an_error(clients: AwsClients) -> None:
-    response = _logs(clients.logs, "never-invoked")
+    response = _logs(clients, "never-invoked")
     assert response.log_group == "/aws/lambda/never-invoked"
     assert (response.events, response.matched_events) == ([], 0)
     assert response.note is not None
@@ -385,7 +382,7 @@ def _wire_size(volume: Volume, index: int) -> int:
 
 
 def test_volume_too_many_errors_returns_only_the_newest_errors(clients: AwsClients, volume: Volume) -> None:
-    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end, limit=1000)
+    response = _logs(clients, VOLUME_FUNCTION, now=volume.end, limit=1000)
 
     _assert_consistent(response)
     assert (response.matched_events, len(volume.errors)) == (VOLUME_EVENTS, VOLUME_EVENTS // 50)
@@ -402,7 +399,7 @@ def test_volume_too_many_errors_returns_only_the_newest_errors(clients: AwsClien
 def test_volume_truncation_cuts_at_a_character_and_counts_the_bytes(
     clients: AwsClients, volume: Volume
 ) -> None:
-    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end)
+    response = _logs(clients, VOLUME_FUNCTION, now=volume.end)
 
     truncated = [e.message for e in response.events if MARKER.search(e.message)]
     assert truncated
@@ -417,7 +414,7 @@ def test_volume_truncation_cuts_at_a_character_and_counts_the_bytes(
 
 
 def test_volume_errors_that_fit_come_first_then_the_newest_lines(clients: AwsClients, volume: Volume) -> None:
-    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end, minutes=1)
+    response = _logs(clients, VOLUME_FUNCTION, now=volume.end, minutes=1)
 
     _assert_consistent(response)
     in_window = list(range(VOLUME_EVENTS - 60_000 // SPACING_MS, VOLUME_EVENTS))
@@ -434,7 +431,7 @@ def test_volume_errors_that_fit_come_first_then_the_newest_lines(clients: AwsCli
 
 
 def test_volume_filter_pattern_and_limit(clients: AwsClients, volume: Volume) -> None:
-    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end, filter_pattern="AccessDenied", limit=5)
+    response = _logs(clients, VOLUME_FUNCTION, now=volume.end, filter_pattern="AccessDenied", limit=5)
 
     _assert_consistent(response)
     assert response.filter_pattern == "AccessDenied"
@@ -448,12 +445,14 @@ def test_volume_filter_pattern_and_limit(clients: AwsClients, volume: Volume) ->
 
 
 def test_volume_scan_limit_stops_the_scan_and_says_so(clients: AwsClients, volume: Volume) -> None:
-    response = _logs(clients.logs, VOLUME_FUNCTION, now=volume.end, scan_limit=500)
+    response = _logs(clients, VOLUME_FUNCTION, now=volume.end, scan_limit=500)
 
     _assert_consistent(response)
-    assert response.matched_events == 500
+    errors_beyond = sum(1 for index in range(500, VOLUME_EVENTS) if index % 50 == 7)
+    assert response.matched_events == 500 + errors_beyond  # every error line, not only the first 500 events
     assert response.note is not None
     assert "the scan stopped at 500 events" in response.note
+    assert "except their error lines, looked up on their own" in response.note
 
 
 # --------------------------------------------------------------------------- fakes
@@ -531,7 +530,8 @@ def test_fake_scan_limit_caps_what_is_read() -> None:
     response = _logs(fake, "fn", now=NOW, scan_limit=10)
 
     assert response.matched_events == 10
-    assert [c["limit"] for c in fake.calls] == [10, 6, 2]
+    assert [c["limit"] for c in fake.calls[:3]] == [10, 6, 2]
+    assert {c.get("filterPattern") for c in fake.calls[3:]} == set(ERROR_TERMS)  # then the error lines
     assert response.note is not None
     assert "the scan stopped at 10 events" in response.note
 
@@ -539,7 +539,8 @@ def test_fake_scan_limit_caps_what_is_read() -> None:
 def test_fake_access_denied_is_a_tool_error() -> None:
     denied = ClientError({"Error": {"Code": "AccessDeniedException", "Message": "no"}}, "FilterLogEvents")
 
-    with pytest.raises(DiagnosticToolError, match=r"AccessDeniedException .* log group /aws/lambda/fn in"):
+    expected = r"AccessDeniedException .* log group /aws/lambda/fn \(the server's account\) in region"
+    with pytest.raises(DiagnosticToolError, match=expected):
         _logs(FakeLogs([], error=denied), "fn", now=NOW)
 
 
@@ -555,81 +556,3 @@ def test_fake_access_denied_is_a_tool_error() -> None:
 def test_truncate_message(message: str, cap: int, expected: str) -> None:
     assert truncate_message(message, cap) == (expected, message != expected)
     assert len(expected.encode()) <= cap
-
-
-@dataclass
-class FakeNetwork:
-    """``get_function_configuration`` and the EC2 describe calls over one function in one subnet."""
-
-    vpc_config: dict[str, Any]
-    acl_entries: list[dict[str, Any]]
-
-    def get_function_configuration(self, FunctionName: str) -> dict[str, Any]:
-        return {"FunctionName": FunctionName, "VpcConfig": self.vpc_config}
-
-    def describe_security_groups(self, GroupIds: list[str]) -> dict[str, Any]:
-        allow_all = {"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}
-        return {
-            "SecurityGroups": [{"GroupId": GroupIds[0], "GroupName": "g", "IpPermissionsEgress": [allow_all]}]
-        }
-
-    def describe_subnets(self, SubnetIds: list[str]) -> dict[str, Any]:
-        return {"Subnets": [{"SubnetId": SubnetIds[0], "VpcId": "vpc-1"}]}
-
-    def describe_network_acls(self, Filters: list[dict[str, Any]]) -> dict[str, Any]:
-        if Filters[0]["Name"] == "association.subnet-id":
-            return {"NetworkAcls": []}  # no explicit association: the VPC's default ACL applies
-        assert Filters == [{"Name": "vpc-id", "Values": ["vpc-1"]}, {"Name": "default", "Values": ["true"]}]
-        return {"NetworkAcls": [{"NetworkAclId": "acl-default", "Entries": self.acl_entries}]}
-
-
-def _entry(
-    number: int, action: str, protocol: str = "-1", ports: tuple[int, int] | None = None
-) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        "RuleNumber": number,
-        "Protocol": protocol,
-        "RuleAction": action.upper(),
-        "Egress": True,
-        "CidrBlock": "0.0.0.0/0",
-    }
-    if ports:
-        entry["PortRange"] = {"From": ports[0], "To": ports[1]}
-    return entry
-
-
-@pytest.mark.parametrize(
-    ("entries", "allowed"),
-    [
-        ([_entry(32767, "deny"), _entry(100, "allow")], True),
-        ([_entry(100, "allow"), _entry(90, "deny", "6", (443, 443))], False),
-        (
-            [_entry(90, "deny", "6", (80, 80)), _entry(100, "allow", "6", (1, 1000)), _entry(32767, "deny")],
-            True,
-        ),
-        ([_entry(100, "allow", "17", (443, 443)), _entry(32767, "deny")], False),
-    ],
-)
-def test_fake_network_acl_rules_apply_in_order_from_the_default_acl(
-    entries: list[dict[str, Any]], allowed: bool
-) -> None:
-    fake = FakeNetwork({"SubnetIds": ["subnet-1"], "SecurityGroupIds": ["sg-1"]}, entries)
-
-    state = network_state(fake, fake, GetNetworkStateArgs(lambda_name="fn"), region=None)
-
-    assert state.subnets[0].network_acl is not None
-    assert state.subnets[0].network_acl.network_acl_id == "acl-default"
-    assert {e.rule_action for e in state.subnets[0].network_acl.entries} <= {"allow", "deny"}
-    assert state.vpc_id == "vpc-1"
-    assert state.https_egress_allowed is allowed
-    blocked = "HTTPS egress is blocked: network ACL acl-default of subnet subnet-1 does not allow outbound"
-    assert (state.note or "").startswith("HTTPS egress is allowed" if allowed else blocked)
-
-
-def test_fake_function_outside_a_vpc() -> None:
-    fake = FakeNetwork({"SubnetIds": [], "SecurityGroupIds": []}, [])
-
-    state = network_state(fake, fake, GetNetworkStateArgs(lambda_name="fn"), region=None)
-
-    assert (state.in_vpc, state.https_egress_allowed, state.note) == (False, None, NOT_IN_VPC_NOTE)
-    assert (state.security_groups, state.subnets) == ([], [])

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chaos.sandbox import names
-from mcp_server.permissions import required_iam_actions
+from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import PARAMETER_ACTIONS, TABLE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 
@@ -32,7 +32,7 @@ def policy_documents() -> dict[str, str]:
     return {
         names.OPERATOR: _document({"Effect": "Allow", "Action": "*", "Resource": "*"}),
         names.MCP_SERVER: _document(
-            {"Effect": "Allow", "Action": required_iam_actions(), "Resource": "*"},
+            {"Effect": "Allow", "Action": iam_actions(READ_OPERATIONS, STARTUP_OPERATIONS), "Resource": "*"},
             {
                 "Effect": "Allow",
                 "Action": "sts:AssumeRole",

@@ -26,7 +26,7 @@ import boto3
 from chaos.sandbox import names
 from chaos.workload import functions
 from chaos.workload.alarms import function_alarms
-from mcp_server.permissions import required_iam_actions
+from mcp_server.permissions import READ_OPERATIONS, iam_actions
 from supervisor.incident_store import STATUS_INDEX
 
 FUNCTIONS_DIR = Path(functions.__file__).parent
@@ -420,7 +420,7 @@ def _read_only_role(iam: Any) -> str:
     iam.put_role_policy(
         RoleName=names.READ_ONLY_ROLE,
         PolicyName="incident-response-read",
-        PolicyDocument=_policy({"Effect": "Allow", "Action": required_iam_actions(), "Resource": "*"}),
+        PolicyDocument=_policy({"Effect": "Allow", "Action": iam_actions(READ_OPERATIONS), "Resource": "*"}),
     )
     return arn
 

@@ -1,10 +1,10 @@
-"""``get_iam_state``: the function's execution role, its inline and attached policies and its boundary."""
+"""``get_iam_state``: the function's execution role, its inline and attached policies and its permissions
+boundary, every document decoded. Independent reads run concurrently; what cannot be read is a gap."""
 
 from __future__ import annotations
 
 import json
 import urllib.parse
-from collections.abc import Iterator
 from typing import Any
 
 from mcp_server.contract import (
@@ -14,7 +14,8 @@ from mcp_server.contract import (
     PermissionsBoundary,
     PolicyDocument,
 )
-from mcp_server.errors import aws_errors
+from mcp_server.reads import Read
+from mcp_server.tools.context import ToolContext
 from mcp_server.tools.lambda_config import function_configuration
 
 
@@ -26,51 +27,103 @@ def _document(value: dict[str, Any] | str) -> PolicyDocument:
     return value
 
 
-def _listed(iam_client: Any, operation: str, key: str, **kwargs: Any) -> Iterator[Any]:
+def _listed(iam_client: Any, operation: str, key: str, **kwargs: Any) -> list[Any]:
     """Every item under ``key`` across the pages of a paginated IAM list operation."""
-    for page in iam_client.get_paginator(operation).paginate(**kwargs):
-        yield from page.get(key, [])
+    return [
+        item for page in iam_client.get_paginator(operation).paginate(**kwargs) for item in page.get(key, [])
+    ]
 
 
-def _attached_policy(iam_client: Any, attachment: dict[str, str], *, region: str | None) -> AttachedPolicy:
-    arn = attachment["PolicyArn"]
-    with aws_errors(f"managed policy {arn}", region):
-        version_id = iam_client.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
-        version = iam_client.get_policy_version(PolicyArn=arn, VersionId=version_id)["PolicyVersion"]
-    return AttachedPolicy(
-        policy_name=attachment["PolicyName"],
-        policy_arn=arn,
-        default_version_id=version_id,
-        document=_document(version["Document"]),
+def _default_version(iam_client: Any, arn: str) -> tuple[str, PolicyDocument]:
+    version_id = iam_client.get_policy(PolicyArn=arn)["Policy"]["DefaultVersionId"]
+    version = iam_client.get_policy_version(PolicyArn=arn, VersionId=version_id)["PolicyVersion"]
+    return version_id, _document(version["Document"])
+
+
+def _policy_read(iam_client: Any, arn: str, what: str) -> Read:
+    return Read(
+        "iam:GetPolicy/GetPolicyVersion",
+        f"{what} {arn}",
+        lambda: _default_version(iam_client, arn),
+        f"what the {what} allows or denies is unknown",
     )
 
 
-def iam_state(
-    lambda_client: Any, iam_client: Any, args: GetIAMStateArgs, *, region: str | None
-) -> IAMStateResponse:
-    """The execution role of the function with every policy document decoded."""
-    config = function_configuration(lambda_client, args.lambda_name, region=region)
+def _inline_read(iam_client: Any, role_name: str, name: str) -> Read:
+    return Read(
+        "iam:GetRolePolicy",
+        f"inline policy {name} of role {role_name}",
+        lambda: iam_client.get_role_policy(RoleName=role_name, PolicyName=name)["PolicyDocument"],
+        f"what inline policy {name} allows or denies is unknown",
+    )
+
+
+def iam_state(ctx: ToolContext, args: GetIAMStateArgs) -> IAMStateResponse:
+    config = function_configuration(ctx)
+    iam = ctx.clients.iam
     role_name = config["Role"].rsplit("/", 1)[-1]  # arn:aws:iam::<account>:role/<optional path/><name>
-    with aws_errors(f"role {role_name}", region):
-        role = iam_client.get_role(RoleName=role_name)["Role"]
-        policy_names = list(_listed(iam_client, "list_role_policies", "PolicyNames", RoleName=role_name))
-        attachments = list(
-            _listed(iam_client, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name)
-        )
-    inline: dict[str, PolicyDocument] = {}
-    for name in policy_names:
-        with aws_errors(f"inline policy {name} of role {role_name}", region):
-            document = iam_client.get_role_policy(RoleName=role_name, PolicyName=name)["PolicyDocument"]
-        inline[name] = _document(document)
-    boundary = role.get("PermissionsBoundary")
+    role, policy_names, attachments = ctx.reads.many(
+        [
+            Read(
+                "iam:GetRole",
+                f"role {role_name}",
+                lambda: iam.get_role(RoleName=role_name)["Role"],
+                "the role's permissions boundary is unknown (the role may have been deleted)",
+            ),
+            Read(
+                "iam:ListRolePolicies",
+                f"role {role_name}",
+                lambda: _listed(iam, "list_role_policies", "PolicyNames", RoleName=role_name),
+                "the role's inline policies are unknown",
+            ),
+            Read(
+                "iam:ListAttachedRolePolicies",
+                f"role {role_name}",
+                lambda: _listed(iam, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name),
+                "the managed policies attached to the role are unknown",
+            ),
+        ]
+    )
+    boundary = (role or {}).get("PermissionsBoundary")
+    names = list(policy_names or [])
+    attached = list(attachments or [])
+    documents = ctx.reads.many(
+        [
+            *(_inline_read(iam, role_name, name) for name in names),
+            *(_policy_read(iam, a["PolicyArn"], "managed policy") for a in attached),
+            *(
+                [_policy_read(iam, boundary["PermissionsBoundaryArn"], "permissions boundary")]
+                if boundary
+                else []
+            ),
+        ]
+    )
+    inline_documents, attached_documents = documents[: len(names)], documents[len(names) :]
+    boundary_version = attached_documents.pop() if boundary else None
     return IAMStateResponse(
         role_name=role_name,
-        role_arn=role.get("Arn"),
-        inline_policies=inline,
-        attached_policies=[_attached_policy(iam_client, a, region=region) for a in attachments],
+        role_arn=(role or {}).get("Arn") or config["Role"],
+        inline_policies={
+            name: _document(document)
+            for name, document in zip(names, inline_documents, strict=True)
+            if document
+        },
+        attached_policies=[
+            AttachedPolicy(
+                policy_name=a["PolicyName"],
+                policy_arn=a["PolicyArn"],
+                default_version_id=version[0] if version else None,
+                document=version[1] if version else None,
+            )
+            for a, version in zip(attached, attached_documents, strict=True)
+        ],
         permissions_boundary=PermissionsBoundary(
-            type=boundary.get("PermissionsBoundaryType"), arn=boundary["PermissionsBoundaryArn"]
+            type=boundary.get("PermissionsBoundaryType"),
+            arn=boundary["PermissionsBoundaryArn"],
+            default_version_id=boundary_version[0] if boundary_version else None,
+            document=boundary_version[1] if boundary_version else None,
         )
         if boundary
         else None,
+        gaps=ctx.reads.gaps,
     )

@@ -1,40 +1,159 @@
-"""``get_lambda_config``: the function's configuration and reserved concurrency; also the
-GetFunctionConfiguration call that the IAM and network tools start from."""
+"""``get_lambda_config``: the function's configuration, concurrency, destinations, versions and aliases;
+also the GetFunctionConfiguration read that the other tools start from."""
 
 from __future__ import annotations
 
+from itertools import islice
 from typing import Any
 
-from mcp_server.contract import GetLambdaConfigArgs, LambdaConfigResponse, VpcConfig
-from mcp_server.errors import aws_errors
+from mcp_server.contract import (
+    FunctionAlias,
+    FunctionVersion,
+    GetLambdaConfigArgs,
+    LambdaConfigResponse,
+    VpcConfig,
+)
+from mcp_server.contract.config import Layer, LoggingConfig
+from mcp_server.reads import Read
+from mcp_server.tools.context import ToolContext
 
+MAX_VERSIONS = 20
+VERSIONS_PAGE = 50  # ListVersionsByFunction's largest page
 # Contract fields filled from GetFunctionConfiguration under the same name.
-_COPIED_FIELDS = tuple(
-    name
-    for name in LambdaConfigResponse.model_fields
-    if name not in {"ReservedConcurrentExecutions", "VpcConfig", "error"}
+_COPIED = (
+    "FunctionName",
+    "FunctionArn",
+    "Version",
+    "Runtime",
+    "Handler",
+    "Role",
+    "MemorySize",
+    "Timeout",
+    "State",
+    "StateReason",
+    "StateReasonCode",
+    "LastModified",
+    "LastUpdateStatus",
+    "PackageType",
+    "CodeSha256",
+    "CodeSize",
+    "KMSKeyArn",
 )
 
 
-def function_configuration(lambda_client: Any, lambda_name: str, *, region: str | None) -> dict[str, Any]:
-    """GetFunctionConfiguration of ``lambda_name`` (a name or an ARN)."""
-    with aws_errors(f"function {lambda_name}", region):
-        config: dict[str, Any] = lambda_client.get_function_configuration(FunctionName=lambda_name)
+def function_read(ctx: ToolContext) -> Read:
+    target = ctx.target
+    params = {"FunctionName": target.function_name} | (
+        {"Qualifier": target.qualifier} if target.qualifier else {}
+    )
+    return Read(
+        "lambda:GetFunctionConfiguration",
+        f"function {target.function} ({target.account})",
+        lambda: ctx.clients.lambda_.get_function_configuration(**params),
+        "the function's configuration, role and network attachment are unknown",
+    )
+
+
+def function_configuration(ctx: ToolContext) -> dict[str, Any]:
+    """GetFunctionConfiguration of the target; a function that cannot be read fails the tool."""
+    config: dict[str, Any] = ctx.reads.required(function_read(ctx))
     return config
 
 
-def lambda_config(
-    lambda_client: Any, args: GetLambdaConfigArgs, *, region: str | None
-) -> LambdaConfigResponse:
-    """The function's configuration, its VPC attachment and its reserved concurrency (None when unset)."""
-    config = function_configuration(lambda_client, args.lambda_name, region=region)
-    with aws_errors(f"reserved concurrency of function {args.lambda_name}", region):
-        concurrency = lambda_client.get_function_concurrency(FunctionName=args.lambda_name)
+def _versions(lambda_client: Any, name: str) -> list[FunctionVersion]:
+    """The newest published versions, read page by page (``Marker``) until the cap."""
+    pages = lambda_client.get_paginator("list_versions_by_function").paginate(
+        FunctionName=name, PaginationConfig={"PageSize": VERSIONS_PAGE}
+    )
+    listed = [v for page in pages for v in page.get("Versions", [])]
+    published = sorted((v for v in listed if v["Version"] != "$LATEST"), key=lambda v: -int(v["Version"]))
+    latest = [v for v in listed if v["Version"] == "$LATEST"]
+    return [
+        FunctionVersion(
+            Version=v["Version"],
+            CodeSha256=v.get("CodeSha256"),
+            Description=v.get("Description") or None,
+            LastModified=v.get("LastModified"),
+        )
+        for v in islice([*latest, *published], MAX_VERSIONS)
+    ]
+
+
+def _aliases(lambda_client: Any, name: str) -> list[FunctionAlias]:
+    pages = lambda_client.get_paginator("list_aliases").paginate(FunctionName=name)
+    return [
+        FunctionAlias(
+            Name=a["Name"],
+            FunctionVersion=a["FunctionVersion"],
+            AdditionalVersionWeights=(a.get("RoutingConfig") or {}).get("AdditionalVersionWeights") or {},
+            Description=a.get("Description") or None,
+        )
+        for page in pages
+        for a in page.get("Aliases", [])
+    ]
+
+
+def _destinations(ctx: ToolContext) -> dict[str, Any] | None:
+    """GetFunctionEventInvokeConfig; a function without one answers ResourceNotFoundException."""
+    target = ctx.target
+    params = {"FunctionName": target.function_name} | (
+        {"Qualifier": target.qualifier} if target.qualifier else {}
+    )
+    try:
+        config: dict[str, Any] = ctx.clients.lambda_.get_function_event_invoke_config(**params)
+    except ctx.clients.lambda_.exceptions.ResourceNotFoundException:
+        return None
+    return config
+
+
+def lambda_config(ctx: ToolContext, args: GetLambdaConfigArgs) -> LambdaConfigResponse:
+    config = function_configuration(ctx)
+    lambda_client, name = ctx.clients.lambda_, ctx.target.function_name
+    concurrency, destinations, versions, aliases = ctx.reads.many(
+        [
+            Read(
+                "lambda:GetFunctionConcurrency",
+                f"function {name}",
+                lambda: lambda_client.get_function_concurrency(FunctionName=name),
+                "whether reserved concurrency limits (or throttles) the function is unknown",
+            ),
+            Read(
+                "lambda:GetFunctionEventInvokeConfig",
+                f"function {name}",
+                lambda: _destinations(ctx),
+                "the asynchronous invocations' destinations are unknown",
+            ),
+            Read(
+                "lambda:ListVersionsByFunction",
+                f"function {name}",
+                lambda: _versions(lambda_client, name),
+                "the published versions (and what changed between them) are unknown",
+            ),
+            Read(
+                "lambda:ListAliases",
+                f"function {name}",
+                lambda: _aliases(lambda_client, name),
+                "which version each alias serves is unknown",
+            ),
+        ]
+    )
     vpc = config.get("VpcConfig") or {}
     attached = bool(vpc.get("SubnetIds") or vpc.get("SecurityGroupIds"))
+    failure = (destinations or {}).get("DestinationConfig") or {}
     return LambdaConfigResponse(
-        **{name: config[name] for name in _COPIED_FIELDS if name in config},
-        ReservedConcurrentExecutions=concurrency.get("ReservedConcurrentExecutions"),
+        **{key: config[key] for key in _COPIED if config.get(key) is not None},
+        Architectures=config.get("Architectures") or [],
+        Layers=[
+            Layer(Arn=layer["Arn"], CodeSize=layer.get("CodeSize")) for layer in config.get("Layers") or []
+        ],
+        EnvironmentVariableNames=sorted((config.get("Environment") or {}).get("Variables") or {}),
+        LoggingConfig=LoggingConfig(**config["LoggingConfig"]) if config.get("LoggingConfig") else None,
+        TracingMode=(config.get("TracingConfig") or {}).get("Mode"),
+        EphemeralStorageMb=(config.get("EphemeralStorage") or {}).get("Size"),
+        DeadLetterTargetArn=(config.get("DeadLetterConfig") or {}).get("TargetArn"),
+        OnFailureDestination=(failure.get("OnFailure") or {}).get("Destination"),
+        OnSuccessDestination=(failure.get("OnSuccess") or {}).get("Destination"),
+        ReservedConcurrentExecutions=(concurrency or {}).get("ReservedConcurrentExecutions"),
         VpcConfig=VpcConfig(
             SubnetIds=vpc.get("SubnetIds") or [],
             SecurityGroupIds=vpc.get("SecurityGroupIds") or [],
@@ -42,4 +161,7 @@ def lambda_config(
         )
         if attached
         else None,
+        Versions=versions or [],
+        Aliases=aliases or [],
+        gaps=ctx.reads.gaps,
     )

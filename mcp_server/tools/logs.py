@@ -1,4 +1,6 @@
-"""``get_recent_logs``: a function's recent CloudWatch Logs events, bounded in size, errors first."""
+"""``get_recent_logs``: a function's recent CloudWatch Logs events, bounded in size, errors first, each
+placed in its invocation (request id, and whether it looks like a platform line, the runtime's error
+record or the function's own output); the log group is the one the function's ``LoggingConfig`` names."""
 
 from __future__ import annotations
 
@@ -9,10 +11,31 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from mcp_server.contract import GetRecentLogsArgs, LogEvent, LogsResponse, function_name_of
+from mcp_server.contract import GetRecentLogsArgs, InvocationReport, LogEvent, LogsResponse
 from mcp_server.errors import aws_errors
+from mcp_server.reads import Read
+from mcp_server.tools.context import ToolContext
+from mcp_server.tools.envelope import Placed, invocations, place
+from mcp_server.tools.lambda_config import function_read
 
 PAGE_LIMIT = 10_000  # the most events one FilterLogEvents page may hold
+# Single terms (CloudWatch Logs matches them case-sensitively; one lookup each) that find the lines
+# ERROR_LIKE recognises.
+ERROR_TERMS = (
+    "ERROR",
+    "Error",
+    "error",
+    "Exception",
+    "exception",
+    "Traceback",
+    "AccessDenied",
+    '"Task timed out"',
+    '"Runtime exited"',
+    "Throttling",
+    "TooManyRequestsException",
+    "timeout",
+    "Timeout",
+)
 ERROR_LIKE = re.compile(
     r"error|exception|traceback|accessdenied|task timed out|throttl|timeout", re.IGNORECASE
 )
@@ -40,34 +63,19 @@ class _Event:
     truncated: bool
     error_like: bool  # judged on the whole message, before truncation
     log_stream: str | None
+    placed: Placed
 
 
-def _read(raw: dict[str, Any], position: int, message_cap: int) -> _Event:
-    original = raw.get("message", "")
-    message, truncated = truncate_message(original, message_cap)
-    return _Event(
-        timestamp_ms=raw["timestamp"],
-        position=position,
-        message=message,
-        size=len(message.encode()),
-        truncated=truncated,
-        error_like=ERROR_LIKE.search(original) is not None,
-        log_stream=raw.get("logStreamName"),
-    )
-
-
-def _scan(
-    logs_client: Any, request: dict[str, Any], scan_limit: int, message_cap: int
-) -> tuple[list[_Event], bool]:
+def _scan(logs_client: Any, request: dict[str, Any], scan_limit: int) -> tuple[list[dict[str, Any]], bool]:
     """Every matching event, page by page, up to ``scan_limit``; and whether the scan was complete."""
-    events: list[_Event] = []
+    events: list[dict[str, Any]] = []
     token: str | None = None
     while True:
         paging = {"nextToken": token} if token else {}
         page = logs_client.filter_log_events(
             **request, **paging, limit=min(PAGE_LIMIT, scan_limit - len(events))
         )
-        events += [_read(raw, len(events) + i, message_cap) for i, raw in enumerate(page.get("events", []))]
+        events += page.get("events", [])
         token = page.get("nextToken")
         if not token:
             return events, True
@@ -93,21 +101,75 @@ def _iso(timestamp_ms: int) -> str:
     return (_EPOCH + timestamp_ms * _MS).isoformat()
 
 
-def recent_logs(
-    logs_client: Any,
-    args: GetRecentLogsArgs,
-    *,
-    region: str | None,
-    byte_cap: int,
-    message_cap: int,
-    scan_limit: int,
-    now: datetime | None = None,
-) -> LogsResponse:
-    """Events of ``/aws/lambda/<function>`` in the last ``args.minutes`` minutes up to ``now`` (timezone-
+def _events(raw: list[dict[str, Any]], message_cap: int) -> list[_Event]:
+    placed = place(raw)
+    events = []
+    for position, (event, where) in enumerate(zip(raw, placed, strict=True)):
+        original = event.get("message", "")
+        message, truncated = truncate_message(original, message_cap)
+        events.append(
+            _Event(
+                timestamp_ms=event["timestamp"],
+                position=position,
+                message=message,
+                size=len(message.encode()),
+                truncated=truncated,
+                error_like=ERROR_LIKE.search(original) is not None,
+                log_stream=event.get("logStreamName"),
+                placed=where,
+            )
+        )
+    return events
+
+
+def _error_scan(ctx: ToolContext, request: dict[str, Any], term: str) -> Read:
+    return Read(
+        "logs:FilterLogEvents",
+        f"error lines ({term}) of log group {request['logGroupName']}",
+        lambda: _scan(ctx.clients.logs, request | {"filterPattern": term}, ctx.settings.logs_scan_limit)[0],
+        f"error lines containing {term} beyond the events read may be missing",
+    )
+
+
+def _with_error_lines(
+    ctx: ToolContext, request: dict[str, Any], read: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """When the window holds more events than one scan reads, its error lines are looked up on their own
+    (one filter term per lookup, each filtered by CloudWatch Logs), so none is missed; merged in order."""
+    found = ctx.reads.many([_error_scan(ctx, request, term) for term in ERROR_TERMS])
+    merged = {event.get("eventId") or (event["timestamp"], event.get("message")): event for event in read}
+    for events in found:
+        for event in events or []:
+            merged.setdefault(event.get("eventId") or (event["timestamp"], event.get("message")), event)
+    return sorted(merged.values(), key=lambda event: event["timestamp"])
+
+
+def _version_of(ctx: ToolContext) -> str | None:
+    """The version whose log streams to keep, for a qualified function ARN ($LATEST, N or an alias)."""
+    qualifier = ctx.target.qualifier
+    if qualifier is None or qualifier.isdigit():
+        return qualifier
+    alias = ctx.reads.one(
+        Read(
+            "lambda:GetAlias",
+            f"alias {qualifier} of function {ctx.target.function_name}",
+            lambda: ctx.clients.lambda_.get_alias(FunctionName=ctx.target.function_name, Name=qualifier),
+            "the alias's version is unknown, so the lines of every version are shown",
+        )
+    )
+    return str(alias["FunctionVersion"]) if alias else None
+
+
+def recent_logs(ctx: ToolContext, args: GetRecentLogsArgs, *, now: datetime | None = None) -> LogsResponse:
+    """Events of the function's log group in the last ``args.minutes`` minutes up to ``now`` (timezone-
     aware; default: the current time), optionally filtered by ``args.filter_pattern``. Reads at most
     ``scan_limit`` events, cuts each message to ``message_cap`` bytes and keeps, within ``args.limit`` events
     and ``byte_cap`` bytes, error-like lines first (newest first), then the newest other lines."""
-    group = f"/aws/lambda/{function_name_of(args.lambda_name)}"
+    settings = ctx.settings
+    byte_cap, message_cap = settings.logs_byte_cap, settings.logs_message_cap
+    config = ctx.reads.one(function_read(ctx)) or {}
+    group = (config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{ctx.target.function_name}"
+    version = _version_of(ctx)
     end_ms = ((now or datetime.now(UTC)) - _EPOCH) // _MS
     start_ms = end_ms - args.minutes * 60_000
     window_start, window_end = _iso(start_ms), _iso(end_ms)
@@ -119,15 +181,16 @@ def recent_logs(
             window_end=window_end,
             filter_pattern=args.filter_pattern,
             byte_cap=byte_cap,
+            gaps=ctx.reads.gaps,
             **fields,
         )
 
     request: dict[str, Any] = {"logGroupName": group, "startTime": start_ms, "endTime": end_ms}
-    if args.filter_pattern:
+    if args.filter_pattern is not None:
         request["filterPattern"] = args.filter_pattern
-    with aws_errors(f"log group {group}", region):
+    with aws_errors(f"log group {group} ({ctx.target.account})", ctx.target.region):
         try:
-            events, complete = _scan(logs_client, request, scan_limit, min(message_cap, byte_cap))
+            raw, complete = _scan(ctx.clients.logs, request, settings.logs_scan_limit)
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
                 raise
@@ -136,10 +199,17 @@ def recent_logs(
                 note=f"log group {group} does not exist: the function has never been invoked here, or its "
                 "execution role cannot write logs (check the role's logs permissions with get_iam_state)",
             )
-
+    scanned = len(raw)
+    if not complete and args.filter_pattern is None:
+        raw = _with_error_lines(ctx, request, raw)
+    if version is not None:
+        raw = [e for e in raw if f"[{version}]" in e.get("logStreamName", "")]
+    events = _events(raw, min(message_cap, byte_cap))
     chosen = _select(events, limit=args.limit, byte_cap=byte_cap)
     dropped = len(events) - len(chosen)
     notes: list[str] = []
+    if version is not None:
+        notes.append(f"only the log streams of version {version} ({ctx.target.qualifier})")
     if not events:
         pattern = f" matching filter pattern {args.filter_pattern!r}" if args.filter_pattern else ""
         notes.append(
@@ -147,9 +217,10 @@ def recent_logs(
             f"between {window_start} and {window_end}"
         )
     if not complete:
+        beyond = ", except their error lines, looked up on their own" if args.filter_pattern is None else ""
         notes.append(
-            f"the scan stopped at {len(events)} events (the scan limit), so later events in the window were "
-            "not read: shorten `minutes` or add a filter_pattern"
+            f"the scan stopped at {scanned} events (the scan limit), so later events in the window were "
+            f"not read{beyond}: shorten `minutes` or add a filter_pattern"
         )
     if dropped:
         notes.append(
@@ -158,8 +229,17 @@ def recent_logs(
         )
     return answer(
         events=[
-            LogEvent(timestamp=_iso(e.timestamp_ms), message=e.message, log_stream=e.log_stream)
+            LogEvent(
+                timestamp=_iso(e.timestamp_ms),
+                message=e.message,
+                log_stream=e.log_stream,
+                request_id=e.placed.request_id,
+                kind=e.placed.kind,
+            )
             for e in chosen
+        ],
+        invocations=[
+            InvocationReport(**report) for report in invocations(raw, placed=[e.placed for e in events])
         ],
         matched_events=len(events),
         returned_events=len(chosen),

@@ -6,9 +6,16 @@ from __future__ import annotations
 def install(base_url: str) -> None:
     """Install every extension; ``base_url`` is where the emulator serves."""
     # Imported here, not at the top: they import moto, which other users of this package need not load.
-    from chaos.sandbox.extensions import cloudtrail, cloudwatch_alarms, cloudwatch_reset, code_location
+    from chaos.sandbox.extensions import (
+        cloudtrail,
+        cloudwatch_alarms,
+        cloudwatch_reset,
+        code_location,
+        lambda_logging,
+    )
 
     code_location.install(base_url)
     cloudtrail.install()
     cloudwatch_alarms.install()
     cloudwatch_reset.install()
+    lambda_logging.install()

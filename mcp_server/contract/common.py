@@ -1,0 +1,120 @@
+"""What every tool shares: the strict base models, the target of a call (function, region, account) and
+the gaps an answer reports."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Final
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from mcp_server.lambda_names import FUNCTION_ARN, FUNCTION_NAME, validate_lambda_name
+
+
+class ContractModel(BaseModel):
+    """Responses: unknown fields are refused, so malformed or fabricated data fails validation."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolArguments(BaseModel):
+    """Arguments: unknown names and values of another type than the schema says are refused (no coercion of
+    ``true`` to 1 or ``"100"`` to 100)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# The same language for JSON Schema (ECMA-262) clients: anchored, no Python-only named groups.
+_JSON_SCHEMA_PATTERN: Final[str] = f"^(?:{FUNCTION_NAME}|{FUNCTION_ARN.replace('?P<arn_name>', '?:')})$"
+
+LambdaName = Annotated[
+    str,
+    AfterValidator(validate_lambda_name),
+    Field(
+        description=(
+            "The Lambda function to inspect: its name, e.g. 'data-processor', or its full function ARN, "
+            "e.g. 'arn:aws:lambda:ca-central-1:123456789012:function:data-processor' "
+            "(an optional ':<version or alias>' qualifier is allowed). An ARN's account and region are "
+            "honoured: the account must be the server's own or one of its configured accounts."
+        ),
+        json_schema_extra={"pattern": _JSON_SCHEMA_PATTERN},
+    ),
+]
+
+REGION_PATTERN: Final[str] = r"^[a-z]{2}(?:-gov|-iso[a-z]?)?-[a-z]+-[0-9]{1,2}$"
+_REGION = re.compile(REGION_PATTERN)
+ACCOUNT_ALIAS_PATTERN: Final[str] = r"^[a-z0-9][a-z0-9-]{0,31}$"
+_ACCOUNT_ALIAS = re.compile(ACCOUNT_ALIAS_PATTERN)
+
+
+def _region(value: str) -> str:
+    if not _REGION.fullmatch(value):
+        raise ValueError("region must be an AWS region name such as 'ca-central-1' or 'us-east-1'")
+    return value
+
+
+def _account_alias(value: str) -> str:
+    if not _ACCOUNT_ALIAS.fullmatch(value):
+        raise ValueError("account must be an account alias configured on the server, e.g. 'production'")
+    return value
+
+
+Region = Annotated[
+    Annotated[str, AfterValidator(_region)] | None,
+    Field(
+        description="The AWS region of the function, e.g. 'us-east-1'. Default: the region of the ARN, "
+        "else the server's region.",
+        json_schema_extra={"pattern": REGION_PATTERN},
+    ),
+]
+AccountAlias = Annotated[
+    Annotated[str, AfterValidator(_account_alias)] | None,
+    Field(
+        description="An account alias configured on the server (it maps to a read-only role the server "
+        "assumes); default: the server's own account. Role ARNs are never accepted from the caller.",
+        json_schema_extra={"pattern": ACCOUNT_ALIAS_PATTERN},
+    ),
+]
+
+
+class TargetArguments(ToolArguments):
+    """Which function a tool reads: ``lambda_name``, and optionally where."""
+
+    lambda_name: LambdaName
+    region: Region = None
+    account: AccountAlias = None
+
+
+class Gap(ContractModel):
+    """A part of the answer that could not be read: what was tried, why it failed, what that means."""
+
+    source: str = Field(description="What was tried, e.g. 'iam:GetPolicyVersion of policy arn:...'.")
+    error_code: str | None = Field(
+        default=None, description="The AWS error code, or 'Timeout' when the tool's deadline passed first."
+    )
+    meaning: str = Field(description="What the missing part means for the investigation.")
+
+
+Gaps = Annotated[
+    list[Gap],
+    Field(
+        description="Parts that could not be read, each with its reason. An empty list: nothing is missing."
+    ),
+]
+
+
+def without_titles(schema: Any) -> Any:
+    """A JSON schema without pydantic's generated ``title`` keywords ("Lambda Name", "Functionname")."""
+    if isinstance(schema, dict):
+        return {
+            key: (
+                {name: without_titles(value) for name, value in item.items()}
+                if key in ("properties", "$defs", "definitions") and isinstance(item, dict)
+                else without_titles(item)
+            )
+            for key, item in schema.items()
+            if not (key == "title" and isinstance(item, str))
+        }
+    if isinstance(schema, list):
+        return [without_titles(item) for item in schema]
+    return schema

@@ -1,0 +1,45 @@
+"""``get_iam_state``: arguments and answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+
+PolicyDocument = dict[str, Any]
+
+
+class GetIAMStateArgs(TargetArguments):
+    """Arguments of ``get_iam_state``: the execution role of the function and its policies."""
+
+
+class AttachedPolicy(ContractModel):
+    """A managed policy attached to the role, with its default version's document when readable."""
+
+    policy_name: str
+    policy_arn: str
+    default_version_id: str | None = None
+    document: PolicyDocument | None = None
+
+
+class PermissionsBoundary(ContractModel):
+    """The role's permissions boundary, with its default version's document when readable."""
+
+    type: str | None
+    arn: str
+    default_version_id: str | None = None
+    document: PolicyDocument | None = None
+
+
+class IAMStateResponse(ContractModel):
+    """Answer of ``get_iam_state``."""
+
+    role_name: str
+    role_arn: str | None = None
+    inline_policies: dict[str, PolicyDocument] = Field(description="Policy name -> decoded policy document.")
+    attached_policies: list[AttachedPolicy]
+    permissions_boundary: PermissionsBoundary | None = None
+    error: str | None = None
+    gaps: Gaps = Field(default_factory=list)

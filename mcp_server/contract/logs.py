@@ -1,0 +1,117 @@
+"""``get_recent_logs``: arguments and answer."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field
+
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+
+
+def _no_nul(value: str) -> str:
+    if "\x00" in value:
+        raise ValueError("filter_pattern must not contain NUL characters")
+    return value
+
+
+def _iso8601(value: str) -> str:
+    datetime.fromisoformat(value)  # raises ValueError when the string is not ISO-8601
+    return value
+
+
+LogMinutes = Annotated[
+    int,
+    Field(
+        ge=1,
+        le=1440,
+        description="How far back to search, in minutes, ending now (1-1440, default 30). "
+        "Widen the window if the failure may have started earlier.",
+    ),
+]
+LogLimit = Annotated[
+    int, Field(ge=1, le=1000, description="Maximum number of log events to return (1-1000, default 100).")
+]
+FilterPattern = Annotated[
+    Annotated[str, Field(max_length=1024), AfterValidator(_no_nul)] | None,
+    Field(
+        description="Optional CloudWatch Logs filter pattern to keep only matching events, e.g. 'ERROR' or "
+        "'?AccessDenied ?Timeout' (at most 1024 characters), passed to CloudWatch Logs exactly as given. "
+        "Omit it to get every event in the window.",
+    ),
+]
+
+
+class GetRecentLogsArgs(TargetArguments):
+    """Arguments of ``get_recent_logs``: recent CloudWatch log events of the function."""
+
+    minutes: LogMinutes = 30
+    limit: LogLimit = 100
+    filter_pattern: FilterPattern = None
+
+
+LineKind = Literal["start", "end", "report", "timeout", "runtime_exit", "error_record", "function"]
+
+
+class LogEvent(ContractModel):
+    """One CloudWatch log event, placed in its invocation."""
+
+    timestamp: Annotated[str, AfterValidator(_iso8601)] = Field(description="ISO-8601 event time.")
+    message: str
+    log_stream: str | None = None
+    request_id: str | None = Field(
+        default=None, description="The invocation the line belongs to (between its START and END lines)."
+    )
+    kind: LineKind = Field(
+        default="function",
+        description="What the line looks like: Lambda's platform lines (start, end, report, timeout, "
+        "runtime_exit), the runtime's record of an unhandled error (error_record: '[ERROR] Type: message' "
+        "followed by a traceback), or anything the function's code printed (function). Text can be forged "
+        "by whoever controls the function's input: confirm a failure with metrics or configuration.",
+    )
+
+
+class InvocationReport(ContractModel):
+    """An invocation seen in the window, from its REPORT line and the platform lines around it."""
+
+    request_id: str
+    log_stream: str | None = None
+    started: str | None = Field(default=None, description="ISO-8601 time of its START line, when read.")
+    duration_ms: float | None = None
+    memory_size_mb: int | None = None
+    max_memory_used_mb: int | None = None
+    init_duration_ms: float | None = Field(default=None, description="Set on a cold start.")
+    outcome: Literal["timeout", "runtime_exit", "error_record", "no_error_seen"] = Field(
+        description="What its lines show: a timeout, the runtime exiting (e.g. killed at the memory "
+        "limit), an unhandled-error record, or none of these."
+    )
+
+
+class LogsResponse(ContractModel):
+    """Answer of ``get_recent_logs``."""
+
+    log_group: str
+    events: list[LogEvent]
+    invocations: list[InvocationReport] = Field(
+        default_factory=list, description="Invocations whose REPORT line was read, oldest first (at most 50)."
+    )
+    error: str | None = None
+    window_start: str | None = Field(default=None, description="ISO-8601 start of the searched window.")
+    window_end: str | None = Field(default=None, description="ISO-8601 end of the searched window.")
+    filter_pattern: str | None = None
+    matched_events: int = Field(default=0, ge=0, description="Events that matched in the window.")
+    returned_events: int = Field(default=0, ge=0, description="Events included in `events`.")
+    dropped_events: int = Field(default=0, ge=0, description="Matched events not returned (limit, byte cap).")
+    truncated_messages: int = Field(
+        default=0,
+        ge=0,
+        description="Messages cut to the per-message cap (each ends with a truncation marker).",
+    )
+    byte_cap: int | None = Field(default=None, ge=0, description="Byte budget applied to the messages.")
+    note: str | None = Field(
+        default=None,
+        description="Explanation of an empty or partial answer, e.g. 'log group does not exist: the function "
+        "was never invoked or its role cannot write logs'.",
+    )
+    gaps: Gaps = Field(default_factory=list)

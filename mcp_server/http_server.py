@@ -1,0 +1,88 @@
+"""uvicorn as the server runs it: JSON logs (no uvicorn log config), and a deadline for request heads.
+
+uvicorn arms its keep-alive timer only after a response, so a connection that never sends a complete
+request line and headers would be held open for ever (slowloris). ``HeaderTimeoutProtocol`` closes any
+connection whose request head is not complete within ``MCP_REQUEST_HEADER_TIMEOUT`` seconds of the
+connection opening or of the previous response finishing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from functools import partial
+from typing import Any
+
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from mcp_server.settings import ServerSettings
+
+logger = logging.getLogger(__name__)
+
+
+class HeaderTimeoutProtocol(H11Protocol):
+    """uvicorn's h11 protocol with a deadline for each request head."""
+
+    def __init__(self, *args: Any, header_timeout: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._header_timeout = header_timeout
+        self._head_deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        cycle = self.cycle
+        super().data_received(data)
+        if self.cycle is not cycle:  # a complete request head arrived
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        cycle = self.cycle
+        super().on_response_complete()
+        if self.cycle is cycle and not self.transport.is_closing():  # waiting for the next request
+            self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._head_deadline = self.loop.call_later(self._header_timeout, self._timed_out)
+
+    def _disarm(self) -> None:
+        if self._head_deadline is not None:
+            self._head_deadline.cancel()
+            self._head_deadline = None
+
+    def _timed_out(self) -> None:
+        self._head_deadline = None
+        if not self.transport.is_closing():
+            client = self.client[0] if self.client else "?"
+            logger.info(
+                "closed a connection that sent no complete request head within %gs",
+                self._header_timeout,
+                extra={"client": client},
+            )
+            self.transport.close()
+
+
+def uvicorn_config(
+    app: Any, *, host: str, port: int, settings: ServerSettings, log_level: str
+) -> uvicorn.Config:
+    """One process, one worker (SSE sessions live in memory); logging is left to ``configure_logging``."""
+    protocol = partial(HeaderTimeoutProtocol, header_timeout=settings.mcp_request_header_timeout)
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        http=protocol,  # type: ignore[arg-type]
+        log_config=None,
+        log_level=log_level.lower(),
+        access_log=False,
+        lifespan="on",
+        timeout_keep_alive=5,
+    )

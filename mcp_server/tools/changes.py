@@ -1,0 +1,301 @@
+"""``get_recent_changes``: the CloudTrail management events that touched the function or what it relies on
+(its versions and aliases, execution role and attached policies, security groups, its subnets' network
+ACLs and route tables, event source mappings), newest first, each with who, when and a bounded summary.
+
+``LookupEvents`` takes one lookup attribute per call, so each resource is looked up by ``ResourceName``
+on its own: in the function's region, or in us-east-1 for IAM, where CloudTrail records global services.
+The function is looked up by name and by ARN, as CloudTrail may record either. Each lookup reads pages
+until it holds ``limit`` changing events (older ones cannot be among the newest ``limit``), the window is
+covered, its page cap or the tool's deadline.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import urllib.parse
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from mcp_server.aws import GLOBAL_EVENTS_REGION
+from mcp_server.contract import ChangedResource, ChangeEvent, GetRecentChangesArgs, RecentChangesResponse
+from mcp_server.reads import Read
+from mcp_server.tools.context import ToolContext
+from mcp_server.tools.lambda_config import function_configuration
+from mcp_server.tools.logs import truncate_message
+
+PAGE_SIZE = 50  # the most events one LookupEvents page may hold
+MAX_PAGES = 20  # per lookup
+PAGE_MARGIN_SECONDS = 3.0  # no further page is asked for when less of the tool's deadline is left
+LOOKUPS_IN_FLIGHT = 2  # per region: LookupEvents is limited to 2 requests per second per account and region
+SUMMARY_BYTE_CAP = 4096  # one event's summary
+SUMMARIES_BYTE_CAP = 64 * 1024  # all summaries of one answer
+HIDDEN_ENVIRONMENT = "set; CloudTrail hides the variables' names and values"
+DELIVERY_NOTE = (
+    "CloudTrail delivers events typically within 5 minutes of the call (sometimes 15): changes made in the "
+    "last minutes may not be listed yet. If none of these explains the failure, search again later."
+)
+
+
+@dataclass(frozen=True)
+class _Search:
+    """One lookup: the events whose resources include ``name``."""
+
+    label: str  # e.g. "role data-processor-role"
+    name: str
+    region: str
+
+
+@dataclass(frozen=True)
+class _Found:
+    events: list[dict[str, Any]]  # the changing events of one lookup, newest first
+    more: bool  # older matching events were left unread
+    stopped: str | None = None  # why the window was not covered, when it was not
+    reached: datetime | None = None  # then: the time of the oldest event read
+
+
+def _listed(client: Any, operation: str, key: str, **kwargs: Any) -> list[Any]:
+    """Every item under ``key`` across the pages of a paginated list operation."""
+    return [item for page in client.get_paginator(operation).paginate(**kwargs) for item in page.get(key, [])]
+
+
+def _associated(
+    ec2: Any, operation: str, key: str, vpc_id: str, subnets: list[str], default: str
+) -> list[str]:
+    """Ids of the network ACLs or route tables (``key``) associated with ``subnets``; when a subnet has no
+    explicit association, also the VPC's ``default`` one (filter name: "default" or "association.main")."""
+    tables = _listed(ec2, operation, key, Filters=[{"Name": "association.subnet-id", "Values": subnets}])
+    associated = {a.get("SubnetId") for table in tables for a in table.get("Associations", [])}
+    if set(subnets) - associated:
+        filters = [{"Name": "vpc-id", "Values": [vpc_id]}, {"Name": default, "Values": ["true"]}]
+        tables += _listed(ec2, operation, key, Filters=filters)
+    id_key = "NetworkAclId" if key == "NetworkAcls" else "RouteTableId"
+    return sorted({table[id_key] for table in tables})
+
+
+def _related_reads(ctx: ToolContext, role_name: str, vpc: dict[str, Any]) -> list[Read]:
+    """The reads that find the role's managed policies, the function's event source mappings and, for a
+    function in a VPC, its subnets' network ACLs and route tables."""
+    iam, ec2, name = ctx.clients.iam, ctx.clients.ec2, ctx.target.function_name
+    subnets, vpc_id = vpc.get("SubnetIds") or [], vpc.get("VpcId") or ""
+    reads = [
+        Read(
+            "iam:ListAttachedRolePolicies",
+            f"role {role_name}",
+            lambda: _listed(iam, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name),
+            "new versions of the role's managed policies were not searched (attachments and detachments "
+            "still are, through the role)",
+        ),
+        Read(
+            "lambda:ListEventSourceMappings",
+            f"function {name}",
+            lambda: _listed(
+                ctx.clients.lambda_, "list_event_source_mappings", "EventSourceMappings", FunctionName=name
+            ),
+            "changes to the function's event source mappings were not searched (their creation still "
+            "is, through the function)",
+        ),
+    ]
+    if not subnets:
+        return reads
+    return [
+        *reads,
+        Read(
+            "ec2:DescribeNetworkAcls",
+            f"subnets {', '.join(subnets)}",
+            lambda: _associated(ec2, "describe_network_acls", "NetworkAcls", vpc_id, subnets, "default"),
+            "changes to the network ACLs of the function's subnets were not searched",
+        ),
+        Read(
+            "ec2:DescribeRouteTables",
+            f"subnets {', '.join(subnets)}",
+            lambda: _associated(
+                ec2, "describe_route_tables", "RouteTables", vpc_id, subnets, "association.main"
+            ),
+            "changes to the route tables of the function's subnets were not searched",
+        ),
+    ]
+
+
+def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[_Search]:
+    """What to look up: the function and its role, and what the related reads find (a failed read is a
+    gap, and its resources are not searched)."""
+    name, region = ctx.target.function_name, ctx.clients.region
+    role_name = config["Role"].rsplit("/", 1)[-1]  # arn:aws:iam::<account>:role/<optional path/><name>
+    vpc = config.get("VpcConfig") or {}
+    policies, mappings, *tables = ctx.reads.many(_related_reads(ctx, role_name, vpc))
+    acls, routes = tables or (None, None)
+    function_arn = ":".join(config["FunctionArn"].split(":")[:7])  # without a version or alias
+    return [
+        _Search(f"function {name}", name, region),
+        _Search(f"function {function_arn}", function_arn, region),
+        _Search(f"role {role_name}", role_name, GLOBAL_EVENTS_REGION),
+        *(
+            _Search(f"policy {arn}", arn, GLOBAL_EVENTS_REGION)
+            for arn in sorted(p["PolicyArn"] for p in policies or [])
+        ),
+        *(_Search(f"security group {group}", group, region) for group in vpc.get("SecurityGroupIds") or []),
+        *(_Search(f"network ACL {acl}", acl, region) for acl in acls or []),
+        *(_Search(f"route table {table}", table, region) for table in routes or []),
+        *(_Search(f"event source mapping {m['UUID']}", m["UUID"], region) for m in mappings or []),
+    ]
+
+
+class _Lookups:
+    """``LookupEvents`` of one tool call, at most ``LOOKUPS_IN_FLIGHT`` at a time in each region."""
+
+    def __init__(self, ctx: ToolContext, start: datetime, end: datetime, limit: int) -> None:
+        self._ctx = ctx
+        self._window = {"StartTime": start, "EndTime": end}
+        self._limit = limit
+        self._clients = {
+            ctx.clients.region: ctx.clients.cloudtrail,
+            GLOBAL_EVENTS_REGION: ctx.clients.global_cloudtrail,
+        }
+        self._slots = {region: threading.BoundedSemaphore(LOOKUPS_IN_FLIGHT) for region in self._clients}
+
+    def read(self, search: _Search) -> Read:
+        return Read(
+            "cloudtrail:LookupEvents",
+            f"{search.label} ({search.region})",
+            lambda: self._lookup(search),
+            f"changes to {search.label} in the window are unknown",
+        )
+
+    def _lookup(self, search: _Search) -> _Found:
+        attribute = {"AttributeKey": "ResourceName", "AttributeValue": search.name}
+        params: dict[str, Any] = {"LookupAttributes": [attribute], "MaxResults": PAGE_SIZE, **self._window}
+        events: list[dict[str, Any]] = []
+        reached: datetime | None = None
+        for _ in range(MAX_PAGES):
+            with self._slots[search.region]:
+                page = self._clients[search.region].lookup_events(**params)
+            listed = page.get("Events", [])  # a page may be empty and still have a NextToken
+            events += [event for event in listed if event.get("ReadOnly") != "true"]
+            reached = listed[-1]["EventTime"] if listed else reached
+            token = page.get("NextToken")
+            if token is None or len(events) >= self._limit:
+                return _Found(events, more=token is not None)
+            if self._ctx.reads.remaining() < PAGE_MARGIN_SECONDS:
+                return _Found(events, True, "the tool's deadline was near", reached)
+            params["NextToken"] = token
+        return _Found(events, True, f"its cap of {MAX_PAGES} pages of {PAGE_SIZE} was reached", reached)
+
+
+def _masked(access_key_id: str | None) -> str | None:
+    if not access_key_id:
+        return None
+    return f"{access_key_id[:4]}…{access_key_id[-4:]}" if len(access_key_id) > 8 else "…"
+
+
+def _document(text: str) -> Any:
+    """A policy document as JSON when it parses (raw or URL-encoded), else the text itself."""
+    for candidate in (text, urllib.parse.unquote(text)):
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    return text
+
+
+def _environment(value: Any) -> Any:
+    """Variable names when the request shows them; never a value."""
+    variables = value.get("variables") if isinstance(value, dict) else None
+    return {"variable_names": sorted(variables)} if isinstance(variables, dict) else HIDDEN_ENVIRONMENT
+
+
+def _shown(key: str, value: Any) -> Any:
+    """A request parameter as the summary shows it: environments reduced to names, documents parsed."""
+    if key == "environment":
+        return _environment(value)
+    if key.lower().endswith("policydocument") and isinstance(value, str):
+        return _document(value)
+    if isinstance(value, dict):
+        return {name: _shown(name, item) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_shown("", item) for item in value]
+    return value
+
+
+def _summary(event_name: str, request: Any, cap: int) -> dict[str, Any]:
+    """The request parameters, at most ``cap`` bytes of JSON (else an excerpt ending in a marker)."""
+    if not isinstance(request, dict):
+        return {}
+    summary: dict[str, Any] = {key: _shown(key, value) for key, value in request.items()}
+    if event_name.startswith("UpdateFunctionConfiguration"):
+        summary = {"changed_fields": sorted(key for key in request if key != "functionName")} | summary
+    text = json.dumps(summary, default=str)
+    return summary if len(text.encode()) <= cap else {"excerpt": truncate_message(text, cap)[0]}
+
+
+def _change(event: dict[str, Any], matched: list[str], summary_cap: int) -> ChangeEvent:
+    record: dict[str, Any] = json.loads(event.get("CloudTrailEvent") or "{}")
+    identity = record.get("userIdentity") or {}
+    return ChangeEvent(
+        event_id=event["EventId"],
+        time=event["EventTime"].astimezone(UTC).isoformat(),
+        event_name=event["EventName"],
+        service=event.get("EventSource") or record.get("eventSource") or "unknown",
+        region=record.get("awsRegion"),
+        identity_arn=identity.get("arn") or identity.get("invokedBy"),
+        identity_type=identity.get("type"),
+        access_key_id=_masked(identity.get("accessKeyId") or event.get("AccessKeyId")),
+        resources=[
+            ChangedResource(type=r.get("ResourceType"), name=r["ResourceName"])
+            for r in event.get("Resources") or []
+            if r.get("ResourceName")
+        ],
+        matched=matched,
+        summary=_summary(event["EventName"], record.get("requestParameters"), summary_cap),
+        error_code=record.get("errorCode"),
+    )
+
+
+def _merged(searches: list[_Search], found: list[_Found | None]) -> list[tuple[dict[str, Any], list[str]]]:
+    """Distinct events (by id) with the searches that found each, newest first."""
+    by_id: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    for search, result in zip(searches, found, strict=True):
+        for event in result.events if result else []:
+            by_id.setdefault(event["EventId"], (event, []))[1].append(search.label)
+    return sorted(by_id.values(), key=lambda item: (item[0]["EventTime"], item[0]["EventId"]), reverse=True)
+
+
+def _changes(merged: list[tuple[dict[str, Any], list[str]]]) -> list[ChangeEvent]:
+    """The events as answered, the newest first to get their summaries' share of the byte budget."""
+    changes, budget = [], SUMMARIES_BYTE_CAP
+    for event, matched in merged:
+        change = _change(event, matched, min(SUMMARY_BYTE_CAP, budget))
+        budget = max(0, budget - len(json.dumps(change.summary, default=str).encode()))
+        changes.append(change)
+    return changes
+
+
+def recent_changes(ctx: ToolContext, args: GetRecentChangesArgs) -> RecentChangesResponse:
+    config = function_configuration(ctx)
+    end = datetime.now(UTC)
+    start = end - timedelta(hours=args.hours)
+    searches = _searches(ctx, config)
+    lookups = _Lookups(ctx, start, end, args.limit)
+    found: list[_Found | None] = ctx.reads.many([lookups.read(search) for search in searches])
+    for search, result in zip(searches, found, strict=True):
+        if result is not None and result.stopped:
+            ctx.reads.gap(
+                f"cloudtrail:LookupEvents of {search.label} ({search.region})",
+                f"stopped reading because {result.stopped}: its changes before "
+                f"{(result.reached or end).astimezone(UTC).isoformat()} were not searched",
+            )
+    merged = _merged(searches, found)
+    events = _changes(merged[: args.limit])
+    return RecentChangesResponse(
+        function_name=ctx.target.function_name,
+        window_start=start.isoformat(),
+        window_end=end.isoformat(),
+        searched=[search.label for search in searches],
+        matched_events=len(merged),
+        more_events=any(result is not None and result.more for result in found),
+        returned_events=len(events),
+        events=events,
+        note=DELIVERY_NOTE,
+        gaps=ctx.reads.gaps,
+    )
