@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from ipaddress import IPv4Network, ip_network
+from ipaddress import IPv4Network
 from typing import Any, Literal
 
 from mcp_server.contract.network import (
@@ -44,41 +44,28 @@ from mcp_server.contract.network import (
 from mcp_server.reads import Read
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.lambda_config import function_configuration
+from mcp_server.tools.network_rules import (
+    EPHEMERAL_PORTS,
+    HTTPS_PORT,
+    Address,
+    Finding,
+    PortRange,
+    PrefixLists,
+    acl_decision,
+    cidr_networks,
+    combine,
+    entry_ports,
+    network_of,
+    security_group_finding,
+    select_route,
+)
 
-HTTPS_PORT = 443
-EPHEMERAL_PORTS = (1024, 65535)  # the return ports Lambda and NAT gateways use (AWS VPC user guide)
-ALL_PORTS = (0, 65535)
 SERVICES: tuple[EgressDestination, ...] = ("s3", "dynamodb")
 MAX_PREFIX_LIST_CIDRS = 50
 NOT_IN_VPC_NOTE = (
     "the function is not attached to a VPC: it has Lambda's default internet egress and no security "
     "groups, routes or network ACLs apply"
 )
-
-# A destination address: a CIDR block, or None for a public AWS endpoint whose address is not known.
-Address = IPv4Network | None
-PortRange = tuple[int, int]
-PrefixLists = Mapping[str, Sequence[IPv4Network]]  # resolved prefix lists: id -> CIDR blocks
-
-
-@dataclass(frozen=True)
-class Finding:
-    """What one element (a security group, a route, a network ACL) does to the traffic: allows it (True),
-    blocks it (False), or cannot be told (None)."""
-
-    allowed: bool | None
-    reason: str
-    path: str | None = None
-
-
-@dataclass(frozen=True)
-class AclDecision:
-    """The outcome of a network ACL for one direction: the entries that decided it (the blocking one, or
-    those allowing every port; none when the '*' rule denies) and narrower deny entries passed over."""
-
-    allowed: bool
-    deciding: tuple[NetworkAclEntry, ...]
-    caveats: tuple[NetworkAclEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,150 +89,6 @@ class VpcView:
     prefix_lists: PrefixLists
 
 
-# --------------------------------------------------------------------------- pure rule evaluation
-
-
-def _carries_tcp(protocol: str) -> bool:
-    """Whether a rule with this protocol ('-1' = all, 'tcp' or '6') applies to TCP."""
-    return protocol.lower() in {"-1", "tcp", "6"}
-
-
-def _network(cidr: str) -> IPv4Network | None:
-    """An IPv4 CIDR block; None for an IPv6 one."""
-    network = ip_network(cidr, strict=False)
-    return network if isinstance(network, IPv4Network) else None
-
-
-def _networks(cidrs: Iterable[str]) -> list[IPv4Network]:
-    return [n for n in map(_network, cidrs) if n]
-
-
-def coverage(networks: Iterable[IPv4Network], address: Address) -> Literal["all", "part", "none"]:
-    """How much of ``address`` the networks cover. An unknown public address is covered only by
-    0.0.0.0/0, partly by any other public range, not by private ranges."""
-    networks = list(networks)
-    if address is None:
-        if any(n.prefixlen == 0 for n in networks):
-            return "all"
-        return "part" if any(not n.is_private for n in networks) else "none"
-    if any(address.subnet_of(n) for n in networks):
-        return "all"
-    return "part" if any(n.overlaps(address) for n in networks) else "none"
-
-
-def _overlap(ranges: Sequence[PortRange], low: int, high: int) -> bool:
-    return any(start <= high and low <= end for start, end in ranges)
-
-
-def _without(ranges: Sequence[PortRange], low: int, high: int) -> list[PortRange]:
-    left: list[PortRange] = []
-    for start, end in ranges:
-        if start < low:
-            left.append((start, min(end, low - 1)))
-        if end > high:
-            left.append((max(start, high + 1), end))
-    return left
-
-
-def _entry_ports(entry: NetworkAclEntry) -> PortRange:
-    if entry.protocol == "-1" or entry.port_from is None or entry.port_to is None:
-        return ALL_PORTS
-    return entry.port_from, entry.port_to
-
-
-def acl_decision(
-    entries: Sequence[NetworkAclEntry], *, egress: bool, address: Address, ports: PortRange
-) -> AclDecision:
-    """Evaluate a network ACL for TCP traffic to (egress) or from ``address`` on ``ports``: entries by
-    ascending rule number, the first that matches a port decides it. Every port must be allowed; a deny
-    covering any of the address denies (for an unknown address only a 0.0.0.0/0 deny does; narrower ones
-    are returned as caveats); an allow decides only for an address it covers entirely."""
-    remaining = [ports]
-    allowing: list[NetworkAclEntry] = []
-    caveats: list[NetworkAclEntry] = []
-    for entry in sorted(entries, key=lambda e: e.rule_number):
-        if entry.egress != egress or entry.cidr_block is None or not _carries_tcp(entry.protocol):
-            continue
-        low, high = _entry_ports(entry)
-        reach = coverage(_networks([entry.cidr_block]), address)
-        if reach == "none" or not _overlap(remaining, low, high):
-            continue
-        if entry.rule_action == "deny":
-            if reach == "all" or address is not None:
-                return AclDecision(False, (entry,), tuple(caveats))
-            caveats.append(entry)
-        elif reach == "all":
-            allowing.append(entry)
-            remaining = _without(remaining, low, high)
-            if not remaining:
-                return AclDecision(True, tuple(allowing), tuple(caveats))
-    return AclDecision(False, (), tuple(caveats))
-
-
-def _rule_carries_https(rule: SecurityGroupRule) -> bool:
-    if rule.ip_protocol == "-1":
-        return True
-    low = 0 if rule.from_port is None else rule.from_port
-    high = 65535 if rule.to_port is None else rule.to_port
-    return _carries_tcp(rule.ip_protocol) and low <= HTTPS_PORT <= high
-
-
-def security_group_finding(
-    groups: Sequence[SecurityGroup], address: Address, prefix_lists: PrefixLists, label: str
-) -> Finding:
-    """Some egress rule of some group allows tcp/443 to all of ``address`` (through a CIDR or a prefix
-    list); None when only an unresolved prefix list could."""
-    unresolved: list[str] = []
-    for group in groups:
-        for rule in filter(_rule_carries_https, group.egress):
-            targets = [(cidr, _networks([cidr])) for cidr in rule.ipv4_ranges]
-            for pl in rule.prefix_list_ids:
-                if pl in prefix_lists:
-                    targets.append((f"prefix list {pl}", list(prefix_lists[pl])))
-                else:
-                    unresolved.append(pl)
-            for target, networks in targets:
-                if coverage(networks, address) == "all":
-                    return Finding(True, f"security group {group.group_id} allows tcp/443 to {target}")
-    ids = ", ".join(g.group_id for g in groups) or "(none attached)"
-    if unresolved:
-        return Finding(
-            None,
-            f"security groups {ids}: whether prefix lists {', '.join(unresolved)} cover {label} is unknown",
-        )
-    return Finding(False, f"no egress rule of security groups {ids} allows tcp/443 to {label}")
-
-
-def select_route(routes: Sequence[Route], address: Address, prefix_lists: PrefixLists) -> Route | str | None:
-    """The route ``address`` takes (longest prefix; a static CIDR route before a prefix-list route of the
-    same length); None without one; the id of a prefix list that could not be resolved if it might win."""
-    ranked: list[tuple[int, int, Route]] = []
-    for route in routes:
-        if route.destination.startswith("pl-"):
-            if route.destination not in prefix_lists:
-                return route.destination
-            networks, static = list(prefix_lists[route.destination]), 0
-        else:
-            networks, static = _networks([route.destination]), 1
-        if address is None:
-            lengths = [n.prefixlen for n in networks if n.prefixlen == 0]
-        else:
-            lengths = [n.prefixlen for n in networks if address.subnet_of(n)]
-        if lengths:
-            ranked.append((max(lengths), static, route))
-    return max(ranked, key=lambda r: r[:2])[2] if ranked else None
-
-
-def combine(findings: Sequence[Finding]) -> tuple[bool | None, list[str]]:
-    """Three-valued AND: blocked if any element blocks (those are the reasons), else unknown if any is
-    unknown, else allowed (every element's reason)."""
-    for value in (False, None):
-        deciding = [f.reason for f in findings if f.allowed is value]
-        if deciding:
-            return value, list(dict.fromkeys(deciding))
-    return True, list(dict.fromkeys(f.reason for f in findings))
-
-
 # --------------------------------------------------------------------------- findings on the VPC
 
 
@@ -255,7 +98,7 @@ def _ports(ports: PortRange) -> str:
 
 def _rule(entry: NetworkAclEntry) -> str:
     number = "* (32767)" if entry.rule_number == 32767 else str(entry.rule_number)
-    return f"rule {number} ({entry.rule_action} {entry.cidr_block} ports {_ports(_entry_ports(entry))})"
+    return f"rule {number} ({entry.rule_action} {entry.cidr_block} ports {_ports(entry_ports(entry))})"
 
 
 def _acl_finding(
@@ -337,7 +180,7 @@ def _nat_acl_findings(
     check when the NAT gateway shares the function's subnet (traffic within a subnet skips its ACL)."""
     if nat_subnet_id == function_subnet.subnet_id or function_subnet.cidr_block is None:
         return []
-    inner = _network(function_subnet.cidr_block)
+    inner = network_of(function_subnet.cidr_block)
     where, subnet = f"NAT gateway subnet {nat_subnet_id}", f"subnet {function_subnet.subnet_id}"
     https = (HTTPS_PORT, HTTPS_PORT)
     return [
@@ -666,7 +509,7 @@ class _Reader:
 def _store(into: dict[str, list[IPv4Network]], ids: Sequence[str], results: Sequence[Any]) -> None:
     for pl, entries in zip(ids, results, strict=True):
         if entries is not None:
-            into[pl] = _networks(e["Cidr"] for e in entries)
+            into[pl] = cidr_networks(e["Cidr"] for e in entries)
 
 
 def _resolve(reader: _Reader, ids: Iterable[str], into: dict[str, list[IPv4Network]]) -> None:
