@@ -27,7 +27,7 @@ CASES: dict[str, str] = {
     "... + build_pipeline() (first event)": (
         "import supervisor.orchestrator; supervisor.orchestrator.build_pipeline()"
     ),
-    "import supervisor.run (agent stack)": "import supervisor.run",
+    "import supervisor.agent.run (agent stack)": "import supervisor.agent.run",
 }
 
 

@@ -11,7 +11,7 @@ from chaos.workload.alarms import function_alarms
 from deploy import policies
 from deploy.bundles import SUPERVISOR, WATCHDOG
 from deploy.cfn import get_att, ref, sub
-from supervisor.incident_store import STATUS_INDEX
+from supervisor.incident.store import STATUS_INDEX
 
 SUPERVISOR_FUNCTION = "incident-supervisor"
 WATCHDOG_FUNCTION = "incident-watchdog"

@@ -12,8 +12,8 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Logger
 
-from supervisor.incident_store import IncidentStore, dynamodb_client
-from supervisor.pipeline import IncidentPipeline
+from supervisor.incident.pipeline import IncidentPipeline
+from supervisor.incident.store import IncidentStore, dynamodb_client
 
 SERVICE = "incident-supervisor"
 

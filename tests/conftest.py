@@ -19,9 +19,9 @@ from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.sandbox.world import create_incident_tables
 from chaos.workload.alarms import drain_sns_events
 from chaos.workload.runtime import LocalLambdaRuntime
-from supervisor.incident_store import IncidentStore, dynamodb_client
+from supervisor.incident.pipeline import IncidentPipeline
+from supervisor.incident.store import IncidentStore, dynamodb_client
 from supervisor.orchestrator import build_pipeline
-from supervisor.pipeline import IncidentPipeline
 
 Undo = Callable[[Callable[[], object]], None]
 Inject = Callable[..., None]

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from aws_lambda_powertools.logging.formatter import LambdaPowertoolsFormatter
 
-from supervisor.incident_store import IncidentStore
-from supervisor.signals import Signal, stamp
+from supervisor.incident.signals import Signal, stamp
+from supervisor.incident.store import IncidentStore
 
 EVENTS = Path(__file__).parent / "events"
 

@@ -13,9 +13,9 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
-from supervisor.agent import Accounting, build_graph, initial_state, run_graph
-from supervisor.prompt import SUBMIT_TOOL, read_tagged, tool_result, truncate
-from supervisor.providers import MockToolProvider, ToolCallFailed
+from supervisor.agent.graph import Accounting, build_graph, initial_state, run_graph
+from supervisor.agent.prompt import SUBMIT_TOOL, read_tagged, tool_result, truncate
+from supervisor.agent.providers import MockToolProvider, ToolCallFailed
 from supervisor.schemas import ToolProvider
 from supervisor.settings import SupervisorSettings
 from tests.agent_support import (
@@ -153,7 +153,7 @@ async def test_malformed_argument_json_is_repaired_once_and_logged(caplog: pytes
             }
         ],
     )
-    with caplog.at_level(logging.WARNING, logger="supervisor.agent"):
+    with caplog.at_level(logging.WARNING, logger="supervisor.agent.graph"):
         run = await Run([broken, ai(GIVE_UP)])()
     assert run.provider.calls == [("get_lambda_config", {"lambda_name": FUNCTION})]  # type: ignore[attr-defined]
     assert run.accounting.tool_calls[0].repaired_arguments is True

@@ -25,7 +25,7 @@ from deploy import build, mcp_service, policies, template
 from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
 from deploy.package import build as build_bundle
 from mcp_server.permissions import required_iam_actions
-from supervisor.incident_store import STATUS_INDEX
+from supervisor.incident.store import STATUS_INDEX
 from supervisor.permissions import PARAMETER_ACTIONS, TABLE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 
@@ -307,7 +307,7 @@ def test_a_lambda_bundle_runs_its_handler_in_a_clean_environment(
     module, function = bundle.entry_point.split(":")
     if bundle is SUPERVISOR:
         event = json.loads((ROOT / "tests" / "events" / "sns_message_not_json.json").read_text())
-        then = "import supervisor.run, langchain_aws, langgraph"
+        then = "import supervisor.agent.run, langchain_aws, langgraph"
     else:
         event = json.loads((ROOT / "tests" / "events" / "eventbridge_scheduled.json").read_text())
         then = ""

@@ -25,7 +25,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from deploy import policies
-from supervisor.incident_store import IncidentStore
+from supervisor.incident.store import IncidentStore
 from tests.pipeline_support import stuck_incident
 from watchdog.handler import build_watchdog
 from watchdog.sweep import SweepReport, fail_stale, find_stale

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from supervisor.evidence import (
+from supervisor.diagnosis.evidence import (
     capped_confidence,
     check_pointer,
     describe_failures,

@@ -18,9 +18,9 @@ from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from supervisor.incident_store import IncidentStore, from_item
-from supervisor.pipeline import BREAKER_REASON, NO_DIAGNOSIS_REASON, IncidentPipeline
-from supervisor.signals import Signal, stamp
+from supervisor.incident.pipeline import BREAKER_REASON, NO_DIAGNOSIS_REASON, IncidentPipeline
+from supervisor.incident.signals import Signal, stamp
+from supervisor.incident.store import IncidentStore, from_item
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
 from tests.conftest import Inject
 from tests.pipeline_support import (
@@ -360,7 +360,7 @@ def test_each_record_of_an_event_gets_its_own_outcome(
 
 
 def test_a_transition_the_lifecycle_does_not_have_is_refused(incidents: IncidentStore) -> None:
-    from supervisor.incident_store import IllegalTransition, TransitionConflict
+    from supervisor.incident.store import IllegalTransition, TransitionConflict
 
     signal = Signal("m1", "direct", names.FUNCTION_NAME, "Errors", "", datetime.now(UTC))
     item, _ = incidents.claim(signal, window_seconds=0)
@@ -378,7 +378,7 @@ def test_a_transition_the_lifecycle_does_not_have_is_refused(incidents: Incident
 
 
 def test_incident_ids_are_deterministic() -> None:
-    from supervisor.incident_store import incident_id_for
+    from supervisor.incident.store import incident_id_for
 
     at = datetime(2026, 11, 21, 10, 0, 0, 917_000, tzinfo=UTC)
     signal = Signal("m1", "cloudwatch_alarm", "data-processor", "Errors", "", at)

@@ -11,7 +11,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import BaseModel
 
-from supervisor.providers import EMPTY_RESPONSE, McpToolProvider, ToolCallFailed
+from supervisor.agent.providers import EMPTY_RESPONSE, McpToolProvider, ToolCallFailed
 
 
 class Answer(BaseModel):

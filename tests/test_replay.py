@@ -17,11 +17,11 @@ from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from supervisor.audit import canonical_json, fit_chain, replay_hash
-from supervisor.incident_store import IncidentStore
-from supervisor.pipeline import IncidentPipeline
-from supervisor.providers import RecordedToolProvider, ToolCallFailed
-from supervisor.replay import load_recorded, replay
+from supervisor.agent.providers import RecordedToolProvider, ToolCallFailed
+from supervisor.incident.audit import canonical_json, fit_chain, replay_hash
+from supervisor.incident.pipeline import IncidentPipeline
+from supervisor.incident.replay import load_recorded, replay
+from supervisor.incident.store import IncidentStore
 from supervisor.schemas import ToolResult
 from supervisor.settings import SupervisorSettings
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
@@ -54,7 +54,11 @@ def _cli(sandbox: Sandbox, incidents: IncidentStore, *args: str) -> subprocess.C
         "MCP_SERVER_URL": f"http://127.0.0.1:{free_port()}/sse",  # a replay needs no MCP server
     }
     return subprocess.run(
-        [sys.executable, "-m", "supervisor.cli", *args], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "supervisor.agent.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

@@ -16,7 +16,7 @@ from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from supervisor.run import AgentResult, run_agent
+from supervisor.agent.run import AgentResult, run_agent
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings
 from tests.conftest import Inject

@@ -15,8 +15,8 @@ from chaos.bedrock_fake import FakeConverse, aws_error, tool_use
 from chaos.loopback import BlackHole, free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from supervisor.models import build_model
-from supervisor.run import run_agent
+from supervisor.agent.models import build_model
+from supervisor.agent.run import run_agent
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 
@@ -162,7 +162,11 @@ async def test_a_wrong_key_is_not_retried(sandbox: Sandbox, mcp_server_url: str)
 def _cli(sandbox: Sandbox, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")} | sandbox.env
     return subprocess.run(
-        [sys.executable, "-m", "supervisor.cli", *args], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "supervisor.agent.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

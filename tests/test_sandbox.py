@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError
 from chaos.sandbox import cli, names
 from chaos.sandbox.sandbox import Sandbox, SandboxError, start_sandbox
 from mcp_server.permissions import READ_OPERATIONS
-from supervisor.incident_store import STATUS_INDEX
+from supervisor.incident.store import STATUS_INDEX
 
 
 def _error_code(call: Callable[[], Any]) -> str:

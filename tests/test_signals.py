@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from supervisor.signals import MalformedMessage, parse_record
+from supervisor.incident.signals import MalformedMessage, parse_record
 
 
 def _stat(query_id: str, namespace: str, metric: str, dimension: str, value: str) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from mcp_server.settings import ServerSettings
 from mcp_server.tools.iam import iam_state
 from mcp_server.tools.lambda_config import lambda_config
 from mcp_server.tools.logs import recent_logs
-from supervisor.providers import McpToolProvider
+from supervisor.agent.providers import McpToolProvider
 from tests.conftest import Inject, Undo
 from tests.tool_support import call_tool
 

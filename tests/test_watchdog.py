@@ -18,8 +18,8 @@ import pytest
 from chaos.loopback import BlackHole
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from supervisor.incident_store import IncidentStore, incident_id_for
-from supervisor.signals import parse_record
+from supervisor.incident.signals import parse_record
+from supervisor.incident.store import IncidentStore, incident_id_for
 from tests.pipeline_support import direct_event, load_event, stuck_incident
 from watchdog import handler as watchdog_handler
 from watchdog.handler import build_watchdog

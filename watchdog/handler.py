@@ -8,7 +8,7 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Logger
 
-from supervisor.incident_store import IncidentStore, dynamodb_client
+from supervisor.incident.store import IncidentStore, dynamodb_client
 from watchdog.settings import WatchdogSettings
 from watchdog.sweep import SweepReport, sweep
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 
-from supervisor.incident_store import IncidentStore, Item, TransitionConflict
-from supervisor.signals import stamp
+from supervisor.incident.signals import stamp
+from supervisor.incident.store import IncidentStore, Item, TransitionConflict
 
 STALE_REASON = "stale watchdog timeout"
 

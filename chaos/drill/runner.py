@@ -28,9 +28,9 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_sns_events
 from chaos.workload.runtime import LocalLambdaRuntime
-from supervisor.incident_store import from_item
+from supervisor.incident.pipeline import IncidentPipeline
+from supervisor.incident.store import from_item
 from supervisor.orchestrator import build_pipeline
-from supervisor.pipeline import IncidentPipeline
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
 from watchdog.handler import build_watchdog
 

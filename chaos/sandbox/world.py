@@ -27,7 +27,7 @@ from chaos.sandbox import names
 from chaos.workload import functions
 from chaos.workload.alarms import function_alarms
 from mcp_server.permissions import READ_OPERATIONS, iam_actions
-from supervisor.incident_store import STATUS_INDEX
+from supervisor.incident.store import STATUS_INDEX
 
 FUNCTIONS_DIR = Path(functions.__file__).parent
 RUNTIME = "python3.12"

@@ -27,8 +27,9 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
 from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_NAMES, TOOL_RESPONSE_MODELS
-from supervisor import evidence, prompt
-from supervisor.providers import ToolCallFailed
+from supervisor.agent import prompt
+from supervisor.agent.providers import ToolCallFailed
+from supervisor.diagnosis import evidence
 from supervisor.schemas import (
     AgentError,
     Diagnosis,

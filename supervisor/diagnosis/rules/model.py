@@ -23,7 +23,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 
 from mcp_server.contract import TOOL_NAMES
-from supervisor.prompt import SUBMIT_TOOL, read_tagged
+from supervisor.agent.prompt import SUBMIT_TOOL, read_tagged
 from supervisor.schemas import FaultType, Severity
 
 LOG_WRITE_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")

@@ -16,9 +16,9 @@ from typing import Any, Final
 
 from langchain_core.messages import AIMessage, AnyMessage
 
-from supervisor import prompt
-from supervisor.incident_store import from_item, to_item
-from supervisor.run import AgentResult
+from supervisor.agent import prompt
+from supervisor.agent.run import AgentResult
+from supervisor.incident.store import from_item, to_item
 from supervisor.schemas import Diagnosis, ToolResult
 
 CHAIN_BUDGET: Final[int] = 350_000

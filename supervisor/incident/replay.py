@@ -8,12 +8,12 @@ from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 
-from supervisor.agent import Accounting, build_graph, initial_state, run_graph
-from supervisor.audit import RecordedIncident, read_context, replay_hash
-from supervisor.incident_store import IncidentStore
-from supervisor.models import build_model
-from supervisor.providers import RecordedToolProvider
-from supervisor.run import AgentResult, classify
+from supervisor.agent.graph import Accounting, build_graph, initial_state, run_graph
+from supervisor.agent.models import build_model
+from supervisor.agent.providers import RecordedToolProvider
+from supervisor.agent.run import AgentResult, classify
+from supervisor.incident.audit import RecordedIncident, read_context, replay_hash
+from supervisor.incident.store import IncidentStore
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 

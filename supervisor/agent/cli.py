@@ -14,12 +14,12 @@ from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 
 from mcp_server.contract import GetLambdaConfigArgs
-from supervisor.incident_store import IncidentStore, dynamodb_client
-from supervisor.mcp_key import resolve_mcp_key
-from supervisor.models import build_model
-from supervisor.replay import load_recorded, replay
-from supervisor.report import as_json, progress_line, render
-from supervisor.run import run_agent
+from supervisor.agent.mcp_key import resolve_mcp_key
+from supervisor.agent.models import build_model
+from supervisor.agent.report import as_json, progress_line, render
+from supervisor.agent.run import run_agent
+from supervisor.incident.replay import load_recorded, replay
+from supervisor.incident.store import IncidentStore, dynamodb_client
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 

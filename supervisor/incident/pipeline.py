@@ -17,8 +17,8 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.incident_store import TERMINAL, IncidentStore, Item, TransitionConflict
-from supervisor.signals import MalformedMessage, Signal, parse_event, stamp
+from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
+from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import boto3
     from langchain_core.language_models import BaseChatModel
 
-    from supervisor.run import AgentResult
+    from supervisor.agent.run import AgentResult
     from supervisor.schemas import LlmCallRecord, ToolCallRecord
     from supervisor.settings import SupervisorSettings
 
@@ -206,8 +206,8 @@ class IncidentPipeline:
         return outcome
 
     def _run_agent(self, signal: Signal, incident_id: str, context: Any) -> AgentResult:
-        from supervisor.mcp_key import resolve_mcp_key
-        from supervisor.run import run_agent
+        from supervisor.agent.mcp_key import resolve_mcp_key
+        from supervisor.agent.run import run_agent
 
         if self._api_key is None:
             self._api_key = resolve_mcp_key(self.settings, self.session)
@@ -231,7 +231,7 @@ class IncidentPipeline:
             loop.close()
 
     def _record(self, signal: Signal, item: Item, result: AgentResult, metrics: EphemeralMetrics) -> Outcome:
-        from supervisor.audit import context_item
+        from supervisor.incident.audit import context_item
 
         incident_id = str(item["incident_id"])
         diagnosis = result.diagnosis

@@ -6,7 +6,7 @@ import boto3
 from botocore.config import Config
 from langchain_core.language_models import BaseChatModel
 
-from supervisor.rules import RulesChatModel
+from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 

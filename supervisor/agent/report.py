@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from mcp_server.contract import TOOL_NAMES
-from supervisor.run import AgentResult
+from supervisor.agent.run import AgentResult
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
 
 

@@ -20,9 +20,9 @@ from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from supervisor.agent import Accounting, AgentState, StopReason, build_graph, initial_state, run_graph
-from supervisor.models import build_model
-from supervisor.providers import McpToolProvider
+from supervisor.agent.graph import Accounting, AgentState, StopReason, build_graph, initial_state, run_graph
+from supervisor.agent.models import build_model
+from supervisor.agent.providers import McpToolProvider
 from supervisor.schemas import (
     AgentError,
     Diagnosis,

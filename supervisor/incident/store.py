@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from supervisor.signals import Signal, stamp
+from supervisor.incident.signals import Signal, stamp
 
 Status = Literal["RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"]
 STATUSES: Final[tuple[Status, ...]] = ("RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR")
