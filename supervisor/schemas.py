@@ -6,13 +6,26 @@ imported here, never redefined.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
+from datetime import datetime
+from typing import Annotated, Any, Literal, Protocol, Self, get_args, runtime_checkable
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from mcp_server.contract import ToolName
 
-FaultType = Literal["permission_loss", "throttling", "network_block", "unknown"]
+FaultType = Literal[
+    "permission_loss",
+    "throttling",
+    "network_block",
+    "timeout",
+    "out_of_memory",
+    "code_error",
+    "configuration_error",
+    "dependency_failure",
+    "unknown",
+]
+FAULT_TYPES: tuple[FaultType, ...] = get_args(FaultType)
+TimelineKind = Literal["change", "first_failure", "failure", "alarm", "limit", "observation"]
 Severity = Literal["critical", "high", "medium", "low"]
 RiskLevel = Literal["low", "medium", "high"]
 ErrorCategory = Literal[
@@ -33,6 +46,20 @@ def _dotted_path(value: str) -> str:
             "e.g. 'events.3.message' or 'inline_policies.data-processor-access.Statement.0.Action'"
         )
     return value
+
+
+def _iso8601(value: str) -> str:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise ValueError("time must be ISO-8601 with its offset, e.g. '2026-11-23T01:02:03+00:00'") from None
+    if parsed.tzinfo is None:
+        raise ValueError("time must carry its UTC offset, e.g. '2026-11-23T01:02:03+00:00'")
+    return value
+
+
+IsoTime = Annotated[str, AfterValidator(_iso8601)]
+EvidenceIndices = list[Annotated[int, Field(ge=0)]]
 
 
 def _unique(values: list[FaultType]) -> list[FaultType]:
@@ -76,6 +103,53 @@ class RemediationStep(_Model):
     )
     risk_level: RiskLevel = Field(description="Risk of applying the step.")
     requires_approval: bool = Field(description="Whether a human must approve the step before it is applied.")
+    command: str | None = Field(
+        default=None,
+        description="The exact AWS CLI command that applies the step, when the evidence determines it, e.g. "
+        "'aws lambda delete-function-concurrency --function-name orders-api'; JSON for structured values. "
+        "Checked against the AWS service model; never executed.",
+    )
+
+
+class Trigger(_Model):
+    """The change that started the failure, as CloudTrail recorded it."""
+
+    event_name: str = Field(min_length=1, description="CloudTrail's eventName, e.g. 'DeleteRolePolicy'.")
+    identity: str | None = Field(description="Who made the change (the event's identity ARN).")
+    time: IsoTime = Field(description="When the change was made (the event's time).")
+    seconds_before_first_failure: float | None = Field(
+        default=None, ge=0, description="How long before the first failure it was, when that is known."
+    )
+    evidence: EvidenceIndices = Field(
+        min_length=1, description="Indices into Diagnosis.evidence: the get_recent_changes event cited."
+    )
+
+
+class TimelineEntry(_Model):
+    """One fact of the incident's timeline."""
+
+    time: IsoTime
+    kind: TimelineKind
+    description: str = Field(min_length=1)
+    evidence: EvidenceIndices = Field(min_length=1, description="Indices into Diagnosis.evidence.")
+
+
+class DiagnosisGap(_Model):
+    """Something that could not be checked, and why."""
+
+    source: str = Field(min_length=1, description="What could not be read, e.g. 'get_recent_changes'.")
+    reason: str = Field(min_length=1, description="Why, and what that leaves open.")
+    evidence: EvidenceIndices = Field(default_factory=list, description="Pointers that show it, if any.")
+
+
+class RuledOut(_Model):
+    """A hypothesis checked and rejected."""
+
+    fault_type: FaultType
+    reason: str = Field(min_length=1)
+    evidence: EvidenceIndices = Field(
+        min_length=1, description="Indices into Diagnosis.evidence of the pointers that reject it."
+    )
 
 
 class DiagnosisSubmission(_Model):
@@ -94,16 +168,39 @@ class DiagnosisSubmission(_Model):
         le=1,
         description="How sure you are, 0 to 1. Claims whose evidence does not check out lower it in code.",
     )
+    trigger: Trigger | None = Field(default=None, description="The change that started it, if one is found.")
+    timeline: list[TimelineEntry] = Field(default_factory=list, description="The facts, oldest first.")
+    gaps: list[DiagnosisGap] = Field(default_factory=list, description="What could not be checked, and why.")
+    ruled_out: list[RuledOut] = Field(
+        default_factory=list, description="Fault types checked and rejected, each with the evidence."
+    )
+
+    def citations(self) -> list[tuple[str, list[int]]]:
+        """Every entry that cites evidence, with where it is: ('remediation_plan.0', [1, 2]), ..."""
+        cited = [(f"remediation_plan.{n}", s.evidence_basis) for n, s in enumerate(self.remediation_plan)]
+        cited += [("trigger", self.trigger.evidence)] if self.trigger else []
+        cited += [(f"timeline.{n}", entry.evidence) for n, entry in enumerate(self.timeline)]
+        cited += [(f"gaps.{n}", gap.evidence) for n, gap in enumerate(self.gaps)]
+        cited += [(f"ruled_out.{n}", entry.evidence) for n, entry in enumerate(self.ruled_out)]
+        return cited
 
     @model_validator(mode="after")
-    def _evidence_basis_in_range(self) -> Self:
-        for number, step in enumerate(self.remediation_plan):
-            for index in step.evidence_basis:
+    def _consistent(self) -> Self:
+        for where, indices in self.citations():
+            for index in indices:
                 if index >= len(self.evidence):
                     raise ValueError(
-                        f"remediation_plan.{number}.evidence_basis refers to evidence {index}, "
+                        f"{where} refers to evidence {index}, "
                         f"but there are only {len(self.evidence)} evidence pointers"
                     )
+        times = [datetime.fromisoformat(entry.time) for entry in self.timeline]
+        if times != sorted(times):
+            raise ValueError("timeline entries must be in time order, oldest first")
+        for entry in self.ruled_out:
+            if entry.fault_type in self.fault_types or entry.fault_type == "unknown":
+                raise ValueError(
+                    f"ruled_out lists '{entry.fault_type}', which is also reported (or is 'unknown')"
+                )
         return self
 
 
@@ -115,19 +212,41 @@ class PointerCheck(_Model):
     reason: str = Field(description="Why the pointer does not check out; empty when verified.")
 
 
+class EntryCheck(_Model):
+    """The code's check of an entry that cites evidence or carries a command (trigger, timeline, ...)."""
+
+    entry: str = Field(description="Where it is in the diagnosis, e.g. 'trigger' or 'remediation_plan.0'.")
+    verified: bool
+    reason: str = Field(description="Why it does not check out; empty when verified.")
+
+
+class FaultSupport(_Model):
+    """How a reported fault type is backed: by pointers from sources the function's users cannot write."""
+
+    fault_type: FaultType
+    supported_by: list[int] = Field(description="Verified pointers from independent sources that back it.")
+    detail: list[int] = Field(
+        default_factory=list, description="Verified log pointers that describe it (never support alone)."
+    )
+    missing: str = Field(default="", description="What support is missing; empty when supported.")
+
+
 class Verification(_Model):
     """What the code found when it checked a submitted diagnosis against the run's tool responses."""
 
     pointers: list[PointerCheck]
+    entries: list[EntryCheck] = Field(default_factory=list)
+    support: list[FaultSupport] = Field(default_factory=list)
     unsupported_fault_types: list[FaultType] = Field(
-        description="Reported fault types that no verified pointer supports."
+        description="Reported fault types that no verified pointer from an independent source supports."
     )
     refinement_turns: int = Field(ge=0, description="Turns the model was given to fix failed claims.")
     claimed_confidence: float = Field(ge=0, le=1, description="The confidence the model submitted.")
 
     @property
     def passed(self) -> bool:
-        return all(check.verified for check in self.pointers) and not self.unsupported_fault_types
+        checks: list[PointerCheck | EntryCheck] = [*self.pointers, *self.entries]
+        return all(check.verified for check in checks) and not self.unsupported_fault_types
 
     @property
     def verified_count(self) -> int:

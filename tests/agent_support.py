@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import PrivateAttr
+
+from supervisor.agent.graph import Accounting, AgentState, build_graph, initial_state, run_graph
+from supervisor.agent.providers import MockToolProvider
+from supervisor.settings import SupervisorSettings
 
 FUNCTION = "data-processor"
 Step = AIMessage | Callable[[list[BaseMessage]], AIMessage]
@@ -103,37 +109,85 @@ IAM = {
 }
 CONFIG = {"FunctionName": FUNCTION, "Runtime": "python3.12", "Timeout": 3, "ReservedConcurrentExecutions": 0}
 NETWORK = {"function_name": FUNCTION, "in_vpc": False, "note": "not in a VPC"}
-RESPONSES = {
+THROTTLED_MINUTE = "2026-11-21T10:00:00+00:00"
+METRICS = {  # what the Lambda service measured while reserved concurrency 0 refused every request
+    "function_name": FUNCTION,
+    "window_start": "2026-11-21T09:01:00+00:00",
+    "window_end": "2026-11-21T10:01:00+00:00",
+    "minutes": [{"timestamp": THROTTLED_MINUTE, "invocations": 0.0, "errors": 0.0, "throttles": 4.0}],
+    "minutes_with_data": 1,
+    "invocations": 0.0,  # the contract's figures are floats (CloudWatch sums): quoted as "4.0", not "4"
+    "errors": 0.0,
+    "throttles": 4.0,
+    "first_throttle_minute": THROTTLED_MINUTE,
+    "timeout_seconds": 3,
+    "memory_size_mb": 128,
+    "log_group": f"/aws/lambda/{FUNCTION}",
+    "report_lines": 0,
+}
+OPERATOR = "arn:aws:iam::123456789012:user/operator"
+CHANGE_TIME = "2026-11-21T09:59:30+00:00"
+CHANGES = {  # the change that set the limit, as CloudTrail recorded it
+    "function_name": FUNCTION,
+    "window_start": "2026-11-20T10:01:00+00:00",
+    "window_end": "2026-11-21T10:01:00+00:00",
+    "searched": [f"function {FUNCTION}", "role data-processor-role"],
+    "matched_events": 1,
+    "returned_events": 1,
+    "events": [
+        {
+            "event_id": "evt-1",
+            "time": CHANGE_TIME,
+            "event_name": "PutFunctionConcurrency20171031",
+            "service": "lambda.amazonaws.com",
+            "identity_arn": OPERATOR,
+            "identity_type": "IAMUser",
+            "matched": [f"function {FUNCTION}"],
+            "summary": {"functionName": FUNCTION, "reservedConcurrentExecutions": 0},
+        }
+    ],
+    "note": "CloudTrail delivers events minutes after the call: the newest changes may be missing.",
+}
+RESPONSES = {  # one canned answer per tool, each valid under mcp_server.contract.TOOL_RESPONSE_MODELS
     "get_recent_logs": json.dumps(LOGS),
     "get_iam_state": json.dumps(IAM),
     "get_lambda_config": json.dumps(CONFIG),
     "get_network_state": json.dumps(NETWORK),
+    "get_recent_changes": json.dumps(CHANGES),
+    "get_function_metrics": json.dumps(METRICS),
 }
+COMMAND = f"aws lambda delete-function-concurrency --function-name {FUNCTION}"
+
+
+def pointer(tool: str, field: str, value: str, supports: str | None = "throttling") -> dict[str, Any]:
+    return {"tool": tool, "field": field, "value": value, "interpretation": "seen", "supports": supports}
+
+
+LIMIT = pointer("get_lambda_config", "ReservedConcurrentExecutions", "0")  # the limit ...
+THROTTLES = pointer("get_function_metrics", "throttles", "4.0")  # ... and the throttles it caused
 
 
 def submission(**overrides: Any) -> dict[str, Any]:
-    """A submit_diagnosis payload whose evidence holds against RESPONSES."""
+    """A submit_diagnosis payload whose evidence holds against RESPONSES: throttling, corroborated as the
+    policy asks (the metrics' throttles and the configured limit), with a command that parses. It needs
+    get_lambda_config and get_function_metrics to have been called."""
     payload: dict[str, Any] = {
         "root_cause": "Reserved concurrency 0 throttles every invocation.",
         "fault_types": ["throttling"],
         "affected_resources": [FUNCTION],
         "severity": "critical",
         "evidence": [
-            {
-                "tool": "get_lambda_config",
-                "field": "ReservedConcurrentExecutions",
-                "value": "0",
-                "interpretation": "No invocation can run.",
-                "supports": "throttling",
-            }
+            LIMIT | {"interpretation": "No invocation can run."},
+            THROTTLES | {"interpretation": "Every request was refused."},
         ],
         "remediation_plan": [
             {
                 "action": "Remove the reserved concurrency",
                 "details": "DeleteFunctionConcurrency on data-processor.",
-                "evidence_basis": [0],
+                "evidence_basis": [0, 1],
                 "risk_level": "low",
                 "requires_approval": True,
+                "command": COMMAND,
             }
         ],
         "confidence": 0.9,
@@ -142,5 +196,29 @@ def submission(**overrides: Any) -> dict[str, Any]:
     return payload
 
 
-def pointer(tool: str, field: str, value: str, supports: str | None = "throttling") -> dict[str, Any]:
-    return {"tool": tool, "field": field, "value": value, "interpretation": "seen", "supports": supports}
+@dataclass
+class GraphRun:
+    """One run of the real graph: its final state, why it stopped, its accounting and the provider."""
+
+    state: AgentState
+    stop_reason: str
+    accounting: Accounting
+    provider: MockToolProvider
+
+    def replies(self, name: str | None = None) -> list[ToolMessage]:
+        return [
+            m
+            for m in self.state["messages"]
+            if isinstance(m, ToolMessage) and (name is None or m.name == name)
+        ]
+
+
+async def diagnose_with(model: BaseChatModel, responses: Mapping[str, str], **settings: Any) -> GraphRun:
+    """Run the graph with ``model`` (scripted, the rules model, ...) against canned tool responses."""
+    config = SupervisorSettings(**settings)
+    accounting = Accounting()
+    provider = MockToolProvider(responses)
+    graph = build_graph(model, provider, config, accounting)
+    state = initial_state({"AlarmName": f"{FUNCTION}-errors"}, "inc-1", FUNCTION, time.time() + 300)
+    final, stop_reason = await run_graph(graph, state, config.recursion_limit)
+    return GraphRun(final, stop_reason, accounting, provider)

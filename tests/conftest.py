@@ -6,7 +6,8 @@ import os
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, TypeVar
 
 import pytest
 
@@ -107,15 +108,24 @@ def alarm_events(sandbox: Sandbox) -> Callable[[], list[dict[str, object]]]:
     return drain
 
 
-@pytest.fixture
-def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeConverse]:
-    """A local Converse endpoint that Bedrock clients reach through AWS_ENDPOINT_URL_BEDROCK_RUNTIME."""
-    fake = FakeConverse(script=[])
+Fake = TypeVar("Fake", bound=FakeConverse)
+
+
+@contextmanager
+def serving_converse(fake: Fake, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fake]:
+    """``fake`` served locally, reached by Bedrock clients through AWS_ENDPOINT_URL_BEDROCK_RUNTIME."""
     with served_in_thread(fake.app()) as url:
         monkeypatch.setenv("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", url)
         monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
         monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
         monkeypatch.setenv("AWS_REGION", names.DEFAULT_REGION)
+        yield fake
+
+
+@pytest.fixture
+def bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeConverse]:
+    """A local Converse endpoint that Bedrock clients reach through AWS_ENDPOINT_URL_BEDROCK_RUNTIME."""
+    with serving_converse(FakeConverse(script=[]), monkeypatch) as fake:
         yield fake
 
 

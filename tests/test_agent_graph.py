@@ -13,19 +13,28 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
+from mcp_server.contract import TOOL_NAMES, TOOL_RESPONSE_MODELS
 from supervisor.agent.graph import Accounting, build_graph, initial_state, run_graph
 from supervisor.agent.prompt import SUBMIT_TOOL, read_tagged, tool_result, truncate
 from supervisor.agent.providers import MockToolProvider, ToolCallFailed
+from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.schemas import ToolProvider
 from supervisor.settings import SupervisorSettings
 from tests.agent_support import (
+    CHANGE_TIME,
+    COMMAND,
     FUNCTION,
+    LIMIT,
     LOGS,
+    METRICS,
+    OPERATOR,
     RESPONSES,
+    THROTTLES,
     ScriptedChatModel,
     Step,
     ai,
     call,
+    diagnose_with,
     pointer,
     submission,
 )
@@ -64,7 +73,8 @@ class Run:
         return [(r.tool, r.status) for r in self.accounting.tool_calls]
 
 
-SUBMIT = call(SUBMIT_TOOL, submission(), "submit")  # cites get_lambda_config
+SUBMIT = call(SUBMIT_TOOL, submission(), "submit")  # cites get_lambda_config and get_function_metrics
+CORROBORATE = (call("get_lambda_config"), call("get_function_metrics"))  # what SUBMIT cites
 GIVE_UP = call(  # needs no evidence: for tests about something else
     SUBMIT_TOOL,
     submission(fault_types=["unknown"], evidence=[], remediation_plan=[], confidence=0.1),
@@ -73,16 +83,78 @@ GIVE_UP = call(  # needs no evidence: for tests about something else
 
 
 async def test_a_plain_investigation_ends_in_a_verified_diagnosis() -> None:
-    run = await Run([ai(call("get_recent_logs")), ai(call("get_lambda_config")), ai(SUBMIT)])()
+    run = await Run([ai(call("get_recent_logs")), ai(*CORROBORATE), ai(SUBMIT)])()
     assert run.stop_reason == "diagnosed"
     diagnosis = run.state["diagnosis"]
     assert diagnosis is not None
     assert diagnosis.fault_types == ["throttling"]
     assert diagnosis.verification.passed
+    assert [s.supported_by for s in diagnosis.verification.support] == [[0, 1]]
+    assert diagnosis.remediation_plan[0].command == COMMAND
     assert diagnosis.confidence == 0.9
-    assert [name for name, _ in run.provider.calls] == ["get_recent_logs", "get_lambda_config"]  # type: ignore[attr-defined]
-    assert run.statuses() == [("get_recent_logs", "ok"), ("get_lambda_config", "ok"), (SUBMIT_TOOL, "ok")]
+    assert [name for name, _ in run.provider.calls] == [  # type: ignore[attr-defined]
+        "get_recent_logs",
+        "get_lambda_config",
+        "get_function_metrics",
+    ]
+    assert run.statuses() == [
+        ("get_recent_logs", "ok"),
+        ("get_lambda_config", "ok"),
+        ("get_function_metrics", "ok"),
+        (SUBMIT_TOOL, "ok"),
+    ]
     assert [r.turn for r in run.accounting.llm_calls] == [1, 2, 3]
+
+
+def test_every_tool_has_a_canned_response_valid_under_the_contract() -> None:
+    assert set(RESPONSES) == set(TOOL_NAMES)
+    for tool, raw in RESPONSES.items():
+        TOOL_RESPONSE_MODELS[tool].model_validate_json(raw)
+
+
+async def test_throttling_claimed_from_the_limit_alone_is_refused_then_capped() -> None:
+    limit_only = _fabricated(evidence=[LIMIT], remediation_plan=[])
+    run = await Run([ai(*CORROBORATE), ai(limit_only), ai(limit_only)])()
+    refusal = str(run.replies(SUBMIT_TOOL)[0].content)
+    assert "fault type 'throttling' is not corroborated: it needs get_function_metrics throttles" in refusal
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    assert diagnosis.verification.pointers[0].verified
+    assert diagnosis.verification.unsupported_fault_types == ["throttling"]
+    assert diagnosis.confidence == 0.3
+
+
+async def test_the_gaps_the_code_observes_join_those_the_model_states() -> None:
+    stated = {"source": "get_network_state", "reason": "not needed: the function is not in a VPC"}
+    metrics = {
+        **METRICS,
+        "gaps": [
+            {
+                "source": "cloudwatch:GetMetricData",
+                "error_code": "AccessDenied",
+                "meaning": "throttles unknown",
+            }
+        ],
+    }
+    canned = {tool: raw for tool, raw in RESPONSES.items() if tool != "get_iam_state"}  # its call fails
+    provider = MockToolProvider(canned | {"get_function_metrics": json.dumps(metrics)})
+    script = [ai(*CORROBORATE, call("get_iam_state")), ai(call(SUBMIT_TOOL, submission(gaps=[stated])))]
+    run = await Run(script, provider)()
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    gaps = [(g.source, g.reason) for g in diagnosis.gaps]
+    assert gaps[0] == (stated["source"], stated["reason"])  # the model's own, first and not repeated
+    assert ("get_iam_state", "the call failed: nothing it reads was checked") in gaps
+    assert ("get_recent_logs", "not called: nothing it reads was checked") in gaps
+    assert ("get_function_metrics: cloudwatch:GetMetricData", "throttles unknown (AccessDenied)") in gaps
+    assert [source for source, _ in gaps].count("get_network_state") == 1
+    assert {source for source, _ in gaps} == {
+        "get_network_state",
+        "get_iam_state",
+        "get_recent_logs",
+        "get_recent_changes",
+        "get_function_metrics: cloudwatch:GetMetricData",
+    }
 
 
 async def test_tool_results_reach_the_model_labelled_as_data_from_a_named_tool() -> None:
@@ -287,8 +359,10 @@ def _fabricated(**kwargs: Any) -> dict[str, Any]:
 
 
 async def test_failed_evidence_gets_one_refinement_turn_and_can_be_fixed() -> None:
-    wrong = _fabricated(evidence=[pointer("get_lambda_config", "ReservedConcurrentExecutions", "5")])
-    run = await Run([ai(call("get_lambda_config")), ai(wrong), ai(SUBMIT)])()
+    wrong = _fabricated(
+        evidence=[pointer("get_lambda_config", "ReservedConcurrentExecutions", "5"), THROTTLES]
+    )
+    run = await Run([ai(*CORROBORATE), ai(wrong), ai(SUBMIT)])()
     refusal = run.replies(SUBMIT_TOOL)[0]
     assert refusal.status == "error"
     assert "evidence 0 (get_lambda_config 'ReservedConcurrentExecutions'): value '5' is not what" in str(
@@ -316,26 +390,28 @@ async def test_failed_evidence_gets_one_refinement_turn_and_can_be_fixed() -> No
 async def test_fabrication_survives_refinement_only_as_a_capped_flagged_diagnosis(
     bad: dict[str, Any], named: str
 ) -> None:
-    wrong = _fabricated(evidence=[bad])
+    wrong = _fabricated(evidence=[bad, THROTTLES])  # the metrics are never called: nothing holds
     run = await Run([ai(call("get_lambda_config")), ai(wrong), ai(wrong)])()
     assert named in str(run.replies(SUBMIT_TOOL)[0].content)
     diagnosis = run.state["diagnosis"]
     assert diagnosis is not None  # kept ...
     assert not diagnosis.verification.passed  # ... with what failed on record ...
     assert named in diagnosis.verification.pointers[0].reason
+    assert "get_function_metrics was not called" in diagnosis.verification.pointers[1].reason
     assert diagnosis.verification.unsupported_fault_types == ["throttling"]
+    assert diagnosis.verification.entries[0].reason == "cites evidence 0, 1, not verified"
     assert diagnosis.confidence == 0.0  # ... and no confidence left
 
 
 async def test_a_malformed_submission_is_sent_back() -> None:
     malformed = call(SUBMIT_TOOL, {"root_cause": "x", "fault_types": ["disk_full"]}, "m")
-    run = await Run([ai(call("get_lambda_config")), ai(malformed), ai(SUBMIT)])()
+    run = await Run([ai(*CORROBORATE), ai(malformed), ai(SUBMIT)])()
     assert "submit_diagnosis rejected" in str(run.replies(SUBMIT_TOOL)[0].content)
     assert run.stop_reason == "diagnosed"
 
 
 async def test_a_reply_without_tool_calls_is_nudged() -> None:
-    run = await Run([ai(text="Thinking about it."), ai(call("get_lambda_config")), ai(SUBMIT)])()
+    run = await Run([ai(text="Thinking about it."), ai(*CORROBORATE), ai(SUBMIT)])()
     assert any("Call a tool, or submit_diagnosis" in str(m.content) for m in run.model.seen[1])
     assert run.stop_reason == "diagnosed"
 
@@ -371,3 +447,26 @@ async def test_a_backend_without_forced_tool_choice_is_offered_submit_alone() ->
     await run()
     assert ((SUBMIT_TOOL,), None) in run.model.bound
     assert run.stop_reason == "diagnosed"
+
+
+async def test_the_rules_model_calls_every_tool_at_once_then_submits_what_they_corroborate() -> None:
+    run = await diagnose_with(RulesChatModel(), RESPONSES)
+    assert [(r.turn, r.tool_calls) for r in run.accounting.llm_calls] == [
+        (1, list(TOOL_NAMES)),  # all six, in parallel, in the first turn
+        (2, [SUBMIT_TOOL]),
+    ]
+    assert sorted(name for name, _ in run.provider.calls) == sorted(TOOL_NAMES)
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    assert diagnosis.fault_types == ["throttling"]
+    assert diagnosis.verification.passed
+    assert diagnosis.confidence == 0.9
+    assert diagnosis.trigger is not None
+    assert (diagnosis.trigger.event_name, diagnosis.trigger.identity, diagnosis.trigger.time) == (
+        "PutFunctionConcurrency20171031",
+        OPERATOR,
+        CHANGE_TIME,
+    )
+    assert [entry.kind for entry in diagnosis.timeline] == ["change", "first_failure"]
+    assert [step.command for step in diagnosis.remediation_plan] == [COMMAND]
+    assert "network_block" in {r.fault_type for r in diagnosis.ruled_out}

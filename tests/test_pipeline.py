@@ -18,6 +18,8 @@ from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
+from mcp_server.contract import TOOL_NAMES
+from supervisor.incident.audit import REPLAY_HASH_VERSION
 from supervisor.incident.pipeline import BREAKER_REASON, NO_DIAGNOSIS_REASON, IncidentPipeline
 from supervisor.incident.signals import Signal, stamp
 from supervisor.incident.store import IncidentStore, from_item
@@ -99,20 +101,29 @@ def test_an_alarm_from_a_real_fault_ends_diagnosed_with_its_audit_trail(
     diagnosis = json.loads(context["diagnosis"])
     assert diagnosis["fault_types"] == ["permission_loss"]
     assert all(check["verified"] for check in diagnosis["verification"]["pointers"])
+    assert all(check["verified"] for check in diagnosis["verification"]["entries"])
+    assert diagnosis["verification"]["unsupported_fault_types"] == []
     assert any(p["tool"] == "get_iam_state" for p in diagnosis["evidence"])
+    assert (diagnosis["trigger"]["event_name"], diagnosis["trigger"]["identity"]) == (
+        "DeleteRolePolicy",
+        f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}",
+    )  # the injector's change, as CloudTrail recorded it
     chain = json.loads(context["reasoning_chain"])
     assert chain[0]["type"] == "system"
     assert [m["type"] for m in chain[1:3]] == ["human", "ai"]
+    assert sorted(c["name"] for c in chain[2]["tool_calls"]) == sorted(TOOL_NAMES)  # all six at once
     assert context["truncated"] is False
     assert context["tools_called"][-1] == "submit_diagnosis"
+    assert sorted(context["tools_called"][:-1]) == sorted(TOOL_NAMES)
     results = json.loads(gzip.decompress(context["tool_results"]))
-    assert {r["tool"] for r in results} >= {"get_recent_logs", "get_iam_state"}
+    assert {r["tool"] for r in results} == set(TOOL_NAMES)
     assert len(context["replay_hash"]) == 64
+    assert context["replay_hash_version"] == REPLAY_HASH_VERSION
 
     (metrics_log,) = json_logs(caplog, "agent_metrics")
     assert metrics_log["event"] == "agent_metrics"
     assert metrics_log["incident_id"] == incident_id
-    assert metrics_log["llm_calls"] == context["llm_calls"] >= 2
+    assert metrics_log["llm_calls"] == context["llm_calls"] == 2  # every tool, then the diagnosis
     assert metrics_log["total_tokens"] == 0  # the rules model is not an LLM
     assert metrics_log["budget_remaining"] == 100_000
     (summary,) = json_logs(caplog, "agent_reasoning_summary")

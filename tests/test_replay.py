@@ -17,14 +17,35 @@ from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
+from mcp_server.contract import TOOL_RESPONSE_MODELS
+from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.agent.providers import RecordedToolProvider, ToolCallFailed
-from supervisor.incident.audit import canonical_json, fit_chain, replay_hash
+from supervisor.diagnosis.rules.model import RulesChatModel
+from supervisor.incident.audit import (
+    REPLAY_HASH_VERSION,
+    RecordedIncident,
+    canonical_json,
+    context_item,
+    fit_chain,
+    read_context,
+    replay_hash,
+    structured_fields,
+)
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.replay import load_recorded, replay
-from supervisor.incident.store import IncidentStore
-from supervisor.schemas import ToolResult
+from supervisor.incident.store import IncidentStore, from_item, to_item
+from supervisor.schemas import Diagnosis, DiagnosisGap, ToolResult
 from supervisor.settings import SupervisorSettings
-from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
+from tests.agent_support import (
+    FUNCTION,
+    RESPONSES,
+    ScriptedChatModel,
+    ai,
+    call,
+    diagnose_with,
+    pointer,
+    submission,
+)
 from tests.conftest import Inject
 from tests.pipeline_support import direct_event
 
@@ -79,6 +100,7 @@ def test_replaying_a_stored_incident_reproduces_its_hash(
     assert as_json.returncode == 0, as_json.stderr
     report = json.loads(as_json.stdout)
     stored = load_recorded(incidents, incident_id)
+    assert stored.replay_hash_version == REPLAY_HASH_VERSION
     assert report["replay"] == {
         "incident_id": incident_id,
         "recorded_model": "rules",
@@ -164,3 +186,185 @@ def test_a_chain_within_budget_is_kept_whole_and_an_oversized_message_is_cut() -
     assert len(json.dumps(cut.messages)) <= 5_000
     assert cut.messages[2]["content"].endswith("…[TRUNCATED]")
     assert huge[2]["content"] == "x" * 50_000  # the input is not modified
+
+
+# --------------------------------------------------------------------------- records made before version 2
+
+INCIDENT = {"AlarmName": f"{FUNCTION}-throttles", "NewStateValue": "ALARM"}
+_LEGACY_STEP_FIELDS = {"command"}
+_LEGACY_DIAGNOSIS_FIELDS = {"trigger", "timeline", "gaps", "ruled_out"}
+_LEGACY_VERIFICATION_FIELDS = {"entries", "support"}
+
+
+def _recorded_results() -> list[ToolResult]:
+    """What the MCP server answered in the recorded investigation, validated as the graph keeps it."""
+    return [
+        ToolResult(
+            tool=tool,
+            arguments={"lambda_name": FUNCTION},
+            result=TOOL_RESPONSE_MODELS[tool].model_validate_json(RESPONSES[tool]).model_dump(mode="json"),
+        )
+        for tool in ("get_lambda_config", "get_function_metrics")
+    ]
+
+
+def _scripted(confidence: float = 0.9) -> ScriptedChatModel:
+    """The investigation as it was recorded: the two tools, then a throttling diagnosis."""
+    legacy = submission(confidence=confidence)
+    del legacy["remediation_plan"][0]["command"]  # no commands before version 2
+    return ScriptedChatModel(
+        [
+            ai(
+                call("get_lambda_config", {"lambda_name": FUNCTION}),
+                call("get_function_metrics", {"lambda_name": FUNCTION}),
+            ),
+            ai(call(SUBMIT_TOOL, legacy)),
+        ]
+    )
+
+
+def _as_before_version_2(diagnosis: Diagnosis) -> str:
+    """The diagnosis JSON as the supervisor stored it before trigger, timeline, gaps, ruled-out hypotheses,
+    commands and entry checks existed."""
+    data = json.loads(diagnosis.model_dump_json())
+    for name in _LEGACY_DIAGNOSIS_FIELDS:
+        del data[name]
+    for step in data["remediation_plan"]:
+        for name in _LEGACY_STEP_FIELDS:
+            del step[name]
+    for name in _LEGACY_VERIFICATION_FIELDS:
+        del data["verification"][name]
+    return json.dumps(data)
+
+
+async def _legacy_item() -> tuple[dict[str, dict[str, Any]], Diagnosis]:
+    """An incident-context item as stored before version 2: no replay_hash_version, a diagnosis without
+    the new fields, and the hash over the version-1 fields. Made from a run of today's graph, then stripped
+    of what did not exist."""
+    results = _recorded_results()
+    fresh = RecordedIncident(
+        incident_id="inc-legacy",
+        function_name=FUNCTION,
+        incident=INCIDENT,
+        tool_results=results,
+        replay_hash="",
+        replay_hash_version=REPLAY_HASH_VERSION,
+        model="bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0",
+        diagnosis=None,
+    )
+    run = await replay(fresh, settings=SupervisorSettings(), model=_scripted())
+    diagnosis = run.result.diagnosis
+    assert diagnosis is not None
+    assert diagnosis.verification.passed
+    item = context_item(
+        incident_id=fresh.incident_id,
+        function_name=FUNCTION,
+        incident=INCIDENT,
+        result=run.result,
+        model=fresh.model,
+        recorded_at="2026-11-21T10:02:00+00:00",
+    )
+    plain = from_item(item)
+    assert plain.pop("replay_hash_version") == REPLAY_HASH_VERSION
+    legacy = Diagnosis.model_validate_json(_as_before_version_2(diagnosis))
+    plain["diagnosis"] = _as_before_version_2(diagnosis)
+    plain["replay_hash"] = replay_hash(INCIDENT, run.result.tool_results, legacy, version=1)
+    return to_item(plain), diagnosis
+
+
+async def test_a_record_from_before_version_2_loads_replays_and_matches() -> None:
+    item, diagnosis = await _legacy_item()
+    stored = json.loads(from_item(item)["diagnosis"])
+    assert "replay_hash_version" not in item
+    assert _LEGACY_DIAGNOSIS_FIELDS.isdisjoint(stored)
+    assert _LEGACY_VERIFICATION_FIELDS.isdisjoint(stored["verification"])
+
+    recorded = read_context(item)
+    assert recorded.replay_hash_version == 1
+    assert recorded.diagnosis is not None
+    assert (recorded.diagnosis.trigger, recorded.diagnosis.timeline, recorded.diagnosis.gaps) == (
+        None,
+        [],
+        [],
+    )
+    assert recorded.diagnosis.verification.entries == []
+    assert structured_fields(recorded.diagnosis, 1) == structured_fields(diagnosis, 1)
+
+    again = await replay(recorded, settings=SupervisorSettings(), model=_scripted())
+    assert again.result.diagnosis is not None
+    assert again.result.diagnosis.gaps  # today's diagnosis has parts the record has not ...
+    assert again.matches  # ... and is compared on the fields the record was hashed over
+    assert again.replay_hash == recorded.replay_hash
+    hashed_v2 = replay_hash(recorded.incident, again.result.tool_results, again.result.diagnosis, version=2)
+    assert hashed_v2 != recorded.replay_hash  # the version is what makes it comparable
+
+
+async def test_a_different_conclusion_on_a_record_from_before_version_2_does_not_match() -> None:
+    item, _ = await _legacy_item()
+    again = await replay(read_context(item), settings=SupervisorSettings(), model=_scripted(confidence=0.6))
+    assert again.result.diagnosis is not None
+    assert again.result.diagnosis.fault_types == ["throttling"]
+    assert not again.matches
+
+
+# --------------------------------------------------------------------------- what version 2 hashes
+
+
+@pytest.fixture
+async def diagnosed() -> tuple[list[ToolResult], Diagnosis]:
+    """The rules model's diagnosis of the canned throttling incident: trigger, timeline, ruled-out
+    hypotheses and a command, all verified."""
+    run = await diagnose_with(RulesChatModel(), RESPONSES)
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    assert diagnosis.verification.passed
+    assert diagnosis.trigger is not None
+    assert diagnosis.timeline
+    assert diagnosis.ruled_out
+    assert diagnosis.remediation_plan[0].command
+    return run.state["tool_results"], diagnosis
+
+
+def _changed(diagnosis: Diagnosis, part: str) -> Diagnosis:
+    trigger, step = diagnosis.trigger, diagnosis.remediation_plan[0]
+    assert trigger is not None
+    changes: dict[str, Any] = {
+        "trigger": {"trigger": trigger.model_copy(update={"time": "2026-11-21T09:59:31+00:00"})},
+        "trigger dropped": {"trigger": None},
+        "timeline": {"timeline": diagnosis.timeline[:-1]},
+        "timeline kind": {
+            "timeline": [diagnosis.timeline[0].model_copy(update={"kind": "limit"}), *diagnosis.timeline[1:]]
+        },
+        "ruled_out": {"ruled_out": []},
+        "gaps": {"gaps": [*diagnosis.gaps, DiagnosisGap(source="get_iam_state", reason="not read")]},
+        "commands": {
+            "remediation_plan": [step.model_copy(update={"command": f"{step.command} --region ca-central-1"})]
+        },
+    }
+    return diagnosis.model_copy(update=changes[part])
+
+
+@pytest.mark.parametrize(
+    "part", ["trigger", "trigger dropped", "timeline", "timeline kind", "ruled_out", "gaps", "commands"]
+)
+def test_the_version_2_hash_covers_each_new_part(
+    diagnosed: tuple[list[ToolResult], Diagnosis], part: str
+) -> None:
+    results, diagnosis = diagnosed
+    changed = _changed(diagnosis, part)
+    assert replay_hash(INCIDENT, results, changed) != replay_hash(INCIDENT, results, diagnosis)
+    assert replay_hash(INCIDENT, results, changed, version=1) == replay_hash(
+        INCIDENT, results, diagnosis, version=1
+    )  # version 1 never saw these parts
+
+
+def test_the_version_2_hash_leaves_free_text_out(diagnosed: tuple[list[ToolResult], Diagnosis]) -> None:
+    results, diagnosis = diagnosed
+    reworded = diagnosis.model_copy(
+        update={
+            "timeline": [e.model_copy(update={"description": "reworded"}) for e in diagnosis.timeline],
+            "ruled_out": [r.model_copy(update={"reason": "reworded"}) for r in diagnosis.ruled_out],
+            "gaps": [g.model_copy(update={"reason": "reworded"}) for g in diagnosis.gaps],
+        }
+    )
+    assert replay_hash(INCIDENT, results, reworded) == replay_hash(INCIDENT, results, diagnosis)

@@ -7,18 +7,28 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import pytest
+from starlette.requests import Request
+from starlette.responses import Response
 
 from chaos.bedrock_fake import FakeConverse, aws_error, tool_use
+from chaos.faults.throttle import THROTTLE
 from chaos.loopback import BlackHole, free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from mcp_server.contract import TOOL_NAMES
 from supervisor.agent.models import build_model
+from supervisor.agent.prompt import SUBMIT_TOOL, read_tagged
 from supervisor.agent.run import run_agent
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
+from tests.conftest import Inject, serving_converse
 
 MODEL = "bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0"
 FAST_RETRY: dict[str, Any] = {"backoff_base": 0.1, "bedrock_max_attempts": 1}
@@ -116,6 +126,188 @@ async def test_access_denied_is_bedrock_auth_and_not_retried(
     assert len(bedrock.requests) == 1
 
 
+Reply = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass
+class ReadingConverse(FakeConverse):
+    """A FakeConverse whose later replies are computed from the request they answer: the conversation so far,
+    tool results included, so that a scripted model can cite what the real tools returned."""
+
+    computed: list[Reply] = field(default_factory=list)
+
+    async def _converse(self, request: Request) -> Response:
+        if not self.script and self.computed:
+            self.script.append(self.computed.pop(0)(json.loads(await request.body())))
+        return await super()._converse(request)
+
+
+@pytest.fixture
+def reading_bedrock(monkeypatch: pytest.MonkeyPatch) -> Iterator[ReadingConverse]:
+    """As the conftest's ``bedrock``, with replies that can read the tool results."""
+    with serving_converse(ReadingConverse(script=[]), monkeypatch) as fake:
+        yield fake
+
+
+def tool_uses(calls: list[tuple[str, dict[str, Any]]], tokens: int = 100) -> dict[str, Any]:
+    """A Converse reply in which the model asks for several tools at once."""
+    reply = tool_use(*calls[0], "use-0", tokens)
+    reply["output"]["message"]["content"] = [{"text": "Checking everything at once."}] + [
+        {"toolUse": {"toolUseId": f"use-{n}", "name": name, "input": arguments}}
+        for n, (name, arguments) in enumerate(calls)
+    ]
+    return reply
+
+
+def tool_results(body: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tool results in a Converse request, by tool, as the model read them."""
+    found = {}
+    for message in body["messages"]:
+        for block in message["content"]:
+            for part in block.get("toolResult", {}).get("content", []):
+                tagged = read_tagged(part.get("text", ""))
+                if tagged is not None and tagged[0] == "tool_result" and tagged[1]:
+                    found[tagged[1]] = tagged[2]
+    return found
+
+
+def _evidence(tool: str, path: str, value: Any, supports: str | None, what: str) -> dict[str, Any]:
+    quoted = value if isinstance(value, str) else json.dumps(value)
+    return {"tool": tool, "field": path, "value": quoted, "interpretation": what, "supports": supports}
+
+
+OPERATOR_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}"
+RESTORE = (
+    f"aws lambda delete-function-concurrency --function-name {names.FUNCTION_NAME} "
+    f"--region {names.DEFAULT_REGION}"
+)
+
+
+def _throttling_diagnosis(body: dict[str, Any]) -> dict[str, Any]:
+    """What a careful model submits after reading the six results: the values cited as they are."""
+    results = tool_results(body)
+    assert set(results) == set(TOOL_NAMES), sorted(results)
+    changes, metrics = results["get_recent_changes"], results["get_function_metrics"]
+    network = results["get_network_state"]
+    n, event = next(
+        (n, e)
+        for n, e in enumerate(changes["events"])
+        if e["event_name"].startswith("PutFunctionConcurrency")
+    )  # newest first: the change this test made
+    minute = metrics["first_throttle_minute"]
+    after = max(datetime.fromisoformat(minute), datetime.fromisoformat(event["time"]))
+    verdict = ("in_vpc", False) if not network["in_vpc"] else ("https_egress_allowed", True)
+    assert network[verdict[0]] == verdict[1], network
+    evidence = [
+        _evidence(
+            "get_lambda_config", "ReservedConcurrentExecutions", 0, "throttling", "No invocation can run"
+        ),
+        _evidence(
+            "get_function_metrics", "throttles", metrics["throttles"], "throttling", "Requests refused"
+        ),
+        _evidence(
+            "get_recent_changes",
+            f"events.{n}.event_name",
+            event["event_name"],
+            "throttling",
+            "The limit was set",
+        ),
+        _evidence("get_recent_changes", f"events.{n}.time", event["time"], None, "When"),
+        _evidence("get_recent_changes", f"events.{n}.identity_arn", event["identity_arn"], None, "Who"),
+        _evidence(
+            "get_function_metrics", "first_throttle_minute", minute, None, "The first throttled minute"
+        ),
+        _evidence("get_network_state", *verdict, None, "HTTPS can leave"),
+    ]
+    return {
+        "root_cause": f"{event['identity_arn']} set the reserved concurrency of data-processor to 0.",
+        "fault_types": ["throttling"],
+        "affected_resources": [names.FUNCTION_NAME],
+        "severity": "critical",
+        "evidence": evidence,
+        "remediation_plan": [
+            {
+                "action": "Remove the reserved concurrency of 0",
+                "details": "Delete the function's reserved concurrency.",
+                "evidence_basis": [0, 1, 2],
+                "risk_level": "low",
+                "requires_approval": True,
+                "command": RESTORE,
+            }
+        ],
+        "confidence": 0.9,
+        "trigger": {
+            "event_name": event["event_name"],
+            "identity": event["identity_arn"],
+            "time": event["time"],
+            "evidence": [2, 3, 4],
+        },
+        "timeline": [
+            {
+                "time": event["time"],
+                "kind": "change",
+                "description": "Concurrency set to 0",
+                "evidence": [2, 3],
+            },
+            {
+                "time": after.isoformat(),
+                "kind": "first_failure",
+                "description": f"Throttles in the minute from {minute}, after the change",
+                "evidence": [5],
+            },
+        ],
+        "ruled_out": [{"fault_type": "network_block", "reason": "HTTPS egress works", "evidence": [6]}],
+    }
+
+
+async def test_a_bedrock_model_cites_a_real_change_and_real_metrics(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    reading_bedrock: ReadingConverse,
+    runtime: LocalLambdaRuntime,
+    inject: Inject,
+) -> None:
+    sandbox.reset_cloudwatch()  # only this test's throttles
+    inject(THROTTLE, concurrency=0)  # as the operator, so CloudTrail records who; restored afterwards
+    invocations = [runtime.invoke(names.FUNCTION_NAME, names.input_event()) for _ in range(2)]
+    assert [i.status for i in invocations] == ["throttled", "throttled"]
+    target = {"lambda_name": names.FUNCTION_NAME}
+    reading_bedrock.script.append(tool_uses([(tool, target) for tool in TOOL_NAMES], tokens=900))
+    reading_bedrock.computed.append(lambda body: tool_use(SUBMIT_TOOL, _throttling_diagnosis(body), "use-9"))
+
+    result = await _run(sandbox, mcp_server_url)
+
+    *investigated, submitted = [(r.turn, r.tool, r.status) for r in result.tool_calls]
+    assert sorted(investigated) == sorted((1, tool, "ok") for tool in TOOL_NAMES)  # all six in turn 1
+    assert submitted == (2, SUBMIT_TOOL, "ok")
+    diagnosis = result.diagnosis
+    assert diagnosis is not None
+    assert diagnosis.verification.passed, diagnosis.verification
+    assert diagnosis.verification.refinement_turns == 0
+    assert diagnosis.confidence == 0.9
+    assert diagnosis.trigger is not None
+    assert diagnosis.trigger.event_name == "PutFunctionConcurrency20171031"
+    assert diagnosis.trigger.identity == OPERATOR_ARN
+    assert [e.kind for e in diagnosis.timeline] == ["change", "first_failure"]
+    assert [(r.fault_type, r.evidence) for r in diagnosis.ruled_out] == [("network_block", [6])]
+    assert diagnosis.remediation_plan[0].command == RESTORE
+    assert {(e.entry, e.verified) for e in diagnosis.verification.entries} == {
+        ("remediation_plan.0", True),
+        ("remediation_plan.0.command", True),
+        ("trigger", True),
+        ("timeline.0", True),
+        ("timeline.1", True),
+        ("ruled_out.0", True),
+    }
+    (throttling,) = diagnosis.verification.support
+    assert (throttling.fault_type, throttling.supported_by) == ("throttling", [0, 1, 2])
+    assert float(diagnosis.evidence[1].value) == 2  # the two throttled invocations, as CloudWatch counted
+    assert all(check.verified for check in diagnosis.verification.pointers)
+    first, second = reading_bedrock.requests
+    assert tool_results(first) == {}
+    assert len(tool_results(second)) == 6  # the second turn saw all six answers
+
+
 def _rules_settings(url: str, **overrides: Any) -> SupervisorSettings:
     return SupervisorSettings(mcp_server_url=url, supervisor_model="rules", backoff_base=0.1, **overrides)
 
@@ -174,8 +366,9 @@ def test_cli_prints_the_report_with_live_progress(sandbox: Sandbox, mcp_server_u
     result = _cli(sandbox, "--lambda", names.FUNCTION_NAME, "--mcp-url", f"{mcp_server_url}/sse")
     assert result.returncode == 0, result.stderr
     assert "get_recent_logs ok" in result.stderr  # each tool call as it happens
-    for heading in ("Root cause:", "Fault types:", "Severity:", "Confidence:", "Evidence:", "Remediation:"):
+    for heading in ("Root cause:", "Fault types:", "Severity:", "Confidence:", "Evidence:"):
         assert heading in result.stdout
+    assert "Remediation (nothing is run; every step needs approval):" in result.stdout
     assert "Tools called:" in result.stdout
     assert "LLM calls:" in result.stdout
     assert "Wall time:" in result.stdout

@@ -9,38 +9,33 @@
 from __future__ import annotations
 
 import json
-from fnmatch import fnmatchcase
 from typing import Any
 
 from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosRefused
+from supervisor.diagnosis.iam_policy import action_matches, evaluate, listed, statements
 
 LOG_WRITE_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 
 
-def _actions(statement: dict[str, Any]) -> list[str]:
-    actions = statement.get("Action", [])
-    return [actions] if isinstance(actions, str) else list(actions)
-
-
-def _statements(document: dict[str, Any]) -> list[dict[str, Any]]:
-    statements = document.get("Statement", [])
-    return [statements] if isinstance(statements, dict) else list(statements)
-
-
 def _is_s3(action: str) -> bool:
-    return action.lower().startswith("s3:")
+    """Whether a statement's Action entry (itself a pattern, e.g. 's3:Get*') names s3: actions."""
+    return action_matches("s3:*", action)
+
+
+def _grants_s3(document: dict[str, Any]) -> bool:
+    return any(_is_s3(a) for ref in statements(document, "") for a in listed(ref.action))
 
 
 def _without_s3(document: dict[str, Any]) -> dict[str, Any] | None:
     """The document with every s3:* action removed; None when no statement is left."""
-    kept = []
-    for statement in _statements(document):
-        actions = [a for a in _actions(statement) if not _is_s3(a)]
+    kept: list[dict[str, Any]] = []
+    for ref in statements(document, ""):
+        actions = [a for a in listed(ref.action) if not _is_s3(a)]
         if actions:
-            kept.append(statement | {"Action": actions if len(actions) > 1 else actions[0]})
-        elif "Action" not in statement:  # NotAction statements are left alone
-            kept.append(statement)
+            kept.append({**ref.statement, "Action": actions if len(actions) > 1 else actions[0]})
+        elif "Action" not in ref.statement:  # NotAction statements are left alone
+            kept.append(dict(ref.statement))
     return document | {"Statement": kept} if kept else None
 
 
@@ -50,7 +45,7 @@ def _capture_s3(chaos: Chaos, target: Target) -> dict[str, Any]:
     policies = {}
     for name in names:
         document = chaos.read("iam", "get_role_policy", RoleName=role, PolicyName=name)["PolicyDocument"]
-        if any(_is_s3(a) for s in _statements(document) for a in _actions(s)):
+        if _grants_s3(document):
             policies[name] = json.dumps(document)
     if not policies:
         raise ChaosRefused(f"nothing to revoke: no inline policy of role {role} grants an s3: action")
@@ -84,12 +79,11 @@ def _revert_s3(chaos: Chaos, prior: dict[str, Any]) -> None:
 
 
 def _grants_log_writes(document: dict[str, Any]) -> bool:
+    """Whether the document allows a log write, on some log stream (the resource is left unknown, so a
+    statement scoped to certain log groups, or under a Condition, counts: it may grant it)."""
     return any(
-        statement.get("Effect") == "Allow"
-        and any(
-            fnmatchcase(need.lower(), a.lower()) for a in _actions(statement) for need in LOG_WRITE_ACTIONS
-        )
-        for statement in _statements(document)
+        evaluate([("document", document)], need, None).decision in ("allowed", "conditional")
+        for need in LOG_WRITE_ACTIONS
     )
 
 

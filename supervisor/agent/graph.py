@@ -33,6 +33,7 @@ from supervisor.diagnosis import evidence
 from supervisor.schemas import (
     AgentError,
     Diagnosis,
+    DiagnosisGap,
     DiagnosisSubmission,
     LlmCallRecord,
     TokenUsage,
@@ -231,8 +232,14 @@ class _Turn:
         if not verification.passed and turns < MAX_REFINEMENT_TURNS and not final:
             self.refuse(call, "refused", evidence.describe_failures(submission, verification))
             return {"refinement_turns": turns + 1}
+        stated = {gap.source for gap in submission.gaps}
+        observed = evidence.observed_gaps(responses, self.accounting.tool_calls, TOOL_NAMES)
         diagnosis = Diagnosis(
-            **submission.model_dump(exclude={"confidence"}),
+            **submission.model_dump(exclude={"confidence", "gaps"}),
+            gaps=[
+                *submission.gaps,
+                *(DiagnosisGap(**gap) for gap in observed if gap["source"] not in stated),
+            ],
             confidence=evidence.capped_confidence(verification),
             verification=verification,
         )

@@ -7,7 +7,7 @@ from typing import Any
 
 from mcp_server.contract import TOOL_NAMES
 from supervisor.agent.run import AgentResult
-from supervisor.schemas import LlmCallRecord, ToolCallRecord
+from supervisor.schemas import Diagnosis, LlmCallRecord, ToolCallRecord
 
 
 def progress_line(record: LlmCallRecord | ToolCallRecord) -> str:
@@ -57,7 +57,8 @@ def render(result: AgentResult, function_name: str) -> str:
             lines.append(f"        {pointer.interpretation}")
             if not check.verified:
                 lines.append(f"        not verified: {check.reason}")
-        lines += ["", "Remediation:"]
+        lines += _story(diagnosis)
+        lines += ["", "Remediation (nothing is run; every step needs approval):"]
         for number, step in enumerate(diagnosis.remediation_plan, 1):
             approval = ", needs approval" if step.requires_approval else ""
             lines.append(
@@ -65,8 +66,14 @@ def render(result: AgentResult, function_name: str) -> str:
                 f"(risk {step.risk_level}{approval}; evidence {step.evidence_basis})"
             )
             lines.append(f"     {step.details}")
+            if step.command:
+                lines.append(f"     $ {step.command}")
         if not diagnosis.remediation_plan:
             lines.append("  (none)")
+        failed = [entry for entry in verification.entries if not entry.verified]
+        if failed:
+            lines += ["", "Not verified:"]
+            lines += [f"  ✗ {entry.entry}: {entry.reason}" for entry in failed]
     tools = [f"{r.tool} {r.status}" for r in result.tool_calls if r.tool in TOOL_NAMES]
     lines += [
         "",
@@ -77,6 +84,33 @@ def render(result: AgentResult, function_name: str) -> str:
     if result.failed_attempts:
         lines.append(f"Retried after: {'; '.join(str(e) for e in result.failed_attempts)}")
     return "\n".join(lines)
+
+
+def _story(diagnosis: Diagnosis) -> list[str]:
+    """Trigger, timeline, ruled-out hypotheses and gaps, each with the evidence it cites."""
+    lines = []
+    if diagnosis.trigger is not None:
+        trigger = diagnosis.trigger
+        lead = (
+            f", {trigger.seconds_before_first_failure:g} s before the first failure"
+            if trigger.seconds_before_first_failure is not None
+            else ""
+        )
+        lines += [
+            "",
+            f"Trigger:     {trigger.event_name} by {trigger.identity or 'unknown'} at {trigger.time}{lead} "
+            f"(evidence {trigger.evidence})",
+        ]
+    if diagnosis.timeline:
+        lines += ["", "Timeline:"]
+        lines += [f"  {e.time}  {e.kind:<13} {e.description} {e.evidence}" for e in diagnosis.timeline]
+    if diagnosis.ruled_out:
+        lines += ["", "Ruled out:"]
+        lines += [f"  {r.fault_type}: {r.reason} {r.evidence}" for r in diagnosis.ruled_out]
+    if diagnosis.gaps:
+        lines += ["", "Gaps:"]
+        lines += [f"  {g.source}: {g.reason}" for g in diagnosis.gaps]
+    return lines
 
 
 def as_json(result: AgentResult, function_name: str) -> str:

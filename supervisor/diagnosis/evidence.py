@@ -1,115 +1,137 @@
-"""Checks a submitted diagnosis against the tool responses of the run: every pointer must resolve and match.
+"""Checks a submitted diagnosis against the tool responses of the run: every claim must point at evidence.
 
 The model cannot vouch for itself. A pointer is verified only if its tool was called in this run and
 returned valid data, its dotted path resolves in one of those responses, and its value is what is there.
+Every entry that cites pointers (remediation steps, trigger, timeline, gaps, ruled-out hypotheses) holds
+only if all it cites is verified; a command must parse against the AWS service model; and each fault type
+needs the support ``corroboration.POLICY`` asks for.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
-from supervisor.schemas import DiagnosisSubmission, EvidencePointer, PointerCheck, Verification
+from supervisor.diagnosis import corroboration
+from supervisor.diagnosis.cli_commands import CommandError, parse_command
+from supervisor.diagnosis.paths import canonical, resolve, value_matches
+from supervisor.schemas import (
+    DiagnosisSubmission,
+    EntryCheck,
+    EvidencePointer,
+    PointerCheck,
+    ToolCallRecord,
+    Verification,
+)
 
 Responses = Mapping[str, Sequence[Any]]  # tool name -> its validated responses, as JSON-ready data
 
-_MISSING = object()
 
-
-def resolve(data: Any, path: str) -> Any:
-    """The value at ``path`` (dotted, list indices as segments) or raise ``LookupError`` saying where it
-    stopped. Object keys may themselves contain dots (policy names can): the longest key that matches wins."""
-    parts = path.split(".")
-    position = 0
-    current = data
-    while position < len(parts):
-        if isinstance(current, list):
-            segment = parts[position]
-            if not segment.isdigit():
-                raise LookupError(f"'{segment}' is not a list index (the list has {len(current)} items)")
-            if int(segment) >= len(current):
-                raise LookupError(f"index {segment} is out of range (the list has {len(current)} items)")
-            current = current[int(segment)]
-            position += 1
-        elif isinstance(current, dict):
-            for end in range(len(parts), position, -1):
-                key = ".".join(parts[position:end])
-                if key in current:
-                    current = current[key]
-                    position = end
-                    break
-            else:
-                keys = ", ".join(sorted(current)[:12]) or "none"
-                raise LookupError(f"no key '{parts[position]}' (keys there: {keys})")
-        else:
-            raise LookupError(f"'{parts[position]}' goes below a {type(current).__name__} value")
-    return current
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
-
-
-MIN_QUOTE = 3  # a quoted part shorter than this (a letter, a digit) proves nothing by being contained
-
-
-def value_matches(quoted: str, observed: Any) -> bool:
-    """Equal (as text or as JSON: '0', 'false', 'null' and '[]' quote 0, False, None and an empty list),
-    or a verbatim part of its string form at least ``MIN_QUOTE`` characters long."""
-    quoted = quoted.strip()
-    text = observed if isinstance(observed, str) else _canonical(observed)
-    if quoted == text or (isinstance(observed, bool) and quoted.lower() == text):
-        return True
-    try:
-        if _canonical(json.loads(quoted)) == _canonical(observed):
-            return True
-    except json.JSONDecodeError:
-        pass
-    return len(quoted) >= MIN_QUOTE and quoted in text
-
-
-def check_pointer(pointer: EvidencePointer, responses: Responses) -> str:
-    """Empty when the pointer holds in at least one response of its tool, else why it does not."""
+def holding(pointer: EvidencePointer, responses: Responses) -> tuple[list[Any], str]:
+    """The responses in which the pointer holds, or none and why it does not hold in any."""
     candidates = responses.get(pointer.tool, [])
     if not candidates:
-        return f"{pointer.tool} was not called in this run, or returned no valid data"
-    reasons = []
+        return [], f"{pointer.tool} was not called in this run, or returned no valid data"
+    held, reasons = [], []
     for response in candidates:
         try:
             observed = resolve(response, pointer.field)
         except LookupError as error:
             reasons.append(f"field '{pointer.field}' does not resolve: {error}")
             continue
-        if value_matches(pointer.value, observed):
-            return ""
-        shown = observed if isinstance(observed, str) else _canonical(observed)
-        reasons.append(f"value {pointer.value!r} is not what '{pointer.field}' holds ({shown[:200]!r})")
-    return "; ".join(dict.fromkeys(reasons))
+        if not value_matches(pointer.value, observed):
+            shown = observed if isinstance(observed, str) else canonical(observed)
+            reasons.append(f"value {pointer.value!r} is not what '{pointer.field}' holds ({shown[:200]!r})")
+        elif problem := corroboration.log_problem(pointer, response):
+            reasons.append(problem)
+        else:
+            held.append(response)
+    return held, "" if held else "; ".join(dict.fromkeys(reasons))
+
+
+def check_pointer(pointer: EvidencePointer, responses: Responses) -> str:
+    """Empty when the pointer holds in at least one response of its tool, else why it does not."""
+    return holding(pointer, responses)[1]
+
+
+def _same_instant(left: Any, right: str) -> bool:
+    try:
+        return datetime.fromisoformat(str(left)) == datetime.fromisoformat(right)
+    except ValueError:
+        return False
+
+
+def _trigger_problem(submission: DiagnosisSubmission, held: Sequence[Sequence[Any]]) -> str:
+    trigger = submission.trigger
+    assert trigger is not None
+    for index in trigger.evidence:
+        pointer = submission.evidence[index]
+        parts = pointer.field.split(".")
+        if pointer.tool != "get_recent_changes" or parts[0] != "events" or len(parts) < 2:
+            continue
+        for response in held[index]:
+            event = resolve(response, ".".join(parts[:2]))
+            if event.get("event_name") == trigger.event_name and _same_instant(
+                event.get("time"), trigger.time
+            ):
+                return ""
+        return (
+            f"the event cited (evidence {index}, {'.'.join(parts[:2])}) is not a {trigger.event_name} "
+            f"at {trigger.time}"
+        )
+    return "a trigger must cite the change event it names: a get_recent_changes pointer into events.<n>"
+
+
+def _entry_checks(submission: DiagnosisSubmission, held: Sequence[Sequence[Any]]) -> list[EntryCheck]:
+    checks = []
+    for where, indices in submission.citations():
+        unverified = [i for i in indices if not held[i]]
+        reason = f"cites evidence {', '.join(map(str, unverified))}, not verified" if unverified else ""
+        if not reason and where == "trigger":
+            reason = _trigger_problem(submission, held)
+        only_logs = all(submission.evidence[i].tool == corroboration.LOG_TOOL for i in indices)
+        if not reason and where.startswith("ruled_out") and only_logs:
+            reason = "log text cannot rule a hypothesis out: cite configuration, IAM, metrics or network"
+        checks.append(EntryCheck(entry=where, verified=not reason, reason=reason))
+    for number, step in enumerate(submission.remediation_plan):
+        if step.command is not None:
+            try:
+                parse_command(step.command)
+                reason = ""
+            except CommandError as error:
+                reason = f"the command does not parse: {error}"
+            checks.append(
+                EntryCheck(entry=f"remediation_plan.{number}.command", verified=not reason, reason=reason)
+            )
+    return checks
 
 
 def verify(submission: DiagnosisSubmission, responses: Responses, refinement_turns: int) -> Verification:
-    checks = []
+    held: list[list[Any]] = []
+    pointers = []
     for index, pointer in enumerate(submission.evidence):
-        reason = check_pointer(pointer, responses)
-        checks.append(PointerCheck(index=index, verified=not reason, reason=reason))
-    backed = {p.supports for p, c in zip(submission.evidence, checks, strict=True) if c.verified}
-    unsupported = [f for f in submission.fault_types if f != "unknown" and f not in backed]
+        found, reason = holding(pointer, responses)
+        held.append(found)
+        pointers.append(PointerCheck(index=index, verified=bool(found), reason=reason))
+    support = corroboration.support(submission.fault_types, submission.evidence, held)
     return Verification(
-        pointers=checks,
-        unsupported_fault_types=unsupported,
+        pointers=pointers,
+        entries=_entry_checks(submission, held),
+        support=support,
+        unsupported_fault_types=[s.fault_type for s in support if s.missing],
         refinement_turns=refinement_turns,
         claimed_confidence=submission.confidence,
     )
 
 
 def capped_confidence(verification: Verification) -> float:
-    """The submitted confidence, never above the share of pointers that checked out, 0 with none, and at
-    most 0.3 while a reported fault type has no verified support."""
-    total = len(verification.pointers)
-    if total == 0 or verification.verified_count == 0:
+    """The submitted confidence, never above the share of pointers and entries that checked out, 0 with no
+    verified pointer, and at most 0.3 while a reported fault type lacks the support the policy asks for."""
+    checks: list[PointerCheck | EntryCheck] = [*verification.pointers, *verification.entries]
+    if verification.verified_count == 0:
         return 0.0
-    cap = verification.verified_count / total
+    cap = sum(check.verified for check in checks) / len(checks)
     if verification.unsupported_fault_types:
         cap = min(cap, 0.3)
     return round(min(verification.claimed_confidence, cap), 3)
@@ -122,10 +144,44 @@ def describe_failures(submission: DiagnosisSubmission, verification: Verificatio
         if not check.verified:
             pointer = submission.evidence[check.index]
             lines.append(f"- evidence {check.index} ({pointer.tool} '{pointer.field}'): {check.reason}")
-    for fault in verification.unsupported_fault_types:
-        lines.append(f"- fault type '{fault}': no verified evidence pointer has supports='{fault}'")
+    lines += [f"- {entry.entry}: {entry.reason}" for entry in verification.entries if not entry.verified]
+    for fault in verification.support:
+        if fault.missing:
+            lines.append(
+                f"- fault type '{fault.fault_type}' is not corroborated: it {fault.missing} "
+                f"(a verified pointer with supports='{fault.fault_type}'; log lines only add detail)"
+            )
     lines.append(
-        "Fix or remove these pointers (quote values exactly as the tool returned them), drop fault types "
+        "Fix or remove these claims (quote values exactly as the tool returned them), drop fault types "
         "you cannot support, and call submit_diagnosis again."
     )
     return "\n".join(lines)
+
+
+def observed_gaps(
+    responses: Responses, calls: Sequence[ToolCallRecord], tools: Sequence[str]
+) -> list[dict[str, str]]:
+    """What the run could not read, as the code saw it: tools with no valid answer, and the gaps the
+    answers report. Worded from the tool results alone, so that a replay finds the same ones."""
+    gaps = []
+    for tool in tools:
+        if responses.get(tool):
+            continue
+        asked = any(call.tool == tool for call in calls)
+        gaps.append(
+            {
+                "source": tool,
+                "reason": "the call failed: nothing it reads was checked"
+                if asked
+                else "not called: nothing it reads was checked",
+            }
+        )
+    for tool, answers in responses.items():
+        for answer in answers:
+            for gap in answer.get("gaps", []) if isinstance(answer, dict) else []:
+                code = f" ({gap['error_code']})" if gap.get("error_code") else ""
+                gaps.append({"source": f"{tool}: {gap['source']}", "reason": f"{gap['meaning']}{code}"})
+            if isinstance(answer, dict) and answer.get("error"):
+                gaps.append({"source": tool, "reason": str(answer["error"])})
+    unique = {gap["source"] + "\n" + gap["reason"]: gap for gap in gaps}
+    return list(unique.values())

@@ -105,10 +105,14 @@ def canonical_json(value: Any) -> str:
     return json.dumps(_rounded(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def structured_fields(diagnosis: Diagnosis) -> dict[str, Any]:
+REPLAY_HASH_VERSION: Final[int] = 2  # 1: before trigger, timeline, gaps, ruled-out, commands and support
+
+
+def structured_fields(diagnosis: Diagnosis, version: int = REPLAY_HASH_VERSION) -> dict[str, Any]:
     """The parts of a diagnosis a replay must reproduce exactly; free text (root cause, interpretations,
-    remediation prose) is worded differently by different models and is left out."""
-    return {
+    remediation prose) is worded differently by different models and is left out. ``version`` 1 is the
+    field set of records made before version 2, so that they are still compared like for like."""
+    fields: dict[str, Any] = {
         "fault_types": sorted(diagnosis.fault_types),
         "severity": diagnosis.severity,
         "affected_resources": sorted(diagnosis.affected_resources),
@@ -120,15 +124,34 @@ def structured_fields(diagnosis: Diagnosis) -> dict[str, Any]:
         "verified": [check.verified for check in diagnosis.verification.pointers],
         "confidence": diagnosis.confidence,
     }
+    if version == 1:
+        return fields
+    trigger = diagnosis.trigger
+    return fields | {
+        "trigger": trigger.model_dump(include={"event_name", "identity", "time", "evidence"})
+        if trigger
+        else None,
+        "timeline": [entry.model_dump(include={"time", "kind", "evidence"}) for entry in diagnosis.timeline],
+        "gaps": sorted(gap.source for gap in diagnosis.gaps),
+        "ruled_out": sorted((entry.fault_type, sorted(entry.evidence)) for entry in diagnosis.ruled_out),
+        "commands": [step.command for step in diagnosis.remediation_plan],
+        "entries_verified": [(check.entry, check.verified) for check in diagnosis.verification.entries],
+        "support": [(s.fault_type, s.supported_by) for s in diagnosis.verification.support],
+    }
 
 
-def replay_hash(incident: dict[str, Any], results: list[ToolResult], diagnosis: Diagnosis | None) -> str:
+def replay_hash(
+    incident: dict[str, Any],
+    results: list[ToolResult],
+    diagnosis: Diagnosis | None,
+    version: int = REPLAY_HASH_VERSION,
+) -> str:
     """SHA-256 over the incident, the validated tool results (in a canonical order, so the order of
     calls within a turn does not matter) and the structured diagnosis fields."""
     payload = {
         "incident": incident,
         "tool_results": sorted(canonical_json(r.model_dump(mode="json")) for r in results),
-        "diagnosis": structured_fields(diagnosis) if diagnosis is not None else None,
+        "diagnosis": structured_fields(diagnosis, version) if diagnosis is not None else None,
     }
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
@@ -163,6 +186,7 @@ def context_item(
         "total_tokens": result.total_tokens,
         "token_usage": json.dumps([u.model_dump() for u in result.token_usage]),
         "replay_hash": replay_hash(incident, result.tool_results, diagnosis),
+        "replay_hash_version": REPLAY_HASH_VERSION,
         "failed_attempts": [f"{error.category}: {error.message}" for error in result.failed_attempts],
     }
     others = sum(len(k) + (len(v) if isinstance(v, (str, bytes)) else 64) for k, v in fields.items())
@@ -185,6 +209,7 @@ class RecordedIncident:
     incident: dict[str, Any]
     tool_results: list[ToolResult]
     replay_hash: str
+    replay_hash_version: int  # 1 for records made before the version was stored
     model: str
     diagnosis: Diagnosis | None
 
@@ -199,6 +224,7 @@ def read_context(item: dict[str, dict[str, Any]]) -> RecordedIncident:
             ToolResult.model_validate(r) for r in json.loads(gzip.decompress(plain["tool_results"]))
         ],
         replay_hash=str(plain["replay_hash"]),
+        replay_hash_version=int(plain.get("replay_hash_version", 1)),
         model=str(plain["model"]),
         diagnosis=Diagnosis.model_validate_json(plain["diagnosis"]) if "diagnosis" in plain else None,
     )

@@ -59,4 +59,6 @@ async def replay(
     except Exception as error:
         raise classify(error, "run") from error
     result = AgentResult.from_run(final, reason, accounting, started)
-    return Replay(recorded, result, replay_hash(recorded.incident, result.tool_results, result.diagnosis))
+    version = recorded.replay_hash_version
+    hashed = replay_hash(recorded.incident, result.tool_results, result.diagnosis, version)
+    return Replay(recorded, result, hashed)

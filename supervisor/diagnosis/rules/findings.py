@@ -1,0 +1,104 @@
+"""What a fault family's check returns: a confirmed finding, a rejected hypothesis, or neither."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from supervisor.schemas import FaultType, RiskLevel, Severity
+
+
+@dataclass(frozen=True)
+class Pointer:
+    tool: str
+    field: str
+    value: Any
+    interpretation: str
+    supports: FaultType | None
+
+    def as_dict(self) -> dict[str, Any]:
+        value = self.value if isinstance(self.value, str) else json.dumps(self.value, separators=(",", ":"))
+        return {
+            "tool": self.tool,
+            "field": self.field,
+            "value": value,
+            "interpretation": self.interpretation,
+            "supports": self.supports,
+        }
+
+
+@dataclass(frozen=True)
+class Remedy:
+    action: str
+    details: str
+    command: str | None = None
+    risk: RiskLevel = "medium"
+
+
+_VERSIONED = re.compile(r"^([A-Za-z]+?)(\d{8}\w*)?$")
+
+
+def operation(event_name: str) -> str:
+    """CloudTrail's Lambda event names carry an API version ('UpdateFunctionConfiguration20150331v2')."""
+    match = _VERSIONED.match(event_name)
+    return match[1] if match else event_name
+
+
+@dataclass(frozen=True)
+class ChangeEvent:
+    """A change from get_recent_changes, with where it is in the answer."""
+
+    index: int
+    event: dict[str, Any]
+    time: datetime
+
+    @property
+    def operation(self) -> str:
+        return operation(str(self.event.get("event_name", "")))
+
+    @property
+    def changed_fields(self) -> set[str]:
+        """The configuration fields the call changed, lower-cased ('timeout', 'memorysize', 'handler')."""
+        summary = self.event.get("summary") or {}
+        return {str(name).lower() for name in summary.get("changed_fields") or []}
+
+    def setting(self, name: str) -> tuple[str, Any] | None:
+        """(the summary's key, the value) of a function setting the call set, matched without case."""
+        summary = self.event.get("summary") or {}
+        for key, value in summary.items():
+            if key.lower() == name.lower() and key != "changed_fields":
+                return key, value
+        return None
+
+
+Relevant = Callable[[ChangeEvent], bool]
+
+
+@dataclass
+class Finding:
+    """A fault the evidence confirms."""
+
+    fault: FaultType
+    cause: str
+    severity: Severity
+    pointers: list[Pointer]
+    remedy: Remedy
+    relevant_change: Relevant = field(default=lambda _: False)
+    first_failure: tuple[datetime, Pointer] | None = None  # when it started, and the pointer that shows it
+    subsumes: tuple[FaultType, ...] = ()  # symptoms it explains (blocked egress explains the timeouts)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """A hypothesis checked and rejected, with the pointers that reject it."""
+
+    fault: FaultType
+    reason: str
+    pointers: list[Pointer]
+
+
+Verdict = Finding | Rejection | None

@@ -1,0 +1,261 @@
+"""Permission loss: the execution role does not allow what the function does (by action and resource).
+
+A denial is read only from the terminal error of a failed invocation; it counts when the IAM evaluation of
+the role agrees (no statement allows the action on that resource, a Deny covers it, the boundary excludes
+it), or, when the message does not name the resource and the role allows the action only on some
+resources, when the change history shows the role's policies changed before the first failure.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from supervisor.diagnosis.iam_policy import Evaluation, Match, StatementRef, evaluate_role, parse_denial
+from supervisor.diagnosis.rules.commands import command
+from supervisor.diagnosis.rules.conversation import Conversation
+from supervisor.diagnosis.rules.failures import Failure, failures, first_failure
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Remedy, Verdict
+from supervisor.diagnosis.rules.triggers import change_events
+
+_IAM = "get_iam_state"
+LOG_WRITE_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
+ROLE_OPERATIONS = frozenset(
+    {
+        "PutRolePolicy",
+        "DeleteRolePolicy",
+        "AttachRolePolicy",
+        "DetachRolePolicy",
+        "PutRolePermissionsBoundary",
+        "CreatePolicyVersion",
+        "SetDefaultPolicyVersion",
+    }
+)
+_DENYING = ("denied", "implicit_deny", "boundary_excludes")
+
+
+def _relevant(event: ChangeEvent) -> bool:
+    return event.operation in ROLE_OPERATIONS
+
+
+def _written(value: str | tuple[str, ...] | None) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def _statement_pointers(refs: Sequence[StatementRef], what: str, supports: str | None) -> list[Pointer]:
+    pointers = []
+    for ref in refs[:3]:
+        key = "Resource" if ref.resource is not None else "NotResource" if ref.not_resource else "Action"
+        value = _written(getattr(ref, key.lower() if key != "NotResource" else "not_resource"))
+        if value is None:
+            key, value = "Effect", ref.effect
+        pointers.append(Pointer(_IAM, f"{ref.path}.{key}", value, what, supports))  # type: ignore[arg-type]
+    return pointers
+
+
+def _evaluation_pointers(evaluation: Evaluation, iam: dict[str, Any]) -> list[Pointer]:
+    """What shows the role does not allow the call: the deny or boundary statements, else the statements
+    that allow the action elsewhere, else the policies that have nothing for it."""
+    shown = evaluation.action.removeprefix("*:")
+    if evaluation.deciding:
+        what = (
+            f"Allows {shown} only on the resources it names"
+            if evaluation.decision == "conditional"
+            else f"Decides against {shown}"
+        )
+        return _statement_pointers([m.statement for m in evaluation.deciding], what, "permission_loss")
+    if evaluation.near_misses:
+        return _statement_pointers(
+            evaluation.near_misses,
+            f"Allows {shown} only on this resource, not on the one the function uses",
+            "permission_loss",
+        )
+    pointers = [Pointer(_IAM, "role_name", iam.get("role_name"), "The function's execution role", None)]
+    if not iam.get("inline_policies"):
+        pointers.append(
+            Pointer(_IAM, "inline_policies", {}, "The role has no inline policy", "permission_loss")
+        )
+    if not iam.get("attached_policies"):
+        pointers.append(
+            Pointer(_IAM, "attached_policies", [], "The role has no attached policy", "permission_loss")
+        )
+    for name, document in (iam.get("inline_policies") or {}).items():
+        pointers.append(
+            Pointer(
+                _IAM,
+                f"inline_policies.{name}.Statement",
+                document.get("Statement", []),
+                f"Nothing in {name} allows {shown}",
+                "permission_loss",
+            )
+        )
+    return pointers[:4]
+
+
+def _scoped_elsewhere(evaluation: Evaluation) -> bool:
+    """The resource is not known and only resource-scoped, unconditional statements might allow it."""
+    return (
+        evaluation.decision == "conditional"
+        and evaluation.resource is None
+        and bool(evaluation.deciding)
+        and all(
+            m.statement.resource is not None and not m.statement.has_condition for m in evaluation.deciding
+        )
+    )
+
+
+def _role_changes(c: Conversation) -> list[ChangeEvent]:
+    return [e for e in change_events(c) if _relevant(e)]
+
+
+def _log_writes(c: Conversation) -> tuple[list[Evaluation], str] | None:
+    group = c.logs.get("log_group") or c.metrics.get("log_group")
+    if not group or not c.region or not c.account:
+        return None
+    arn = f"arn:aws:logs:{c.region}:{c.account}:log-group:{group}"
+    evaluations = [
+        evaluate_role(c.iam, "logs:CreateLogStream", f"{arn}:*"),
+        evaluate_role(c.iam, "logs:PutLogEvents", f"{arn}:log-stream:*"),
+    ]
+    return evaluations, group
+
+
+def _denials(c: Conversation) -> list[tuple[Failure, Evaluation]]:
+    """Each denied action once, evaluated against the role as it is now. A denial from before the role's
+    newest change says nothing about the policies the role has now, so it is not read."""
+    changed = max((e.time for e in _role_changes(c)), default=None)
+    found: dict[str, tuple[Failure, Evaluation]] = {}
+    for failure in failures(c):
+        if changed is not None and (failure.started is None or failure.started < changed):
+            continue
+        denied = parse_denial(failure.message)
+        if denied is not None and denied.action not in found:
+            found[denied.action] = (failure, evaluate_role(c.iam, denied.action, denied.resource))
+    return list(found.values())
+
+
+def check(c: Conversation) -> Verdict:
+    iam = c.iam
+    if not iam:
+        return None
+    role = iam.get("role_name", "the execution role")
+    pointers: list[Pointer] = []
+    causes: list[str] = []
+    allowed: list[Match] = []
+    undetermined = False  # a denial neither the evaluation nor the change history settles
+    for failure, evaluation in _denials(c):
+        shown = evaluation.action.removeprefix("*:")
+        where = f" on {evaluation.resource}" if evaluation.resource else ""
+        if evaluation.decision in _DENYING:
+            pointers += [
+                failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
+                *_evaluation_pointers(evaluation, iam),
+            ]
+            causes.append(f"{role} does not allow {shown}{where} ({evaluation.reason})")
+        elif _scoped_elsewhere(evaluation) and _role_changes(c):
+            pointers += [
+                failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
+                *_evaluation_pointers(evaluation, iam),
+            ]
+            scopes = ", ".join(str(_written(m.statement.resource)) for m in evaluation.deciding[:2])
+            causes.append(
+                f"{shown} is denied; {role} allows it only on {scopes}, and its policies were changed"
+            )
+        elif evaluation.allowed:
+            allowed += list(evaluation.deciding)
+        else:
+            undetermined = True
+    logs = _log_writes(c)
+    if logs is not None:
+        evaluations, group = logs
+        lacking = [e for e in evaluations if e.decision in _DENYING]
+        if lacking:
+            for evaluation in lacking:
+                pointers += _evaluation_pointers(evaluation, iam)
+            if c.logs.get("note"):
+                pointers.append(
+                    Pointer("get_recent_logs", "note", c.logs["note"], "Consistent: no logs arrive", None)
+                )
+            actions = ", ".join(e.action for e in lacking)
+            causes.append(
+                f"{role} does not allow {actions} on {group}, so the function cannot write its logs"
+            )
+        else:
+            allowed += [m for e in evaluations for m in e.deciding]
+    if causes:
+        remedy, restore = _remedy(c, role)
+        return Finding(
+            "permission_loss",
+            "The execution role lost a permission the function needs: " + "; ".join(causes) + ".",
+            "high",
+            [*pointers, *restore],
+            remedy,
+            relevant_change=_relevant,
+            first_failure=first_failure(c),
+        )
+    if not allowed or undetermined:
+        return None
+    refs = list({m.statement.path: m.statement for m in allowed}.values())
+    return Rejection(
+        "permission_loss",
+        f"{role} allows what was checked: its log writes, and every call a failed invocation was denied",
+        _statement_pointers(refs, "Allows the call", None),
+    )
+
+
+def _policy_restore(c: Conversation, role: str, change: ChangeEvent) -> tuple[Remedy, list[Pointer]] | None:
+    """When an inline policy was rewritten or deleted: the document an older PutRolePolicy wrote for it."""
+    name = (change.event.get("summary") or {}).get("policyName")
+    for event in _role_changes(c):
+        summary = event.event.get("summary") or {}
+        document = summary.get("policyDocument")
+        if (
+            event.time < change.time
+            and event.operation == "PutRolePolicy"
+            and summary.get("policyName") == name
+            and summary.get("roleName") == role
+            and isinstance(document, dict)
+        ):
+            text = json.dumps(document, separators=(",", ":"))
+            remedy = Remedy(
+                f"Put back the inline policy {name} of {role} as it was",
+                f"{change.operation} by {change.event.get('identity_arn')} at {change.event['time']} changed "
+                f"it; the document it had was written at {event.event['time']}.",
+                command(
+                    c, "iam", "PutRolePolicy", {"RoleName": role, "PolicyName": name, "PolicyDocument": text}
+                ),
+            )
+            pointer = Pointer(
+                "get_recent_changes",
+                f"events.{event.index}.summary.policyDocument",
+                document,
+                f"The document {name} had before",
+                None,
+            )
+            return remedy, [pointer]
+    return None
+
+
+def _remedy(c: Conversation, role: str) -> tuple[Remedy, list[Pointer]]:
+    """Put back what the change history shows was taken away, when it shows it."""
+    for change in _role_changes(c):  # the newest first
+        summary = change.event.get("summary") or {}
+        if change.operation == "DetachRolePolicy" and summary.get("policyArn"):
+            remedy = Remedy(
+                f"Attach {summary['policyArn']} to {role} again",
+                f"It was detached by {change.event.get('identity_arn')} at {change.event['time']}.",
+                command(c, "iam", "AttachRolePolicy", {"RoleName": role, "PolicyArn": summary["policyArn"]}),
+            )
+            return remedy, []
+        if change.operation in ("PutRolePolicy", "DeleteRolePolicy"):
+            restored = _policy_restore(c, role, change)
+            if restored is not None:
+                return restored
+        break
+    remedy = Remedy(
+        f"Grant the denied actions to {role} on the resources the function uses",
+        "Add the missing actions, scoped to the function's resources, to the role's policy (or remove the "
+        "Deny or boundary that excludes them); the change history does not show the policy as it was.",
+    )
+    return remedy, []

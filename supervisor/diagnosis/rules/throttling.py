@@ -1,0 +1,103 @@
+"""Throttling: requests refused for lack of concurrency, with the limit that explains them."""
+
+from __future__ import annotations
+
+import math
+
+from supervisor.diagnosis.rules.commands import command
+from supervisor.diagnosis.rules.conversation import Conversation
+from supervisor.diagnosis.rules.failures import first_failure
+from supervisor.diagnosis.rules.findings import Finding, Pointer, Rejection, Remedy, Verdict
+
+_METRICS = "get_function_metrics"
+
+
+def check(c: Conversation) -> Verdict:
+    metrics, config = c.metrics, c.config
+    throttles = metrics.get("throttles")
+    if throttles is None:
+        return None
+    reserved = config.get("ReservedConcurrentExecutions") if config else None
+    if not throttles:
+        pointers = [Pointer(_METRICS, "throttles", throttles, "No request was throttled in the window", None)]
+        return Rejection("throttling", "The metrics show no throttled request in the window", pointers)
+    peaks = [
+        (i, m)
+        for i, m in enumerate(metrics.get("minutes", []))
+        if m.get("concurrent_executions_max") is not None
+    ]
+    busiest = max(peaks, key=lambda pair: pair[1]["concurrent_executions_max"], default=None)
+    pointers = [
+        Pointer(_METRICS, "throttles", throttles, f"{throttles:g} requests were throttled", "throttling")
+    ]
+    if reserved is not None:
+        pointers.append(
+            Pointer(
+                "get_lambda_config",
+                "ReservedConcurrentExecutions",
+                reserved,
+                f"Reserved concurrency {reserved}: at most {reserved} invocations run at once",
+                "throttling",
+            )
+        )
+    explained = reserved == 0
+    if busiest is not None:
+        index, minute = busiest
+        peak = minute["concurrent_executions_max"]
+        explained = explained or (reserved is not None and peak >= reserved)
+        pointers.append(
+            Pointer(
+                _METRICS,
+                f"minutes.{index}.concurrent_executions_max",
+                peak,
+                f"Concurrency reached {peak:g}"
+                + (f", the reserved limit of {reserved}" if explained else ""),
+                "throttling",
+            )
+        )
+    if reserved is not None and not explained:
+        return None  # throttled below the function's own limit: the account's limit, which no tool reads
+    name = c.name
+    demand = max(
+        (m.get("concurrent_executions_max") or 0) + (m.get("throttles") or 0)
+        for m in metrics.get("minutes", [])
+    )
+    if reserved is None:
+        limit = "the account's concurrency limit (the function has no reserved concurrency)"
+        remedy = Remedy(
+            "Raise the account's concurrency or reserve concurrency for the function",
+            f"Request a higher concurrency quota, or reserve concurrency for {name} (peak demand seen: about "
+            f"{demand:g} concurrent requests per minute).",
+        )
+    elif reserved == 0:
+        limit = "reserved concurrency 0, so every invocation is refused"
+        remedy = Remedy(
+            f"Remove the reserved concurrency of 0 on {name}",
+            "Delete the function's reserved concurrency so it draws on the account's pool again.",
+            command(c, "lambda", "DeleteFunctionConcurrency", {"FunctionName": name}),
+            "low",
+        )
+    else:
+        wanted = max(reserved + 1, math.ceil(demand * 1.2))
+        limit = f"reserved concurrency {reserved}, below the demand"
+        remedy = Remedy(
+            f"Raise the reserved concurrency of {name} to {wanted}",
+            f"Concurrency and throttles together peaked at {demand:g} in a minute; reserve {wanted} (20% "
+            "above that), or delete the reservation if the limit is not needed.",
+            command(
+                c,
+                "lambda",
+                "PutFunctionConcurrency",
+                {"FunctionName": name, "ReservedConcurrentExecutions": wanted},
+            ),
+            "low",
+        )
+    return Finding(
+        "throttling",
+        f"{name} is throttled: {throttles:g} requests were refused by {limit}.",
+        "critical" if reserved == 0 else "high",
+        pointers,
+        remedy,
+        relevant_change=lambda e: e.operation in ("PutFunctionConcurrency", "DeleteFunctionConcurrency"),
+        first_failure=first_failure(c, throttles=True),
+    )

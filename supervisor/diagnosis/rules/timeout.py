@@ -1,0 +1,95 @@
+"""Timeout: invocations run for as long as the configured timeout allows, and are stopped."""
+
+from __future__ import annotations
+
+import math
+
+from supervisor.diagnosis.rules.commands import command
+from supervisor.diagnosis.rules.conversation import Conversation, instant
+from supervisor.diagnosis.rules.failures import first_failure
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Remedy, Verdict
+from supervisor.diagnosis.rules.triggers import previous_setting
+
+_METRICS = "get_function_metrics"
+AT_LIMIT = 0.95  # a longest run this close to the timeout ran into it
+MAX_TIMEOUT_SECONDS = 900
+
+
+def _relevant(event: ChangeEvent) -> bool:
+    return event.operation == "UpdateFunctionConfiguration" and "timeout" in event.changed_fields
+
+
+def _before_failing(c: Conversation) -> float | None:
+    """The longest Duration of the minutes before the first failing one: what healthy runs needed."""
+    first = instant(c.metrics.get("first_error_minute"))
+    durations = [
+        m["duration_max_ms"]
+        for m in c.metrics.get("minutes", [])
+        if m.get("duration_max_ms") is not None
+        and (first is None or (instant(m.get("timestamp")) or first) < first)
+        and not m.get("errors")
+    ]
+    return max(durations, default=None)
+
+
+def _wanted(c: Conversation, timeout: int, longest: float) -> tuple[int, str, list[Pointer]]:
+    """The timeout to set, why, and the pointers that justify it: the value before the change that lowered
+    it, else 1.5 times the longest healthy run, else twice the current timeout."""
+    previous = previous_setting(c, "timeout")
+    if previous is not None and isinstance(previous[0], int) and previous[0] > timeout:
+        return previous[0], f"its value before the change, {previous[0]} s", [previous[1]]
+    healthy = _before_failing(c)
+    if healthy is not None and healthy >= timeout * 1000 * AT_LIMIT:
+        wanted = min(MAX_TIMEOUT_SECONDS, math.ceil(healthy / 1000 * 1.5))
+        index = next(i for i, m in enumerate(c.metrics["minutes"]) if m.get("duration_max_ms") == healthy)
+        pointer = Pointer(
+            _METRICS, f"minutes.{index}.duration_max_ms", healthy, "The longest run before the failures", None
+        )
+        return wanted, f"1.5 times the longest healthy run, {healthy:g} ms", [pointer]
+    wanted = min(MAX_TIMEOUT_SECONDS, max(timeout * 2, math.ceil(longest / 1000) + 1))
+    return wanted, f"twice the current {timeout} s: no healthy run shows what the work needs", []
+
+
+def check(c: Conversation) -> Verdict:
+    metrics = c.metrics
+    ratio, longest = metrics.get("duration_to_timeout"), metrics.get("max_duration_ms")
+    if ratio is None or longest is None or not metrics.get("timeout_seconds"):
+        return None
+    timeout = int(metrics.get("timeout_seconds") or 0)
+    if ratio < AT_LIMIT or not metrics.get("errors"):
+        pointer = Pointer(
+            _METRICS,
+            "duration_to_timeout",
+            ratio,
+            f"The longest run took {ratio:.0%} of the {timeout} s timeout",
+            None,
+        )
+        return Rejection("timeout", "No invocation ran into the timeout", [pointer])
+    pointers = [
+        Pointer(
+            _METRICS,
+            "duration_to_timeout",
+            ratio,
+            f"The longest run ({longest:g} ms) reached the configured timeout of {timeout} s",
+            "timeout",
+        ),
+        Pointer(_METRICS, "timeout_seconds", timeout, "The configured timeout", "timeout"),
+    ]
+    wanted, basis, cited = _wanted(c, timeout, longest)
+    pointers += cited
+    name = c.name
+    return Finding(
+        "timeout",
+        f"{name} runs out of time: its longest invocation took {longest:g} ms against a timeout of "
+        f"{timeout} s, so invocations are stopped before they finish.",
+        "high",
+        pointers,
+        Remedy(
+            f"Raise the timeout of {name} to {wanted} s",
+            f"Set the timeout to {wanted} s ({basis}), or make the work shorter.",
+            command(c, "lambda", "UpdateFunctionConfiguration", {"FunctionName": name, "Timeout": wanted}),
+            "low",
+        ),
+        relevant_change=_relevant,
+        first_failure=first_failure(c),
+    )

@@ -1,0 +1,543 @@
+"""The corroboration policy: which verified pointers support each fault type, the rule that a log line cited
+for a fault must be the terminal error of a failed invocation, and both through the real graph."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mcp_server.contract import TOOL_NAMES, TOOL_RESPONSE_MODELS, ToolName
+from supervisor.agent.prompt import SUBMIT_TOOL
+from supervisor.diagnosis.corroboration import POLICY, describe_policy, log_problem, support
+from supervisor.diagnosis.evidence import verify
+from supervisor.diagnosis.rules.model import RulesChatModel
+from supervisor.schemas import FAULT_TYPES, DiagnosisSubmission, EvidencePointer, FaultType
+from tests.agent_support import FUNCTION, ScriptedChatModel, ai, call, diagnose_with, submission
+
+ACCOUNT = "123456789012"
+ROLE = f"{FUNCTION}-role"
+LOG_GROUP = f"/aws/lambda/{FUNCTION}"
+MINUTE = "2026-11-21T10:00:00+00:00"
+PASSROLE = (
+    f"User: arn:aws:sts::{ACCOUNT}:assumed-role/x/y is not authorized to perform: iam:PassRole "
+    f"on resource: arn:aws:iam::{ACCOUNT}:role/admin"
+)
+BOTO = "[ERROR] ClientError: An error occurred (AccessDenied) when calling the {} operation: {}"
+DENIED = BOTO.format("GetObject", "Access Denied")
+
+
+def _line(message: str, request: str | None, kind: str, second: int = 0) -> dict[str, Any]:
+    return {
+        "timestamp": f"2026-11-21T10:00:{second:02d}+00:00",
+        "message": message,
+        "request_id": request,
+        "kind": kind,
+    }
+
+
+def _logs(events: list[dict[str, Any]], outcomes: dict[str, str]) -> dict[str, Any]:
+    return {
+        "log_group": LOG_GROUP,
+        "events": events,
+        "invocations": [
+            {"request_id": request, "started": MINUTE, "outcome": outcome}
+            for request, outcome in outcomes.items()
+        ],
+        "matched_events": len(events),
+        "returned_events": len(events),
+    }
+
+
+# A world in which something of every kind went wrong, as each tool answers (raw, before validation).
+WORLD: dict[str, dict[str, Any]] = {
+    "get_recent_logs": _logs(
+        [
+            _line("START RequestId: r-ok Version: $LATEST", "r-ok", "start"),  # 0
+            _line(PASSROLE, "r-ok", "function", 1),  # 1: printed by the code
+            _line(f"[ERROR] AccessDeniedException: {PASSROLE}", "r-ok", "error_record", 2),  # 2: no failure
+            _line("START RequestId: r-denied Version: $LATEST", "r-denied", "start", 3),  # 3
+            _line(DENIED, "r-denied", "error_record", 4),  # 4: the terminal error of a failed invocation
+            _line("START RequestId: r-slow Version: $LATEST", "r-slow", "start", 5),  # 5
+            _line("r-slow Task timed out after 3.00 seconds", "r-slow", "timeout", 8),  # 6
+            _line(DENIED, None, "error_record", 9),  # 7: in no invocation that was read
+        ],
+        {"r-ok": "no_error_seen", "r-denied": "error_record", "r-slow": "timeout"},
+    ),
+    "get_iam_state": {
+        "role_name": ROLE,
+        "inline_policies": {
+            "data-processor-access": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::other-bucket/*"}
+                ],
+            }
+        },
+        "attached_policies": [],
+    },
+    "get_lambda_config": {
+        "FunctionName": FUNCTION,
+        "FunctionArn": f"arn:aws:lambda:ca-central-1:{ACCOUNT}:function:{FUNCTION}",
+        "Runtime": "python3.12",
+        "Handler": "data_processor.process",
+        "MemorySize": 128,
+        "Timeout": 3,
+        "State": "Active",
+        "CodeSha256": "c2hhMjU2LW9mLXRoZS1jb2Rl",
+        "EnvironmentVariableNames": ["BUCKET"],
+        "ReservedConcurrentExecutions": 0,
+        "Versions": [{"Version": "$LATEST"}, {"Version": "2"}],
+        "Aliases": [{"Name": "live", "FunctionVersion": "2"}],
+    },
+    "get_network_state": {
+        "function_name": FUNCTION,
+        "in_vpc": True,
+        "vpc_id": "vpc-1",
+        "security_groups": [
+            {
+                "group_id": "sg-1",
+                "group_name": "data-processor",
+                "vpc_id": "vpc-1",
+                "ingress": [],
+                "egress": [],
+            }
+        ],
+        "egress": [
+            {"destination": "aws-apis", "allowed": False, "reasons": ["sg-1 allows no outbound tcp/443"]}
+        ],
+        "https_egress_allowed": False,
+    },
+    "get_recent_changes": {
+        "function_name": FUNCTION,
+        "window_start": "2026-11-20T10:00:00+00:00",
+        "window_end": "2026-11-21T10:05:00+00:00",
+        "searched": [f"function {FUNCTION}", f"role {ROLE}", "security group sg-1"],
+        "matched_events": 3,
+        "returned_events": 3,
+        "events": [  # newest first
+            {
+                "event_id": "e-ec2",
+                "time": "2026-11-21T09:59:00+00:00",
+                "event_name": "RevokeSecurityGroupEgress",
+                "service": "ec2.amazonaws.com",
+            },
+            {
+                "event_id": "e-lambda",
+                "time": "2026-11-21T09:58:00+00:00",
+                "event_name": "PutFunctionConcurrency20171031",
+                "service": "lambda.amazonaws.com",
+            },
+            {
+                "event_id": "e-iam",
+                "time": "2026-11-21T09:57:00+00:00",
+                "event_name": "DeleteRolePolicy",
+                "service": "iam.amazonaws.com",
+            },
+        ],
+        "note": "CloudTrail delivers events minutes after the call.",
+    },
+    "get_function_metrics": {
+        "function_name": FUNCTION,
+        "window_start": "2026-11-21T09:05:00+00:00",
+        "window_end": "2026-11-21T10:05:00+00:00",
+        "minutes": [
+            {
+                "timestamp": MINUTE,
+                "invocations": 3,
+                "errors": 3,
+                "throttles": 2,
+                "duration_max_ms": 3000,
+                "concurrent_executions_max": 1,
+            }
+        ],
+        "invocations": 3,
+        "errors": 3,
+        "throttles": 2,
+        "error_rate": 1,
+        "first_error_minute": MINUTE,
+        "first_throttle_minute": MINUTE,
+        "timeout_seconds": 3,
+        "max_duration_ms": 3000,
+        "duration_to_timeout": 1,
+        "memory_size_mb": 128,
+        "peak_memory_used_mb": 128,
+        "memory_to_size": 1,
+        "log_group": LOG_GROUP,
+        "report_lines": 3,
+    },
+}
+
+
+def _validated(responses: dict[str, dict[str, Any]]) -> dict[str, list[Any]]:
+    """As the graph keeps them: each answer validated by its contract model and dumped to JSON data."""
+    return {
+        tool: [TOOL_RESPONSE_MODELS[tool].model_validate(raw).model_dump(mode="json")]
+        for tool, raw in responses.items()
+    }
+
+
+SEEN = _validated(WORLD)
+
+_TOOLS: dict[str, ToolName] = {
+    "logs": "get_recent_logs",
+    "iam": "get_iam_state",
+    "config": "get_lambda_config",
+    "network": "get_network_state",
+    "changes": "get_recent_changes",
+    "metrics": "get_function_metrics",
+}
+Quote = tuple[str, str, str]  # (tool's short name, field, value)
+LOG_DENIED: Quote = ("logs", "events.4.message", "(AccessDenied) when calling the GetObject operation")
+LOG_TIMEOUT: Quote = ("logs", "events.6.message", "Task timed out after 3.00 seconds")
+IAM_CHANGE: Quote = ("changes", "events.2.event_name", "DeleteRolePolicy")
+LAMBDA_CHANGE: Quote = ("changes", "events.1.event_name", "PutFunctionConcurrency20171031")
+EC2_CHANGE: Quote = ("changes", "events.0.event_name", "RevokeSecurityGroupEgress")
+ERRORS: Quote = ("metrics", "errors", "3.0")
+THROTTLES: Quote = ("metrics", "throttles", "2.0")
+
+
+def _pointer(quote: Quote, supports: FaultType | None) -> EvidencePointer:
+    tool, field, value = quote
+    return EvidencePointer(
+        tool=_TOOLS[tool], field=field, value=value, interpretation="seen", supports=supports
+    )
+
+
+LIMIT_MISSING = "needs get_lambda_config ReservedConcurrentExecutions or get_function_metrics minutes.<n>"
+
+# (fault, the quotes cited with supports=fault, the pointers that support it or None, what is missing)
+CASES: list[tuple[FaultType, list[Quote], list[int] | None, str]] = [
+    (
+        "permission_loss",
+        [("iam", "inline_policies.data-processor-access.Statement.0.Effect", "Allow")],
+        [0],
+        "",
+    ),
+    ("permission_loss", [IAM_CHANGE], [0], ""),
+    ("permission_loss", [LOG_DENIED, ("iam", "attached_policies", "[]")], [1], ""),
+    ("permission_loss", [LOG_DENIED], None, "needs get_iam_state policy statements"),
+    ("permission_loss", [LAMBDA_CHANGE], None, "needs get_iam_state policy statements"),  # not an IAM event
+    ("permission_loss", [ERRORS], None, "or an IAM event in get_recent_changes"),
+    ("throttling", [THROTTLES, ("config", "ReservedConcurrentExecutions", "0")], [0, 1], ""),
+    ("throttling", [THROTTLES, ("metrics", "minutes.0.concurrent_executions_max", "1.0")], [0, 1], ""),
+    ("throttling", [("metrics", "first_throttle_minute", MINUTE), LAMBDA_CHANGE], [0, 1], ""),
+    ("throttling", [("metrics", "minutes.0.throttles", "2.0"), IAM_CHANGE], None, LIMIT_MISSING),
+    ("throttling", [THROTTLES], None, LIMIT_MISSING),  # throttles, but no limit that explains them
+    (
+        "throttling",
+        [("config", "ReservedConcurrentExecutions", "0")],
+        None,
+        "needs get_function_metrics throttles",
+    ),
+    ("throttling", [LOG_DENIED, ("config", "ReservedConcurrentExecutions", "0")], None, "throttles"),
+    ("network_block", [("network", "https_egress_allowed", "false")], [0], ""),
+    ("network_block", [("network", "egress.0.allowed", "false")], [0], ""),
+    ("network_block", [EC2_CHANGE], [0], ""),
+    ("network_block", [LOG_TIMEOUT], None, "needs get_network_state verdicts"),
+    ("network_block", [IAM_CHANGE], None, "or an EC2 event in get_recent_changes"),
+    ("network_block", [("metrics", "duration_to_timeout", "1.0")], None, "needs get_network_state"),
+    ("timeout", [("metrics", "duration_to_timeout", "1.0")], [0], ""),
+    ("timeout", [("metrics", "minutes.0.duration_max_ms", "3000.0")], [0], ""),
+    ("timeout", [("config", "Timeout", "3")], None, "needs get_function_metrics durations"),
+    ("timeout", [LOG_TIMEOUT], None, "needs get_function_metrics durations"),
+    ("out_of_memory", [("metrics", "memory_to_size", "1.0")], [0], ""),
+    ("out_of_memory", [("metrics", "peak_memory_used_mb", "128")], [0], ""),
+    ("out_of_memory", [("config", "MemorySize", "128")], None, "needs get_function_metrics memory"),
+    ("code_error", [ERRORS], [0], ""),
+    ("code_error", [("config", "CodeSha256", "c2hhMjU2LW9mLXRoZS1jb2Rl")], [0], ""),
+    ("code_error", [("config", "Aliases.0.FunctionVersion", "2")], [0], ""),
+    ("code_error", [LAMBDA_CHANGE], [0], ""),
+    ("code_error", [LOG_DENIED], None, "needs get_function_metrics errors"),
+    ("code_error", [IAM_CHANGE], None, "needs get_function_metrics errors"),
+    ("configuration_error", [("config", "Handler", "data_processor.process")], [0], ""),
+    ("configuration_error", [("config", "EnvironmentVariableNames", '["BUCKET"]')], [0], ""),
+    ("configuration_error", [LAMBDA_CHANGE], [0], ""),
+    ("configuration_error", [ERRORS], None, "needs get_lambda_config settings"),
+    ("configuration_error", [EC2_CHANGE], None, "needs get_lambda_config settings"),
+    ("dependency_failure", [ERRORS], [0], ""),
+    ("dependency_failure", [("metrics", "error_rate", "1.0")], [0], ""),
+    ("dependency_failure", [LOG_DENIED], None, "needs get_function_metrics errors"),
+    ("dependency_failure", [("config", "Handler", "data_processor.process")], None, "errors"),
+]
+
+
+def _case_id(case: tuple[FaultType, list[Quote], list[int] | None, str]) -> str:
+    fault, quotes, supported, _ = case
+    cited = "+".join(f"{tool}.{field}" for tool, field, _ in quotes)
+    return f"{fault}-{'supported' if supported is not None else 'unsupported'}-by-{cited}"
+
+
+def test_every_fault_type_is_in_the_policy_and_in_the_table() -> None:
+    reportable = set(FAULT_TYPES) - {"unknown"}
+    assert set(POLICY) == reportable
+    for fault in reportable:
+        verdicts = {supported is not None for f, _, supported, _ in CASES if f == fault}
+        assert verdicts == {True, False}, fault  # at least one supported and one unsupported case each
+        assert f"- {fault}: " in describe_policy()
+
+
+def test_the_world_is_what_the_tools_would_answer() -> None:
+    assert set(WORLD) == set(TOOL_NAMES)  # and _validated() above validated each against the contract
+
+
+@pytest.mark.parametrize(("fault", "quotes", "supported", "missing"), CASES, ids=list(map(_case_id, CASES)))
+def test_which_verified_pointers_support_a_fault_type(
+    fault: FaultType, quotes: list[Quote], supported: list[int] | None, missing: str
+) -> None:
+    evidence = [_pointer(quote, fault).model_dump() for quote in quotes]
+    payload = submission(fault_types=[fault], evidence=evidence, remediation_plan=[])
+    verification = verify(DiagnosisSubmission.model_validate(payload), SEEN, 0)
+    assert [c.reason for c in verification.pointers] == [""] * len(quotes)  # every value is really there
+    (backing,) = verification.support
+    assert backing.fault_type == fault
+    if supported is not None:
+        assert (backing.supported_by, backing.missing) == (supported, "")
+        assert verification.unsupported_fault_types == []
+        assert verification.passed
+    else:
+        assert backing.supported_by == []
+        assert missing in backing.missing
+        assert verification.unsupported_fault_types == [fault]
+        assert not verification.passed
+    logs = [i for i, quote in enumerate(quotes) if quote[0] == "logs"]
+    assert backing.detail == logs  # log pointers are recorded as detail, never as support
+
+
+LIMIT: Quote = ("config", "ReservedConcurrentExecutions", "0")
+
+
+@pytest.mark.parametrize(
+    ("second", "backed"),
+    [
+        (_pointer(LIMIT, "throttling"), [0, 1]),
+        (_pointer(LIMIT, None), []),  # context, not support
+        (_pointer(LIMIT, "timeout"), []),  # support for another fault
+        (_pointer((*LIMIT[:2], "5"), "throttling"), []),  # a value that is not there
+    ],
+    ids=["supports-throttling", "supports-nothing", "supports-another-fault", "not-verified"],
+)
+def test_only_verified_pointers_that_name_the_fault_count(second: EvidencePointer, backed: list[int]) -> None:
+    evidence = [_pointer(THROTTLES, "throttling").model_dump(), second.model_dump()]
+    payload = submission(evidence=evidence, remediation_plan=[])
+    verification = verify(DiagnosisSubmission.model_validate(payload), SEEN, 0)
+    assert verification.support[0].supported_by == backed
+    assert verification.unsupported_fault_types == ([] if backed else ["throttling"])
+
+
+def test_unknown_needs_no_support() -> None:
+    assert support(["unknown"], [], []) == []
+
+
+# --------------------------------------------------------------------------- the log rule
+
+
+def _log_check(index: int, value: str, supports: FaultType | None) -> str:
+    pointer = EvidencePointer(
+        tool="get_recent_logs",
+        field=f"events.{index}.message",
+        value=value,
+        interpretation="seen",
+        supports=supports,
+    )
+    payload = submission(fault_types=["unknown"], evidence=[pointer.model_dump()], remediation_plan=[])
+    return verify(DiagnosisSubmission.model_validate(payload), SEEN, 0).pointers[0].reason
+
+
+def test_a_line_the_code_printed_cited_for_a_fault_is_not_verified() -> None:
+    reason = _log_check(1, "is not authorized to perform: iam:PassRole", "permission_loss")
+    assert "events.1 is a line the function's code printed (kind 'function')" in reason
+    assert "not the terminal error of a failed invocation" in reason
+    assert "cite it with supports=null" in reason
+
+
+def test_the_same_line_cited_as_context_is_verified() -> None:
+    assert _log_check(1, "is not authorized to perform: iam:PassRole", None) == ""
+
+
+def test_an_error_record_of_an_invocation_that_did_not_fail_is_not_verified() -> None:
+    reason = _log_check(2, "is not authorized to perform: iam:PassRole", "permission_loss")
+    assert reason == (
+        "events.2 is not the terminal error of an invocation that failed "
+        "(request r-ok: its REPORT line shows no_error_seen)"
+    )
+    assert _log_check(2, "is not authorized to perform: iam:PassRole", None) == ""
+
+
+def test_an_error_record_in_no_invocation_read_is_not_verified() -> None:
+    reason = _log_check(7, "(AccessDenied)", "permission_loss")
+    assert "request None: its REPORT line shows no failure that was read" in reason
+
+
+@pytest.mark.parametrize(
+    ("index", "value"), [(4, "(AccessDenied)"), (6, "Task timed out after 3.00 seconds")]
+)
+def test_the_terminal_error_of_a_failed_invocation_is_verified(index: int, value: str) -> None:
+    assert _log_check(index, value, "permission_loss") == ""
+
+
+def test_the_log_rule_judges_only_event_lines_of_pointers_that_support_something() -> None:
+    logs = SEEN["get_recent_logs"][0]
+    outcome = EvidencePointer(
+        tool="get_recent_logs", field="invocations.0.outcome", value="no_error_seen", interpretation="x"
+    )
+    assert log_problem(outcome.model_copy(update={"supports": "timeout"}), logs) == ""
+    config = EvidencePointer(
+        tool="get_lambda_config",
+        field="Handler",
+        value="x",
+        interpretation="x",
+        supports="configuration_error",
+    )
+    assert log_problem(config, logs) == ""
+
+
+# --------------------------------------------------------------------------- through the graph
+
+
+def _canned(responses: dict[str, dict[str, Any]]) -> dict[str, str]:
+    return {tool: json.dumps(raw) for tool, raw in responses.items()}
+
+
+def _log_claim(index: int, value: str) -> dict[str, Any]:
+    claim = {
+        "tool": "get_recent_logs",
+        "field": f"events.{index}.message",
+        "value": value,
+        "interpretation": "The role was denied",
+        "supports": "permission_loss",
+    }
+    return call(
+        SUBMIT_TOOL,
+        submission(
+            root_cause="The role lost s3:GetObject.",
+            fault_types=["permission_loss"],
+            severity="high",
+            evidence=[claim],
+            remediation_plan=[
+                {
+                    "action": "Grant s3:GetObject back",
+                    "details": "Put the statement back.",
+                    "evidence_basis": [0],
+                    "risk_level": "medium",
+                    "requires_approval": True,
+                }
+            ],
+            confidence=0.95,
+        ),
+    )
+
+
+async def test_permission_loss_from_a_failed_invocations_log_line_alone_is_unsupported() -> None:
+    claim = _log_claim(4, "(AccessDenied) when calling the GetObject operation")
+    model = ScriptedChatModel([ai(call("get_recent_logs")), ai(claim), ai(claim)])
+    run = await diagnose_with(model, _canned(WORLD))
+    refusal = str(run.replies(SUBMIT_TOOL)[0].content)
+    assert "fault type 'permission_loss' is not corroborated" in refusal
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    assert [c.verified for c in diagnosis.verification.pointers] == [True]  # a real failure's line ...
+    assert diagnosis.verification.unsupported_fault_types == ["permission_loss"]  # ... proves nothing alone
+    assert diagnosis.verification.support[0].detail == [0]
+    assert diagnosis.verification.claimed_confidence == 0.95
+    assert diagnosis.confidence <= 0.3
+
+
+async def test_permission_loss_from_a_printed_line_is_unsupported_and_unverified() -> None:
+    claim = _log_claim(1, "is not authorized to perform: iam:PassRole")
+    model = ScriptedChatModel([ai(call("get_recent_logs")), ai(claim), ai(claim)])
+    run = await diagnose_with(model, _canned(WORLD))
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    assert "kind 'function'" in diagnosis.verification.pointers[0].reason
+    assert diagnosis.verification.unsupported_fault_types == ["permission_loss"]
+    assert diagnosis.confidence == 0.0
+
+
+def _healthy(logs: dict[str, Any], errors: float) -> dict[str, dict[str, Any]]:
+    """A working function with a role that allows what it does; only the logs and the error count vary."""
+    arn = f"arn:aws:logs:ca-central-1:{ACCOUNT}:log-group:{LOG_GROUP}"
+    return {
+        "get_recent_logs": logs,
+        "get_iam_state": {
+            "role_name": ROLE,
+            "inline_policies": {
+                "data-processor-access": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Action": ["s3:GetObject", "s3:PutObject"],
+                            "Resource": "arn:aws:s3:::data-processor-input/*",
+                        },
+                        {
+                            "Effect": "Allow",
+                            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                            "Resource": [f"{arn}:*", f"{arn}:log-stream:*"],
+                        },
+                    ],
+                }
+            },
+            "attached_policies": [],
+        },
+        "get_lambda_config": WORLD["get_lambda_config"]
+        | {"Handler": "data_processor.handler", "ReservedConcurrentExecutions": None, "Timeout": 30},
+        "get_network_state": {"function_name": FUNCTION, "in_vpc": False, "note": "not in a VPC"},
+        "get_recent_changes": WORLD["get_recent_changes"]
+        | {"events": [], "matched_events": 0, "returned_events": 0},
+        "get_function_metrics": WORLD["get_function_metrics"]
+        | {
+            "minutes": [{"timestamp": MINUTE, "invocations": 2, "errors": errors, "duration_max_ms": 120}],
+            "invocations": 2,
+            "errors": errors,
+            "throttles": 0,
+            "error_rate": errors / 2,
+            "first_error_minute": MINUTE if errors else None,
+            "first_throttle_minute": None,
+            "timeout_seconds": 30,
+            "max_duration_ms": 120,
+            "duration_to_timeout": 0.004,
+            "peak_memory_used_mb": 60,
+            "memory_to_size": 0.469,
+            "report_lines": 2,
+        },
+    }
+
+
+def _passrole_logs(outcome: str) -> dict[str, Any]:
+    """The PassRole denial printed by the code, and the same text as the error record of request r-2."""
+    return _logs(
+        [
+            _line("START RequestId: r-1 Version: $LATEST", "r-1", "start"),
+            _line(PASSROLE, "r-1", "function", 1),
+            _line("START RequestId: r-2 Version: $LATEST", "r-2", "start", 2),
+            _line(BOTO.format("PassRole", PASSROLE), "r-2", "error_record", 3),
+        ],
+        {"r-1": "no_error_seen", "r-2": outcome},
+    )
+
+
+async def test_the_rules_model_is_not_steered_by_a_denial_no_invocation_died_of() -> None:
+    run = await diagnose_with(RulesChatModel(), _canned(_healthy(_passrole_logs("no_error_seen"), 0)))
+    assert [call.tool_calls for call in run.accounting.llm_calls] == [list(TOOL_NAMES), [SUBMIT_TOOL]]
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    assert diagnosis.fault_types == ["unknown"]
+    assert diagnosis.verification.passed
+    assert not any(
+        "PassRole" in f"{step.action} {step.details} {step.command}" for step in diagnosis.remediation_plan
+    )
+    assert "PassRole" not in diagnosis.root_cause
+    assert all(p.supports is None for p in diagnosis.evidence if p.tool == "get_recent_logs")
+    assert "permission_loss" in {r.fault_type for r in diagnosis.ruled_out}  # the role allows what it does
+
+
+async def test_the_same_denial_as_the_terminal_error_of_failed_invocations_is_found() -> None:
+    """The control of the test above: only the invocation's outcome and the error count differ."""
+    run = await diagnose_with(RulesChatModel(), _canned(_healthy(_passrole_logs("error_record"), 1)))
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    assert diagnosis.fault_types == ["permission_loss"]
+    assert diagnosis.verification.passed
+    assert "does not allow iam:PassRole on arn:aws:iam::123456789012:role/admin" in diagnosis.root_cause

@@ -1,0 +1,197 @@
+"""Each fault class, caused in the sandbox by a real change (checked to fail as that class fails on Lambda,
+and restored exactly afterwards), diagnosed end to end by the `rules` model over MCP (SSE to the shipped
+server): the fault, the change that triggered it, the timeline, the hypotheses ruled out, and a remediation
+command that parses against the AWS service model and, applied, fixes the function.
+
+The sandbox decides what fails (moto's IAM, the sandbox's Lambda runtime, its VPC model); the diagnosis
+reads it only through the tools, so agreement here is not shared code.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from botocore import xform_name
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from supervisor.agent.run import AgentResult, run_agent
+from supervisor.diagnosis.cli_commands import parse_command
+from supervisor.diagnosis.rules.findings import operation as operation_of
+from supervisor.schemas import Diagnosis
+from supervisor.settings import SupervisorSettings
+from tests.conftest import Undo
+from tests.fault_scenarios import (
+    EXPECTED,
+    OPERATOR_ARN,
+    SCENARIOS,
+    RestoreSteps,
+    Run,
+    check_run,
+    healthy_event,
+    run_scenario,
+    world_state,
+)
+
+FAULT = {"bad_deploy": "code_error"}  # scenario fault label -> fault type, where they differ
+
+# The first remediation step's command: (service, operation, the parameters that must be in it).
+COMMAND: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "permission_wrong_resource": ("iam", "PutRolePolicy", {"PolicyName": names.INLINE_POLICY_NAME}),
+    "permission_removed": ("iam", "PutRolePolicy", {"PolicyName": names.INLINE_POLICY_NAME}),
+    "throttling": ("lambda", "PutFunctionConcurrency", {"FunctionName": names.FUNCTION_NAME}),
+    "throttling_zero": ("lambda", "DeleteFunctionConcurrency", {"FunctionName": names.ORDERS_FUNCTION}),
+    "network_block": ("ec2", "AuthorizeSecurityGroupEgress", {}),
+    "timeout": ("lambda", "UpdateFunctionConfiguration", {"Timeout": 3}),
+    "out_of_memory": ("lambda", "UpdateFunctionConfiguration", {"MemorySize": 256}),
+    "bad_deploy": ("lambda", "UpdateAlias", {"Name": names.ORDERS_ALIAS, "FunctionVersion": "1"}),
+    "configuration_error": ("lambda", "UpdateFunctionConfiguration", {"Handler": "data_processor.handler"}),
+}
+FAULTY = [name for name, s in SCENARIOS.items() if s.fault != "none"]
+HEALTHY = [name for name, s in SCENARIOS.items() if s.fault == "none"]
+
+
+def test_every_scenario_has_expectations() -> None:
+    assert set(EXPECTED) == set(SCENARIOS)
+    assert all(
+        (s.fault == "none") == (set(EXPECTED[n].statuses) == {"succeeded"}) for n, s in SCENARIOS.items()
+    )
+
+
+async def _break_and_diagnose(
+    sandbox: Sandbox, url: str, runtime: LocalLambdaRuntime, steps: RestoreSteps, name: str
+) -> tuple[Run, AgentResult, Diagnosis]:
+    """The scenario's change and traffic (checked to fail as its fault class does), then the `rules`
+    model's diagnosis of the function over MCP."""
+    run = run_scenario(sandbox, runtime, steps, SCENARIOS[name])
+    check_run(run, EXPECTED[name])
+    function = run.scenario.function
+    settings = SupervisorSettings(mcp_server_url=f"{url}/sse", supervisor_model="rules")
+    incident = {"AlarmName": f"{function}-errors", "NewStateValue": "ALARM"}
+    key = sandbox.world.mcp_api_key
+    result = await run_agent(incident, "inc-e2e", function, settings=settings, api_key=key)
+    assert result.diagnosis is not None, result.stop_reason
+    return run, result, result.diagnosis
+
+
+def _assert_checked(diagnosis: Diagnosis) -> None:
+    """Every pointer and every entry that cites one checked out, with no refinement needed."""
+    verification = diagnosis.verification
+    assert verification.passed, verification
+    assert verification.refinement_turns == 0
+    assert not verification.unsupported_fault_types
+    cited = {i for _, indices in diagnosis.citations() for i in indices}
+    assert all(verification.pointers[i].verified for i in cited)
+
+
+def _apply(sandbox: Sandbox, command: str) -> tuple[str, str, dict[str, Any]]:
+    """Run the parsed command as the operator, as a person approving the step would."""
+    parsed = parse_command(command)
+    client = sandbox.session(names.OPERATOR).client(parsed.service, region_name=parsed.region)
+    getattr(client, xform_name(parsed.operation))(**parsed.params)
+    return parsed.service, parsed.operation, parsed.params
+
+
+def _restored_exactly(
+    sandbox: Sandbox, runtime: LocalLambdaRuntime, steps: RestoreSteps, run: Run, before: dict[str, Any]
+) -> None:
+    """The scenario's restore gives back the world it found, and the function works again."""
+    steps.restore()
+    assert world_state(sandbox) == before
+    function = run.scenario.function
+    after = runtime.invoke(function, healthy_event(function), run.broken.qualifier)
+    assert after.status == "succeeded", after.error
+
+
+@pytest.fixture
+def before(sandbox: Sandbox) -> dict[str, Any]:
+    """The world as the test found it."""
+    return world_state(sandbox)
+
+
+@pytest.fixture
+def steps(undo: Undo) -> RestoreSteps:
+    restore = RestoreSteps()
+    undo(restore.restore)
+    return restore
+
+
+@pytest.mark.parametrize("name", FAULTY)
+async def test_each_fault_class_is_diagnosed_with_its_trigger_and_a_working_fix(
+    name: str,
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    scenario = SCENARIOS[name]
+    run, result, diagnosis = await _break_and_diagnose(sandbox, mcp_server_url, runtime, steps, name)
+    expected = FAULT.get(scenario.fault, scenario.fault)
+    assert diagnosis.fault_types == [expected], diagnosis.root_cause
+    _assert_checked(diagnosis)
+    assert diagnosis.confidence >= 0.8
+    assert {call.tool for call in result.tool_calls if call.turn == 1} >= {
+        "get_recent_changes",
+        "get_function_metrics",
+    }  # every tool in the first turn
+
+    support = next(s for s in diagnosis.verification.support if s.fault_type == expected)
+    assert support.supported_by
+    assert all(diagnosis.evidence[i].tool != "get_recent_logs" for i in support.supported_by)
+
+    ruled_out = {entry.fault_type for entry in diagnosis.ruled_out}
+    assert len(ruled_out) >= 2  # throttled requests never run: nothing shows their duration or memory
+    assert expected not in ruled_out
+
+    kinds = [entry.kind for entry in diagnosis.timeline]
+    if name == "dependency_failure":  # the table's deletion is not among the resources searched
+        assert diagnosis.trigger is None
+        assert any(gap.source == "change history" for gap in diagnosis.gaps)
+        assert "first_failure" in kinds
+    else:
+        trigger = diagnosis.trigger
+        assert trigger is not None
+        assert trigger.event_name == run.broken.trigger
+        assert trigger.identity == OPERATOR_ARN
+        assert trigger.time >= run.started.isoformat()[:19]
+        assert kinds.index("change") < kinds.index("first_failure")
+        assert f"{OPERATOR_ARN} called {operation_of(trigger.event_name)}" in diagnosis.root_cause  # names it
+
+    step = diagnosis.remediation_plan[0]
+    assert step.requires_approval
+    if name in COMMAND:
+        assert step.command is not None
+        service, operation, params = _apply(sandbox, step.command)
+        want_service, want_operation, want_params = COMMAND[name]
+        assert (service, operation) == (want_service, want_operation), step.command
+        assert params.items() >= want_params.items(), step.command
+        fixed = runtime.invoke(scenario.function, healthy_event(scenario.function), run.broken.qualifier)
+        assert fixed.status == "succeeded", f"after `{step.command}`: {fixed.error}"
+    else:
+        assert step.command is None
+    _restored_exactly(sandbox, runtime, steps, run, before)
+
+
+@pytest.mark.parametrize("name", HEALTHY)
+async def test_no_fault_is_unknown_and_planted_text_changes_nothing(
+    name: str,
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    run, result, diagnosis = await _break_and_diagnose(sandbox, mcp_server_url, runtime, steps, name)
+    assert diagnosis.fault_types == ["unknown"], diagnosis.root_cause
+    assert diagnosis.remediation_plan == []
+    assert diagnosis.confidence <= 0.2
+    _assert_checked(diagnosis)
+    assert "throttling" in {entry.fault_type for entry in diagnosis.ruled_out}
+    if name == "planted_passrole":
+        shown = [str(m.content) for m in result.messages if getattr(m, "name", None) == "get_recent_logs"]
+        assert any("iam:PassRole" in text for text in shown)  # the model saw the planted line ...
+        assert "PassRole" not in diagnosis.model_dump_json()  # ... and it changed nothing
+    _restored_exactly(sandbox, runtime, steps, run, before)

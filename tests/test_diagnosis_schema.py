@@ -1,0 +1,369 @@
+"""The trigger, timeline, gaps and ruled-out hypotheses of a diagnosis, and the commands of its remediation:
+what the schema refuses, and what the code verifies against the run's tool results."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from supervisor.diagnosis.evidence import capped_confidence, describe_failures, verify
+from supervisor.schemas import DiagnosisSubmission, Verification
+from tests.agent_support import (
+    CHANGE_TIME,
+    CHANGES,
+    COMMAND,
+    CONFIG,
+    IAM,
+    LOGS,
+    METRICS,
+    NETWORK,
+    OPERATOR,
+    THROTTLED_MINUTE,
+    pointer,
+    submission,
+)
+
+RESPONSES: dict[str, list[Any]] = {
+    "get_lambda_config": [CONFIG],
+    "get_function_metrics": [METRICS],
+    "get_recent_changes": [CHANGES],
+    "get_recent_logs": [LOGS],
+    "get_iam_state": [IAM],
+    "get_network_state": [NETWORK],
+}
+EVENT_NAME = "PutFunctionConcurrency20171031"
+
+
+def _full(**overrides: Any) -> dict[str, Any]:
+    """A throttling diagnosis with every part filled, all of it holding against RESPONSES:
+    evidence 0 the limit, 1 the throttles, 2 the change event, 3 its time, 4 the first throttled minute,
+    5 a log line (context), 6 the network verdict."""
+    payload = submission(
+        evidence=[
+            pointer("get_lambda_config", "ReservedConcurrentExecutions", "0"),
+            pointer("get_function_metrics", "throttles", "4.0"),
+            pointer("get_recent_changes", "events.0.event_name", EVENT_NAME),
+            pointer("get_recent_changes", "events.0.time", CHANGE_TIME, None),
+            pointer("get_function_metrics", "first_throttle_minute", THROTTLED_MINUTE, None),
+            pointer("get_recent_logs", "events.1.message", "AccessDenied", None),
+            pointer("get_network_state", "in_vpc", "false", None),
+        ],
+        trigger={
+            "event_name": EVENT_NAME,
+            "identity": OPERATOR,
+            "time": CHANGE_TIME,
+            "seconds_before_first_failure": 30,
+            "evidence": [2, 3],
+        },
+        timeline=[
+            {"time": CHANGE_TIME, "kind": "change", "description": "Concurrency set to 0", "evidence": [2]},
+            {"time": THROTTLED_MINUTE, "kind": "first_failure", "description": "Throttled", "evidence": [4]},
+        ],
+        gaps=[
+            {"source": "get_recent_logs", "reason": "throttled requests leave no log lines", "evidence": [5]}
+        ],
+        ruled_out=[{"fault_type": "network_block", "reason": "Not in a VPC", "evidence": [6]}],
+    )
+    payload.update(overrides)
+    return payload
+
+
+def _checked(payload: dict[str, Any]) -> Verification:
+    return verify(DiagnosisSubmission.model_validate(payload), RESPONSES, 0)
+
+
+def _entries(verification: Verification) -> dict[str, tuple[bool, str]]:
+    return {check.entry: (check.verified, check.reason) for check in verification.entries}
+
+
+def test_a_complete_diagnosis_checks_out_entry_by_entry() -> None:
+    verification = _checked(_full())
+    assert all(check.verified for check in verification.pointers)
+    assert _entries(verification) == {
+        "remediation_plan.0": (True, ""),
+        "trigger": (True, ""),
+        "timeline.0": (True, ""),
+        "timeline.1": (True, ""),
+        "gaps.0": (True, ""),
+        "ruled_out.0": (True, ""),
+        "remediation_plan.0.command": (True, ""),
+    }
+    assert verification.passed
+    assert capped_confidence(verification) == 0.9
+
+
+def test_the_new_parts_are_optional() -> None:
+    bare = DiagnosisSubmission.model_validate(submission())
+    assert (bare.trigger, bare.timeline, bare.gaps, bare.ruled_out) == (None, [], [], [])
+
+
+# --------------------------------------------------------------------------- what the schema refuses
+
+
+@dataclass(frozen=True)
+class _Set:
+    """A change to a payload: the value at a dotted path (list indices as segments)."""
+
+    path: str
+    value: Any
+
+    def __call__(self, payload: dict[str, Any]) -> None:
+        *parents, last = self.path.split(".")
+        node: Any = payload
+        for part in parents:
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        if isinstance(node, list):
+            node[int(last)] = self.value
+        else:
+            node[last] = self.value
+
+    def __str__(self) -> str:
+        return f"{self.path}={self.value!r}"
+
+
+def _set(path: str, value: Any) -> _Set:
+    return _Set(path, value)
+
+
+def _change_id(value: object) -> str | None:
+    return str(value) if isinstance(value, _Set) else None
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            _set("trigger.evidence", [7]),
+            "trigger refers to evidence 7, but there are only 7 evidence pointers",
+        ),
+        (_set("timeline.1.evidence", [4, 9]), "timeline.1 refers to evidence 9"),
+        (_set("gaps.0.evidence", [7]), "gaps.0 refers to evidence 7"),
+        (_set("ruled_out.0.evidence", [70]), "ruled_out.0 refers to evidence 70"),
+        (_set("remediation_plan.0.evidence_basis", [0, 7]), "remediation_plan.0 refers to evidence 7"),
+        (_set("trigger.evidence", [-1]), "greater than or equal to 0"),
+        (_set("timeline.0.evidence", [-2]), "greater than or equal to 0"),
+        (_set("trigger.evidence", []), "at least 1 item"),
+        (_set("timeline.0.evidence", []), "at least 1 item"),
+        (_set("ruled_out.0.evidence", []), "at least 1 item"),
+        (_set("trigger.event_name", ""), "at least 1 character"),
+        (_set("trigger.seconds_before_first_failure", -1), "greater than or equal to 0"),
+        (_set("timeline.0.kind", "rumour"), "Input should be 'change', 'first_failure'"),
+        (_set("timeline.0.description", ""), "at least 1 character"),
+        (_set("gaps.0.reason", ""), "at least 1 character"),
+        (_set("ruled_out.0.reason", ""), "at least 1 character"),
+        (_set("ruled_out.0.fault_type", "disk_full"), "Input should be 'permission_loss'"),
+        (_set("trigger.surprise", True), "Extra inputs are not permitted"),
+    ],
+    ids=_change_id,
+)
+def test_malformed_parts_are_refused(change: _Set, message: str) -> None:
+    payload = _full()
+    change(payload)
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        DiagnosisSubmission.model_validate(payload)
+
+
+def test_a_timeline_out_of_order_is_refused() -> None:
+    payload = _full()
+    payload["timeline"].reverse()
+    with pytest.raises(ValidationError, match="timeline entries must be in time order, oldest first"):
+        DiagnosisSubmission.model_validate(payload)
+
+
+def test_timeline_order_is_by_instant_not_by_text() -> None:
+    payload = _full()
+    payload["timeline"][1]["time"] = "2026-11-21T06:00:00-04:00"  # 10:00 UTC, after the change at 09:59:30
+    assert DiagnosisSubmission.model_validate(payload).timeline[1].time == "2026-11-21T06:00:00-04:00"
+    payload["timeline"][1]["time"] = "2026-11-21T10:59:00+01:00"  # 09:59 UTC: before the change
+    with pytest.raises(ValidationError, match="time order"):
+        DiagnosisSubmission.model_validate(payload)
+
+
+def test_entries_at_the_same_instant_are_in_order() -> None:
+    payload = _full()
+    payload["timeline"][1]["time"] = CHANGE_TIME
+    assert len(DiagnosisSubmission.model_validate(payload).timeline) == 2
+
+
+@pytest.mark.parametrize("reported", ["throttling", "unknown"])
+def test_ruled_out_cannot_list_a_reported_fault_or_unknown(reported: str) -> None:
+    payload = _full()
+    payload["ruled_out"][0]["fault_type"] = reported
+    with pytest.raises(ValidationError, match=f"ruled_out lists '{reported}', which is also reported"):
+        DiagnosisSubmission.model_validate(payload)
+
+
+@pytest.mark.parametrize("where", ["trigger.time", "timeline.0.time"])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("2026-11-21T09:59:30", "time must carry its UTC offset"),
+        ("2026-11-21 09:59", "time must carry its UTC offset"),
+        ("yesterday at ten", "time must be ISO-8601 with its offset"),
+        ("", "time must be ISO-8601 with its offset"),
+    ],
+)
+def test_times_without_an_offset_or_not_iso_are_refused(where: str, value: str, message: str) -> None:
+    payload = _full()
+    _set(where, value)(payload)
+    with pytest.raises(ValidationError, match=message):
+        DiagnosisSubmission.model_validate(payload)
+
+
+def test_times_with_z_or_an_offset_are_accepted() -> None:
+    payload = _full()
+    payload["trigger"]["time"] = "2026-11-21T09:59:30Z"
+    payload["timeline"][0]["time"] = "2026-11-21T11:59:30+02:00"
+    accepted = DiagnosisSubmission.model_validate(payload)
+    assert accepted.trigger is not None
+    assert accepted.trigger.time == "2026-11-21T09:59:30Z"
+
+
+# --------------------------------------------------------------------------- what the code verifies
+
+
+@pytest.mark.parametrize(
+    ("change", "reason"),
+    [
+        (
+            _set("trigger.time", "2026-11-21T09:58:00+00:00"),
+            f"the event cited (evidence 2, events.0) is not a {EVENT_NAME} at 2026-11-21T09:58:00+00:00",
+        ),
+        (
+            _set("trigger.event_name", "DeleteFunctionConcurrency20171031"),
+            "the event cited (evidence 2, events.0) is not a DeleteFunctionConcurrency20171031 at "
+            f"{CHANGE_TIME}",
+        ),
+        (
+            _set("trigger.evidence", [0]),  # the configuration, not a change
+            "a trigger must cite the change event it names: a get_recent_changes pointer into events.<n>",
+        ),
+        (
+            _set("trigger.evidence", [4]),  # the metrics, not a change
+            "a trigger must cite the change event it names: a get_recent_changes pointer into events.<n>",
+        ),
+    ],
+    ids=["other-time", "other-event-name", "cites-config", "cites-metrics"],
+)
+def test_a_trigger_must_be_the_change_event_it_cites(change: _Set, reason: str) -> None:
+    payload = _full(confidence=1.0)
+    assert capped_confidence(_checked(payload)) == 1.0
+    change(payload)
+    verification = _checked(payload)
+    assert all(check.verified for check in verification.pointers)  # every pointer holds ...
+    assert _entries(verification)["trigger"] == (False, reason)  # ... the trigger does not
+    assert not verification.passed
+    assert capped_confidence(verification) == round(13 / 14, 3)  # 7 pointers and 6 of 7 entries hold
+    assert f"- trigger: {reason}" in describe_failures(
+        DiagnosisSubmission.model_validate(payload), verification
+    )
+
+
+def test_a_trigger_at_the_same_instant_written_otherwise_holds() -> None:
+    payload = _full()
+    payload["trigger"]["time"] = "2026-11-21T04:59:30-05:00"
+    payload["timeline"][0]["time"] = "2026-11-21T09:59:30Z"
+    assert _entries(_checked(payload))["trigger"] == (True, "")
+
+
+def test_a_trigger_citing_a_change_event_that_is_not_there_fails_on_its_pointer() -> None:
+    payload = _full()
+    payload["evidence"][2] = pointer("get_recent_changes", "events.5.event_name", EVENT_NAME)
+    verification = _checked(payload)
+    assert not verification.pointers[2].verified
+    assert _entries(verification)["trigger"] == (False, "cites evidence 2, not verified")
+
+
+def test_ruled_out_citing_only_logs_is_not_verified() -> None:
+    payload = _full()
+    payload["ruled_out"][0]["evidence"] = [5]
+    verification = _checked(payload)
+    assert verification.pointers[5].verified
+    assert _entries(verification)["ruled_out.0"] == (
+        False,
+        "log text cannot rule a hypothesis out: cite configuration, IAM, metrics or network",
+    )
+    assert not verification.passed
+
+
+def test_ruled_out_citing_logs_and_a_verdict_holds() -> None:
+    payload = _full()
+    payload["ruled_out"][0]["evidence"] = [5, 6]
+    assert _entries(_checked(payload))["ruled_out.0"] == (True, "")
+
+
+TYPO = COMMAND.replace("concurrency", "concurency")
+
+
+def test_a_command_with_a_typo_is_not_verified_and_lowers_the_confidence() -> None:
+    payload = submission()  # two pointers and a step with its command: four checks
+    good = _checked(payload)
+    payload["remediation_plan"][0]["command"] = TYPO
+    bad = _checked(payload)
+    verified, reason = _entries(bad)["remediation_plan.0.command"]
+    assert not verified
+    assert reason.startswith("the command does not parse: unknown operation 'delete-function-concurency'")
+    assert "did you mean delete-function-concurrency" in reason
+    assert _entries(bad)["remediation_plan.0"] == (True, "")  # the step's evidence still holds
+    assert all(check.verified for check in bad.pointers)
+    assert (good.passed, bad.passed) == (True, False)
+    assert (capped_confidence(good), capped_confidence(bad)) == (0.9, 0.75)  # 3 of 4 checks hold
+
+
+def test_a_command_with_a_typo_fails_a_complete_diagnosis_too() -> None:
+    payload = _full(confidence=1.0)
+    payload["remediation_plan"][0]["command"] = TYPO
+    verification = _checked(payload)
+    assert _entries(verification)["remediation_plan.0.command"][0] is False
+    assert not verification.passed  # so the graph sends it back for a refinement turn
+    assert capped_confidence(verification) == round(13 / 14, 3)
+    assert "- remediation_plan.0.command: the command does not parse" in describe_failures(
+        DiagnosisSubmission.model_validate(payload), verification
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        COMMAND,
+        f"{COMMAND} --region ca-central-1",
+        "aws lambda put-function-concurrency --function-name data-processor "
+        "--reserved-concurrent-executions 5",
+    ],
+)
+def test_a_valid_command_is_verified(command: str) -> None:
+    payload = _full()
+    payload["remediation_plan"][0]["command"] = command
+    assert _entries(_checked(payload))["remediation_plan.0.command"] == (True, "")
+
+
+def test_a_step_without_a_command_has_no_command_entry() -> None:
+    payload = _full()
+    payload["remediation_plan"][0]["command"] = None
+    assert "remediation_plan.0.command" not in _entries(_checked(payload))
+
+
+@pytest.mark.parametrize("entry", ["trigger", "timeline.0", "gaps.0", "ruled_out.0", "remediation_plan.0"])
+def test_an_entry_citing_an_unverified_pointer_fails(entry: str) -> None:
+    payload = _full()
+    payload["evidence"].append(
+        pointer("get_recent_changes", "events.0.time", "2026-11-20T00:00:00+00:00", None)
+    )
+    where = {
+        "trigger": "trigger.evidence",
+        "timeline.0": "timeline.0.evidence",
+        "gaps.0": "gaps.0.evidence",
+        "ruled_out.0": "ruled_out.0.evidence",
+        "remediation_plan.0": "remediation_plan.0.evidence_basis",
+    }[entry]
+    _set(where, [2, 7] if entry == "trigger" else [7])(payload)
+    verification = _checked(payload)
+    assert not verification.pointers[7].verified
+    assert _entries(verification)[entry] == (False, "cites evidence 7, not verified")
+    others = {name: check for name, check in _entries(verification).items() if name != entry}
+    assert all(verified for verified, _ in others.values())
+    assert not verification.passed
