@@ -25,6 +25,7 @@ from supervisor.incident.signals import Signal, stamp
 from supervisor.incident.store import IncidentStore, from_item
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
 from tests.conftest import Inject
+from tests.fault_scenarios import fresh_logs
 from tests.pipeline_support import (
     direct_event,
     emitted,
@@ -79,6 +80,7 @@ def test_an_alarm_from_a_real_fault_ends_diagnosed_with_its_audit_trail(
     caplog: pytest.LogCaptureFixture,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
+    fresh_logs(sandbox, names.FUNCTION_NAME)  # this test's lines only: one answer of the logs tool holds them
     inject(REVOKE_S3)
     assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
     (event,) = alarm_events(wait_seconds=2)  # CloudWatch alarm -> SNS -> the trigger queue

@@ -21,8 +21,8 @@ def change_events(c: Conversation) -> list[ChangeEvent]:
 
 
 def trigger(c: Conversation, finding: Finding) -> ChangeEvent | None:
-    """The newest relevant change made before the first failure (or the newest one, when when the failures
-    began is not known)."""
+    """The newest relevant change made before the first failure (the newest relevant one at all when the
+    failures' start is not known)."""
     latest = failure_bound(finding)
     relevant = [e for e in change_events(c) if finding.relevant_change(e)]
     before = [e for e in relevant if latest is None or e.time <= latest]
