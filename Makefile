@@ -45,7 +45,7 @@ typecheck: $(STAMP)
 	$(BIN)/mypy
 
 unit: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n 2  # two workers, each with its own sandbox and MCP server
 
 sandbox: $(STAMP)
 	$(BIN)/incident-sandbox up

@@ -9,23 +9,48 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import boto3
 from botocore.exceptions import BotoCoreError
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from chaos.faults import deploy
 from chaos.faults.chaos import Chaos, Fault
+from chaos.faults.config import CONFIG_ENV, CONFIG_MEMORY, CONFIG_TIMEOUT
+from chaos.faults.dependency import DEPENDENCY_REMOVE
+from chaos.faults.deploy import DEPLOY_BAD_CODE
 from chaos.faults.errors import ChaosError, ChaosRefused
-from chaos.faults.iam import REVOKE_CLOUDWATCH, REVOKE_S3, TARGETS
+from chaos.faults.iam import IAM_BOUNDARY, IAM_DENY, IAM_NARROW, REVOKE_CLOUDWATCH, REVOKE_S3, TARGETS
 from chaos.faults.ledger import Ledger
 from chaos.faults.logs import KINDS, inject_lines
-from chaos.faults.network import BLOCK_EGRESS
+from chaos.faults.network import NETWORK_BLOCK
 from chaos.faults.throttle import THROTTLE
 from mcp_server.lambda_names import validate_lambda_name
 
-FAULTS: dict[str, Fault] = {f.name: f for f in (REVOKE_S3, REVOKE_CLOUDWATCH, THROTTLE, BLOCK_EGRESS)}
+IAM_FAULTS = (REVOKE_S3, REVOKE_CLOUDWATCH, IAM_NARROW, IAM_DENY, IAM_BOUNDARY)
+CONFIG_FAULTS = (CONFIG_TIMEOUT, CONFIG_MEMORY, CONFIG_ENV)
+FAULTS: dict[str, Fault] = {
+    f.name: f
+    for f in (
+        *IAM_FAULTS,
+        THROTTLE,
+        *NETWORK_BLOCK.values(),
+        *CONFIG_FAULTS,
+        DEPLOY_BAD_CODE,
+        DEPENDENCY_REMOVE,
+    )
+}
+# What a family's `restore` puts back: every fault of the family that has saved state.
+FAMILIES: dict[str, tuple[Fault, ...]] = {
+    "iam restore": IAM_FAULTS,
+    "network restore": tuple(NETWORK_BLOCK.values()),
+    "config restore": CONFIG_FAULTS,
+    "deploy restore": (DEPLOY_BAD_CODE,),
+    "dependency restore": (DEPENDENCY_REMOVE,),
+    "unthrottle": (THROTTLE,),
+}
 
 
 class ChaosSettings(BaseSettings):
@@ -64,6 +89,27 @@ def _positive(value: str) -> int:
     return int(value)
 
 
+def _assignment(value: str) -> tuple[str, str]:
+    name, sep, assigned = value.partition("=")
+    if not sep or not name:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE, not {value.split('=')[0]!r}...")
+    return name, assigned
+
+
+def _arn(value: str) -> str:
+    if not value.startswith("arn:"):
+        raise argparse.ArgumentTypeError(
+            f"expected an ARN such as arn:aws:s3:::other-bucket/*, not {value!r}"
+        )
+    return value
+
+
+def _action(value: str) -> str:
+    if ":" not in value and value != "*":
+        raise argparse.ArgumentTypeError(f"expected an IAM action such as s3:GetObject, not {value!r}")
+    return value
+
+
 def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -82,12 +128,22 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
-    iam = commands.add_parser("iam", help="revoke or restore the execution role's permissions")
+    iam = commands.add_parser("iam", help="change or restore the execution role's permissions")
     iam_actions = iam.add_subparsers(dest="action", required=True)
     revoke = iam_actions.add_parser("revoke", parents=[common], help="take permissions away from the role")
     revoke.add_argument("--target", choices=sorted(TARGETS), required=True, help="which permissions")
-    restore = iam_actions.add_parser("restore", parents=[common], help="put the revoked permissions back")
-    restore.add_argument("--target", choices=sorted(TARGETS), default="both", help="which (default both)")
+    narrow = iam_actions.add_parser(
+        "narrow", parents=[common], help="keep the role's S3 grants but on another resource"
+    )
+    narrow.add_argument("--to-resource", type=_arn, required=True, help="e.g. arn:aws:s3:::other-bucket/*")
+    deny = iam_actions.add_parser("deny", parents=[common], help="add an explicit Deny of an action")
+    deny.add_argument("--action", dest="iam_action", type=_action, required=True, help="e.g. s3:GetObject")
+    boundary = iam_actions.add_parser(
+        "boundary", parents=[common], help="set a permissions boundary that excludes an action"
+    )
+    boundary.add_argument("--exclude", type=_action, required=True, help="e.g. s3:GetObject")
+    restore = iam_actions.add_parser("restore", parents=[common], help="put the role's permissions back")
+    restore.add_argument("--target", choices=sorted(TARGETS), help="only these revoked permissions")
 
     throttle = commands.add_parser("throttle", parents=[common], help="set the reserved concurrency")
     throttle.add_argument(
@@ -97,8 +153,49 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
 
     network = commands.add_parser("network", help="block or restore HTTPS egress")
     network_actions = network.add_subparsers(dest="action", required=True)
-    network_actions.add_parser("block", parents=[common], help="remove HTTPS egress from the security groups")
-    network_actions.add_parser("restore", parents=[common], help="authorize the removed egress rules again")
+    block = network_actions.add_parser("block", parents=[common], help="block HTTPS egress from the VPC")
+    block.add_argument(
+        "--via",
+        choices=sorted(NETWORK_BLOCK),
+        default="sg",
+        help="sg: remove the security groups' HTTPS egress (default); nacl: a network ACL deny before the "
+        "allow; route: remove the subnets' default route to the NAT gateway",
+    )
+    network_actions.add_parser("restore", parents=[common], help="put back what was blocked")
+
+    config = commands.add_parser("config", help="change or restore the function's configuration")
+    config_actions = config.add_subparsers(dest="action", required=True)
+    timeout = config_actions.add_parser("timeout", parents=[common], help="set the timeout")
+    timeout.add_argument("--seconds", type=_positive, required=True)
+    memory = config_actions.add_parser("memory", parents=[common], help="set the memory size")
+    memory.add_argument("--mb", type=_positive, required=True)
+    env = config_actions.add_parser(
+        "env", parents=[common], help="unset or set an environment variable (values are never printed)"
+    )
+    change = env.add_mutually_exclusive_group(required=True)
+    change.add_argument("--unset", metavar="NAME")
+    change.add_argument("--set", dest="assign", type=_assignment, metavar="NAME=VALUE")
+    config_actions.add_parser("restore", parents=[common], help="put the configuration back")
+
+    deploy_parser = commands.add_parser("deploy", help="deploy broken code, or restore the code")
+    deploy_actions = deploy_parser.add_subparsers(dest="action", required=True)
+    bad = deploy_actions.add_parser(
+        "bad-code", parents=[common], help="a broken build; moves the function's aliases to it"
+    )
+    bad.add_argument("--kind", choices=deploy.KINDS, required=True)
+    deploy_actions.add_parser("restore", parents=[common], help="code, versions and aliases as they were")
+
+    dependency = commands.add_parser("dependency", help="remove or restore what the function calls")
+    dependency_actions = dependency.add_subparsers(dest="action", required=True)
+    remove = dependency_actions.add_parser(
+        "remove", parents=[common], help="delete the table or bucket the function's environment names"
+    )
+    which = remove.add_mutually_exclusive_group(required=True)
+    which.add_argument("--table", action="store_true", help="the table named by TABLE_NAME")
+    which.add_argument(
+        "--bucket", action="store_true", help="the bucket named by INPUT_BUCKET or REPORT_BUCKET"
+    )
+    dependency_actions.add_parser("restore", parents=[common], help="recreate it with every item or object")
 
     logs = commands.add_parser("logs", help="write hostile or high-volume lines into the log group")
     logs_actions = logs.add_subparsers(dest="action", required=True)
@@ -109,6 +206,20 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     commands.add_parser("restore", parents=[common], help="restore every fault saved for the function")
     commands.add_parser("status", parents=[common], help="list the faults whose prior state is saved")
     return parser
+
+
+Injection = tuple[Fault, dict[str, object]]
+INJECTIONS: dict[str, Callable[[argparse.Namespace], Injection]] = {
+    "iam narrow": lambda a: (IAM_NARROW, {"to_resource": a.to_resource}),
+    "iam deny": lambda a: (IAM_DENY, {"action": a.iam_action}),
+    "iam boundary": lambda a: (IAM_BOUNDARY, {"exclude": a.exclude}),
+    "network block": lambda a: (NETWORK_BLOCK[a.via], {}),
+    "config timeout": lambda a: (CONFIG_TIMEOUT, {"seconds": a.seconds}),
+    "config memory": lambda a: (CONFIG_MEMORY, {"mb": a.mb}),
+    "config env": lambda a: (CONFIG_ENV, {"unset": a.unset, "set_": a.assign}),
+    "deploy bad-code": lambda a: (DEPLOY_BAD_CODE, {"kind": a.kind}),
+    "dependency remove": lambda a: (DEPENDENCY_REMOVE, {"table": a.table, "bucket": a.bucket}),
+}
 
 
 def run(args: argparse.Namespace, chaos: Chaos) -> int:
@@ -122,9 +233,10 @@ def run(args: argparse.Namespace, chaos: Chaos) -> int:
     elif command == "throttle":
         say(f"throttle: reserved concurrency of {function} to {args.concurrency}")
         chaos.inject(THROTTLE, function, concurrency=args.concurrency)
-    elif command == "network block":
-        say(f"network: {BLOCK_EGRESS.summary} ({function})")
-        chaos.inject(BLOCK_EGRESS, function)
+    elif command in INJECTIONS:
+        fault, params = INJECTIONS[command](args)
+        say(f"{fault.name}: {fault.summary} ({function})")
+        chaos.inject(fault, function, **params)
     elif command == "logs inject":
         say(f"logs: {args.kind} lines into the log group of {function}")
         written = inject_lines(chaos, function, args.kind, count=args.lines)
@@ -137,12 +249,12 @@ def run(args: argparse.Namespace, chaos: Chaos) -> int:
         say(f"{len(saved)} fault(s) to restore on {function}" if saved else f"no saved fault on {function}")
         return 0
     else:
-        if command == "iam restore":
+        if command == "iam restore" and args.target:
             faults = TARGETS[args.target]
-        elif command == "restore":
-            faults = tuple(FAULTS[s.fault] for s in chaos.ledger.all(function) if s.fault in FAULTS)
         else:
-            faults = {"unthrottle": (THROTTLE,), "network restore": (BLOCK_EGRESS,)}[command]
+            injected = {s.fault for s in chaos.ledger.all(function)}
+            family = FAMILIES.get(command, tuple(FAULTS.values()))
+            faults = tuple(f for f in family if f.name in injected)
         if not faults:
             say(f"nothing to restore on {function}")
         for fault in faults:

@@ -12,6 +12,7 @@ from typing import Any
 import boto3
 import pytest
 
+from chaos import cli as chaos_cli
 from chaos.aws_actions import on_each_action
 from chaos.faults.chaos import Chaos, Fault
 from chaos.faults.errors import ChaosRefused
@@ -94,17 +95,17 @@ def test_inject_observe_and_restore_byte_for_byte(
     sandbox: Sandbox, operator: boto3.Session, runtime: LocalLambdaRuntime, case: str
 ) -> None:
     fault, params, observe = CASES[case]
-    before = world_snapshot(operator, FN)
+    before = world_snapshot(operator)
     chaos = Chaos(operator, say=lambda _: None)
     try:
         saved = chaos.inject(fault, FN, **params)
-        assert world_snapshot(operator, FN) != before
+        assert world_snapshot(operator) != before
         assert chaos.ledger.load(FN, fault.name) == saved  # the prior state is in SSM before anything breaks
         assert chaos.calls[0].operation == "PutParameter"
         observe(sandbox, runtime)
     finally:
         assert chaos.restore(fault, FN) is True
-    assert world_snapshot(operator, FN) == before
+    assert world_snapshot(operator) == before
     assert chaos.ledger.load(FN, fault.name) is None
     assert runtime.invoke(FN, names.input_event()).status == "succeeded"
 
@@ -114,7 +115,7 @@ def test_inject_observe_and_restore_byte_for_byte(
 
 
 def test_a_second_inject_keeps_the_first_prior_state(operator: boto3.Session) -> None:
-    before = world_snapshot(operator, FN)
+    before = world_snapshot(operator)
     chaos = Chaos(operator, say=lambda _: None)
     try:
         chaos.inject(THROTTLE, FN, concurrency=0)
@@ -124,7 +125,7 @@ def test_a_second_inject_keeps_the_first_prior_state(operator: boto3.Session) ->
         assert concurrency["ReservedConcurrentExecutions"] == 1
     finally:
         chaos.restore(THROTTLE, FN)
-    assert world_snapshot(operator, FN) == before
+    assert world_snapshot(operator) == before
 
 
 @pytest.mark.parametrize(
@@ -144,14 +145,14 @@ def test_a_dry_run_makes_no_change_and_prints_the_calls_a_real_run_makes(
     sandbox: Sandbox, operator: boto3.Session, case: str
 ) -> None:
     fault, params, _ = CASES[case]
-    before = world_snapshot(operator, FN)
+    before = world_snapshot(operator)
     session = sandbox.session(names.OPERATOR)
     recorder = Recorder(session)
     printed: list[str] = []
     planned = Chaos(session, dry_run=True, say=printed.append)
     planned.inject(fault, FN, **params)
     assert recorder.changes == []
-    assert world_snapshot(operator, FN) == before
+    assert world_snapshot(operator) == before
     assert planned.ledger.load(FN, fault.name) is None
     assert [line.split(" {")[0] for line in printed if "would call" in line] == [
         f"  would call {call.service}:{call.operation}" for call in planned.calls
@@ -176,7 +177,7 @@ def test_a_function_without_the_chaos_tag_is_refused(
     sandbox: Sandbox, operator: boto3.Session, case: str
 ) -> None:
     fault, params, _ = CASES[case]
-    before = world_snapshot(operator, FN)
+    before = world_snapshot(operator)
     session = sandbox.session(names.OPERATOR)
     recorder = Recorder(session)
     with pytest.raises(ChaosRefused) as refused:
@@ -186,7 +187,7 @@ def test_a_function_without_the_chaos_tag_is_refused(
     with pytest.raises(ChaosRefused):
         inject_lines(Chaos(session, say=lambda _: None), FN, "prompt-injection")
     assert recorder.changes == []
-    assert world_snapshot(operator, FN) == before
+    assert world_snapshot(operator) == before
 
 
 def test_network_block_refuses_a_function_outside_a_vpc(sandbox: Sandbox, operator: boto3.Session) -> None:
@@ -238,10 +239,10 @@ def _cli(sandbox: Sandbox, *args: str, module: str = "chaos.cli") -> subprocess.
 def cli(
     sandbox: Sandbox, operator: boto3.Session
 ) -> Iterator[Callable[..., subprocess.CompletedProcess[str]]]:
-    before = world_snapshot(operator, FN)
+    before = world_snapshot(operator)
     yield lambda *args, **kw: _cli(sandbox, *args, **kw)
     _cli(sandbox, "restore")
-    assert world_snapshot(operator, FN) == before
+    assert world_snapshot(operator) == before
 
 
 def test_cli_throttle_status_and_unthrottle(cli: Callable[..., subprocess.CompletedProcess[str]]) -> None:
@@ -265,6 +266,59 @@ def test_cli_the_design_spelling_and_dry_run(cli: Callable[..., subprocess.Compl
     assert "nothing to restore" in cli("iam", "restore").stdout
 
 
+_UPDATE_CONFIG = "lambda:UpdateFunctionConfiguration"
+
+
+@pytest.mark.parametrize(
+    ("args", "function", "call"),
+    [
+        (
+            ["config", "timeout", "--seconds", "1"],
+            names.REPORT_FUNCTION,
+            "lambda:UpdateFunctionConfiguration",
+        ),
+        (["config", "memory", "--mb", "128"], names.REPORT_FUNCTION, "lambda:UpdateFunctionConfiguration"),
+        (
+            ["config", "env", "--unset", "INPUT_BUCKET"],
+            names.FUNCTION_NAME,
+            "lambda:UpdateFunctionConfiguration",
+        ),
+        (["deploy", "bad-code", "--kind", "exception"], names.ORDERS_FUNCTION, "lambda:UpdateAlias"),
+        (["dependency", "remove", "--table"], names.ORDERS_FUNCTION, "dynamodb:DeleteTable"),
+        (["iam", "deny", "--action", "s3:GetObject"], names.FUNCTION_NAME, "iam:PutRolePolicy"),
+        (["network", "block", "--via", "nacl"], names.FUNCTION_NAME, "ec2:CreateNetworkAclEntry"),
+        (["network", "block", "--via", "route"], names.FUNCTION_NAME, "ec2:DeleteRoute"),
+    ],
+    ids=lambda value: "-".join(value) if isinstance(value, list) else None,
+)
+def test_cli_new_faults_inject_show_and_restore_exactly(
+    operator: boto3.Session, args: list[str], function: str, call: str
+) -> None:
+    """Each new command maps onto its injector (in-process: the shipped entry point is tested above)."""
+    before = world_snapshot(operator)
+    lines: list[str] = []
+    chaos = Chaos(operator, say=lines.append)
+
+    parser = chaos_cli.build_parser(chaos_cli.ChaosSettings())
+
+    def run(*argv: str) -> int:
+        return chaos_cli.run(parser.parse_args([*argv, "--function", function]), chaos)
+
+    try:
+        assert run(*args) == 0
+        shown = "\n".join(lines)
+        assert call in shown
+        assert "saved state>" in shown  # the ledger line shows the saved state by its size only
+        assert names.INPUT_BUCKET not in shown  # nor any environment value
+        assert world_snapshot(operator) != before
+        lines.clear()
+        assert run("status") == 0
+        assert "1 fault(s) to restore" in "\n".join(lines)
+    finally:
+        assert run(args[0], "restore") == 0
+    assert world_snapshot(operator) == before
+
+
 @pytest.mark.usefixtures("untagged")
 def test_cli_refusal_exits_3(cli: Callable[..., subprocess.CompletedProcess[str]]) -> None:
     refused = cli("network", "block")
@@ -279,6 +333,12 @@ def test_cli_refusal_exits_3(cli: Callable[..., subprocess.CompletedProcess[str]
         (["throttle", "--concurrency", "-1"], "expected a whole number"),
         (["iam", "revoke", "--target", "dynamodb"], "invalid choice: 'dynamodb'"),
         (["logs", "inject", "--kind", "flood", "--lines", "0"], "expected a positive whole number"),
+        (["config", "env", "--set", "NOVALUE"], "expected NAME=VALUE"),
+        (["config", "env", "--unset", "A", "--set", "B=1"], "not allowed with argument"),
+        (["iam", "narrow", "--to-resource", "other-bucket"], "expected an ARN"),
+        (["deploy", "bad-code", "--kind", "typo"], "invalid choice: 'typo'"),
+        (["dependency", "remove"], "one of the arguments --table --bucket is required"),
+        (["network", "block", "--via", "vpn"], "invalid choice: 'vpn'"),
     ],
 )
 def test_cli_rejects_bad_input_with_exit_2(

@@ -9,13 +9,15 @@ reads it only through the tools, so agreement here is not shared code.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from botocore import xform_name
 
+from chaos.mcp_process import server_process
 from chaos.sandbox import names
-from chaos.sandbox.sandbox import Sandbox
+from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.agent.run import AgentResult, run_agent
 from supervisor.diagnosis.cli_commands import parse_command
@@ -51,6 +53,21 @@ COMMAND: dict[str, tuple[str, str, dict[str, Any]]] = {
 }
 FAULTY = [name for name, s in SCENARIOS.items() if s.fault != "none"]
 HEALTHY = [name for name, s in SCENARIOS.items() if s.fault == "none"]
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """A sandbox of this module's own: its change history holds only these scenarios' changes, however
+    many other tests ran before (a diagnosis reads the newest 50 changes)."""
+    with running_sandbox(tmp_path_factory.mktemp("e2e-sandbox")) as own:
+        yield own
+
+
+@pytest.fixture(scope="module")
+def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
+    with server_process(env, tmp_path_factory.mktemp("e2e-mcp") / "server.log") as server:
+        yield server.url
 
 
 def test_every_scenario_has_expectations() -> None:

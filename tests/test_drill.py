@@ -186,12 +186,12 @@ def test_an_inexact_restore_fails_the_scenario(drill: Drill, sandbox: Sandbox) -
         Expected(fault_types=frozenset({"throttling"}), names=("function",)),
     )
     operator = sandbox.session(names.OPERATOR)
-    before = world_snapshot(operator, names.FUNCTION_NAME)
+    before = world_snapshot(operator)
     try:
         result = drill.run_scenario(scenario)
     finally:
         operator.client("lambda").delete_function_concurrency(FunctionName=names.FUNCTION_NAME)
-    assert world_snapshot(operator, names.FUNCTION_NAME) == before
+    assert world_snapshot(operator) == before
     failed = {c.name: c.detail for c in result.checks if not c.ok}
     assert set(failed) == {"world restored", "healthy after restore"}
     assert '"reserved_concurrency": null → "reserved_concurrency": 0' in failed["world restored"]

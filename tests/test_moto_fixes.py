@@ -1,4 +1,4 @@
-"""Our two moto fixes are needed (released moto fails without them) and work (our sandbox passes).
+"""Our moto fixes are needed (released moto fails without them) and work (our sandbox passes).
 
 If the first test fails, moto changed upstream: re-check `chaos/sandbox/moto_fixes.py` and drop the fix
 that is no longer needed.
@@ -6,6 +6,7 @@ that is no longer needed.
 
 from __future__ import annotations
 
+import json
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -141,6 +142,43 @@ def test_released_moto_still_authorizes_dynamodb_against_no_resource(unpatched: 
 
 def test_fixed_sandbox_honours_table_scoped_grants(sandbox: Sandbox) -> None:
     assert _get_order_as_its_role(sandbox) is None
+
+
+def _read_input_within_a_boundary(sandbox: Sandbox, undo: Undo) -> str | None:
+    """data-processor's role (granted s3:GetObject on its input bucket), bounded by a boundary that allows
+    everything but s3:GetObject."""
+    iam = sandbox.session(names.OPERATOR).client("iam")
+    statements = [
+        {"Effect": "Allow", "Action": "*", "Resource": "*"},
+        {"Effect": "Deny", "Action": "s3:GetObject", "Resource": "*"},
+    ]
+    document = json.dumps({"Version": "2012-10-17", "Statement": statements})
+    arn = iam.create_policy(PolicyName="fix-5-boundary", PolicyDocument=document)["Policy"]["Arn"]
+    undo(lambda: iam.delete_policy(PolicyArn=arn))
+    iam.put_role_permissions_boundary(RoleName=names.ROLE_NAME, PermissionsBoundary=arn)
+    undo(lambda: iam.delete_role_permissions_boundary(RoleName=names.ROLE_NAME))
+    service = sandbox.session(names.LAMBDA_SERVICE)  # the identity the role trusts
+    role_arn = f"arn:aws:iam::{names.ACCOUNT_ID}:role/{names.ROLE_NAME}"
+    credentials = service.client("sts").assume_role(RoleArn=role_arn, RoleSessionName="fix-5")["Credentials"]
+    s3 = service.client(
+        "s3",
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+    )
+    try:
+        s3.get_object(Bucket=names.INPUT_BUCKET, Key=names.INPUT_KEYS[0])
+    except ClientError as error:
+        return str(error.response["Error"]["Code"])
+    return None
+
+
+def test_released_moto_still_ignores_permissions_boundaries(unpatched: Sandbox, undo: Undo) -> None:
+    assert _read_input_within_a_boundary(unpatched, undo) is None, "moto now enforces boundaries: drop fix 5"
+
+
+def test_fixed_sandbox_enforces_permissions_boundaries(sandbox: Sandbox, undo: Undo) -> None:
+    assert _read_input_within_a_boundary(sandbox, undo) == "AccessDenied"
 
 
 def test_released_moto_still_drops_lambda_logging_config(unpatched: Sandbox) -> None:

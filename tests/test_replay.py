@@ -47,6 +47,7 @@ from tests.agent_support import (
     submission,
 )
 from tests.conftest import Inject
+from tests.fault_scenarios import fresh_logs
 from tests.pipeline_support import direct_event
 
 
@@ -58,6 +59,8 @@ def _recorded_incident(
 ) -> str:
     """Break the function (S3 policy deleted), let it fail once, and diagnose it through the pipeline;
     the incident's id."""
+    sandbox.reset_cloudwatch()  # this test's metrics and log lines only
+    fresh_logs(sandbox, names.FUNCTION_NAME)
     inject(REVOKE_S3)
     assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
     response = make_pipeline().handle(direct_event(), None)

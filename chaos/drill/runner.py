@@ -114,7 +114,7 @@ class Drill:
         # Metrics and alarm states a previous scenario left behind are not this one's.
         self.sandbox.reset_cloudwatch()
         self._drain()
-        before = world_snapshot(self.operator, self.function)
+        before = world_snapshot(self.operator)
         chaos = Chaos(self.operator, say=lambda _: None)
         injected = []
         with LocalLambdaRuntime(self.sandbox.session(names.LAMBDA_SERVICE)) as runtime:
@@ -232,7 +232,7 @@ class Drill:
                 chaos.restore(fault, self.function)
         except ChaosError as error:
             checks.append(Check("restore", False, str(error)))
-        after = world_snapshot(self.operator, self.function)
+        after = world_snapshot(self.operator)
         checks.append(
             Check(
                 "world restored",

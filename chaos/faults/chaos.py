@@ -35,7 +35,11 @@ class ApiCall:
     params: dict[str, Any]
 
     def __str__(self) -> str:
-        return f"{self.service}:{self.operation} {json.dumps(_abbreviated(self.params), sort_keys=True)}"
+        shown = _abbreviated(self.params)
+        if (self.service, self.operation) == ("ssm", "PutParameter") and "Value" in shown:
+            # the saved prior state: it can hold environment values, packages and table contents
+            shown["Value"] = f"<{len(str(shown['Value']).encode())} bytes of saved state>"
+        return f"{self.service}:{self.operation} {json.dumps(shown, sort_keys=True, default=str)}"
 
 
 def _abbreviated(params: dict[str, Any]) -> dict[str, Any]:

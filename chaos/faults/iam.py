@@ -4,15 +4,30 @@
   statement is deleted); restore puts every changed inline policy back as it was.
 - ``iam-cloudwatch``: the managed policies that grant CloudWatch Logs writes are detached; restore
   attaches them again.
+- ``iam-narrow`` (``IAM_NARROW``, ``apply(..., to_resource="arn:aws:s3:::other-bucket/*")``): every inline
+  Allow statement that grants s3: actions keeps them, but on ``to_resource`` only (a statement that also
+  grants other actions is split: those keep their Resource). Restore puts the inline policies back as
+  they were.
+- ``iam-deny`` (``IAM_DENY``, ``apply(..., action="s3:GetObject")``): a new inline policy ``chaos-deny``
+  denies ``action`` (an IAM action pattern) on ``*``; refused when the role already has a policy of that
+  name. Restore deletes it.
+- ``iam-boundary`` (``IAM_BOUNDARY``, ``apply(..., exclude="s3:GetObject")``): a managed policy
+  ``chaos-boundary-<role>`` (Allow ``*`` on ``*``, then Deny ``exclude`` on ``*``) becomes the role's
+  permissions boundary; refused when that policy exists already. Restore puts the previous boundary back
+  (or removes it, if there was none) and deletes the policy with all its versions.
+
+Every parameter is keyword-only and required; an invalid one raises ChaosError before any change (the
+prior state is saved by then: ``restore`` clears it without changing anything).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from chaos.faults.chaos import Chaos, Fault, Target
-from chaos.faults.errors import ChaosRefused
+from chaos.faults.errors import ChaosError, ChaosRefused
 from supervisor.diagnosis.iam_policy import action_matches, evaluate, listed, statements
 
 LOG_WRITE_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
@@ -126,3 +141,197 @@ REVOKE_CLOUDWATCH = Fault(
     _revert_cloudwatch,
 )
 TARGETS = {"s3": (REVOKE_S3,), "cloudwatch": (REVOKE_CLOUDWATCH,), "both": (REVOKE_S3, REVOKE_CLOUDWATCH)}
+
+DENY_POLICY_NAME = "chaos-deny"
+BOUNDARY_POLICY_PREFIX = "chaos-boundary-"
+_ACTION_PATTERN = re.compile(r"\*|[A-Za-z0-9-]+:[A-Za-z0-9*?]+")
+
+
+def _document(*statements: dict[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def _one_or_list(actions: list[str]) -> str | list[str]:
+    return actions[0] if len(actions) == 1 else actions
+
+
+def _checked_action(action: str, param: str) -> str:
+    if not _ACTION_PATTERN.fullmatch(action):
+        raise ChaosError(
+            f"{param} must be an IAM action such as s3:GetObject (or a pattern: s3:Get*), not {action!r}"
+        )
+    return action
+
+
+def _narrowed(document: dict[str, Any], to_resource: str) -> dict[str, Any]:
+    """The document with every Allow statement's s3: actions scoped to ``to_resource`` only."""
+    result: list[dict[str, Any]] = []
+    for ref in statements(document, ""):
+        s3 = [a for a in listed(ref.action) if _is_s3(a)]
+        if ref.effect != "Allow" or not s3:
+            result.append(dict(ref.statement))
+            continue
+        scoped = {k: v for k, v in ref.statement.items() if k not in ("Resource", "NotResource")}
+        others = [a for a in listed(ref.action) if not _is_s3(a)]
+        if others:  # the other actions keep their scope; the split-off part gets no Sid (Sids are unique)
+            result.append({**ref.statement, "Action": _one_or_list(others)})
+            scoped.pop("Sid", None)
+        result.append(scoped | {"Action": _one_or_list(s3), "Resource": to_resource})
+    return document | {"Statement": result}
+
+
+def _capture_narrow(chaos: Chaos, target: Target) -> dict[str, Any]:
+    role = target.role_name
+    policies = {}
+    for name in chaos.read("iam", "list_role_policies", RoleName=role)["PolicyNames"]:
+        document = chaos.read("iam", "get_role_policy", RoleName=role, PolicyName=name)["PolicyDocument"]
+        if any(
+            ref.effect == "Allow" and any(_is_s3(a) for a in listed(ref.action))
+            for ref in statements(document, "")
+        ):
+            policies[name] = json.dumps(document)
+    if not policies:
+        raise ChaosRefused(f"nothing to narrow: no inline policy of role {role} allows an s3: action")
+    return {"role": role, "policies": policies}
+
+
+def _apply_narrow(chaos: Chaos, target: Target, prior: dict[str, Any], *, to_resource: str) -> None:
+    if not to_resource.startswith("arn:"):
+        raise ChaosError(
+            f"to_resource must be an ARN such as arn:aws:s3:::other-bucket/*, not {to_resource!r}"
+        )
+    for name, text in prior["policies"].items():
+        chaos.call(
+            "iam",
+            "put_role_policy",
+            RoleName=prior["role"],
+            PolicyName=name,
+            PolicyDocument=json.dumps(_narrowed(json.loads(text), to_resource)),
+        )
+
+
+def _capture_deny(chaos: Chaos, target: Target) -> dict[str, Any]:
+    role = target.role_name
+    if DENY_POLICY_NAME in chaos.read("iam", "list_role_policies", RoleName=role)["PolicyNames"]:
+        raise ChaosRefused(
+            f"role {role} already has an inline policy named {DENY_POLICY_NAME} that no saved state accounts "
+            f"for; look at it, and delete it if an earlier run left it:\n"
+            f"  aws iam delete-role-policy --role-name {role} --policy-name {DENY_POLICY_NAME}"
+        )
+    return {"role": role, "policy": DENY_POLICY_NAME}
+
+
+def _apply_deny(chaos: Chaos, target: Target, prior: dict[str, Any], *, action: str) -> None:
+    document = _document(
+        {"Sid": "ChaosDeny", "Effect": "Deny", "Action": _checked_action(action, "action"), "Resource": "*"}
+    )
+    chaos.call(
+        "iam", "put_role_policy", RoleName=prior["role"], PolicyName=prior["policy"], PolicyDocument=document
+    )
+
+
+def _revert_deny(chaos: Chaos, prior: dict[str, Any]) -> None:
+    chaos.call(
+        "iam",
+        "delete_role_policy",
+        RoleName=prior["role"],
+        PolicyName=prior["policy"],
+        tolerate=("NoSuchEntity",),
+    )
+
+
+def _policy_exists(chaos: Chaos, arn: str) -> bool:
+    try:
+        chaos.read("iam", "get_policy", PolicyArn=arn)
+    except ChaosError as error:
+        if "NoSuchEntity" in str(error):
+            return False
+        raise
+    return True
+
+
+def _capture_boundary(chaos: Chaos, target: Target) -> dict[str, Any]:
+    role = target.role_name
+    boundary = chaos.read("iam", "get_role", RoleName=role)["Role"].get("PermissionsBoundary") or {}
+    _, partition, _, _, account, _ = str(target.configuration["Role"]).split(":", 5)
+    policy_arn = f"arn:{partition}:iam::{account}:policy/{BOUNDARY_POLICY_PREFIX}{role}"
+    if _policy_exists(chaos, policy_arn):
+        raise ChaosRefused(
+            f"a managed policy {policy_arn} exists already and no saved state accounts for it; look at it, "
+            "and delete it (and its versions) if an earlier run left it"
+        )
+    return {"role": role, "boundary": boundary.get("PermissionsBoundaryArn"), "policy_arn": policy_arn}
+
+
+def _apply_boundary(chaos: Chaos, target: Target, prior: dict[str, Any], *, exclude: str) -> None:
+    document = _document(
+        {"Sid": "AllowEverythingElse", "Effect": "Allow", "Action": "*", "Resource": "*"},
+        {
+            "Sid": "ChaosExclude",
+            "Effect": "Deny",
+            "Action": _checked_action(exclude, "exclude"),
+            "Resource": "*",
+        },
+    )
+    arn, role = prior["policy_arn"], prior["role"]
+    if _policy_exists(chaos, arn):  # injected again: a new default version replaces the document
+        _delete_old_versions(chaos, arn)
+        chaos.call("iam", "create_policy_version", PolicyArn=arn, PolicyDocument=document, SetAsDefault=True)
+    else:
+        chaos.call(
+            "iam",
+            "create_policy",
+            PolicyName=arn.rsplit("/", 1)[-1],
+            PolicyDocument=document,
+            Description=f"incident-chaos: permissions boundary of {role}; removed by restore",
+        )
+    chaos.call("iam", "put_role_permissions_boundary", RoleName=role, PermissionsBoundary=arn)
+
+
+def _delete_old_versions(chaos: Chaos, arn: str) -> None:
+    versions = chaos.read("iam", "list_policy_versions", PolicyArn=arn)["Versions"]
+    for version in versions:
+        if not version["IsDefaultVersion"]:
+            chaos.call(
+                "iam",
+                "delete_policy_version",
+                PolicyArn=arn,
+                VersionId=version["VersionId"],
+                tolerate=("NoSuchEntity",),
+            )
+
+
+def _revert_boundary(chaos: Chaos, prior: dict[str, Any]) -> None:
+    role, arn = prior["role"], prior["policy_arn"]
+    if prior["boundary"] is None:
+        chaos.call("iam", "delete_role_permissions_boundary", RoleName=role, tolerate=("NoSuchEntity",))
+    else:
+        chaos.call(
+            "iam", "put_role_permissions_boundary", RoleName=role, PermissionsBoundary=prior["boundary"]
+        )
+    if _policy_exists(chaos, arn):
+        _delete_old_versions(chaos, arn)
+        chaos.call("iam", "delete_policy", PolicyArn=arn, tolerate=("NoSuchEntity",))
+
+
+IAM_NARROW = Fault(
+    "iam-narrow",
+    "S3 grants of the role's inline policies scoped to another resource",
+    _capture_narrow,
+    _apply_narrow,
+    _revert_s3,
+)
+IAM_DENY = Fault(
+    "iam-deny",
+    f"explicit Deny added to the role (inline policy {DENY_POLICY_NAME})",
+    _capture_deny,
+    _apply_deny,
+    _revert_deny,
+)
+IAM_BOUNDARY = Fault(
+    "iam-boundary",
+    f"permissions boundary excluding an action attached to the role ({BOUNDARY_POLICY_PREFIX}<role>)",
+    _capture_boundary,
+    _apply_boundary,
+    _revert_boundary,
+)

@@ -1,4 +1,4 @@
-"""Three small corrections to moto 5.2.5's IAM enforcement, applied inside the emulator process only.
+"""Small corrections to moto 5.2.5's IAM enforcement, applied inside the emulator process only.
 
 1. Signed REST ``GET``/``HEAD``/``DELETE`` requests (Lambda ``GetFunctionConfiguration``, say) are
    checked against a signature moto computes over the request's parsed parameters instead of its
@@ -11,6 +11,8 @@
    authorize the IAM action name.
 4. DynamoDB requests are authorized against the resource ``*``, so a grant scoped to a table's ARN,
    as every real policy is, refuses everything. We authorize against the table the request names.
+5. A role's permissions boundary is never read: an assumed role may do whatever its policies allow.
+   We also require the boundary's default version to allow the action, as AWS does.
 
 ``tests/test_moto_fixes.py`` runs the emulator with and without these fixes, so an upstream fix or
 regression shows up as a failing test.
@@ -67,7 +69,30 @@ def apply() -> None:
             return "*"
         return f"arn:aws:dynamodb:{self.region}:{self.current_account}:table/{table}"
 
+    original_check = access_control.IAMRequestBase.check_action_permitted
+
+    def check_action_permitted(self: Any, resource: str) -> None:
+        original_check(self, resource)  # the identity's own policies: raises when they do not allow it
+        boundary = _boundary_document(self._access_key)
+        if boundary is None:
+            return
+        result = access_control.IAMPolicy(boundary).is_action_permitted(self._action, resource)
+        if result != access_control.PermissionResult.PERMITTED:
+            self._raise_access_denied()
+
+    setattr(access_control.IAMRequestBase, "check_action_permitted", check_action_permitted)  # noqa: B010
     setattr(DynamoHandler, "_determine_resource", table_resource)  # noqa: B010
     setattr(access_control.IAMRequestBase, "__init__", init)  # noqa: B010
     setattr(access_control.IAMRequestBase, "_create_aws_request", create_aws_request)  # noqa: B010
     setattr(access_control.IAMRequest, "_raise_access_denied", raise_access_denied)  # noqa: B010
+
+
+def _boundary_document(access_key: Any) -> str | None:
+    """The default version of the permissions boundary of the role behind assumed-role credentials."""
+    if not isinstance(access_key, access_control.AssumedRoleAccessKey):
+        return None
+    role = access_key.backend.get_role(access_key._owner_role_name)
+    if not role.permissions_boundary_arn:
+        return None
+    policy = access_key.backend.get_policy(role.permissions_boundary_arn)
+    return next(str(v.document) for v in policy.versions if v.version_id == policy.default_version_id)

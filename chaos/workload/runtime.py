@@ -223,7 +223,10 @@ class LocalLambdaRuntime:
             self._cloudwatch,
             function_name=name,
             qualifier=qualifier,
-            at=started_at,
+            # When the logs arrived, not when the run started: CloudWatch Logs counts IncomingLogEvents at
+            # ingestion, and a run that starts before a minute boundary would otherwise put its Invocations
+            # in one minute and its log events in the next, which the log-silence alarm reads as silence.
+            at=datetime.now(UTC),
             throttled=False,
             failed=invocation.status != "succeeded",
             duration_ms=invocation.duration_ms,

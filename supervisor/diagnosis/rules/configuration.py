@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from supervisor.diagnosis.rules.code import DEPLOY_OPERATIONS
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure
@@ -22,8 +23,17 @@ def _relevant(event: ChangeEvent) -> bool:
     return event.operation == "UpdateFunctionConfiguration" and bool(event.changed_fields & _SETTINGS)
 
 
-def _handler_changed(c: Conversation) -> bool:
-    return any(_relevant(e) and "handler" in e.changed_fields for e in change_events(c))
+def _handler_changed(c: Conversation, failure: Failure) -> bool:
+    """Whether the newest change to what the runtime imports, before the failure, was the handler's (a
+    module that cannot be imported after new code was deployed is the code's error, not the setting's)."""
+    changes = [
+        e
+        for e in change_events(c)
+        if (failure.started is None or e.time <= failure.started)
+        and (e.operation in DEPLOY_OPERATIONS or (_relevant(e) and "handler" in e.changed_fields))
+    ]
+    newest = max(changes, key=lambda e: e.time, default=None)
+    return newest is not None and newest.operation == "UpdateFunctionConfiguration"
 
 
 def _handler_remedy(c: Conversation, handler: str) -> tuple[Remedy, list[Pointer]]:
@@ -68,7 +78,7 @@ def check(c: Conversation) -> Verdict:
     name, handler = c.name, config.get("Handler")
     for failure in failures(c):
         if failure.error_type in HANDLER_ERRORS and (
-            failure.error_type != "Runtime.ImportModuleError" or _handler_changed(c)
+            failure.error_type != "Runtime.ImportModuleError" or _handler_changed(c, failure)
         ):
             remedy, restore_pointers = _handler_remedy(c, str(handler))
             loaded = failure.headline.removeprefix("[ERROR] ")

@@ -87,10 +87,21 @@ def read(messages: Sequence[BaseMessage]) -> Conversation:
                 conversation.calls[message.name] = conversation.calls.get(message.name, 0) + 1
                 tagged = read_tagged(str(message.content)) if message.status == "success" else None
                 if tagged and tagged[0] == "tool_result" and tagged[1] == message.name:
-                    conversation.results[message.name] = tagged[2]
                     truncated = str(message.content).startswith(TRUNCATION_MARK)
+                    answer = _whole_items(tagged[2]) if truncated else tagged[2]
+                    conversation.results[message.name] = answer if isinstance(answer, dict) else {}
                     (conversation.cut.add if truncated else conversation.cut.discard)(message.name)
     return conversation
+
+
+def _whole_items(value: Any) -> Any:
+    """A salvaged (cut) answer without the partial entries the cut left: in a list of objects, only the
+    objects are kept, so every reader can take each entry as the object the contract says it is."""
+    if isinstance(value, dict):
+        return {key: _whole_items(item) for key, item in value.items()}
+    if isinstance(value, list) and any(isinstance(item, dict) for item in value):
+        return [_whole_items(item) for item in value if isinstance(item, dict)]
+    return value
 
 
 def instant(value: Any) -> datetime | None:

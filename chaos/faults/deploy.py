@@ -1,0 +1,220 @@
+"""``deploy-bad-code``: deploy a broken build of the function's own package; restore redeploys the saved one.
+
+``apply(chaos, target, prior, *, kind: str)``, ``kind`` one of :data:`KINDS`:
+
+- ``import-error``: the handler module imports a module that is not in the package
+  (``Runtime.ImportModuleError``);
+- ``exception``: the handler raises ``RuntimeError`` (:data:`EXCEPTION_MESSAGE`);
+- ``slow``: the handler sleeps past the function's timeout;
+- ``memory-hog``: the handler allocates more than the function's memory size.
+
+The package is fetched as Lambda does (``GetFunction`` → ``Code.Location``) and the handler's source file
+rewritten (a Python zip package only). When the function has aliases, a version of the bad code is
+published (described with :data:`VERSION_MARKER`) and every alias moved to it. The saved state is the
+package (base64), its CodeSha256, every alias's version and routing, and the versions there were; it must
+fit the ledger (8192 bytes of JSON: a package of about 6 KB at most), else the fault is refused.
+Restore redeploys the package, points every alias back and deletes the versions it published.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import urllib.error
+import urllib.request
+import zipfile
+from typing import Any
+
+from chaos.faults.chaos import Chaos, Fault, Target
+from chaos.faults.errors import ChaosError, ChaosRefused
+from chaos.faults.ledger import MAX_VALUE_BYTES
+from chaos.faults.support import check_fits, give_up, shown_call, wait_until_updated
+
+NAME = "deploy-bad-code"
+KINDS = ("import-error", "exception", "slow", "memory-hog")
+VERSION_MARKER = "incident-chaos deploy-bad-code"
+MISSING_MODULE = "chaos_missing_dependency"
+EXCEPTION_MESSAGE = "injected by incident-chaos (deploy-bad-code exception)"
+
+_BROKEN = {
+    "import-error": f"import {MISSING_MODULE}  # noqa\n",
+    "exception": "def {handler}(event, context):\n    raise RuntimeError({message!r})\n",
+    "slow": (
+        "def {handler}(event, context):\n"
+        "    import time\n"
+        "    time.sleep(context.get_remaining_time_in_millis() / 1000 + 2)\n"
+    ),
+    "memory-hog": (
+        "def {handler}(event, context):\n"
+        "    held = []\n"
+        "    for _ in range(int(context.memory_limit_in_mb) // 16 + 8):\n"
+        "        held.append(b'\\x01' * (16 << 20))\n"
+        "    return len(held)\n"
+    ),
+}
+
+
+def _handler_file(handler: str, names: list[str]) -> tuple[str, str]:
+    """The source file of ``module.function`` in the package, and the function's name."""
+    module, _, function = handler.rpartition(".")
+    path = module.replace(".", "/")
+    for candidate in (f"{path}.py", f"{path}/__init__.py"):
+        if candidate in names:
+            return candidate, function
+    raise ChaosRefused(f"the package has no source file for the handler {handler} (a Python zip package?)")
+
+
+def broken_package(package: bytes, handler: str, kind: str) -> bytes:
+    """``package`` with the handler's module rewritten so that it fails the ``kind`` way; every other
+    entry, and every entry's zip metadata, as it was."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(package)) as original, zipfile.ZipFile(buffer, "w") as broken:
+        path, function = _handler_file(handler, original.namelist())
+        for info in original.infolist():
+            data = original.read(info)
+            if info.filename == path:
+                source = data.decode("utf-8").rstrip("\n")
+                appended = _BROKEN[kind].format(handler=function, message=EXCEPTION_MESSAGE)
+                data = f"{source}\n\n\n# {VERSION_MARKER}: {kind}\n{appended}".encode()
+            broken.writestr(info, data)
+    return buffer.getvalue()
+
+
+def _sha256(data: bytes) -> str:
+    return base64.b64encode(hashlib.sha256(data).digest()).decode()
+
+
+def _pages(chaos: Chaos, method: str, key: str, **params: Any) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    while True:
+        page = chaos.read("lambda", method, **params)
+        items += page[key]
+        if not page.get("NextMarker"):
+            return items
+        params["Marker"] = page["NextMarker"]
+
+
+def _capture(chaos: Chaos, target: Target) -> dict[str, Any]:
+    config, name = target.configuration, target.function_name
+    if config.get("PackageType", "Zip") != "Zip" or not str(config.get("Runtime", "")).startswith("python"):
+        raise ChaosRefused(f"refusing {NAME} on {name}: it builds bad code for Python zip packages only")
+    limit = MAX_VALUE_BYTES * 3 // 4
+    if int(config.get("CodeSize", 0)) > limit:
+        raise ChaosRefused(
+            f"refusing {NAME} on {name}: its package is {config['CodeSize']} bytes; the ledger keeps at most "
+            f"{MAX_VALUE_BYTES} bytes per fault (one SSM parameter), about {limit} bytes of package in "
+            "base64, so it could not be restored exactly. Nothing was changed"
+        )
+    location = chaos.read("lambda", "get_function", FunctionName=name)["Code"]["Location"]
+    try:
+        with urllib.request.urlopen(location, timeout=30) as response:  # noqa: S310 - Lambda's presigned URL
+            package: bytes = response.read()
+    except (urllib.error.URLError, OSError) as error:
+        raise ChaosError(f"could not download the deployed package of {name}: {error}") from None
+    if _sha256(package) != config["CodeSha256"]:
+        raise ChaosRefused(f"refusing {NAME} on {name}: the downloaded package does not match its CodeSha256")
+    with zipfile.ZipFile(io.BytesIO(package)) as archive:
+        _handler_file(config["Handler"], archive.namelist())
+    aliases = {
+        alias["Name"]: {"version": alias["FunctionVersion"], "routing": alias.get("RoutingConfig") or None}
+        for alias in _pages(chaos, "list_aliases", "Aliases", FunctionName=name)
+    }
+    versions = [
+        v["Version"] for v in _pages(chaos, "list_versions_by_function", "Versions", FunctionName=name)
+    ]
+    prior = {
+        "function": name,
+        "handler": config["Handler"],
+        "package": base64.b64encode(package).decode(),
+        "code_sha256": config["CodeSha256"],
+        "aliases": aliases,
+        "versions": [v for v in versions if v != "$LATEST"],
+    }
+    check_fits(NAME, name, prior, f"a package of {len(package)} bytes")
+    return prior
+
+
+def _published(chaos: Chaos, prior: dict[str, Any]) -> list[str]:
+    """The versions of bad code published since the state was saved."""
+    versions = _pages(chaos, "list_versions_by_function", "Versions", FunctionName=prior["function"])
+    return [
+        v["Version"]
+        for v in versions
+        if v["Version"] not in (*prior["versions"], "$LATEST")
+        and str(v.get("Description", "")).startswith(VERSION_MARKER)
+    ]
+
+
+def _aliases_as_saved(chaos: Chaos, prior: dict[str, Any]) -> bool:
+    aliases = _pages(chaos, "list_aliases", "Aliases", FunctionName=prior["function"])
+    now = {a["Name"]: a["FunctionVersion"] for a in aliases}
+    return all(now.get(alias) == saved["version"] for alias, saved in prior["aliases"].items())
+
+
+def _deploy(chaos: Chaos, function_name: str, package: bytes, what: str) -> None:
+    wait_until_updated(chaos, function_name, check_failed=False)
+    shown_call(
+        chaos,
+        "lambda",
+        "update_function_code",
+        {"FunctionName": function_name, "ZipFile": f"<{len(package)} bytes: {what}>"},
+        FunctionName=function_name,
+        ZipFile=package,
+    )
+    wait_until_updated(chaos, function_name)
+
+
+def _apply(chaos: Chaos, target: Target, prior: dict[str, Any], *, kind: str) -> None:
+    name = prior["function"]
+    if kind not in KINDS:
+        unchanged = (
+            target.configuration["CodeSha256"] == prior["code_sha256"]
+            and not _published(chaos, prior)
+            and _aliases_as_saved(chaos, prior)
+        )
+        error = ChaosError(f"{NAME}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        give_up(chaos, NAME, name, error, unchanged=unchanged)
+    bad = broken_package(base64.b64decode(prior["package"]), prior["handler"], kind)
+    _deploy(chaos, name, bad, f"{kind} build of the package")
+    if not prior["aliases"]:
+        return
+    published = chaos.call(
+        "lambda", "publish_version", FunctionName=name, Description=f"{VERSION_MARKER}: {kind}"
+    )
+    version = published["Version"] if published else "<the version published>"
+    for alias, saved in prior["aliases"].items():
+        routing: dict[str, Any] = (
+            {"RoutingConfig": {"AdditionalVersionWeights": {}}} if saved["routing"] else {}
+        )
+        chaos.call(
+            "lambda", "update_alias", FunctionName=name, Name=alias, FunctionVersion=version, **routing
+        )
+
+
+def _revert(chaos: Chaos, prior: dict[str, Any]) -> None:
+    name = prior["function"]
+    current = chaos.read("lambda", "get_function_configuration", FunctionName=name)
+    if current["CodeSha256"] != prior["code_sha256"]:
+        _deploy(chaos, name, base64.b64decode(prior["package"]), "the saved package")
+    for alias, saved in prior["aliases"].items():
+        routing = {"RoutingConfig": saved["routing"]} if saved["routing"] else {}
+        chaos.call(
+            "lambda",
+            "update_alias",
+            FunctionName=name,
+            Name=alias,
+            FunctionVersion=saved["version"],
+            **routing,
+        )
+    for version in _published(chaos, prior):
+        chaos.call(
+            "lambda",
+            "delete_function",
+            FunctionName=name,
+            Qualifier=version,
+            tolerate=("ResourceNotFoundException",),
+        )
+
+
+DEPLOY_BAD_CODE = Fault(NAME, "a broken build of the code deployed", _capture, _apply, _revert)

@@ -1,0 +1,125 @@
+"""What the config, deploy and dependency injectors share: calls shown other than as made (values
+masked, bytes by their size), reads that tolerate a missing resource, the wait for a Lambda update to
+finish, the ledger size check, and giving up cleanly after the prior state was saved."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Collection, Iterable
+from typing import Any, NoReturn
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from chaos.faults.chaos import ApiCall, Chaos
+from chaos.faults.errors import ChaosError, ChaosRefused
+from chaos.faults.ledger import MAX_VALUE_BYTES
+
+MASK = "***"
+UPDATE_TIMEOUT_SECONDS = 120.0
+_SAVED_AT_EXAMPLE = "2000-01-01T00:00:00+00:00"  # as long as the ledger's timestamp
+
+
+def shown_call(
+    chaos: Chaos,
+    service: str,
+    method: str,
+    shown: dict[str, Any],
+    *,
+    tolerate: Iterable[str] = (),
+    secrets: Iterable[str] = (),
+    **params: Any,
+) -> Any:
+    """``Chaos.call``, but recorded and printed with the parameters ``shown`` (values masked, bytes by
+    their size); error messages are scrubbed of ``secrets`` and do not chain the botocore error."""
+    client = chaos.client(service)
+    call = ApiCall(service, client.meta.method_to_api_mapping[method], shown)
+    chaos.calls.append(call)
+    if chaos.dry_run:
+        chaos.say(f"  would call {call}")
+        return None
+    chaos.say(f"  {call}")
+    try:
+        return getattr(client, method)(**params)
+    except ClientError as error:
+        code = str(error.response.get("Error", {}).get("Code", ""))
+        if code in set(tolerate):
+            chaos.say("    (already in place)")
+            return None
+        message = _scrubbed(str(error.response.get("Error", {}).get("Message", "")), secrets)
+        failure = ChaosError(f"{service} {method} failed: {code}: {message}")
+    except BotoCoreError as error:
+        failure = ChaosError(f"{service} {method} failed: {_scrubbed(str(error), secrets)}")
+    raise failure
+
+
+def _scrubbed(text: str, secrets: Iterable[str]) -> str:
+    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
+        text = text.replace(secret, MASK)
+    return text
+
+
+def error_code(error: BaseException) -> str:
+    """The AWS error code behind a ChaosError from ``Chaos.read``/``Chaos.call`` ("" if none)."""
+    cause = error.__cause__
+    if isinstance(cause, ClientError):
+        return str(cause.response.get("Error", {}).get("Code", ""))
+    return ""
+
+
+def read_unless(chaos: Chaos, missing: Collection[str], service: str, method: str, **params: Any) -> Any:
+    """``Chaos.read``, or None when AWS answers with one of the error codes ``missing``."""
+    try:
+        return chaos.read(service, method, **params)
+    except ChaosError as error:
+        if error_code(error) in missing:
+            return None
+        raise
+
+
+def wait_until_updated(
+    chaos: Chaos, function_name: str, *, check_failed: bool = True, poll_seconds: float = 1.0
+) -> None:
+    """Until the function's last update is no longer InProgress (nothing to wait for in a dry run);
+    ChaosError when it Failed (and ``check_failed``) or takes longer than UPDATE_TIMEOUT_SECONDS."""
+    if chaos.dry_run:
+        return
+    deadline = time.monotonic() + UPDATE_TIMEOUT_SECONDS
+    while True:
+        config = chaos.read("lambda", "get_function_configuration", FunctionName=function_name)
+        status = config.get("LastUpdateStatus")
+        if status == "Failed" and check_failed:
+            reason = " ".join(
+                filter(None, (config.get("LastUpdateStatusReasonCode"), config.get("LastUpdateStatusReason")))
+            )
+            raise ChaosError(
+                f"the update of {function_name} failed: {reason or 'no reason given'}; its prior state is "
+                "saved: restore it"
+            )
+        if status != "InProgress" and config.get("State") != "Pending":
+            return
+        if time.monotonic() > deadline:
+            raise ChaosError(
+                f"{function_name} is still updating after {UPDATE_TIMEOUT_SECONDS:.0f} s; try again later"
+            )
+        time.sleep(poll_seconds)
+
+
+def check_fits(fault: str, function_name: str, prior: dict[str, Any], what: str) -> None:
+    """ChaosRefused (before anything is saved or changed) when ``prior`` would not fit the ledger."""
+    entry = {"fault": fault, "function": function_name, "saved_at": _SAVED_AT_EXAMPLE, "prior": prior}
+    size = len(json.dumps(entry, sort_keys=True).encode())
+    if size > MAX_VALUE_BYTES:
+        raise ChaosRefused(
+            f"refusing {fault} on {function_name}: its saved state ({what}) would take {size} bytes, and "
+            f"the ledger keeps at most {MAX_VALUE_BYTES} bytes per fault (one SSM parameter); without it "
+            "no exact restore is possible. Nothing was changed"
+        )
+
+
+def give_up(chaos: Chaos, fault: str, function_name: str, error: ChaosError, *, unchanged: bool) -> NoReturn:
+    """Raise ``error`` from ``apply`` (the prior state is saved by then); when nothing is changed, the
+    saved state would restore nothing, so it is deleted first: ``status`` shows no fault."""
+    if unchanged and not chaos.dry_run:
+        chaos.ledger.delete(function_name, fault)
+    raise error

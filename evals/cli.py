@@ -1,0 +1,175 @@
+"""``incident-eval``: record benchmark cases on the sandbox, run models on them, count their tokens.
+
+    incident-eval record [--case NAME ...] [--out DIR] [--list]
+    incident-eval run --model M [--model M2 ...] [--cases DIR] [--out DIR] [--price MODEL=IN,OUT ...]
+    incident-eval tokens [--cases DIR]
+
+Exit status: 0 when the command ran (scores are data, not failures); 1 on a broken corpus, or a case that
+could not be recorded or restored; 2 on bad usage (an unknown model or case, a malformed --price).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from evals import leaderboard, tokens
+from evals.corpus import CorpusError, load_corpus
+from evals.definitions import DEFINITIONS, CaseDefinition, select
+from evals.prices import Price, parse_override
+from evals.runner import build_models, run_models
+from evals.score import CaseScore
+from evals.settings import EvalSettings
+from supervisor.schemas import AgentError
+from supervisor.settings import SupervisorSettings
+
+if TYPE_CHECKING:
+    from chaos.sandbox.sandbox import Sandbox
+
+PROG = "incident-eval"
+
+
+class UsageError(Exception):
+    """Bad usage: exit status 2."""
+
+
+def build_parser(settings: EvalSettings) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG, description="A benchmark of incident diagnoses any model can run."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    record = commands.add_parser(
+        "record", help="record cases on a fresh sandbox (through the real injectors)"
+    )
+    record.add_argument("--case", action="append", metavar="NAME", help="only this case (repeatable)")
+    record.add_argument("--out", type=Path, default=settings.cases_dir, help=f"default {settings.cases_dir}")
+    record.add_argument("--list", action="store_true", help="list the cases that can be recorded")
+    run = commands.add_parser("run", help="replay the corpus with models and write the leaderboard")
+    run.add_argument(
+        "--model", action="append", required=True, metavar="M", help="rules, bedrock:<id>, provider:model"
+    )
+    run.add_argument("--cases", type=Path, default=settings.cases_dir, help=f"default {settings.cases_dir}")
+    run.add_argument("--out", type=Path, default=settings.out_dir, help=f"default {settings.out_dir}/")
+    run.add_argument(
+        "--price",
+        action="append",
+        default=[],
+        metavar="MODEL=IN,OUT",
+        help="USD per million input,output tokens",
+    )
+    count = commands.add_parser("tokens", help="input tokens of a one-call-per-tool investigation, per case")
+    count.add_argument("--cases", type=Path, default=settings.cases_dir, help=f"default {settings.cases_dir}")
+    return parser
+
+
+def _record(args: argparse.Namespace, settings: EvalSettings) -> int:
+    if args.list:
+        for definition in DEFINITIONS:
+            injected = ", ".join(i.injector for i in definition.injections) or "nothing"
+            print(f"{definition.name:<20} expects {'+'.join(definition.faults):<20} injects {injected}")
+        return 0
+    try:
+        definitions = select(args.case)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    from chaos.sandbox.sandbox import SandboxError, running_sandbox
+
+    started = time.monotonic()
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="incident-eval-") as state_dir,
+            running_sandbox(state_dir) as sandbox,
+        ):
+            print(f"sandbox ready at {sandbox.endpoint_url} ({time.monotonic() - started:.1f}s)")
+            failed = _record_all(sandbox, definitions, args.out, settings)
+    except SandboxError as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 1
+    seconds = time.monotonic() - started
+    print(f"{len(definitions) - len(failed)}/{len(definitions)} case(s) recorded in {seconds:.1f}s")
+    return 1 if failed else 0
+
+
+def _record_all(
+    sandbox: Sandbox, definitions: list[CaseDefinition], out: Path, settings: EvalSettings
+) -> list[str]:
+    """Record and write each case; the names of those that failed."""
+    from evals.record import Recorder, RecordError
+
+    recorder = Recorder(sandbox, settings)
+    failed = []
+    for definition in definitions:
+        print(f"{definition.name}: {definition.description}")
+        try:
+            path = recorder.write(recorder.record(definition), out)
+        except (RecordError, LookupError, ValueError) as error:
+            print(f"  FAILED: {error}", file=sys.stderr)
+            failed.append(definition.name)
+            continue
+        print(f"  wrote {path}")
+    return failed
+
+
+def _prices(overrides: list[str]) -> dict[str, Price]:
+    try:
+        return dict(parse_override(text) for text in overrides)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+
+
+def _progress(model: str, case: CaseScore) -> None:
+    verdict = "ok" if case.passed else f"failed: {', '.join(case.failed)}"
+    print(f"  {model} {case.case_id}: {'+'.join(case.fault_types) or '-'} ({verdict})", file=sys.stderr)
+
+
+def _run(args: argparse.Namespace) -> int:
+    prices = _prices(args.price)
+    supervisor = SupervisorSettings()
+    try:
+        models = build_models(args.model, supervisor)
+    except AgentError as error:
+        raise UsageError(error.message) from None
+    cases = load_corpus(args.cases)
+    scores = asyncio.run(run_models(models, cases, supervisor, prices, _progress))
+    board = leaderboard.Leaderboard(
+        scores, [case.id for case in cases], str(args.cases), datetime.now(UTC).isoformat(timespec="seconds")
+    )
+    md, js = leaderboard.write(board, args.out)
+    print(leaderboard.table(board))
+    print(f"\nleaderboard: {md}, {js}")
+    return 0
+
+
+def _tokens(args: argparse.Namespace, settings: EvalSettings) -> int:
+    cases = load_corpus(args.cases)
+    text, _ = tokens.report(cases, tokens.token_counter(settings), SupervisorSettings())
+    print(text)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    settings = EvalSettings()
+    args = build_parser(settings).parse_args(argv)
+    try:
+        if args.command == "record":
+            return _record(args, settings)
+        if args.command == "run":
+            return _run(args)
+        return _tokens(args, settings)
+    except UsageError as error:
+        print(f"{PROG}: {error}", file=sys.stderr)
+        return 2
+    except CorpusError as error:
+        print(f"{PROG}: broken corpus: {error}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

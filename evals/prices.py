@@ -1,0 +1,72 @@
+"""What a model's tokens cost: a table of list prices, overridable per model with ``--price MODEL=IN,OUT``."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+PRICE_SOURCE: Final = (
+    "Anthropic list prices in USD per million tokens (docs.anthropic.com/en/docs/about-claude/pricing); "
+    "Bedrock bills the same models at these rates or more (regional endpoints, legacy models): --price "
+    "overrides"
+)
+
+
+@dataclass(frozen=True)
+class Price:
+    input_per_million: float
+    output_per_million: float
+    source: str = "table"
+
+    def cost(self, input_tokens: int, output_tokens: int) -> float:
+        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
+
+
+# By model family: a Bedrock id (with or without an inference-profile prefix such as 'us.') and an
+# Anthropic API id of the same model name the same family.
+LIST_PRICES: Final[dict[str, Price]] = {
+    "claude-3-haiku": Price(0.25, 1.25),
+    "claude-3-5-haiku": Price(0.80, 4.0),
+    "claude-3-5-sonnet": Price(3.0, 15.0),
+    "claude-3-7-sonnet": Price(3.0, 15.0),
+    "claude-sonnet-4": Price(3.0, 15.0),
+    "claude-sonnet-4-5": Price(3.0, 15.0),
+    "claude-haiku-4-5": Price(1.0, 5.0),
+    "claude-opus-4-1": Price(15.0, 75.0),
+    "claude-opus-4-5": Price(5.0, 25.0),
+}
+FREE: Final = Price(0.0, 0.0, "runs locally")
+_PROFILE = re.compile(r"^(?:us|eu|apac|ca|jp|au|global)\.")
+_SUFFIXES = re.compile(r"(?:-\d{8})?(?:-v\d+(?::\d+)?)?(?:-latest)?$")
+
+
+def family(model: str) -> str:
+    """``bedrock:us.anthropic.claude-3-5-haiku-20241022-v1:0`` -> ``claude-3-5-haiku``."""
+    model_id = model.partition(":")[2] if ":" in model and not model.startswith("claude") else model
+    model_id = _PROFILE.sub("", model_id).removeprefix("anthropic.")
+    return _SUFFIXES.sub("", model_id)
+
+
+def parse_override(text: str) -> tuple[str, Price]:
+    """``MODEL=IN,OUT`` (USD per million input and output tokens); ValueError says what is wrong."""
+    model, sep, numbers = text.rpartition("=")
+    parts = numbers.split(",")
+    if not sep or not model or len(parts) != 2:
+        raise ValueError(f"--price {text!r}: expected MODEL=IN,OUT, e.g. rules=0,0 or bedrock:my-model=3,15")
+    try:
+        input_price, output_price = (float(part) for part in parts)
+    except ValueError:
+        raise ValueError(f"--price {text!r}: IN and OUT must be numbers (USD per million tokens)") from None
+    if input_price < 0 or output_price < 0:
+        raise ValueError(f"--price {text!r}: prices cannot be negative")
+    return model, Price(input_price, output_price, "--price")
+
+
+def price_of(model: str, overrides: dict[str, Price]) -> Price | None:
+    """The override for ``model``, else its list price (rules: free); None when unknown."""
+    if model in overrides:
+        return overrides[model]
+    if model == "rules":
+        return FREE
+    return LIST_PRICES.get(family(model))

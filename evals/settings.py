@@ -1,0 +1,29 @@
+"""Configuration of the benchmark: one pydantic-settings class, read from EVAL_<FIELD>."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+CASES_DIR = Path(__file__).parent / "cases"
+
+
+class EvalSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="EVAL_", extra="ignore")
+
+    cases_dir: Path = Field(default=CASES_DIR, description="The corpus: one <case id>.json per case.")
+    out_dir: Path = Field(default=Path("eval-report"), description="Where run writes the leaderboard.")
+    alarm_wait_seconds: float = Field(
+        default=8.0, gt=0, le=120, description="How long record waits for a case's alarm to reach SNS."
+    )
+    cloudtrail_wait_seconds: float = Field(
+        default=10.0, gt=0, le=120, description="How long record waits for CloudTrail to list a change."
+    )
+    tiktoken_cache_dir: Path | None = Field(
+        default=None,
+        description="A directory holding tiktoken's encoding files (named as tiktoken caches them), for "
+        "counting tokens offline; unset: TIKTOKEN_CACHE_DIR, else a copy bundled by an installed package.",
+    )
+    encoding: str = Field(default="o200k_base", description="The tiktoken encoding tokens are counted with.")
