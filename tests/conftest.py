@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
+import boto3
 import pytest
 
 from chaos.bedrock_fake import FakeConverse
@@ -46,6 +47,12 @@ def sandbox_started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[
 @pytest.fixture(scope="session")
 def sandbox(sandbox_started: tuple[Sandbox, float]) -> Sandbox:
     return sandbox_started[0]
+
+
+@pytest.fixture
+def operator(sandbox: Sandbox) -> boto3.Session:
+    """The sandbox's operator: the identity that provisions, breaks and restores the world."""
+    return sandbox.session(names.OPERATOR)
 
 
 @pytest.fixture(scope="session")

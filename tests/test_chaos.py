@@ -13,7 +13,6 @@ import boto3
 import pytest
 
 from chaos import cli as chaos_cli
-from chaos.aws_actions import on_each_action
 from chaos.faults.chaos import Chaos, Fault
 from chaos.faults.errors import ChaosRefused
 from chaos.faults.iam import REVOKE_CLOUDWATCH, REVOKE_S3
@@ -24,10 +23,10 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.runtime import LocalLambdaRuntime
+from tests.chaos_support import Recorder
 from tests.conftest import Undo
 
 FN = names.FUNCTION_NAME
-READS = ("Get", "List", "Describe")
 
 
 def _s3_denied(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> None:
@@ -63,23 +62,6 @@ CASES: dict[str, tuple[Fault, dict[str, Any], Callable[[Sandbox, LocalLambdaRunt
     "throttle-1": (THROTTLE, {"concurrency": 1}, _burst_throttled),
     "network": (BLOCK_EGRESS, {}, _no_https_egress),
 }
-
-
-class Recorder:
-    """Every AWS action a session's clients take, in order."""
-
-    def __init__(self, session: boto3.Session) -> None:
-        self.actions: list[str] = []
-        on_each_action(session, self.actions.append)
-
-    @property
-    def changes(self) -> list[str]:
-        return [action for action in self.actions if not action.split(":", 1)[1].startswith(READS)]
-
-
-@pytest.fixture
-def operator(sandbox: Sandbox) -> boto3.Session:
-    return sandbox.session(names.OPERATOR)
 
 
 @pytest.fixture

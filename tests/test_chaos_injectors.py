@@ -18,7 +18,6 @@ import boto3
 import pytest
 from botocore.stub import Stubber
 
-from chaos.aws_actions import on_each_action
 from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.config import CONFIG_ENV, CONFIG_MEMORY, CONFIG_TIMEOUT
 from chaos.faults.dependency import DEPENDENCY_REMOVE
@@ -28,6 +27,7 @@ from chaos.faults.support import wait_until_updated
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
+from tests.chaos_support import Recorder
 from tests.conftest import Undo
 
 FN, ORDERS, REPORT, LIVE = (
@@ -36,30 +36,12 @@ FN, ORDERS, REPORT, LIVE = (
     names.REPORT_FUNCTION,
     names.ORDERS_ALIAS,
 )
-READS = ("Get", "List", "Describe", "Head", "Scan")
 SECRET = "s3cr3t-bucket-name-7f2c"
 FAULTS = (CONFIG_TIMEOUT, CONFIG_MEMORY, CONFIG_ENV, DEPLOY_BAD_CODE, DEPENDENCY_REMOVE)
 EXTRA_KEY = "chaos/extra.bin"
 BINARY_ORDER = "chaos-binary"
 
 Prepare = Callable[[boto3.Session, Undo], None]
-
-
-class Recorder:
-    """Every AWS action a session's clients take."""
-
-    def __init__(self, session: boto3.Session) -> None:
-        self.actions: list[str] = []
-        on_each_action(session, self.actions.append)
-
-    @property
-    def changes(self) -> list[str]:
-        return [a for a in self.actions if not a.split(":", 1)[1].startswith(READS)]
-
-
-@pytest.fixture
-def operator(sandbox: Sandbox) -> boto3.Session:
-    return sandbox.session(names.OPERATOR)
 
 
 # --- what a fault can change, for checking that restore is exact -----------------------------------------

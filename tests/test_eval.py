@@ -36,6 +36,7 @@ from supervisor.agent.providers import ToolCallFailed
 from supervisor.diagnosis.rules.conversation import Conversation, read
 from supervisor.diagnosis.rules.diagnose import diagnose
 from supervisor.diagnosis.rules.model import RulesChatModel
+from supervisor.schemas import FAULT_TYPES
 from supervisor.settings import SupervisorSettings
 
 SETTINGS = SupervisorSettings()
@@ -164,17 +165,7 @@ async def _score(case: Case, model: BaseChatModel) -> CaseScore:
 
 def test_the_corpus_covers_every_fault_class_and_holds_no_credentials(corpus: dict[str, Case]) -> None:
     expected = {fault for case in corpus.values() for fault in case.expected.faults}
-    assert expected == {
-        "permission_loss",
-        "throttling",
-        "network_block",
-        "timeout",
-        "out_of_memory",
-        "code_error",
-        "configuration_error",
-        "dependency_failure",
-        "unknown",
-    }
+    assert expected == set(FAULT_TYPES)
     assert set(corpus) == {definition.name for definition in DEFINITIONS}
     for path in CASES_DIR.glob("*.json"):
         text = path.read_text()

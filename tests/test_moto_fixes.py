@@ -12,6 +12,7 @@ import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -118,17 +119,23 @@ def test_released_moto_still_lacks_what_the_lambda_and_cloudtrail_extensions_add
     assert str(urlparse(location).hostname).endswith(".amazonaws.com")
 
 
-def _get_order_as_its_role(sandbox: Sandbox) -> str | None:
-    """orders-api's role is granted dynamodb:GetItem on the orders table's ARN only."""
-    operator = sandbox.session(names.LAMBDA_SERVICE)  # the identity the role trusts
-    role_arn = f"arn:aws:iam::{names.ACCOUNT_ID}:role/{names.ORDERS_ROLE}"
-    credentials = operator.client("sts").assume_role(RoleArn=role_arn, RoleSessionName="fix-4")["Credentials"]
-    dynamodb = operator.client(
-        "dynamodb",
+def _client_as(sandbox: Sandbox, role: str, service: str) -> Any:
+    """A client with the credentials of a function's role, assumed as the identity the role trusts."""
+    lambda_service = sandbox.session(names.LAMBDA_SERVICE)
+    role_arn = f"arn:aws:iam::{names.ACCOUNT_ID}:role/{role}"
+    sts = lambda_service.client("sts")
+    credentials = sts.assume_role(RoleArn=role_arn, RoleSessionName="moto-fixes")["Credentials"]
+    return lambda_service.client(
+        service,
         aws_access_key_id=credentials["AccessKeyId"],
         aws_secret_access_key=credentials["SecretAccessKey"],
         aws_session_token=credentials["SessionToken"],
     )
+
+
+def _get_order_as_its_role(sandbox: Sandbox) -> str | None:
+    """orders-api's role is granted dynamodb:GetItem on the orders table's ARN only."""
+    dynamodb = _client_as(sandbox, names.ORDERS_ROLE, "dynamodb")
     try:
         dynamodb.get_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": "0001-000"}})
     except ClientError as error:
@@ -157,15 +164,7 @@ def _read_input_within_a_boundary(sandbox: Sandbox, undo: Undo) -> str | None:
     undo(lambda: iam.delete_policy(PolicyArn=arn))
     iam.put_role_permissions_boundary(RoleName=names.ROLE_NAME, PermissionsBoundary=arn)
     undo(lambda: iam.delete_role_permissions_boundary(RoleName=names.ROLE_NAME))
-    service = sandbox.session(names.LAMBDA_SERVICE)  # the identity the role trusts
-    role_arn = f"arn:aws:iam::{names.ACCOUNT_ID}:role/{names.ROLE_NAME}"
-    credentials = service.client("sts").assume_role(RoleArn=role_arn, RoleSessionName="fix-5")["Credentials"]
-    s3 = service.client(
-        "s3",
-        aws_access_key_id=credentials["AccessKeyId"],
-        aws_secret_access_key=credentials["SecretAccessKey"],
-        aws_session_token=credentials["SessionToken"],
-    )
+    s3 = _client_as(sandbox, names.ROLE_NAME, "s3")
     try:
         s3.get_object(Bucket=names.INPUT_BUCKET, Key=names.INPUT_KEYS[0])
     except ClientError as error:

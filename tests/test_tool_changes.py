@@ -51,11 +51,6 @@ def aws(sandbox: Sandbox) -> AwsClients:
 
 
 @pytest.fixture
-def operator(sandbox: Sandbox) -> boto3.Session:
-    return sandbox.session(names.OPERATOR)
-
-
-@pytest.fixture
 def tag_key(operator: boto3.Session) -> Iterator[str]:
     """A tag key of this test's own, removed from the function afterwards."""
     key = f"changes-test-{uuid.uuid4().hex[:8]}"
