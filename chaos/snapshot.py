@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
@@ -137,24 +138,34 @@ def _bucket(s3: Any, name: str) -> dict[str, Any]:
 
 
 def world_snapshot(session: boto3.Session) -> str:
-    """The state every injector can change (see the module docstring), as sorted, indented JSON."""
+    """The state every injector can change (see the module docstring), as sorted, indented JSON. The
+    reads go out in parallel (clients are thread-safe): a drill takes one after every scenario."""
     lambda_, iam, ec2 = session.client("lambda"), session.client("iam"), session.client("ec2")
     dynamodb, s3 = session.client("dynamodb"), session.client("s3")
-    names = sorted(f["FunctionName"] for f in _pages(lambda_, "list_functions", "Functions"))
-    functions = {name: _function(lambda_, name) for name in names}
-    configs = [f["configuration"] for f in functions.values()]
-    roles = sorted({str(c["Role"]).rsplit("/", 1)[-1] for c in configs})
-    subnets = sorted({s for c in configs for s in (c.get("VpcConfig") or {}).get("SubnetIds") or []})
-    vpcs = sorted({s["VpcId"] for s in ec2.describe_subnets(SubnetIds=subnets)["Subnets"]}) if subnets else []
-    named = {str(v) for c in configs for v in ((c.get("Environment") or {}).get("Variables") or {}).values()}
-    tables = sorted(named & set(_pages(dynamodb, "list_tables", "TableNames")))
-    buckets = sorted(named & {b["Name"] for b in s3.list_buckets().get("Buckets", [])})
-    snapshot = {
-        "functions": functions,
-        "roles": {role: _role(iam, role) for role in roles},
-        "managed_policies": _managed_policies(iam),
-        "network": _network(ec2, vpcs),
-        "tables": {table: _table(dynamodb, table) for table in tables},
-        "buckets": {bucket: _bucket(s3, bucket) for bucket in buckets},
-    }
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        names = sorted(f["FunctionName"] for f in _pages(lambda_, "list_functions", "Functions"))
+        managed = pool.submit(_managed_policies, iam)
+        functions = dict(zip(names, pool.map(lambda name: _function(lambda_, name), names), strict=True))
+        configs = [f["configuration"] for f in functions.values()]
+        roles = sorted({str(c["Role"]).rsplit("/", 1)[-1] for c in configs})
+        subnets = sorted({s for c in configs for s in (c.get("VpcConfig") or {}).get("SubnetIds") or []})
+        vpcs = (
+            sorted({s["VpcId"] for s in ec2.describe_subnets(SubnetIds=subnets)["Subnets"]})
+            if subnets
+            else []
+        )
+        named = {
+            str(v) for c in configs for v in ((c.get("Environment") or {}).get("Variables") or {}).values()
+        }
+        tables = sorted(named & set(_pages(dynamodb, "list_tables", "TableNames")))
+        buckets = sorted(named & {b["Name"] for b in s3.list_buckets().get("Buckets", [])})
+        network = pool.submit(_network, ec2, vpcs)
+        snapshot = {
+            "functions": functions,
+            "roles": dict(zip(roles, pool.map(lambda role: _role(iam, role), roles), strict=True)),
+            "tables": dict(zip(tables, pool.map(lambda t: _table(dynamodb, t), tables), strict=True)),
+            "buckets": dict(zip(buckets, pool.map(lambda b: _bucket(s3, b), buckets), strict=True)),
+            "managed_policies": managed.result(),
+            "network": network.result(),
+        }
     return json.dumps(snapshot, sort_keys=True, indent=1, default=str)

@@ -2,7 +2,7 @@
 
     incident-eval record [--case NAME ...] [--out DIR] [--list]
     incident-eval run --model M [--model M2 ...] [--cases DIR] [--out DIR] [--price MODEL=IN,OUT ...]
-    incident-eval tokens [--cases DIR]
+    incident-eval tokens [--cases DIR] [--encoding o200k_base|cl100k_base]
 
 Exit status: 0 when the command ran (scores are data, not failures); 1 on a broken corpus, or a case that
 could not be recorded or restored; 2 on bad usage (an unknown model or case, a malformed --price).
@@ -66,6 +66,11 @@ def build_parser(settings: EvalSettings) -> argparse.ArgumentParser:
     )
     count = commands.add_parser("tokens", help="input tokens of a one-call-per-tool investigation, per case")
     count.add_argument("--cases", type=Path, default=settings.cases_dir, help=f"default {settings.cases_dir}")
+    count.add_argument(
+        "--encoding",
+        default=settings.encoding,
+        help=f"{' or '.join(tokens.ENCODINGS)}; default {settings.encoding}",
+    )
     return parser
 
 
@@ -147,9 +152,12 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tokens(args: argparse.Namespace, settings: EvalSettings) -> int:
-    cases = load_corpus(args.cases)
-    text, _ = tokens.report(cases, tokens.token_counter(settings), SupervisorSettings())
+def _tokens(args: argparse.Namespace) -> int:
+    try:
+        counter = tokens.token_counter(args.encoding)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    text, _ = tokens.report(load_corpus(args.cases), counter, SupervisorSettings())
     print(text)
     return 0
 
@@ -162,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _record(args, settings)
         if args.command == "run":
             return _run(args)
-        return _tokens(args, settings)
+        return _tokens(args)
     except UsageError as error:
         print(f"{PROG}: {error}", file=sys.stderr)
         return 2

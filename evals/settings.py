@@ -21,9 +21,6 @@ class EvalSettings(BaseSettings):
     cloudtrail_wait_seconds: float = Field(
         default=10.0, gt=0, le=120, description="How long record waits for CloudTrail to list a change."
     )
-    tiktoken_cache_dir: Path | None = Field(
-        default=None,
-        description="A directory holding tiktoken's encoding files (named as tiktoken caches them), for "
-        "counting tokens offline; unset: TIKTOKEN_CACHE_DIR, else a copy bundled by an installed package.",
+    encoding: str = Field(
+        default="o200k_base", description="The encoding `tokens` counts with: o200k_base or cl100k_base."
     )
-    encoding: str = Field(default="o200k_base", description="The tiktoken encoding tokens are counted with.")

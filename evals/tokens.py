@@ -1,101 +1,81 @@
-"""Input tokens of an investigation that calls each tool once, per case, counted with a real tokenizer
-when one is available offline, else estimated (and labelled so).
+"""Input tokens of an investigation that calls each tool once, per case, counted with a real tokenizer.
 
 The investigation is the shortest the graph allows: call 1 sends the system prompt, the tool specs and
 the incident; the model asks for the six tools; call 2 sends all of that again with the six answers (as
 the graph shows them, cut at ``tool_response_max_bytes``) and the model submits. What is counted is the
 text sent: prompt, specs as JSON, message contents and tool calls; a provider's own framing adds a few
-tokens per message.
+tokens per message. Each part is counted as a text of its own, so the parts add up to the totals.
 
-Tokenizers: ``tiktoken`` reads its encodings from a cache directory and otherwise downloads them. PyPI's
-``litellm`` ships the cl100k_base and o200k_base files under the names tiktoken caches them by, so with
-tiktoken installed and that directory (or a copy) as ``EVAL_TIKTOKEN_CACHE_DIR``, or litellm installed,
-counts are exact for those OpenAI encodings. No Claude 3+ tokenizer is published: for Claude models the
-figure is an estimate either way.
+Tokenizer: ``toktok`` (PyPI ``toktok-rs``), whose wheel compiles in OpenAI's ``o200k_base`` and
+``cl100k_base`` vocabularies and counts exactly as ``tiktoken`` does, offline, with no data files and no
+download. No tokenizer of Claude 3 or later is published: for Claude models these counts are a proxy (the
+same text is usually a little longer in Claude's tokens), for GPT-4o-class models they are exact.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import math
-import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Final
+from typing import Any, Final
+
+import toktok  # type: ignore[import-untyped]  # ships no type information
 
 from evals.corpus import Case, canonical_arguments
-from evals.settings import EvalSettings
 from mcp_server.contract import TOOL_NAMES, TOOL_RESPONSE_MODELS
 from supervisor.agent import prompt
 from supervisor.settings import SupervisorSettings
 
 GOAL_TOKENS: Final = 12_000
-BYTES_PER_TOKEN: Final = 4
+ENCODINGS: Final = ("o200k_base", "cl100k_base")
+DEFAULT_ENCODING: Final = "o200k_base"
 
 
 @dataclass(frozen=True)
 class TokenCounter:
-    label: str
-    exact: bool
-    count: Callable[[str], int]
+    encoding: str
 
-
-def byte_estimate(reason: str) -> TokenCounter:
-    return TokenCounter(
-        f"ESTIMATE, not a tokenizer: UTF-8 bytes / {BYTES_PER_TOKEN} ({reason})",
-        False,
-        lambda text: math.ceil(len(text.encode()) / BYTES_PER_TOKEN),
-    )
-
-
-def _bundled_vocabulary() -> Path | None:
-    """The tiktoken cache files litellm ships, when litellm is installed (found without importing it)."""
-    spec = importlib.util.find_spec("litellm")
-    if spec is None or spec.origin is None:
-        return None
-    directory = Path(spec.origin).parent / "litellm_core_utils" / "tokenizers"
-    return directory if directory.is_dir() else None
-
-
-@contextmanager
-def _cache_dir(directory: Path | None) -> Iterator[None]:
-    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
-    if directory is not None:
-        os.environ["TIKTOKEN_CACHE_DIR"] = str(directory)
-    try:
-        yield
-    finally:
-        if directory is not None:
-            if saved is None:
-                os.environ.pop("TIKTOKEN_CACHE_DIR", None)
-            else:
-                os.environ["TIKTOKEN_CACHE_DIR"] = saved
-
-
-def token_counter(settings: EvalSettings) -> TokenCounter:
-    """tiktoken with ``settings.encoding`` if its vocabulary loads offline, else the labelled estimate."""
-    try:
-        tiktoken = importlib.import_module("tiktoken")  # optional: see the module docstring
-    except ImportError:
-        return byte_estimate("tiktoken is not installed")
-    directory = settings.tiktoken_cache_dir or (
-        None if os.environ.get("TIKTOKEN_CACHE_DIR") else _bundled_vocabulary()
-    )
-    try:
-        with _cache_dir(directory):
-            encoding = tiktoken.get_encoding(settings.encoding)
-    except Exception as error:  # no cached vocabulary, and no network to fetch it
-        return byte_estimate(
-            f"the {settings.encoding} vocabulary did not load offline: {type(error).__name__}"
+    @property
+    def label(self) -> str:
+        return (
+            f"{self.encoding} (toktok {toktok.__version__}, identical to tiktoken; exact for GPT-4o-class "
+            "models, a proxy for Claude, whose tokenizer is not published)"
         )
-    where = directory or os.environ.get("TIKTOKEN_CACHE_DIR") or "tiktoken's cache"
-    return TokenCounter(
-        f"tiktoken {settings.encoding} (vocabulary from {where})",
-        True,
-        lambda text: len(encoding.encode(text, disallowed_special=())),
+
+    def count(self, text: str) -> int:
+        [tokens] = toktok.batch_count([text], self.encoding, threads=1)
+        return int(tokens)
+
+
+def token_counter(encoding: str = DEFAULT_ENCODING) -> TokenCounter:
+    """A counter for one of ``ENCODINGS``; ValueError for any other name."""
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r}: use one of {', '.join(ENCODINGS)}")
+    return TokenCounter(encoding)
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """How an investigation is written for the model: the texts sent with every call, and how a tool's
+    validated answer is shown (before ``tool_response_max_bytes`` cuts it)."""
+
+    name: str
+    system: str
+    tool_specs: str  # the six diagnostic tools' specs, as sent
+    submit_spec: str
+    incident: Callable[[Case], str]
+    tool_result: Callable[[str, dict[str, Any]], str]
+
+
+def graph_rendering() -> Rendering:
+    """What the supervisor's graph sends (``supervisor.agent.prompt``)."""
+    return Rendering(
+        "graph",
+        prompt.SYSTEM_PROMPT,
+        json.dumps(prompt.tool_specs()[:-1], ensure_ascii=False),
+        json.dumps(prompt.submit_spec(), ensure_ascii=False),
+        lambda case: prompt.incident_message(case.incident_id, case.function_name, case.incident),
+        prompt.tool_result,
     )
 
 
@@ -103,14 +83,20 @@ def token_counter(settings: EvalSettings) -> TokenCounter:
 class InvestigationTokens:
     case_id: str
     system: int  # the system prompt
-    specs: int  # the seven tool specs, as JSON
+    tool_specs: int  # the six diagnostic tools' specs
+    submit_spec: int  # submit_diagnosis's spec
     incident: int  # the incident message
     tool_calls: int  # the model's six tool calls
     tool_results: dict[str, int]  # each tool's default answer as shown to the model
 
     @property
+    def per_call(self) -> int:
+        """Sent with every call, whatever the case: system prompt and specs."""
+        return self.system + self.tool_specs + self.submit_spec
+
+    @property
     def first_call(self) -> int:
-        return self.system + self.specs + self.incident
+        return self.per_call + self.incident
 
     @property
     def second_call(self) -> int:
@@ -121,19 +107,20 @@ class InvestigationTokens:
         return self.first_call + self.second_call
 
 
-def _shown(case: Case, tool: str, settings: SupervisorSettings) -> str:
-    """The tool's default answer as the graph shows it to the model."""
+def shown_result(case: Case, tool: str, rendering: Rendering, settings: SupervisorSettings) -> str:
+    """The tool's default answer in the case, as ``rendering`` shows it to the model."""
     key = (tool, canonical_arguments(tool, {"lambda_name": case.function_name}))
     call = case.calls_by_key()[key]
     if call.error is not None:
         return f"(tool failed: {call.error})"
     payload = TOOL_RESPONSE_MODELS[tool].model_validate(call.result).model_dump(mode="json")
-    return prompt.truncate(prompt.tool_result(tool, payload), settings.tool_response_max_bytes)
+    return prompt.truncate(rendering.tool_result(tool, payload), settings.tool_response_max_bytes)
 
 
 def investigation_tokens(
-    case: Case, counter: TokenCounter, settings: SupervisorSettings
+    case: Case, counter: TokenCounter, settings: SupervisorSettings, rendering: Rendering | None = None
 ) -> InvestigationTokens:
+    rendering = rendering or graph_rendering()
     count = counter.count
     calls = [
         {"name": tool, "args": {"lambda_name": case.function_name}, "id": f"call-{n}"}
@@ -141,41 +128,78 @@ def investigation_tokens(
     ]
     return InvestigationTokens(
         case.id,
-        system=count(prompt.SYSTEM_PROMPT),
-        specs=count(json.dumps(prompt.tool_specs(), ensure_ascii=False)),
-        incident=count(prompt.incident_message(case.incident_id, case.function_name, case.incident)),
+        system=count(rendering.system),
+        tool_specs=count(rendering.tool_specs),
+        submit_spec=count(rendering.submit_spec),
+        incident=count(rendering.incident(case)),
         tool_calls=count(json.dumps(calls)),
-        tool_results={tool: count(_shown(case, tool, settings)) for tool in TOOL_NAMES},
+        tool_results={tool: count(shown_result(case, tool, rendering, settings)) for tool in TOOL_NAMES},
     )
 
 
-def report(cases: list[Case], counter: TokenCounter, settings: SupervisorSettings) -> tuple[str, int]:
-    """The per-case table and the largest investigation's input tokens."""
-    counted = [investigation_tokens(case, counter, settings) for case in cases]
-    head = ["case", "system", "specs", "incident", "call 1", *TOOL_NAMES, "call 2", "investigation"]
+PARTS: Final = ("system", "tool specs", "submit spec", "incident", "tool calls", *TOOL_NAMES)
+
+
+def parts(tokens: InvestigationTokens) -> dict[str, int]:
+    """Where an investigation's input tokens go: each part as often as it is sent (the system prompt,
+    the specs and the incident twice, the tool calls and answers once)."""
+    return {
+        "system": 2 * tokens.system,
+        "tool specs": 2 * tokens.tool_specs,
+        "submit spec": 2 * tokens.submit_spec,
+        "incident": 2 * tokens.incident,
+        "tool calls": tokens.tool_calls,
+        **tokens.tool_results,
+    }
+
+
+def breakdown(counted: Sequence[InvestigationTokens]) -> list[str]:
+    """The mean investigation's input tokens by part, largest first."""
+    means = {part: sum(parts(tokens)[part] for tokens in counted) / len(counted) for part in PARTS}
+    total = sum(means.values())
+    return [
+        f"  {part:<22} {mean:>7.0f}  {mean / total:>4.0%}"
+        for part, mean in sorted(means.items(), key=lambda item: -item[1])
+    ]
+
+
+def summary(counted: Sequence[InvestigationTokens]) -> str:
+    totals = [tokens.total for tokens in counted]
+    largest = max(totals)
+    over = sum(total > GOAL_TOKENS for total in totals)
+    verdict = "within" if largest <= GOAL_TOKENS else f"OVER for {over} of {len(totals)} cases"
+    mean = sum(totals) / len(totals)
+    return (
+        f"investigation: min {min(totals)}, mean {mean:.0f}, max {largest} input tokens; "
+        f"goal <= {GOAL_TOKENS}: {verdict}"
+    )
+
+
+def report(
+    cases: list[Case],
+    counter: TokenCounter,
+    settings: SupervisorSettings,
+    rendering: Rendering | None = None,
+) -> tuple[str, int]:
+    """The per-case table, the breakdown and the largest investigation's input tokens."""
+    counted = [investigation_tokens(case, counter, settings, rendering) for case in cases]
+    head = ["case", "system", "tool specs", "submit spec", "incident", "call 1", *TOOL_NAMES]
+    head += ["call 2", "investigation"]
     rows = [head, ["---"] * len(head)]
     for tokens in counted:
-        rows.append(
-            [
-                tokens.case_id,
-                str(tokens.system),
-                str(tokens.specs),
-                str(tokens.incident),
-                str(tokens.first_call),
-                *(str(tokens.tool_results[tool]) for tool in TOOL_NAMES),
-                str(tokens.second_call),
-                str(tokens.total),
-            ]
-        )
-    largest = max(tokens.total for tokens in counted)
-    mean = sum(tokens.total for tokens in counted) / len(counted)
-    verdict = "within" if largest <= GOAL_TOKENS else "OVER"
+        cells = [tokens.system, tokens.tool_specs, tokens.submit_spec, tokens.incident, tokens.first_call]
+        cells += [*(tokens.tool_results[tool] for tool in TOOL_NAMES), tokens.second_call, tokens.total]
+        rows.append([tokens.case_id, *map(str, cells)])
     lines = [
-        "Input tokens of an investigation that calls each tool once (2 model calls), counted with: "
+        "Input tokens of an investigation that calls each tool once (2 model calls), counted with "
         + counter.label,
         "",
         *("| " + " | ".join(row) + " |" for row in rows),
         "",
-        f"largest investigation: {largest} input tokens (mean {mean:.0f}); goal <= {GOAL_TOKENS}: {verdict}",
+        "where the mean investigation's tokens go (per-call parts counted twice):",
+        *breakdown(counted),
+        f"sent with every call: {counted[0].per_call} (system prompt and specs)",
+        "",
+        summary(counted),
     ]
-    return "\n".join(lines), largest
+    return "\n".join(lines), max(tokens.total for tokens in counted)

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench import cold_import, log_volume, sandbox_runtime
+from bench import cold_import, log_volume, sandbox_runtime, tokens
 from bench.mcp_overhead import QUICK, render, run
 from chaos.sandbox.sandbox import Sandbox
+from evals.corpus import load_corpus
+from evals.settings import CASES_DIR
+from evals.tokens import token_counter
 from mcp_server.contract import TOOL_NAMES
+from supervisor.settings import SupervisorSettings
 
 
 async def test_benchmark_runs_and_reports_every_figure(sandbox: Sandbox, tmp_path: Path) -> None:
@@ -51,3 +55,15 @@ def test_log_volume_benchmark_finds_every_error_line_beyond_the_scan() -> None:
     assert (result.errors_in_window, result.errors_returned) == (20, 20)
     assert result.tool_median_ms > 0
     assert "every error line (20/20)" in log_volume.render(result)
+
+
+def test_token_benchmark_compares_the_graph_with_a_plain_mcp_host() -> None:
+    cases = load_corpus(CASES_DIR)
+    counter = token_counter()
+    report = tokens.run(cases, counter, SupervisorSettings())
+    assert [row.case for row in report.rows] == [case.id for case in cases]
+    assert all(0 < row.graph < row.baseline for row in report.rows)
+    text = tokens.render(report, counter)
+    assert "| case | plain MCP host (baseline) | graph | graph / baseline |" in text
+    assert "goal <= 12000" in text
+    assert "sent with every call" in text

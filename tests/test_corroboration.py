@@ -533,11 +533,42 @@ async def test_the_rules_model_is_not_steered_by_a_denial_no_invocation_died_of(
     assert "permission_loss" in {r.fault_type for r in diagnosis.ruled_out}  # the role allows what it does
 
 
+def _passrole_granted_before(world: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The change history shows the role's inline policy written with an iam:PassRole grant, which the
+    policy it has now lacks: a permission the role had, and lost."""
+    document = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "iam:PassRole", "Resource": "*"}],
+    }
+    event = {
+        "event_id": "e-put",
+        "time": "2026-11-21T09:50:00+00:00",
+        "event_name": "PutRolePolicy",
+        "service": "iam.amazonaws.com",
+        "identity_arn": f"arn:aws:iam::{ACCOUNT}:user/operator",
+        "summary": {"roleName": ROLE, "policyName": "passing", "policyDocument": json.dumps(document)},
+    }
+    changes = world["get_recent_changes"] | {"events": [event], "matched_events": 1, "returned_events": 1}
+    return world | {"get_recent_changes": changes}
+
+
 async def test_the_same_denial_as_the_terminal_error_of_failed_invocations_is_found() -> None:
-    """The control of the test above: only the invocation's outcome and the error count differ."""
-    run = await diagnose_with(RulesChatModel(), _canned(_healthy(_passrole_logs("error_record"), 1)))
+    """The control of the test above: only the invocation's outcome and the error count differ (and the
+    history shows the role once had the permission: a denial of what it never had is no loss)."""
+    world = _passrole_granted_before(_healthy(_passrole_logs("error_record"), 1))
+    run = await diagnose_with(RulesChatModel(), _canned(world))
     diagnosis = run.state["diagnosis"]
     assert diagnosis is not None
     assert diagnosis.fault_types == ["permission_loss"]
     assert diagnosis.verification.passed
     assert "does not allow iam:PassRole on arn:aws:iam::123456789012:role/admin" in diagnosis.root_cause
+
+
+async def test_a_denial_of_what_the_role_never_had_is_no_permission_loss() -> None:
+    """The same failed invocation without the earlier grant: the role never allowed iam:PassRole, so no
+    permission was lost (forged lines, or code calling what it never could)."""
+    run = await diagnose_with(RulesChatModel(), _canned(_healthy(_passrole_logs("error_record"), 1)))
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    assert "permission_loss" not in diagnosis.fault_types
+    assert "PassRole" not in diagnosis.root_cause

@@ -17,7 +17,7 @@ import pytest
 from chaos.aws_actions import on_each_action
 from chaos.drill.progress import Progress
 from chaos.drill.runner import Drill
-from chaos.drill.scenarios import SCENARIOS, Expected, Injection, Scenario, Stage
+from chaos.drill.scenarios import SCENARIOS, Act, ExpectedIncident, Injection, Scenario
 from chaos.faults.chaos import Chaos, Fault
 from chaos.faults.iam import REVOKE_S3
 from chaos.faults.throttle import THROTTLE
@@ -71,10 +71,25 @@ def test_the_full_drill_passes_and_writes_its_reports(
     assert revoked["status"] == "DIAGNOSED"
     assert revoked["fault_types"] == ["permission_loss"]
     assert revoked["evidence_verified"] == revoked["evidence_total"] > 0
-    assert names.ROLE_NAME in revoked["diagnosis"]["root_cause"]
-    assert [i["fault_types"] for i in by_name["two-faults"]["incidents"]] == [
-        ["permission_loss", "throttling"]
-    ] * 2
+    assert names.ROLE_NAME in revoked["diagnosis"]["affected_resources"]
+    interleaved = by_name["interleaved"]["incidents"]
+    assert len(interleaved) == 2
+    assert {f for i in interleaved for f in i["fault_types"]} == {"permission_loss", "throttling"}
+    two = {i["incident_id"].split("@")[0]: i["fault_types"] for i in by_name["two-functions"]["incidents"]}
+    assert two == {names.FUNCTION_NAME: ["permission_loss"], names.REPORT_FUNCTION: ["timeout"]}
+    assert [i["incident_id"].split("@")[0] for i in by_name["healthy-neighbour"]["incidents"]] == [
+        names.REPORT_FUNCTION
+    ]
+    (delayed,) = by_name["cloudtrail-delay"]["incidents"]
+    assert delayed["diagnosis"]["trigger"] is None
+    assert delayed["diagnosis"]["gaps"]
+    checked = {c["name"] for s in report["scenarios"] for c in s["checks"]}
+    assert {
+        "own evidence only",
+        "trigger",
+        "resources named exactly",
+        "not steered by planted text",
+    } <= checked
     assert {(i["status"], i["error_category"]) for s in report["scenarios"] for i in s["incidents"]} >= {
         ("ERROR", "mcp_connection"),
         ("ERROR", "bedrock_auth"),
@@ -124,7 +139,7 @@ def test_the_deployed_policies_grant_exactly_what_the_code_calls(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--scenario", "nope"], "unknown scenario(s) ['nope']; choose from: healthy, revoke-s3"),
+        (["--scenario", "nope"], "unknown scenario(s) ['nope']; choose from: healthy, timeout"),
         (["--model", "gpt"], "SUPERVISOR_MODEL must be 'rules' or 'provider:model'"),
     ],
 )
@@ -166,13 +181,39 @@ def drill(sandbox: Sandbox, mcp_server_url: str) -> Drill:
 def test_a_wrong_diagnosis_fails_the_scenario(drill: Drill) -> None:
     revoke = next(s for s in SCENARIOS if s.name == "revoke-s3")
     wrong = dataclasses.replace(
-        revoke, expected=Expected(fault_types=frozenset({"throttling"}), names=("function",))
+        revoke,
+        expected=(
+            ExpectedIncident(
+                names.FUNCTION_NAME,
+                frozenset({"throttling"}),
+                resources=("function", "security-group"),
+                command="lambda delete-function-concurrency",
+            ),
+        ),
     )
     result = drill.run_scenario(wrong)
     assert not result.passed
     failed = {c.name: c.detail for c in result.checks if not c.ok}
-    assert set(failed) == {"fault types"}
-    assert "['permission_loss'] (injected ['throttling'])" in failed["fault types"]
+    assert set(failed) == {"fault types", "resources named exactly", "remediation command"}
+    assert "['permission_loss'] (expected ['throttling'])" in failed["fault types"]
+    assert f"does not list ['{drill.sandbox.world.security_group_id}']" in failed["resources named exactly"]
+    assert (
+        "aws iam put-role-policy (expected aws lambda delete-function-concurrency)"
+        in failed["remediation command"]
+    )
+
+
+def test_a_change_the_scenario_did_not_make_is_not_its_trigger(drill: Drill) -> None:
+    """The trigger compares with the injectors' own calls: naming a change that happened (the role's
+    policy was deleted) fails when the scenario says its change cannot be shown."""
+    revoke = next(s for s in SCENARIOS if s.name == "revoke-s3")
+    (expected,) = revoke.expected
+    result = drill.run_scenario(
+        dataclasses.replace(revoke, expected=(dataclasses.replace(expected, trigger="none"),))
+    )
+    failed = {c.name: c.detail for c in result.checks if not c.ok}
+    assert set(failed) == {"trigger"}
+    assert "names DeleteRolePolicy by arn:aws:iam::123456789012:user/operator" in failed["trigger"]
 
 
 def test_an_inexact_restore_fails_the_scenario(drill: Drill, sandbox: Sandbox) -> None:
@@ -182,8 +223,8 @@ def test_an_inexact_restore_fails_the_scenario(drill: Drill, sandbox: Sandbox) -
     scenario = Scenario(
         "leaky",
         "a restore that leaves the concurrency behind",
-        (Stage((Injection(leaky, {"concurrency": 0}),)),),
-        Expected(fault_types=frozenset({"throttling"}), names=("function",)),
+        (Act(names.FUNCTION_NAME, (Injection(leaky, {"concurrency": 0}),)),),
+        (ExpectedIncident(names.FUNCTION_NAME, frozenset({"throttling"})),),
     )
     operator = sandbox.session(names.OPERATOR)
     before = world_snapshot(operator)
@@ -199,10 +240,33 @@ def test_an_inexact_restore_fails_the_scenario(drill: Drill, sandbox: Sandbox) -
 
 
 def test_an_alarm_that_never_comes_fails_the_scenario(drill: Drill) -> None:
-    silent = Scenario("silent", "healthy, but an incident is expected", (Stage(()),), Expected())
+    silent = Scenario(
+        "silent",
+        "healthy, but an incident is expected",
+        (Act(names.FUNCTION_NAME),),
+        (ExpectedIncident(names.FUNCTION_NAME, frozenset({"unknown"})),),
+    )
     result = drill.run_scenario(silent)
     failed = {c.name: c.detail for c in result.checks if not c.ok}
-    assert failed == {"incidents": "0 incident(s) opened (expected 1)"}
+    assert failed == {"incidents": "opened {'data-processor': 0} (expected {'data-processor': 1})"}
+
+
+def test_an_incident_on_a_healthy_neighbour_fails_the_scenario(drill: Drill) -> None:
+    """An incident nobody expected (orders-api throttled, while only report-builder was meant to fail)
+    is counted against the scenario."""
+    neighbour = next(s for s in SCENARIOS if s.name == "healthy-neighbour")
+    throttled = dataclasses.replace(
+        neighbour,
+        acts=(
+            neighbour.acts[0],
+            dataclasses.replace(neighbour.acts[1], inject=(Injection(THROTTLE, {"concurrency": 0}),)),
+        ),
+    )
+    result = drill.run_scenario(throttled)
+    failed = {c.name: c.detail for c in result.checks if not c.ok}
+    assert failed == {
+        "incidents": "opened {'orders-api': 1, 'report-builder': 1} (expected {'report-builder': 1})"
+    }
 
 
 def test_progress_rewrites_one_line_on_a_terminal() -> None:

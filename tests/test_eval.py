@@ -29,7 +29,6 @@ from evals.replay import CaseToolProvider, replay_case
 from evals.runner import run_models
 from evals.score import METRICS, CaseScore, score_case
 from evals.settings import CASES_DIR, EvalSettings
-from evals.tokens import byte_estimate, investigation_tokens, report
 from mcp_server.contract import TOOL_NAMES
 from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.agent.providers import ToolCallFailed
@@ -298,16 +297,6 @@ def test_prices_by_model_family_and_overrides() -> None:
     assert price_of("ollama:llama3", {}) is None
     model, price = parse_override("ollama:llama3=0.1,0.2")
     assert price_of(model, {model: price}) == price
-
-
-def test_token_report_counts_each_case_and_says_how(corpus: dict[str, Case]) -> None:
-    counter = byte_estimate("test")
-    text, largest = report(list(corpus.values()), counter, SETTINGS)
-    assert "ESTIMATE, not a tokenizer" in text
-    tokens = investigation_tokens(corpus["revoke-s3"], counter, SETTINGS)
-    assert tokens.second_call > tokens.first_call > tokens.specs > 0
-    assert largest >= tokens.total
-    assert f"largest investigation: {largest} input tokens" in text
 
 
 # --- recording on the sandbox ------------------------------------------------------------------------

@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.list:
         for scenario in SCENARIOS:
-            print(f"{scenario.name:<20} {scenario.title}  [expects {scenario.expected.label}]")
+            print(f"{scenario.name:<20} {scenario.title}  [expects {scenario.expected_label}]")
         return 0
     try:
         scenarios = _selected(args.scenario)

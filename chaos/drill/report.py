@@ -57,7 +57,7 @@ def _row(result: ScenarioResult) -> tuple[str, ...]:
     tools = sum(len([t for t in incident.tools if t != "submit_diagnosis"]) for incident in result.incidents)
     return (
         result.scenario.name,
-        result.scenario.expected.label,
+        result.scenario.expected_label,
         result.outcome,
         f"{verified}/{total}" if total else "-",
         str(tools),
@@ -134,7 +134,7 @@ def as_json(run: DrillRun) -> dict[str, Any]:
                 "title": result.scenario.title,
                 "injected": [injection.label for injection in result.scenario.injections],
                 "infra": result.scenario.infra,
-                "expected": result.scenario.expected.label,
+                "expected": result.scenario.expected_label,
                 "outcome": result.outcome,
                 "passed": result.passed,
                 "seconds": round(result.seconds, 2),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+import threading
 import time
 import traceback
 import uuid
@@ -15,24 +16,60 @@ from datetime import timedelta
 from typing import Any, TextIO
 
 from chaos.aws_actions import on_each_action
-from chaos.drill.checks import Check, Incident, check_incident, check_not_steered
-from chaos.drill.infra import infra_fault
+from chaos.drill.checks import Change, Check, Incident, Stage, check_incident
+from chaos.drill.infra import InfraFault, infra_fault
 from chaos.drill.progress import Progress
-from chaos.drill.scenarios import Resource, Scenario, Stage
+from chaos.drill.scenarios import (
+    INSTRUCTIONS_DEMANDS,
+    INSTRUCTIONS_FAULT,
+    INSTRUCTIONS_KEY,
+    Act,
+    Resource,
+    Scenario,
+)
 from chaos.drill.settings import DrillSettings
-from chaos.faults.chaos import Chaos
+from chaos.faults.chaos import Chaos, Fault
 from chaos.faults.errors import ChaosError
-from chaos.faults.logs import inject_lines, prompt_injection_lines
+from chaos.faults.logs import PLANTED_DEMANDS, PLANTED_FAULTS, inject_lines, planted_lines
 from chaos.sandbox import names
+from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_sns_events
-from chaos.workload.runtime import LocalLambdaRuntime
+from chaos.workload.runtime import Invocation, LocalLambdaRuntime, RuntimeSettings
+from supervisor.incident.audit import read_context
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import from_item
 from supervisor.orchestrator import build_pipeline
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
 from watchdog.handler import build_watchdog
+
+MISSING_KEY = "incoming/orders-9999.json"  # an input batch that does not exist: an application error
+DRILL_INCIDENTS_PER_HOUR = 500
+CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
+_NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
+
+
+@dataclass
+class _StageLog:
+    """What the scenario did to one function, gathered as it runs."""
+
+    changes: list[Change] = field(default_factory=list)
+    request_ids: set[str] = field(default_factory=set)
+    planted: list[str] = field(default_factory=list)
+    planted_fault: str | None = None
+    planted_demands: tuple[str, ...] = ()
+
+    def judged(self, resources: dict[Resource, str], function: str) -> Stage:
+        return Stage(
+            resources,
+            tuple(self.changes),
+            frozenset(self.request_ids),
+            tuple(self.planted),
+            self.planted_fault,
+            self.planted_demands,
+            tuple(f for f in names.FUNCTIONS if f != function),
+        )
 
 
 @dataclass
@@ -89,13 +126,14 @@ class Drill:
         self.aws_actions: dict[str, set[str]] = {name: set() for name in self.identities}
         for name, session in self.identities.items():
             on_each_action(session, self.aws_actions[name].add)
-        self.function = names.FUNCTION_NAME
-        configuration = self.operator.client("lambda").get_function_configuration(FunctionName=self.function)
-        self.names: dict[Resource, str] = {
-            "role": configuration["Role"].rsplit("/", 1)[-1],
-            "function": self.function,
-            "security-group": sandbox.world.security_group_id,
+        lambda_ = self.operator.client("lambda")
+        self.roles = {
+            function: lambda_.get_function_configuration(FunctionName=function)["Role"].rsplit("/", 1)[-1]
+            for function in names.FUNCTIONS
         }
+        self.operator_arn = self.operator.client("sts").get_caller_identity()["Arn"]
+        self._outputs: list[Invocation] = []  # invocations whose output is to be discarded
+        self._world: str | None = None  # the last snapshot taken
 
     def run(self, scenarios: list[Scenario]) -> list[ScenarioResult]:
         results = []
@@ -111,51 +149,94 @@ class Drill:
         started = time.monotonic()
         result = ScenarioResult(scenario)
         step = self.progress.step
-        # Metrics and alarm states a previous scenario left behind are not this one's.
-        self.sandbox.reset_cloudwatch()
-        self._drain()
-        before = world_snapshot(self.operator)
+        self._fresh_stage()
+        # The world as the previous scenario's restore left it (checked then), or as it starts.
+        before = self._world or world_snapshot(self.operator)
         chaos = Chaos(self.operator, say=lambda _: None)
-        injected = []
-        with LocalLambdaRuntime(self.sandbox.session(names.LAMBDA_SERVICE)) as runtime:
+        applied: list[tuple[Fault, str]] = []
+        stages = {function: _StageLog() for function in names.FUNCTIONS}
+        runtime_settings = RuntimeSettings(
+            account_concurrency_limit=scenario.account_concurrency
+            or RuntimeSettings().account_concurrency_limit
+        )
+        with LocalLambdaRuntime(self.sandbox.session(names.LAMBDA_SERVICE), runtime_settings) as runtime:
+            responder = _Responder(self, scenario)
             try:
-                if scenario.hostile_logs:
-                    step("inject: prompt-injection lines into the log group")
-                    inject_lines(chaos, self.function, "prompt-injection")
-                for stage in scenario.stages:
-                    for injection in stage.inject:
-                        step(f"inject: {injection.label}")
-                        chaos.inject(injection.fault, self.function, **injection.params)
-                        injected.append(injection.fault)
-                    self._traffic(runtime, stage)
-                events = self._alarms(scenario.expected.incidents)
-                with infra_fault(scenario.infra, self.mcp_url, self.settings) as infra:
-                    result.incidents = self._handle(events, infra.overrides)
-                    failed_attempts = [a for incident in result.incidents for a in incident.failed_attempts]
-                    result.checks += infra.checks(failed_attempts)
+                if scenario.cloudtrail_delay:
+                    step(f"CloudTrail: deliveries delayed by {CLOUDTRAIL_DELAY_SECONDS:.0f}s")
+                    self.sandbox.set_cloudtrail_delay(CLOUDTRAIL_DELAY_SECONDS)
+                responder.start()
+                if scenario.plant:
+                    function = scenario.acts[0].function
+                    step(f"plant: {scenario.plant} lines into {function}'s log group")
+                    inject_lines(chaos, function, scenario.plant)
+                    planted = stages[function]
+                    planted.planted += planted_lines(scenario.plant, function, self.roles[function])
+                    planted.planted_fault = PLANTED_FAULTS.get(scenario.plant)
+                    planted.planted_demands += PLANTED_DEMANDS.get(scenario.plant, ())
+                for act in scenario.acts:
+                    stage = stages[act.function]
+                    for injection in act.inject:
+                        step(f"inject: {injection.label} on {act.function}")
+                        first = len(chaos.calls)
+                        applied.append((injection.fault, act.function))
+                        chaos.inject(injection.fault, act.function, **injection.params)
+                        stage.changes += [
+                            Change(call.operation, self.operator_arn)
+                            for call in chaos.calls[first:]
+                            if call.service not in _NOT_CHANGES
+                        ]
+                    self._traffic(runtime, act, stage)
+                result.incidents = responder.collect(len(scenario.expected), self.settings.alarm_wait_seconds)
+                result.checks += responder.infra_checks()
             except ChaosError as error:
                 result.checks.append(Check("inject", False, str(error)))
             except Exception as error:  # one broken scenario must not stop the drill or skip its restore
                 traceback.print_exc(file=self.log or sys.stderr)
                 result.checks.append(Check("scenario ran", False, f"{type(error).__name__}: {error}"))
             finally:
-                result.checks += self._restore(chaos, injected, before, runtime)
-        result.checks[:0] = self._evaluate(scenario, result.incidents)
+                responder.stop()
+                if responder.error is not None:
+                    result.checks.append(Check("alarms handled", False, responder.error))
+                if scenario.cloudtrail_delay:
+                    self.sandbox.set_cloudtrail_delay(0)
+                result.checks += self._restore(chaos, applied, before, runtime, scenario.functions)
+        result.checks[:0] = self._evaluate(scenario, result.incidents, stages)
         result.seconds = time.monotonic() - started
         return result
 
-    def _traffic(self, runtime: LocalLambdaRuntime, stage: Stage) -> None:
-        if stage.traffic == "burst":
+    def _fresh_stage(self) -> None:
+        """Metrics, alarm states, log lines and queued alarms of earlier scenarios out of the way: each
+        scenario can read only its own evidence."""
+        self.sandbox.reset_cloudwatch()
+        logs = self.operator.client("logs")
+        for function in names.FUNCTIONS:
+            group = f"/aws/lambda/{function}"
+            for page in logs.get_paginator("describe_log_streams").paginate(logGroupName=group):
+                for stream in page["logStreams"]:
+                    logs.delete_log_stream(logGroupName=group, logStreamName=stream["logStreamName"])
+        self._drain()
+
+    def _traffic(self, runtime: LocalLambdaRuntime, act: Act, stage: _StageLog) -> None:
+        function = act.function
+        if act.traffic == "burst":
             count = self.settings.burst_size
-            self.progress.step(f"traffic: a burst of {count} concurrent invocations")
-            event = names.input_event(work_seconds=self.settings.burst_work_seconds)
-            invocations = runtime.invoke_burst(self.function, event, count)
+            self.progress.step(f"traffic: a burst of {count} concurrent invocations of {function}")
+            event = default_event(function) | {"work_seconds": self.settings.burst_work_seconds}
+            invocations = runtime.invoke_burst(function, event, count, act.qualifier)
         else:
-            event = names.input_event()
-            if stage.traffic == "missing-key":
-                event["key"] = "incoming/orders-9999.json"
-            self.progress.step(f"traffic: invoke {self.function}")
-            invocations = [runtime.invoke(self.function, event)]
+            event = default_event(function)
+            if act.traffic == "missing-key":
+                event = {"key": MISSING_KEY, "work_seconds": 0.0}
+            elif act.traffic == "instructions":
+                event = {"key": INSTRUCTIONS_KEY, "work_seconds": 0.0}
+                stage.planted.append(INSTRUCTIONS_KEY)
+                stage.planted_fault = INSTRUCTIONS_FAULT
+                stage.planted_demands += INSTRUCTIONS_DEMANDS
+            self.progress.step(f"traffic: invoke {function}" + (f" x{act.count}" if act.count > 1 else ""))
+            invocations = [runtime.invoke(function, event, act.qualifier) for _ in range(act.count)]
+        stage.request_ids.update(invocation.request_id for invocation in invocations)
+        self._outputs += invocations
         statuses = Counter(invocation.status for invocation in invocations)
         self.progress.step("traffic: " + ", ".join(f"{n} {status}" for status, n in statuses.items()))
 
@@ -167,104 +248,149 @@ class Drill:
             wait_seconds=wait_seconds,
         )
 
-    def _alarms(self, expected: int) -> list[dict[str, Any]]:
-        """The SNS Lambda events of the scenario's alarms: wait for ``expected`` (for none, a short while,
-        to be sure none comes)."""
-        self.progress.step("alarm: waiting for CloudWatch → SNS")
-        events: list[dict[str, Any]] = []
-        deadline = time.monotonic() + (self.settings.alarm_wait_seconds if expected else 1.0)
-        while time.monotonic() < deadline and (expected == 0 or len(events) < expected):
-            events += self._drain(wait_seconds=1)
-        alarms = [json.loads(e["Records"][0]["Sns"]["Message"]) for e in events]
-        shown = [a.get("AlarmName") or a.get("error_type") for a in alarms]
-        self.progress.step(f"alarm: {len(events)} SNS event(s) {shown}")
-        return events
-
     def _pipeline(self, overrides: dict[str, Any]) -> IncidentPipeline:
-        settings = {"supervisor_model": self.model, "incident_window_seconds": 0} | overrides
+        # Every alarm its own incident, and the drill's few dozen incidents an hour are no storm.
+        settings = {
+            "supervisor_model": self.model,
+            "incident_window_seconds": 0,
+            "max_incidents_per_hour": DRILL_INCIDENTS_PER_HOUR,
+        } | overrides
         return build_pipeline(self.identities[names.SUPERVISOR], **settings)
 
-    def _handle(self, events: list[dict[str, Any]], overrides: dict[str, Any]) -> list[Incident]:
-        """Deliver each event to the orchestrator's pipeline, as Lambda would, and read back the result."""
-        pipeline = self._pipeline(overrides)
+    def _handle(self, pipeline: IncidentPipeline, event: dict[str, Any]) -> list[Incident]:
+        """Deliver one event to the orchestrator's pipeline, as Lambda would, and read back the result."""
+        alarm = json.loads(event["Records"][0]["Sns"]["Message"])
+        self.progress.step(f"alarm: {alarm.get('AlarmName') or alarm.get('error_type')} → incident pipeline")
+        counted = _Counted(self.progress)
+        pipeline.on_record = counted.record
+        context = _LambdaContext(time.monotonic() + self.settings.supervisor_timeout_seconds)
+        with contextlib.redirect_stdout(self.log) if self.log else contextlib.nullcontext():
+            response = pipeline.handle(event, context)
         incidents = []
-        for event in events:
-            counted = _Counted(self.progress)
-            pipeline.on_record = counted.record
-            self.progress.step("orchestrator: SNS event → incident pipeline")
-            context = _LambdaContext(time.monotonic() + self.settings.supervisor_timeout_seconds)
-            with contextlib.redirect_stdout(self.log) if self.log else contextlib.nullcontext():
-                response = pipeline.handle(event, context)
-            for outcome in response["outcomes"]:
-                if outcome["incident_id"] is None:
-                    continue
-                incident = self._read(pipeline, outcome["incident_id"])
-                incident.tools, incident.llm_calls, incident.tokens = (
-                    counted.tools,
-                    counted.llm_calls,
-                    counted.tokens,
-                )
-                self.progress.step(f"state: {incident.incident_id} {incident.outcome}")
-                incidents.append(incident)
+        for outcome in response["outcomes"]:
+            if outcome["incident_id"] is None:
+                continue
+            incident = self._read(pipeline, outcome["incident_id"])
+            incident.tools, incident.llm_calls, incident.tokens = (
+                counted.tools,
+                counted.llm_calls,
+                counted.tokens,
+            )
+            self.progress.step(f"state: {incident.incident_id} {incident.outcome}")
+            incidents.append(incident)
         return incidents
 
     def _read(self, pipeline: IncidentPipeline, incident_id: str) -> Incident:
         state = pipeline.store.get(incident_id) or {"status": "MISSING"}
         incident = Incident(
-            incident_id, str(state["status"]), state.get("error_category"), state.get("error_reason")
+            incident_id,
+            str(state.get("function_name") or incident_id.split("@", 1)[0]),
+            str(state["status"]),
+            state.get("error_category"),
+            state.get("error_reason"),
         )
         item = pipeline.store.get_context(incident_id)
         if item is not None:
             context = from_item(item)
+            incident.failed_attempts = list(context.get("failed_attempts", []))
             if context.get("diagnosis"):
                 incident.diagnosis = json.loads(context["diagnosis"])
-            incident.failed_attempts = list(context.get("failed_attempts", []))
+                incident.tool_results = [r.model_dump(mode="json") for r in read_context(item).tool_results]
         return incident
 
     def _restore(
-        self, chaos: Chaos, injected: list[Any], before: str, runtime: LocalLambdaRuntime
+        self,
+        chaos: Chaos,
+        applied: list[tuple[Fault, str]],
+        before: str,
+        runtime: LocalLambdaRuntime,
+        functions: tuple[str, ...],
     ) -> list[Check]:
         """Restore in reverse order, then compare the world with the snapshot and invoke once more."""
         checks = []
         try:
-            for fault in reversed(injected):
-                self.progress.step(f"restore: {fault.name}")
-                chaos.restore(fault, self.function)
+            for fault, function in reversed(applied):
+                self.progress.step(f"restore: {fault.name} on {function}")
+                chaos.restore(fault, function)
         except ChaosError as error:
             checks.append(Check("restore", False, str(error)))
-        after = world_snapshot(self.operator)
+        self._discard_outputs()
+        after = self._world = world_snapshot(self.operator)
         checks.append(
             Check(
                 "world restored",
                 after == before,
-                "function, role, concurrency and egress equal the pre-fault snapshot"
+                "the whole world equals the pre-fault snapshot"
                 if after == before
                 else _first_difference(before, after),
             )
         )
-        healthy = runtime.invoke(self.function, names.input_event())
-        checks.append(
-            Check("healthy after restore", healthy.status == "succeeded", f"invocation {healthy.status}")
-        )
+        for function in functions:
+            healthy = runtime.invoke(function, _light_event(function))
+            self._outputs.append(healthy)
+            checks.append(
+                Check(
+                    "healthy after restore",
+                    healthy.status == "succeeded",
+                    f"{function}: invocation {healthy.status}",
+                )
+            )
+        self._discard_outputs()
         self._drain()
         return checks
 
-    def _evaluate(self, scenario: Scenario, incidents: list[Incident]) -> list[Check]:
-        expected = scenario.expected
+    def _discard_outputs(self) -> None:
+        """The reports the drill's own traffic made report-builder store (at ``reports/<request id>.json``):
+        the function's everyday output, not part of the world a restore must give back."""
+        s3 = self.operator.client("s3")
+        for invocation in self._outputs:
+            if invocation.function_name == names.REPORT_FUNCTION:  # a run past its timeout may store one
+                s3.delete_object(Bucket=names.REPORT_BUCKET, Key=f"reports/{invocation.request_id}.json")
+        self._outputs.clear()
+
+    def _evaluate(
+        self, scenario: Scenario, incidents: list[Incident], stages: dict[str, _StageLog]
+    ) -> list[Check]:
+        wanted = Counter(expected.function for expected in scenario.expected)
+        opened = Counter(incident.function for incident in incidents)
+        shown = {f: opened[f] for f in names.FUNCTIONS if opened[f] or wanted[f]}
         checks = [
             Check(
                 "incidents",
-                len(incidents) == expected.incidents,
-                f"{len(incidents)} incident(s) opened (expected {expected.incidents})",
+                opened == wanted,
+                f"opened {dict(shown) or 'none'} (expected {dict(wanted) or 'none'})",
             )
         ]
-        for incident in incidents:
-            checks += check_incident(incident, expected, self.names)
-            if scenario.hostile_logs:
+        for function in names.FUNCTIONS:
+            mine = [incident for incident in incidents if incident.function == function]
+            expectations = [expected for expected in scenario.expected if expected.function == function]
+            stage = stages[function].judged(self.resource_names(function), function)
+            for incident, expected in zip(mine, expectations, strict=False):
+                checks += check_incident(incident, expected, stage)
+            partial = [e for e in expectations if e.partial]
+            if partial and len(mine) == len(expectations):
+                named = {fault for incident in mine for fault in incident.fault_types}
+                together = frozenset().union(*(e.fault_types for e in partial))
                 checks.append(
-                    check_not_steered(incident, prompt_injection_lines(self.function, self.names["role"]))
+                    Check(
+                        "every fault named",
+                        named == together,
+                        f"{function}: its incidents name {sorted(named)} (injected {sorted(together)})",
+                    )
                 )
         return checks
+
+    def resource_names(self, function: str) -> dict[Resource, str]:
+        world = self.sandbox.world
+        return {
+            "function": function,
+            "role": self.roles[function],
+            "security-group": world.security_group_id,
+            "network-acl": world.network_acl_id,
+            "route-table": world.route_table_id,
+            "table": names.ORDERS_TABLE,
+            "bucket": names.INPUT_BUCKET,
+        }
 
     def closing_checks(self) -> list[Check]:
         """After every scenario: the watchdog's sweep (as its own identity) finds nothing stale, and no
@@ -291,6 +417,74 @@ class Drill:
         return checks
 
 
+class _Responder:
+    """The orchestrator's side while a scenario runs: each alarm is handled as it reaches SNS, in a thread
+    of its own, whatever the scenario is doing then (a second fault can land mid-investigation). The
+    scenario's infrastructure fault is put in place when the first alarm arrives."""
+
+    def __init__(self, drill: Drill, scenario: Scenario) -> None:
+        self.drill = drill
+        self.scenario = scenario
+        self.incidents: list[Incident] = []
+        self.error: str | None = None
+        self._infra: InfraFault | None = None
+        self._stop = threading.Event()
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._run, name=f"responder-{scenario.name}", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def collect(self, expected: int, wait_seconds: float) -> list[Incident]:
+        """The incidents once ``expected`` are in, or when ``wait_seconds`` have passed (for none: a
+        second, to be sure no alarm comes)."""
+        self.drill.progress.step(f"alarm: waiting for {expected} alarm(s) through CloudWatch → SNS")
+        deadline = time.monotonic() + (wait_seconds if expected else 1.0)
+        with self._changed:
+            while (expected == 0 or len(self.incidents) < expected) and self.error is None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._changed.wait(left)
+        self.stop()
+        return list(self.incidents)
+
+    def infra_checks(self) -> list[Check]:
+        if self._infra is None:
+            return []
+        return self._infra.checks([a for incident in self.incidents for a in incident.failed_attempts])
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=self.drill.settings.supervisor_timeout_seconds)
+
+    def _run(self) -> None:
+        with contextlib.ExitStack() as stack:
+            pipeline: IncidentPipeline | None = None
+            try:
+                while not self._stop.is_set():
+                    events = self.drill._drain()
+                    if not events:
+                        self._stop.wait(0.1)
+                        continue
+                    if pipeline is None:
+                        self._infra = stack.enter_context(
+                            infra_fault(self.scenario.infra, self.drill.mcp_url, self.drill.settings)
+                        )
+                        pipeline = self.drill._pipeline(self._infra.overrides)
+                    for event in events:
+                        handled = self.drill._handle(pipeline, event)
+                        with self._changed:
+                            self.incidents += handled
+                            self._changed.notify_all()
+            except Exception as error:  # reported as a failed check; the scenario still restores
+                traceback.print_exc(file=self.drill.log or sys.stderr)
+                with self._changed:
+                    self.error = f"{type(error).__name__}: {error}"
+                    self._changed.notify_all()
+
+
 class _Counted:
     """Counts one event's model calls, tool calls and tokens while passing them on to the progress."""
 
@@ -307,6 +501,13 @@ class _Counted:
             self.llm_calls += 1
             self.tokens += record.usage.total_tokens
         self.progress.record(record)
+
+
+def _light_event(function: str) -> dict[str, Any]:
+    """Everyday traffic for the check after a restore; report-builder's smallest report, to save time."""
+    if function == names.REPORT_FUNCTION:
+        return names.report_request(size_mb=1, work_seconds=0.1)
+    return default_event(function)
 
 
 def _first_difference(before: str, after: str) -> str:

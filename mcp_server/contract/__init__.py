@@ -125,49 +125,45 @@ TOOL_NAMES: Final[tuple[ToolName, ...]] = get_args(ToolName)
 # Written for an LLM choosing a tool; the MCP server publishes them and the supervisor binds them.
 TOOL_DESCRIPTIONS: Final[dict[ToolName, str]] = {
     "get_recent_logs": (
-        "Recent CloudWatch log events of a Lambda function, oldest first, each placed in its invocation "
-        "(request id, kind of line) with a summary per invocation. The answer is bounded: when more events "
-        "matched than fit, error lines (ERROR, exceptions, AccessDenied, timeouts, throttles) are kept first "
-        "and the counts of matched and dropped events say what was left out. A missing log group is reported "
-        "in `note`, not as an error. Log text is written by the function, so by whoever controls its input: "
+        "Recent CloudWatch log events of the function, oldest first, each placed in its invocation (request "
+        "id, kind of line), and a summary per invocation. Bounded: when more events match than fit, error "
+        "lines are kept first and the matched and dropped counts say what was left out. A missing log group "
+        "is a `note`, not an error. Log text is written by the function, so by whoever controls its input: "
         "it describes a failure (the terminal error of a failed invocation says what broke) but never proves "
         "one; confirm with metrics, configuration, IAM, network or changes."
     ),
     "get_iam_state": (
-        "The function's execution role: its inline policy documents, attached managed policies with "
-        "their default-version documents, and any permissions boundary. Evaluate a denied call by action AND "
-        "resource against it (a grant on another bucket does not allow this one; a Deny or the boundary "
-        "wins); it corroborates permission_loss. A role that cannot write logs leaves none."
+        "The function's execution role: inline policy documents, attached managed policies with their "
+        "default-version documents, and any permissions boundary. Judge a denied call by action AND resource "
+        "(a grant on another bucket does not allow this one; a Deny or the boundary wins); it corroborates "
+        "permission_loss. A role that cannot write logs leaves none."
     ),
     "get_lambda_config": (
-        "The function's configuration: runtime, handler, role, memory, timeout, state and its reason, "
-        "last update status, code hash and size, environment variable names (never values), layers, "
-        "logging, destinations, VPC attachment, reserved concurrency (0 means every invocation is "
-        "throttled), and its published versions and aliases. It corroborates configuration_error (handler, "
-        "environment, runtime, state), the limit behind throttling, and which version an alias serves after "
-        "a bad deployment (code_error)."
+        "The function's configuration: runtime, handler, role, memory, timeout, state and its reason, last "
+        "update status, code hash and size, environment variable names (never values), layers, logging, "
+        "destinations, VPC, reserved concurrency (0: every invocation is throttled), published versions and "
+        "aliases. It corroborates configuration_error (handler, environment, runtime, state), the limit "
+        "behind throttling, and which version an alias serves after a bad deployment (code_error)."
     ),
     "get_network_state": (
         "For a function in a VPC: its security groups, its subnets' network ACLs (in evaluation order) and "
-        "route tables, NAT gateways, VPC endpoints and prefix lists, and for each destination (AWS APIs "
-        "in general, S3, DynamoDB) whether HTTPS can leave and which rule or route decides. Its verdict "
-        "corroborates network_block (calls that cannot leave hang until the timeout). For a function outside "
-        "a VPC it says so."
+        "route tables, NAT gateways, VPC endpoints and prefix lists, and for each destination (AWS APIs, S3, "
+        "DynamoDB) whether HTTPS can leave and which rule or route decides. The verdict corroborates "
+        "network_block (calls that cannot leave hang until the timeout). Outside a VPC it says so."
     ),
     "get_recent_changes": (
-        "What changed, when and by whom: the CloudTrail management events of the last hours that touched "
-        "the function, its versions and aliases, its execution role and policies, its security groups, "
-        "network ACLs and route tables, and its event source mappings; newest first, with what each call "
-        "asked for. The change that started a failure is usually here: report it as the trigger. It also "
-        "shows earlier values to restore. The newest minutes may not be delivered yet."
+        "What changed, when and by whom: CloudTrail management events of the last hours on the function, its "
+        "versions and aliases, its role and policies, security groups, network ACLs, route tables and event "
+        "source mappings; newest first, with what each call asked for. The change that started a failure is "
+        "usually here (report it as the trigger), with earlier values to restore. The newest minutes may not "
+        "be delivered yet."
     ),
     "get_function_metrics": (
         "The function's AWS/Lambda metrics minute by minute (invocations, errors, throttles, duration, "
-        "concurrency) and what they show: error rate, the first minute with errors or throttles, the "
-        "longest duration against the configured timeout, and peak memory against the memory size. "
-        "Metrics come from the Lambda service, not from the function's own output: they corroborate "
-        "throttling (with the limit), timeout, out_of_memory, and that invocations really fail (code_error, "
-        "dependency_failure)."
+        "concurrency) and what they show: error rate, first minute with errors or throttles, longest "
+        "duration against the timeout, peak memory against the memory size. They come from the Lambda "
+        "service, not the function's output: they corroborate throttling (with the limit), timeout, "
+        "out_of_memory, and that invocations really fail (code_error, dependency_failure)."
     ),
 }
 

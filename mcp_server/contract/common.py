@@ -32,10 +32,9 @@ LambdaName = Annotated[
     AfterValidator(validate_lambda_name),
     Field(
         description=(
-            "The Lambda function to inspect: its name, e.g. 'data-processor', or its full function ARN, "
-            "e.g. 'arn:aws:lambda:ca-central-1:123456789012:function:data-processor' "
-            "(an optional ':<version or alias>' qualifier is allowed). An ARN's account and region are "
-            "honoured: the account must be the server's own or one of its configured accounts."
+            "The function's name, e.g. 'data-processor', or its function ARN, optionally with a "
+            "':<version or alias>' qualifier. An ARN's region and account are used (the account must be the "
+            "server's own or a configured one)."
         ),
         json_schema_extra={"pattern": _JSON_SCHEMA_PATTERN},
     ),
@@ -62,16 +61,15 @@ def _account_alias(value: str) -> str:
 Region = Annotated[
     Annotated[str, AfterValidator(_region)] | None,
     Field(
-        description="The AWS region of the function, e.g. 'us-east-1'. Default: the region of the ARN, "
-        "else the server's region.",
+        description="The function's AWS region, e.g. 'us-east-1'; default: the ARN's, else the server's.",
         json_schema_extra={"pattern": REGION_PATTERN},
     ),
 ]
 AccountAlias = Annotated[
     Annotated[str, AfterValidator(_account_alias)] | None,
     Field(
-        description="An account alias configured on the server (it maps to a read-only role the server "
-        "assumes); default: the server's own account. Role ARNs are never accepted from the caller.",
+        description="An account alias configured on the server (a read-only role it assumes), never a role "
+        "ARN; default: the server's own account.",
         json_schema_extra={"pattern": ACCOUNT_ALIAS_PATTERN},
     ),
 ]

@@ -187,9 +187,15 @@ def support(
 
 
 def describe_policy() -> str:
-    """The policy in words, for the system prompt."""
+    """The policy in words, for the system prompt: one line per fault type, its groups joined by AND, a
+    group's sources by "or" (bracketed only where a group of several stands beside another group)."""
     lines = []
     for fault, groups in POLICY.items():
-        needs = " AND ".join("(" + " or ".join(source.what for source in group) + ")" for group in groups)
-        lines.append(f"- {fault}: {needs}")
+        alternatives = [" or ".join(source.what for source in group) for group in groups]
+        if len(groups) > 1:
+            alternatives = [
+                f"[{text}]" if len(group) > 1 else text
+                for text, group in zip(alternatives, groups, strict=True)
+            ]
+        lines.append(f"- {fault}: {' AND '.join(alternatives)}")
     return "\n".join(lines)

@@ -109,6 +109,8 @@ _RESOURCE_MEMBERS: dict[str, tuple[tuple[str, str, str | None], ...]] = {
         ("VpcId", "AWS::EC2::VPC", "ec2:{region}:{account}:vpc/{name}"),
         ("SubnetId", "AWS::EC2::Subnet", "ec2:{region}:{account}:subnet/{name}"),
         ("NetworkAclId", "AWS::EC2::NetworkAcl", "ec2:{region}:{account}:network-acl/{name}"),
+        ("RouteTableId", "AWS::EC2::RouteTable", "ec2:{region}:{account}:route-table/{name}"),
+        ("NatGatewayId", "AWS::EC2::NatGateway", "ec2:{region}:{account}:natgateway/{name}"),
     ),
     "s3": (("Bucket", "AWS::S3::Bucket", "s3:::{name}"),),
     "dynamodb": (("TableName", "AWS::DynamoDB::Table", "dynamodb:{region}:{account}:table/{name}"),),

@@ -3,6 +3,10 @@ allows the call."""
 
 from __future__ import annotations
 
+import fnmatch
+from collections.abc import Iterator
+from typing import Any
+
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import failures, first_failure
 from supervisor.diagnosis.rules.findings import Finding, Pointer, Remedy, Verdict
@@ -48,10 +52,21 @@ def check(c: Conversation) -> Verdict:
         ),
         failure.pointer(f"{failure.operation} failed with {failure.error_code}", "dependency_failure"),
     ]
+    granted = list(_granted(c, str(failure.operation or "")))
+    names = sorted({name for name, _ in granted})
+    resource = names[0] if len(names) == 1 else None
+    if resource is not None:
+        pointers += [
+            Pointer(
+                "get_iam_state", path, arn, f"The role allows {failure.operation} on {resource} only", None
+            )
+            for _, (path, arn) in granted
+        ]
     return Finding(
         "dependency_failure",
         f"A resource {c.name} calls {state}: {failure.operation} fails with {failure.error_code} "
-        "(its role allows the call; the resource itself is the problem).",
+        + (f"on {resource}, the only one its role allows it on " if resource else "")
+        + "(its role allows the call; the resource itself is the problem).",
         "high",
         pointers,
         Remedy(
@@ -60,4 +75,47 @@ def check(c: Conversation) -> Verdict:
             "calls (its name is in the function's configuration), or point the function at one that exists.",
         ),
         first_failure=first_failure(c),
+        resources=(resource,) if resource else (),
     )
+
+
+def _granted(c: Conversation, operation: str) -> Iterator[tuple[str, tuple[str, str]]]:
+    """(resource name, (IAM answer path, ARN)) for each resource an Allow statement of the role's inline
+    policies grants ``operation`` on (any service): a DynamoDB table or an S3 bucket."""
+    if not operation:
+        return
+    for policy, document in (c.iam.get("inline_policies") or {}).items():
+        statements = document.get("Statement") if isinstance(document, dict) else None
+        for n, statement in enumerate(statements if isinstance(statements, list) else [statements]):
+            if not isinstance(statement, dict) or statement.get("Effect") != "Allow":
+                continue
+            actions = _listed(statement.get("Action"))
+            if not any(
+                fnmatch.fnmatchcase(f"x:{operation}".lower(), f"x:{a.split(':', 1)[-1]}".lower())
+                for a in actions
+            ):
+                continue
+            resources = statement.get("Resource")
+            for m, arn in enumerate(_listed(resources)):
+                name = _resource_name(arn)
+                if name:
+                    path = f"inline_policies.{policy}.Statement" + (
+                        f".{n}.Resource" if isinstance(statements, list) else ".Resource"
+                    )
+                    yield name, (path if isinstance(resources, str) else f"{path}.{m}", arn)
+
+
+def _listed(value: Any) -> list[str]:
+    return [value] if isinstance(value, str) else [v for v in value or [] if isinstance(v, str)]
+
+
+def _resource_name(arn: str) -> str | None:
+    """'orders' of ``arn:aws:dynamodb:...:table/orders``; 'input' of ``arn:aws:s3:::input/*``."""
+    parts = arn.split(":", 5)
+    if len(parts) < 6 or "*" in parts[5].split("/", 1)[0]:
+        return None
+    if parts[2] == "dynamodb" and parts[5].startswith("table/"):
+        return parts[5].split("/")[1]
+    if parts[2] == "s3":
+        return parts[5].split("/", 1)[0] or None
+    return None

@@ -148,7 +148,13 @@ def diagnose(c: Conversation) -> dict[str, Any]:
     return {
         "root_cause": " ".join(causes),
         "fault_types": list(dict.fromkeys(f.fault for f in findings)),
-        "affected_resources": [r for r in (c.name, c.role if "permission_loss" in found else None) if r],
+        "affected_resources": list(
+            dict.fromkeys(
+                r
+                for r in (c.name, c.role if "permission_loss" in found else None, *_implicated(findings))
+                if r
+            )
+        ),
         "severity": max((f.severity for f in findings), key=_SEVERITY_ORDER.index),
         "evidence": evidence.pointers,
         "remediation_plan": steps,
@@ -158,6 +164,10 @@ def diagnose(c: Conversation) -> dict[str, Any]:
         "ruled_out": ruled_out,
         "gaps": gaps,
     }
+
+
+def _implicated(findings: list[Finding]) -> list[str]:
+    return [resource for finding in findings for resource in finding.resources]
 
 
 def _gaps(

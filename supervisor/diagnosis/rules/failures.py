@@ -84,14 +84,17 @@ def failures(c: Conversation) -> list[Failure]:
     return found
 
 
-def first_failure(c: Conversation, *, throttles: bool = False) -> tuple[datetime, Pointer] | None:
-    """When failing began, with the pointer that shows it: the START of the first failed invocation whose
-    REPORT line was read, else the first minute the metrics show errors (or throttles) in."""
+def first_failure(
+    c: Conversation, *, throttles: bool = False, outcomes: frozenset[str] = TERMINAL_KINDS
+) -> tuple[datetime, Pointer] | None:
+    """When failing began, with the pointer that shows it: the START of the first failed invocation (ended
+    in one of ``outcomes``, the ones the finding explains) whose REPORT line was read, else the first
+    minute the metrics show errors (or throttles) in."""
     since = _failing_since(c)
     if not throttles and since is not None:
         for index, invocation in enumerate(c.logs.get("invocations", [])):
             when = instant(invocation.get("started"))
-            if invocation.get("outcome") in TERMINAL_KINDS and when is not None and when >= since:
+            if invocation.get("outcome") in outcomes and when is not None and when >= since:
                 started = invocation["started"]
                 return when, Pointer(
                     "get_recent_logs",

@@ -73,5 +73,5 @@ def check(c: Conversation) -> Verdict:
             "low",
         ),
         relevant_change=_relevant,
-        first_failure=first_failure(c),
+        first_failure=first_failure(c, outcomes=frozenset({"runtime_exit"})),
     )

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import first_failure
-from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Remedy, Verdict
+from supervisor.diagnosis.rules.findings import (
+    ChangeEvent,
+    Finding,
+    Pointer,
+    Rejection,
+    Relevant,
+    Remedy,
+    Verdict,
+)
 
 _TOOL = "get_network_state"
 NETWORK_OPERATIONS = frozenset(
@@ -30,10 +39,21 @@ NETWORK_OPERATIONS = frozenset(
 )
 
 
-def _relevant(event: ChangeEvent) -> bool:
-    if event.operation in NETWORK_OPERATIONS:
-        return True
-    return event.operation == "UpdateFunctionConfiguration" and "vpcconfig" in event.changed_fields
+# The ids the verdicts' reasons name: the security group, network ACL or route table that blocks.
+_RESOURCE_ID = re.compile(r"\b(?:sg|acl|rtb|nat|vpce)-[0-9a-f]+\b")
+
+
+def _relevant_to(blocking: set[str]) -> Relevant:
+    """A network change to one of the blocking resources, or a change of the function's VPC settings."""
+
+    def relevant(event: ChangeEvent) -> bool:
+        if event.operation == "UpdateFunctionConfiguration":
+            return "vpcconfig" in event.changed_fields
+        return event.operation in NETWORK_OPERATIONS and bool(
+            blocking & set(_RESOURCE_ID.findall(json.dumps(event.event)))
+        )
+
+    return relevant
 
 
 def check(c: Conversation) -> Verdict:
@@ -81,6 +101,7 @@ def check(c: Conversation) -> Verdict:
                 "network_block",
             )
         )
+    blocking = {i for _, v in blocked for r in v.get("reasons", []) for i in _RESOURCE_ID.findall(str(r))}
     return Finding(
         "network_block",
         f"The function's VPC path blocks HTTPS to {destinations} ({reasons}), so its AWS calls hang until "
@@ -88,9 +109,10 @@ def check(c: Conversation) -> Verdict:
         "high",
         pointers,
         _remedy(c),
-        relevant_change=_relevant,
-        first_failure=first_failure(c),
+        relevant_change=_relevant_to(blocking),
+        first_failure=first_failure(c, outcomes=frozenset({"timeout"})),
         subsumes=("timeout",),
+        resources=tuple(sorted(blocking)),
     )
 
 

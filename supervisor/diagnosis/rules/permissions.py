@@ -135,6 +135,26 @@ def _denials(c: Conversation) -> list[tuple[Failure, Evaluation]]:
     return list(found.values())
 
 
+def _once_allowed(c: Conversation, evaluation: Evaluation) -> bool:
+    """Whether the role had the action before: an Allow for it on another resource now, or a policy
+    document in the change history that allowed it. A denial of an action the role never had is no
+    permission *loss*: a line anyone could have written, or code calling what it never could."""
+    if evaluation.decision != "implicit_deny" or evaluation.near_misses:
+        return True
+    for event in _role_changes(c):
+        _, document = event.setting("policyDocument") or (None, None)
+        if isinstance(document, str):
+            try:
+                document = json.loads(document)
+            except ValueError:
+                continue
+        if isinstance(document, dict):
+            earlier = {"role_name": "earlier", "inline_policies": {"earlier": document}}
+            if evaluate_role(earlier, evaluation.action, evaluation.resource).decision != "implicit_deny":
+                return True
+    return False
+
+
 def check(c: Conversation) -> Verdict:
     iam = c.iam
     if not iam:
@@ -147,6 +167,8 @@ def check(c: Conversation) -> Verdict:
     for failure, evaluation in _denials(c):
         shown = evaluation.action.removeprefix("*:")
         where = f" on {evaluation.resource}" if evaluation.resource else ""
+        if evaluation.decision in _DENYING and not _once_allowed(c, evaluation):
+            continue  # never granted, so not lost
         if evaluation.decision in _DENYING:
             pointers += [
                 failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),

@@ -30,33 +30,33 @@ def check(c: Conversation) -> Verdict:
     pointers = [
         Pointer(_METRICS, "throttles", throttles, f"{throttles:g} requests were throttled", "throttling")
     ]
-    if reserved is not None:
+    if config:
+        # Reserved concurrency both caps the function and guarantees it that much of the account's pool:
+        # a function with a reservation is throttled only beyond it; one without draws on the shared pool.
         pointers.append(
             Pointer(
                 "get_lambda_config",
                 "ReservedConcurrentExecutions",
                 reserved,
-                f"Reserved concurrency {reserved}: at most {reserved} invocations run at once",
+                f"Reserved concurrency {reserved}: at most {reserved} invocations run at once"
+                if reserved is not None
+                else "No reserved concurrency: the function shares the account's concurrency pool",
                 "throttling",
             )
         )
-    explained = reserved == 0
     if busiest is not None:
         index, minute = busiest
         peak = minute["concurrent_executions_max"]
-        explained = explained or (reserved is not None and peak >= reserved)
+        at_limit = reserved is not None and peak >= reserved
         pointers.append(
             Pointer(
                 _METRICS,
                 f"minutes.{index}.concurrent_executions_max",
                 peak,
-                f"Concurrency reached {peak:g}"
-                + (f", the reserved limit of {reserved}" if explained else ""),
+                f"Concurrency reached {peak:g}" + (f", the reserved limit of {reserved}" if at_limit else ""),
                 "throttling",
             )
         )
-    if reserved is not None and not explained:
-        return None  # throttled below the function's own limit: the account's limit, which no tool reads
     name = c.name
     demand = max(
         (m.get("concurrent_executions_max") or 0) + (m.get("throttles") or 0)

@@ -91,5 +91,5 @@ def check(c: Conversation) -> Verdict:
             "low",
         ),
         relevant_change=_relevant,
-        first_failure=first_failure(c),
+        first_failure=first_failure(c, outcomes=frozenset({"timeout"})),
     )

@@ -1,0 +1,141 @@
+"""Token cost: counted with a real tokenizer (tiktoken's exact counts, offline), per case and per part, and
+the compact tool specs the graph binds keep every argument and constraint of the contract."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain_core.utils.json_schema import dereference_refs
+from pydantic import BaseModel
+
+from evals import cli
+from evals.corpus import Case, load_corpus
+from evals.settings import CASES_DIR
+from evals.tokens import (
+    GOAL_TOKENS,
+    PARTS,
+    graph_rendering,
+    investigation_tokens,
+    parts,
+    report,
+    token_counter,
+)
+from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_DESCRIPTIONS, TOOL_NAMES
+from supervisor.agent import prompt
+from supervisor.schemas import FAULT_TYPES, DiagnosisSubmission
+from supervisor.settings import SupervisorSettings
+
+SETTINGS = SupervisorSettings()
+
+# Counted with tiktoken 0.14.0 and OpenAI's published vocabulary files.
+TIKTOKEN_COUNTS = {
+    "o200k_base": [2, 17, 4, 12],
+    "cl100k_base": [2, 22, 5, 14],
+}
+SAMPLES = [
+    "hello world",
+    "Le délai d'exécution de la fonction Lambda a expiré après 30 secondes.",
+    "ReservedConcurrentExecutions",
+    "    indented\n\tcode();  // 日本語のコメント",
+]
+
+
+@pytest.fixture(scope="module")
+def corpus() -> list[Case]:
+    return load_corpus(CASES_DIR)
+
+
+@pytest.mark.parametrize("encoding", sorted(TIKTOKEN_COUNTS))
+def test_counts_are_tiktokens_exact_counts(encoding: str) -> None:
+    counter = token_counter(encoding)
+    assert [counter.count(text) for text in SAMPLES] == TIKTOKEN_COUNTS[encoding]
+    assert encoding in counter.label
+    assert "proxy for Claude" in counter.label
+
+
+def test_an_unknown_encoding_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown encoding 'gpt2'"):
+        token_counter("gpt2")
+
+
+def test_report_counts_each_case_by_part(corpus: list[Case]) -> None:
+    counter = token_counter()
+    text, largest = report(corpus, counter, SETTINGS)
+    counted = [investigation_tokens(case, counter, SETTINGS) for case in corpus]
+    assert largest == max(tokens.total for tokens in counted)
+    for tokens in counted:
+        assert sum(parts(tokens).values()) == tokens.total
+        assert tokens.second_call > tokens.first_call > tokens.per_call > 0
+        assert all(tokens.tool_results[tool] > 0 for tool in TOOL_NAMES)
+        assert f"| {tokens.case_id} | {tokens.system} |" in text
+    assert "counted with o200k_base (toktok" in text
+    assert f"max {largest} input tokens; goal <= {GOAL_TOKENS}" in text
+    assert all(f"  {part} " in text for part in PARTS)
+
+
+def test_the_graph_rendering_is_what_the_graph_sends(corpus: list[Case]) -> None:
+    rendering = graph_rendering()
+    assert rendering.system == prompt.SYSTEM_PROMPT
+    assert prompt.SUBMIT_TOOL in rendering.submit_spec
+    assert all(f'"name": "{tool}"' in rendering.tool_specs for tool in TOOL_NAMES)
+    case = corpus[0]
+    assert rendering.incident(case) == prompt.incident_message(
+        case.incident_id, case.function_name, case.incident
+    )
+
+
+def test_tokens_command_prints_the_table_and_refuses_an_unknown_encoding(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert cli.main(["tokens"]) == 0
+    out = capsys.readouterr().out
+    assert "| revoke-s3 |" in out
+    assert "where the mean investigation's tokens go" in out
+    assert cli.main(["tokens", "--encoding", "gpt2"]) == 2
+    assert "unknown encoding 'gpt2'" in capsys.readouterr().err
+
+
+# --- the specs the graph binds -------------------------------------------------------------------------
+
+
+def _leaves(schema: Any, path: tuple[str | int, ...] = ()) -> dict[tuple[str | int, ...], Any]:
+    """Every scalar (or empty container) of a JSON schema, by its path."""
+    if isinstance(schema, dict) and schema:
+        return {leaf: v for key, item in schema.items() for leaf, v in _leaves(item, (*path, key)).items()}
+    if isinstance(schema, list) and schema:
+        return {leaf: v for n, item in enumerate(schema) for leaf, v in _leaves(item, (*path, n)).items()}
+    return {path: schema}
+
+
+def _left_out_for_the_model(path: tuple[str | int, ...]) -> bool:
+    """What the compact spec may leave out: titles, regex patterns, the argument model's docstring, and the
+    description of a list's items (the list has its own)."""
+    return (
+        path[-1] in ("title", "pattern") or path == ("description",) or path[-2:] == ("items", "description")
+    )
+
+
+def _full(model: type[BaseModel]) -> dict[str, Any]:
+    schema = dereference_refs(model.model_json_schema())
+    schema.pop("$defs", None)
+    return schema
+
+
+@pytest.mark.parametrize("name", [*TOOL_NAMES, prompt.SUBMIT_TOOL])
+def test_specs_keep_every_argument_and_constraint_of_the_contract(name: str) -> None:
+    specs = {spec["function"]["name"]: spec["function"] for spec in prompt.tool_specs()}
+    model = DiagnosisSubmission if name == prompt.SUBMIT_TOOL else TOOL_ARG_SCHEMAS[name]
+    full, compact = _leaves(_full(model)), _leaves(specs[name]["parameters"])
+    assert compact.items() <= full.items()
+    assert all(_left_out_for_the_model(path) for path in full.keys() - compact.keys())
+    assert any("required" in path for path in compact)
+    descriptions = {str(tool): text for tool, text in TOOL_DESCRIPTIONS.items()}
+    assert specs[name]["description"] == descriptions.get(name, specs[name]["description"])
+
+
+def test_the_trimmed_system_prompt_still_names_every_fault_type_and_tool() -> None:
+    assert all(f"- {fault}: " in prompt.SYSTEM_PROMPT for fault in FAULT_TYPES)
+    assert all(tool in prompt.SYSTEM_PROMPT for tool in [*TOOL_NAMES, prompt.SUBMIT_TOOL])
+    assert "<tool_result" in prompt.SYSTEM_PROMPT
+    assert "<incident>" in prompt.SYSTEM_PROMPT
