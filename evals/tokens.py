@@ -1,8 +1,9 @@
 """Input tokens of an investigation that calls each tool once, per case, counted with a real tokenizer.
 
-The investigation is the shortest the graph allows: call 1 sends the system prompt, the tool specs and
-the incident; the model asks for the six tools; call 2 sends all of that again with the six answers (as
-the graph shows them, cut at ``tool_response_max_bytes``) and the model submits. What is counted is the
+The investigation is the shortest the graph allows: call 1 sends the system prompt, the six diagnostic
+tools' specs and the incident; the model asks for the six tools; call 2 sends all of that again with
+submit_diagnosis's spec and the six answers (as the graph shows them, cut at ``tool_response_max_bytes``)
+and the model submits. What is counted is the
 text sent: prompt, specs as JSON, message contents and tool calls; a provider's own framing adds a few
 tokens per message. Each part is counted as a text of its own, so the parts add up to the totals.
 
@@ -72,7 +73,7 @@ def graph_rendering() -> Rendering:
     return Rendering(
         "graph",
         prompt.SYSTEM_PROMPT,
-        json.dumps(prompt.tool_specs()[:-1], ensure_ascii=False),
+        json.dumps(prompt.diagnostic_specs(), ensure_ascii=False),
         json.dumps(prompt.submit_spec(), ensure_ascii=False),
         lambda case: prompt.incident_message(case.incident_id, case.function_name, case.incident),
         prompt.tool_result,
@@ -91,16 +92,17 @@ class InvestigationTokens:
 
     @property
     def per_call(self) -> int:
-        """Sent with every call, whatever the case: system prompt and specs."""
-        return self.system + self.tool_specs + self.submit_spec
+        """Sent with every call, whatever the case: system prompt and the diagnostic tools' specs."""
+        return self.system + self.tool_specs
 
     @property
     def first_call(self) -> int:
+        """The first turn is offered the diagnostic tools only: nothing can be submitted yet."""
         return self.per_call + self.incident
 
     @property
     def second_call(self) -> int:
-        return self.first_call + self.tool_calls + sum(self.tool_results.values())
+        return self.first_call + self.submit_spec + self.tool_calls + sum(self.tool_results.values())
 
     @property
     def total(self) -> int:
@@ -146,7 +148,7 @@ def parts(tokens: InvestigationTokens) -> dict[str, int]:
     return {
         "system": 2 * tokens.system,
         "tool specs": 2 * tokens.tool_specs,
-        "submit spec": 2 * tokens.submit_spec,
+        "submit spec": tokens.submit_spec,
         "incident": 2 * tokens.incident,
         "tool calls": tokens.tool_calls,
         **tokens.tool_results,

@@ -280,6 +280,7 @@ def build_graph(
     accounting: Accounting | None = None,
 ) -> Graph:
     accounting = accounting if accounting is not None else Accounting()
+    opening = model.bind_tools(prompt.diagnostic_specs())
     investigating = model.bind_tools(prompt.tool_specs())
     try:
         finishing = model.bind_tools([prompt.submit_spec()], tool_choice=prompt.SUBMIT_TOOL)
@@ -303,7 +304,8 @@ def build_graph(
         started = time.perf_counter()
         try:
             async with asyncio.timeout(settings.llm_timeout):
-                response = await (finishing if final else investigating).ainvoke(conversation)
+                bound = finishing if final else opening if turn == 1 else investigating
+                response = await bound.ainvoke(conversation)
         except TimeoutError:
             error = f"the model did not answer within {settings.llm_timeout:g} s"
             accounting.add(_llm_record(turn, started, None, final, error))

@@ -183,10 +183,15 @@ def submit_spec() -> dict[str, Any]:
     )
 
 
-def tool_specs() -> list[dict[str, Any]]:
-    """The six diagnostic tools and submit_diagnosis, in the OpenAI function format chat models bind."""
-    specs = [
+def diagnostic_specs() -> list[dict[str, Any]]:
+    """The six diagnostic tools, in the OpenAI function format chat models bind: all the first turn is
+    offered (there is nothing to submit before any tool has answered)."""
+    return [
         _function_spec(name, TOOL_DESCRIPTIONS[name], TOOL_ARG_SCHEMAS[name].model_json_schema())
         for name in TOOL_NAMES
     ]
-    return [*specs, submit_spec()]
+
+
+def tool_specs() -> list[dict[str, Any]]:
+    """The six diagnostic tools and submit_diagnosis: what every later turn is offered."""
+    return [*diagnostic_specs(), submit_spec()]
