@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench import cold_import, log_volume, sandbox_runtime, tokens
+from bench import cold_import, drill, log_volume, sandbox_runtime, tokens
 from bench.mcp_overhead import QUICK, render, run
 from chaos.sandbox.sandbox import Sandbox
 from evals.corpus import load_corpus
@@ -67,3 +67,12 @@ def test_token_benchmark_compares_the_graph_with_a_plain_mcp_host() -> None:
     assert "| case | plain MCP host (baseline) | graph | graph / baseline |" in text
     assert "goal <= 12000" in text
     assert "sent with every call" in text
+
+
+def test_drill_benchmark_reports_wall_time_against_the_budget() -> None:
+    cost = drill.run(["healthy", "revoke-s3"])
+    assert cost.passed
+    assert [name for name, _ in sorted(cost.slowest)] == ["healthy", "revoke-s3"]
+    assert 0 < cost.start_up_seconds < cost.wall_seconds
+    assert cost.scenario_seconds < cost.wall_seconds
+    assert f"{cost.budget_ratio:.2f}x the 120 s budget" in drill.render(cost)
