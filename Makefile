@@ -12,7 +12,7 @@ NODE_TOOLS := node-tools
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed
 NPM_FLAGS := --prefix $(NODE_TOOLS) --ignore-scripts --no-audit --no-fund --loglevel=error
 
-.PHONY: drill test lint typecheck unit sandbox package lock clean
+.PHONY: drill test lint typecheck unit sandbox package docs lock clean
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,11 @@ sandbox: $(STAMP)
 # Lambda zips of the supervisor and the watchdog for python3.12 (x86_64), in build/lambda/.
 package: $(STAMP)
 	$(BIN)/python -m deploy.package
+
+# The generated blocks of README.md and docs/*.md, from the code and the last drill report (docgen/);
+# BENCH=1 also runs the benchmarks again and rewrites their figures (minutes); ONLY=text, those alone.
+docs: $(STAMP)
+	$(BIN)/python -m docgen write $(if $(BENCH),--bench $(if $(ONLY),--only "$(ONLY)"))
 
 # Re-resolve every dependency to its newest allowed version and pin the result.
 lock:

@@ -1,6 +1,6 @@
 """The IAM policies of the deployed identities, built from the code's own permission lists
 (``supervisor/permissions.py``, ``watchdog/permissions.py``, ``mcp_server/permissions.py``), so the
-template, the sandbox identities and the README cannot drift apart. Resources are CloudFormation
+template, the sandbox identities and docs/tools.md cannot drift apart. Resources are CloudFormation
 expressions: each identity reaches only its own tables, parameter, model, log group and queue."""
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ def watchdog_statements(log_group: str) -> list[Statement]:
 
 
 def mcp_server_statements() -> list[Any]:
-    """Exactly the README's "Required IAM permissions": the tools' reads (describe-style APIs that
+    """Exactly "Required IAM permissions" in docs/tools.md: the tools' reads (describe-style APIs that
     take no resource ARN are granted on "*"), the key parameter, read once at startup, and, when other
     accounts are configured, sts:AssumeRole on their read-only roles only."""
     return [

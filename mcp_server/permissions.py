@@ -1,5 +1,5 @@
 """The AWS operations the diagnostic tools may call: the single source for the client-side
-read-only allowlist, the README's "Required IAM permissions" and every IAM policy we write."""
+read-only allowlist, "Required IAM permissions" in docs/tools.md and every IAM policy we write."""
 
 from __future__ import annotations
 

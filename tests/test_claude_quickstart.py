@@ -25,7 +25,7 @@ SHELL_BLOCK = re.compile(r"^[ ]*```sh\n(?P<body>.*?)^[ ]*```", re.MULTILINE | re
 
 
 def _quickstart_steps() -> list[str]:
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "tools.md").read_text()
     section = readme.split("\n### Claude Desktop\n", 1)[1].split("\n### ", 1)[0]
     section = section.split("Remote SSE server", 1)[0]
     return [textwrap.dedent(match["body"]) for match in SHELL_BLOCK.finditer(section)]

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -54,7 +55,8 @@ def test_the_full_drill_passes_and_writes_its_reports(
     full_drill: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
     ran, tmp_path = full_drill
-    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr[-3000:]
+    failed = [line for line in ran.stdout.splitlines() if "  FAIL  " in line]
+    assert ran.returncode == 0, "\n".join(failed) or ran.stdout[-3000:] + ran.stderr[-3000:]
     assert f"drill passed: {len(SCENARIOS)}/{len(SCENARIOS)} scenarios" in ran.stdout
     for scenario in SCENARIOS:  # one scorecard row each
         assert any(
@@ -173,9 +175,10 @@ def test_keep_running_leaves_the_sandbox_and_server_up_until_down(tmp_path: Path
 
 
 @pytest.fixture
-def drill(sandbox: Sandbox, mcp_server_url: str) -> Drill:
+def drill(sandbox: Sandbox, mcp_server_url: str) -> Iterator[Drill]:
     """The drill on the session's sandbox and MCP server, printing into a buffer."""
-    return Drill(sandbox, mcp_server_url, progress=Progress(io.StringIO(), live=False))
+    with Drill(sandbox, mcp_server_url, progress=Progress(io.StringIO(), live=False)) as drill:
+        yield drill
 
 
 def test_a_wrong_diagnosis_fails_the_scenario(drill: Drill) -> None:

@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             state_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="incident-drill-")))
         progress.note(f"incident-drill: {len(scenarios)} scenario(s), model {args.model}")
         try:
-            sandbox = start_sandbox(state_dir)
+            sandbox = start_sandbox(state_dir, alarm_interval_seconds=settings.alarm_interval_seconds)
         except SandboxError as error:
             print(f"incident-drill: {error}", file=sys.stderr)
             return 2
@@ -176,7 +176,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"({time.monotonic() - started:.1f}s)"
         )
         log = stack.enter_context(_supervisor_logs(args.report_dir / "supervisor.log"))
-        drill = Drill(sandbox, server.url, model=args.model, settings=settings, progress=progress, log=log)
+        drill = stack.enter_context(
+            Drill(sandbox, server.url, model=args.model, settings=settings, progress=progress, log=log)
+        )
         results = drill.run(scenarios)
         closing = drill.closing_checks()
         actions = {identity: sorted(used) for identity, used in drill.aws_actions.items()}

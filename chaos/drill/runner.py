@@ -133,7 +133,35 @@ class Drill:
         }
         self.operator_arn = self.operator.client("sts").get_caller_identity()["Arn"]
         self._outputs: list[Invocation] = []  # invocations whose output is to be discarded
+        self._runtimes: dict[int | None, LocalLambdaRuntime] = {}
         self._world: str | None = None  # the last snapshot taken
+
+    def __enter__(self) -> Drill:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop the execution environments the drill's runtimes keep warm."""
+        for runtime in self._runtimes.values():
+            runtime.close()
+        self._runtimes.clear()
+
+    def _runtime(self, account_concurrency: int | None) -> LocalLambdaRuntime:
+        """One Lambda runtime for the whole drill, its environments kept warm from scenario to scenario as
+        Lambda keeps them (a changed version or configuration gets a new one); a scenario that sets the
+        account's concurrency limit gets a runtime of its own."""
+        if account_concurrency not in self._runtimes:
+            settings = (
+                RuntimeSettings()
+                if account_concurrency is None
+                else RuntimeSettings(account_concurrency_limit=account_concurrency)
+            )
+            self._runtimes[account_concurrency] = LocalLambdaRuntime(
+                self.sandbox.session(names.LAMBDA_SERVICE), settings
+            )
+        return self._runtimes[account_concurrency]
 
     def run(self, scenarios: list[Scenario]) -> list[ScenarioResult]:
         results = []
@@ -155,52 +183,48 @@ class Drill:
         chaos = Chaos(self.operator, say=lambda _: None)
         applied: list[tuple[Fault, str]] = []
         stages = {function: _StageLog() for function in names.FUNCTIONS}
-        runtime_settings = RuntimeSettings(
-            account_concurrency_limit=scenario.account_concurrency
-            or RuntimeSettings().account_concurrency_limit
-        )
-        with LocalLambdaRuntime(self.sandbox.session(names.LAMBDA_SERVICE), runtime_settings) as runtime:
-            responder = _Responder(self, scenario)
-            try:
-                if scenario.cloudtrail_delay:
-                    step(f"CloudTrail: deliveries delayed by {CLOUDTRAIL_DELAY_SECONDS:.0f}s")
-                    self.sandbox.set_cloudtrail_delay(CLOUDTRAIL_DELAY_SECONDS)
-                responder.start()
-                if scenario.plant:
-                    function = scenario.acts[0].function
-                    step(f"plant: {scenario.plant} lines into {function}'s log group")
-                    inject_lines(chaos, function, scenario.plant)
-                    planted = stages[function]
-                    planted.planted += planted_lines(scenario.plant, function, self.roles[function])
-                    planted.planted_fault = PLANTED_FAULTS.get(scenario.plant)
-                    planted.planted_demands += PLANTED_DEMANDS.get(scenario.plant, ())
-                for act in scenario.acts:
-                    stage = stages[act.function]
-                    for injection in act.inject:
-                        step(f"inject: {injection.label} on {act.function}")
-                        first = len(chaos.calls)
-                        applied.append((injection.fault, act.function))
-                        chaos.inject(injection.fault, act.function, **injection.params)
-                        stage.changes += [
-                            Change(call.operation, self.operator_arn)
-                            for call in chaos.calls[first:]
-                            if call.service not in _NOT_CHANGES
-                        ]
-                    self._traffic(runtime, act, stage)
-                result.incidents = responder.collect(len(scenario.expected), self.settings.alarm_wait_seconds)
-                result.checks += responder.infra_checks()
-            except ChaosError as error:
-                result.checks.append(Check("inject", False, str(error)))
-            except Exception as error:  # one broken scenario must not stop the drill or skip its restore
-                traceback.print_exc(file=self.log or sys.stderr)
-                result.checks.append(Check("scenario ran", False, f"{type(error).__name__}: {error}"))
-            finally:
-                responder.stop()
-                if responder.error is not None:
-                    result.checks.append(Check("alarms handled", False, responder.error))
-                if scenario.cloudtrail_delay:
-                    self.sandbox.set_cloudtrail_delay(0)
-                result.checks += self._restore(chaos, applied, before, runtime, scenario.functions)
+        runtime = self._runtime(scenario.account_concurrency)
+        responder = _Responder(self, scenario)
+        try:
+            if scenario.cloudtrail_delay:
+                step(f"CloudTrail: deliveries delayed by {CLOUDTRAIL_DELAY_SECONDS:.0f}s")
+                self.sandbox.set_cloudtrail_delay(CLOUDTRAIL_DELAY_SECONDS)
+            responder.start()
+            if scenario.plant:
+                function = scenario.acts[0].function
+                step(f"plant: {scenario.plant} lines into {function}'s log group")
+                inject_lines(chaos, function, scenario.plant)
+                planted = stages[function]
+                planted.planted += planted_lines(scenario.plant, function, self.roles[function])
+                planted.planted_fault = PLANTED_FAULTS.get(scenario.plant)
+                planted.planted_demands += PLANTED_DEMANDS.get(scenario.plant, ())
+            for act in scenario.acts:
+                stage = stages[act.function]
+                for injection in act.inject:
+                    step(f"inject: {injection.label} on {act.function}")
+                    first = len(chaos.calls)
+                    applied.append((injection.fault, act.function))
+                    chaos.inject(injection.fault, act.function, **injection.params)
+                    stage.changes += [
+                        Change(call.operation, self.operator_arn)
+                        for call in chaos.calls[first:]
+                        if call.service not in _NOT_CHANGES
+                    ]
+                self._traffic(runtime, act, stage)
+            result.incidents = responder.collect(len(scenario.expected), self.settings.alarm_wait_seconds)
+            result.checks += responder.infra_checks()
+        except ChaosError as error:
+            result.checks.append(Check("inject", False, str(error)))
+        except Exception as error:  # one broken scenario must not stop the drill or skip its restore
+            traceback.print_exc(file=self.log or sys.stderr)
+            result.checks.append(Check("scenario ran", False, f"{type(error).__name__}: {error}"))
+        finally:
+            responder.stop()
+            if responder.error is not None:
+                result.checks.append(Check("alarms handled", False, responder.error))
+            if scenario.cloudtrail_delay:
+                self.sandbox.set_cloudtrail_delay(0)
+            result.checks += self._restore(chaos, applied, before, runtime, scenario.functions)
         result.checks[:0] = self._evaluate(scenario, result.incidents, stages)
         result.seconds = time.monotonic() - started
         return result

@@ -23,8 +23,19 @@ class DrillSettings(BaseSettings):
     burst_work_seconds: float = Field(
         default=0.5, ge=0.1, le=2.5, description="Work per burst invocation, so that they overlap."
     )
+    alarm_interval_seconds: float = Field(
+        default=0.25,
+        gt=0,
+        le=60,
+        description="How often the sandbox evaluates alarms (its own default is every second): AWS evaluates "
+        "a period about a minute after it ends, the drill only needs the order of events kept.",
+    )
     alarm_wait_seconds: float = Field(
-        default=3.0, gt=0, le=60, description="How long to wait for a scenario's alarms to reach SNS."
+        default=6.0,
+        gt=0,
+        le=60,
+        description="How long to wait for a scenario's alarms to reach SNS (a passing scenario waits only "
+        "until they are all in).",
     )
     supervisor_timeout_seconds: int = Field(
         default=300, ge=30, le=900, description="The supervisor Lambda's timeout (its deadline per event)."

@@ -1,4 +1,4 @@
-"""Fixed names of the sandbox world (see the README, "The embedded AWS sandbox")."""
+"""Fixed names of the sandbox world (docs/sandbox.md, "The world it provisions")."""
 
 from __future__ import annotations
 

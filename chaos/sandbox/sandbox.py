@@ -21,7 +21,7 @@ import boto3
 import botocore.session
 
 from chaos.sandbox import identities, names, profiles, world
-from chaos.sandbox.emulator import UNPATCHED_ENV
+from chaos.sandbox.emulator import ALARM_INTERVAL_ENV, UNPATCHED_ENV
 
 STATE_FILE = "sandbox.json"
 LOG_FILE = "emulator.log"
@@ -156,8 +156,10 @@ def start_sandbox(
     host: str = "127.0.0.1",
     port: int | None = None,
     unpatched: bool = False,
+    alarm_interval_seconds: float | None = None,
 ) -> Sandbox:
-    """Start the emulator, create the identities, enforce IAM, provision the world and write the files."""
+    """Start the emulator, create the identities, enforce IAM, provision the world and write the files.
+    ``alarm_interval_seconds``: how often the emulator evaluates alarms (its default: every second)."""
     state_dir = Path(state_dir)
     state_dir.mkdir(parents=True, exist_ok=True)
     existing = read_state(state_dir)
@@ -171,6 +173,8 @@ def start_sandbox(
     log_path = state_dir / LOG_FILE
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     child_env[UNPATCHED_ENV] = "1" if unpatched else "0"
+    if alarm_interval_seconds is not None:
+        child_env[ALARM_INTERVAL_ENV] = str(alarm_interval_seconds)
     with log_path.open("wb") as log:
         process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
             [sys.executable, "-m", "chaos.sandbox.emulator", "--host", host, "--port", str(port)],

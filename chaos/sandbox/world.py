@@ -9,6 +9,9 @@ in a second account, and what the incident-response toolkit itself needs.
 
 Each function has its own role (inline policy for what it calls, a customer-managed logs policy), log
 group and three alarms (Errors, Throttles, log silence) on the ``incident-alerts`` topic.
+
+docs/sandbox.md describes this world and its identities; docs/architecture.md ("Principles") says why
+what fails in it is decided by the emulator and the sandbox's own runtime, never by the diagnosis.
 """
 
 from __future__ import annotations

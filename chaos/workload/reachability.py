@@ -1,6 +1,6 @@
 """The sandbox's own emulation of VPC networking for a Lambda function's HTTPS calls to AWS endpoints.
 
-DESIGN.md "Wave 2", principle 1: the sandbox decides what the network carries by itself. This module
+docs/architecture.md, "Principles", 1: the sandbox decides what the network carries by itself. This module
 reads the VPC through an EC2 client and applies the rules below; it shares no code or predicate with
 the diagnosis.
 

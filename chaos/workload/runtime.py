@@ -370,17 +370,25 @@ class LocalLambdaRuntime:
         events = [
             {"timestamp": start_ms if i == 0 else now_ms, "message": line} for i, line in enumerate(lines)
         ]
-        try:
-            if not warm.stream_ready:
-                try:
-                    warm.logs.create_log_stream(logGroupName=spec.log_group, logStreamName=spec.log_stream)
-                except ClientError as error:
-                    if error.response.get("Error", {}).get("Code") != "ResourceAlreadyExistsException":
-                        raise
-                warm.stream_ready = True
-            warm.logs.put_log_events(
-                logGroupName=spec.log_group, logStreamName=spec.log_stream, logEvents=events
-            )
-        except ClientError:
-            return False
-        return True
+        for _ in range(2):  # a stream deleted under a warm environment is created again, as Lambda does
+            try:
+                if not warm.stream_ready:
+                    try:
+                        warm.logs.create_log_stream(
+                            logGroupName=spec.log_group, logStreamName=spec.log_stream
+                        )
+                    except ClientError as error:
+                        if error.response.get("Error", {}).get("Code") != "ResourceAlreadyExistsException":
+                            raise
+                    warm.stream_ready = True
+                warm.logs.put_log_events(
+                    logGroupName=spec.log_group, logStreamName=spec.log_stream, logEvents=events
+                )
+            except ClientError as error:
+                gone = error.response.get("Error", {}).get("Code") == "ResourceNotFoundException"
+                if not (gone and warm.stream_ready):
+                    return False
+                warm.stream_ready = False
+            else:
+                return True
+        return False

@@ -40,10 +40,10 @@ import botocore.loaders
 from moto.cloudwatch.models import CloudWatchBackend, cloudwatch_backends
 from moto.sns.models import sns_backends
 
+from chaos.sandbox.emulator import ALARM_INTERVAL_ENV
 from chaos.sandbox.extensions import log_metrics, metric_math
 from chaos.sandbox.extensions.metric_math import Series
 
-INTERVAL_ENV = "INCIDENT_SANDBOX_ALARM_INTERVAL_SECONDS"
 ALARM, OK, INSUFFICIENT_DATA = "ALARM", "OK", "INSUFFICIENT_DATA"
 
 _log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def install() -> None:
     """Publish AWS/Logs metrics, give alarms AWS's initial state, and start evaluating them."""
     log_metrics.install()
     _keep_state_on_update()
-    interval = float(os.environ.get(INTERVAL_ENV, "1.0"))
+    interval = float(os.environ.get(ALARM_INTERVAL_ENV, "1.0"))
     threading.Thread(target=_evaluate_forever, args=(interval,), name="alarm-evaluation", daemon=True).start()
 
 

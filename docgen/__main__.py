@@ -1,0 +1,5 @@
+import sys
+
+from docgen.cli import main
+
+sys.exit(main())
