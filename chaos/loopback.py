@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -112,28 +113,33 @@ class BlackHole(_Listener):
 
 
 class FlappingProxy(_Listener):
-    """A port that refuses connections for ``refuse_seconds`` (bound, not yet listening, so connecting
-    gets ECONNREFUSED), then forwards each connection to ``target_port``: a blocked port reopening."""
+    """A port whose first ``resets`` connections are reset as soon as they are accepted (a server that is
+    not ready yet: the client's request fails), then forwards each connection to ``target_port``. Counted
+    in connections, not seconds, so the client's retry is what finds it open, however slow the machine."""
 
-    def __init__(self, target_port: int, refuse_seconds: float) -> None:
+    def __init__(self, target_port: int, resets: int = 1) -> None:
         super().__init__()
         self._target_port = target_port
+        self._resets = resets
+        self.reset = 0
         self.forwarded = 0
         self._running = True
         self._open: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._thread = threading.Thread(target=self._serve, args=(refuse_seconds,), daemon=True)
+        self._sock.listen(64)
+        self._thread = threading.Thread(target=self._serve, daemon=True)
         self._thread.start()
 
-    def _serve(self, refuse_seconds: float) -> None:
-        time.sleep(refuse_seconds)
-        if not self._running:
-            return
-        self._sock.listen(64)
+    def _serve(self) -> None:
         while self._running:
             try:
                 client = self._sock.accept()[0]
             except (TimeoutError, OSError):
+                continue
+            if self.reset < self._resets:
+                client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # RST
+                client.close()
+                self.reset += 1
                 continue
             try:
                 upstream = socket.create_connection((LOOPBACK, self._target_port), timeout=5)

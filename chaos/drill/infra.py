@@ -71,14 +71,15 @@ def infra_fault(kind: Infra | None, mcp_url: str, settings: DrillSettings) -> It
                 ],
             )
     elif kind == "mcp-flapping":
-        with FlappingProxy(int(mcp_url.rsplit(":", 1)[1]), settings.refuse_seconds) as proxy:
+        with FlappingProxy(int(mcp_url.rsplit(":", 1)[1]), settings.reset_connections) as proxy:
             yield InfraFault(
                 {"mcp_server_url": f"{proxy.url}/sse"},
                 lambda failed: [
                     Check(
                         "recovered on retry",
                         len(failed) == 1 and failed[0].startswith("mcp_connection") and proxy.forwarded > 0,
-                        f"failed attempts {failed}; then {proxy.forwarded} connection(s) forwarded",
+                        f"failed attempts {failed}; {proxy.reset} connection(s) reset, then "
+                        f"{proxy.forwarded} forwarded",
                     )
                 ],
             )

@@ -328,7 +328,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "mcp-retry-recovery",
-        "MCP port refused, then open: the retry succeeds",
+        "the MCP server resets the first connection, then serves: the retry succeeds",
         _ALARM_SOURCE,
         _incident(DP, "permission_loss", resources=ROLE),
         infra="mcp-flapping",

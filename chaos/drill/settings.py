@@ -16,8 +16,8 @@ class DrillSettings(BaseSettings):
     mcp_timeout_seconds: float = Field(
         default=1.0, gt=0, le=30, description="MCP connect/handshake timeout in the MCP-timeout scenario."
     )
-    refuse_seconds: float = Field(
-        default=0.5, gt=0, le=10, description="How long the flapping proxy refuses before it forwards."
+    reset_connections: int = Field(
+        default=1, ge=1, le=5, description="Connections the flapping MCP proxy resets before it forwards."
     )
     burst_size: int = Field(default=4, ge=2, le=50, description="Concurrent invocations of a burst.")
     burst_work_seconds: float = Field(
