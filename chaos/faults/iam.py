@@ -22,35 +22,56 @@ prior state is saved by then: ``restore`` clears it without changing anything).
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from typing import Any
 
 from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosError, ChaosRefused
-from supervisor.diagnosis.iam_policy import action_matches, evaluate, listed, statements
 
 LOG_WRITE_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 
+# The injectors read policy documents with these few helpers of their own, not with the diagnostician's
+# IAM evaluator: the sandbox shares no code with the diagnosis (docs/architecture.md, principle 1).
+
+
+def _statements(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The statements of a policy document (``Statement`` may be one object or a list)."""
+    raw = document.get("Statement", [])
+    items = [raw] if isinstance(raw, dict) else raw if isinstance(raw, list) else []
+    return [item for item in items if isinstance(item, dict)]
+
+
+def _actions(statement: dict[str, Any]) -> list[str]:
+    """A statement's ``Action`` entries (not ``NotAction``): each a pattern such as 's3:Get*' or '*'."""
+    value = statement.get("Action")
+    return [value] if isinstance(value, str) else [str(a) for a in value] if isinstance(value, list) else []
+
 
 def _is_s3(action: str) -> bool:
-    """Whether a statement's Action entry (itself a pattern, e.g. 's3:Get*') names s3: actions."""
-    return action_matches("s3:*", action)
+    """Whether an Action entry can name s3: actions ('s3:GetObject', 'S3:*', '*', 's?:*')."""
+    service = action.split(":", 1)[0] if ":" in action else action
+    return fnmatch.fnmatchcase("s3", service.lower())
+
+
+def _covers(pattern: str, action: str) -> bool:
+    return fnmatch.fnmatchcase(action.lower(), pattern.lower())
 
 
 def _grants_s3(document: dict[str, Any]) -> bool:
-    return any(_is_s3(a) for ref in statements(document, "") for a in listed(ref.action))
+    return any(_is_s3(a) for statement in _statements(document) for a in _actions(statement))
 
 
 def _without_s3(document: dict[str, Any]) -> dict[str, Any] | None:
     """The document with every s3:* action removed; None when no statement is left."""
     kept: list[dict[str, Any]] = []
-    for ref in statements(document, ""):
-        actions = [a for a in listed(ref.action) if not _is_s3(a)]
+    for statement in _statements(document):
+        actions = [a for a in _actions(statement) if not _is_s3(a)]
         if actions:
-            kept.append({**ref.statement, "Action": actions if len(actions) > 1 else actions[0]})
-        elif "Action" not in ref.statement:  # NotAction statements are left alone
-            kept.append(dict(ref.statement))
+            kept.append({**statement, "Action": actions if len(actions) > 1 else actions[0]})
+        elif "Action" not in statement:  # NotAction statements are left alone
+            kept.append(dict(statement))
     return document | {"Statement": kept} if kept else None
 
 
@@ -94,12 +115,29 @@ def _revert_s3(chaos: Chaos, prior: dict[str, Any]) -> None:
 
 
 def _grants_log_writes(document: dict[str, Any]) -> bool:
-    """Whether the document allows a log write, on some log stream (the resource is left unknown, so a
-    statement scoped to certain log groups, or under a Condition, counts: it may grant it)."""
-    return any(
-        evaluate([("document", document)], need, None).decision in ("allowed", "conditional")
-        for need in LOG_WRITE_ACTIONS
-    )
+    """Whether the document may allow a log write on some log stream: an Allow statement whose Action (or
+    NotAction, by leaving it out) covers one, whatever its resources or conditions, and no Deny of it
+    on every resource."""
+
+    def covered(statement: dict[str, Any], action: str) -> bool:
+        if "NotAction" in statement:
+            excluded = statement["NotAction"]
+            excluded = [excluded] if isinstance(excluded, str) else excluded
+            return not any(_covers(str(p), action) for p in excluded)
+        return any(_covers(p, action) for p in _actions(statement))
+
+    statements = _statements(document)
+    for action in LOG_WRITE_ACTIONS:
+        denied = any(
+            s.get("Effect") == "Deny"
+            and s.get("Resource") == "*"
+            and not s.get("Condition")
+            and covered(s, action)
+            for s in statements
+        )
+        if not denied and any(s.get("Effect") == "Allow" and covered(s, action) for s in statements):
+            return True
+    return False
 
 
 def _capture_cloudwatch(chaos: Chaos, target: Target) -> dict[str, Any]:
@@ -166,15 +204,15 @@ def _checked_action(action: str, param: str) -> str:
 def _narrowed(document: dict[str, Any], to_resource: str) -> dict[str, Any]:
     """The document with every Allow statement's s3: actions scoped to ``to_resource`` only."""
     result: list[dict[str, Any]] = []
-    for ref in statements(document, ""):
-        s3 = [a for a in listed(ref.action) if _is_s3(a)]
-        if ref.effect != "Allow" or not s3:
-            result.append(dict(ref.statement))
+    for statement in _statements(document):
+        s3 = [a for a in _actions(statement) if _is_s3(a)]
+        if statement.get("Effect") != "Allow" or not s3:
+            result.append(dict(statement))
             continue
-        scoped = {k: v for k, v in ref.statement.items() if k not in ("Resource", "NotResource")}
-        others = [a for a in listed(ref.action) if not _is_s3(a)]
+        scoped = {k: v for k, v in statement.items() if k not in ("Resource", "NotResource")}
+        others = [a for a in _actions(statement) if not _is_s3(a)]
         if others:  # the other actions keep their scope; the split-off part gets no Sid (Sids are unique)
-            result.append({**ref.statement, "Action": _one_or_list(others)})
+            result.append({**statement, "Action": _one_or_list(others)})
             scoped.pop("Sid", None)
         result.append(scoped | {"Action": _one_or_list(s3), "Resource": to_resource})
     return document | {"Statement": result}
@@ -186,8 +224,8 @@ def _capture_narrow(chaos: Chaos, target: Target) -> dict[str, Any]:
     for name in chaos.read("iam", "list_role_policies", RoleName=role)["PolicyNames"]:
         document = chaos.read("iam", "get_role_policy", RoleName=role, PolicyName=name)["PolicyDocument"]
         if any(
-            ref.effect == "Allow" and any(_is_s3(a) for a in listed(ref.action))
-            for ref in statements(document, "")
+            statement.get("Effect") == "Allow" and any(_is_s3(a) for a in _actions(statement))
+            for statement in _statements(document)
         ):
             policies[name] = json.dumps(document)
     if not policies:
