@@ -1,7 +1,7 @@
 """The IAM policies of the deployed identities, built from the code's own permission lists
 (``supervisor/permissions.py``, ``watchdog/permissions.py``, ``mcp_server/permissions.py``), so the
 template, the sandbox identities and docs/tools.md cannot drift apart. Resources are CloudFormation
-expressions: each identity reaches only its own tables, parameter, model, log group and queue."""
+expressions: each identity reaches only its own tables, parameter, model, topic, log group and queue."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 from deploy.cfn import get_att, ref, sub
 from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
-from supervisor.permissions import PARAMETER_ACTIONS
+from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS
 from supervisor.permissions import TABLE_ACTIONS as SUPERVISOR_TABLE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 
@@ -55,6 +55,7 @@ def supervisor_statements(log_group: str) -> list[Statement]:
             BEDROCK_ACTIONS,
             [sub("arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockModelId}")],
         ),
+        _allow("DiagnosesTopic", NOTIFY_ACTIONS, [ref("DiagnosesTopic")]),
         _allow("OwnLogs", LOG_ACTIONS, [log_streamsget_att(log_group)]),
         _allow("DeadLetterQueue", DEAD_LETTER_ACTIONS, [get_att("SupervisorDeadLetterQueue")]),
     ]

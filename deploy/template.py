@@ -55,6 +55,12 @@ def _parameters() -> Template:
         "WatchdogCodeKey": {"Type": "String", "Default": "lambda/watchdog.zip"},
         "MaxIncidentsPerHour": {"Type": "Number", "Default": 20, "MinValue": 1},
         "MaxTokensPerIncident": {"Type": "Number", "Default": 100000, "MinValue": 1000},
+        "ConsoleUrl": {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": "^(https?://.+)?$",
+            "Description": "Base URL of the incident console that notifications link to (empty: no link).",
+        },
     }
 
 
@@ -132,7 +138,7 @@ def _functions() -> Template:
         "SupervisorRole": policies.role(
             policies.supervisor_statements(_log_group_name(SUPERVISOR_FUNCTION)),
             "lambda.amazonaws.com",
-            "incident-supervisor: its two tables, its SSM parameter, one Bedrock model",
+            "incident-supervisor: its two tables, its SSM parameter, one Bedrock model, its topic",
         ),
         "SupervisorFunction": {
             "Type": "AWS::Lambda::Function",
@@ -156,6 +162,8 @@ def _functions() -> Template:
                         "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
                         "MAX_INCIDENTS_PER_HOUR": ref("MaxIncidentsPerHour"),
                         "MAX_TOKENS_PER_INCIDENT": ref("MaxTokensPerIncident"),
+                        "SUPERVISOR_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
+                        "SUPERVISOR_CONSOLE_URL": ref("ConsoleUrl"),
                     }
                 },
             },
@@ -241,18 +249,25 @@ def _alerting() -> Template:
             },
         }
     }
-    return topic | alarms
+    diagnoses = {
+        "DiagnosesTopic": {
+            "Type": "AWS::SNS::Topic",
+            "Properties": {"TopicName": names.DIAGNOSES_TOPIC_NAME},
+        }
+    }
+    return topic | diagnoses | alarms
 
 
 def build() -> Template:
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "incident-response: the supervisor and watchdog Lambdas, incident state in DynamoDB, "
-        "the alert topic and the workload's alarms",
+        "the alert and diagnoses topics and the workload's alarms",
         "Parameters": _parameters(),
         "Resources": _tables() | _functions() | _alerting(),
         "Outputs": {
             "AlertsTopicArn": {"Value": ref("AlertsTopic")},
+            "DiagnosesTopicArn": {"Value": ref("DiagnosesTopic")},
             "StateTableName": {"Value": ref("StateTable")},
             "ContextTableName": {"Value": ref("ContextTable")},
             "SupervisorFunctionArn": {"Value": get_att("SupervisorFunction")},

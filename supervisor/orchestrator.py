@@ -12,6 +12,7 @@ from typing import Any
 import boto3
 from aws_lambda_powertools import Logger
 
+from supervisor.incident.notify import Notifier, sns_client
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore, dynamodb_client
 
@@ -26,7 +27,13 @@ def build_pipeline(session: boto3.Session | None = None, **overrides: Any) -> In
     session = session or boto3.Session()
     dynamodb = dynamodb_client(session)
     store = IncidentStore(dynamodb, settings.incident_state_table, settings.incident_context_table)
-    return IncidentPipeline(store, settings, Logger(service=SERVICE), session)
+    logger = Logger(service=SERVICE)
+    notifier = (
+        Notifier(sns_client(session), settings.diagnoses_topic_arn, settings.console_url, logger)
+        if settings.diagnoses_topic_arn
+        else None
+    )
+    return IncidentPipeline(store, settings, logger, session, notifier=notifier)
 
 
 @cache

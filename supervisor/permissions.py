@@ -1,4 +1,5 @@
-"""The AWS actions the supervisor needs: its two tables and the MCP key parameter, nothing else."""
+"""The AWS actions the supervisor needs: its two tables, the MCP key parameter and the diagnoses topic,
+nothing else."""
 
 from __future__ import annotations
 
@@ -9,3 +10,4 @@ TABLE_ACTIONS: tuple[str, ...] = (
     "dynamodb:Query",
 )
 PARAMETER_ACTIONS: tuple[str, ...] = ("ssm:GetParameter",)
+NOTIFY_ACTIONS: tuple[str, ...] = ("sns:Publish",)  # one message per incident outcome

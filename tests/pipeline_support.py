@@ -100,3 +100,13 @@ def stuck_incident(
     if status == "INVESTIGATING":
         past.transition(str(item["incident_id"]), "RECEIVED", "INVESTIGATING")
     return str(item["incident_id"])
+
+
+def published_notifications(sandbox: Any) -> list[dict[str, Any]]:
+    """The notifications on the sandbox's diagnoses topic since the last call, as its SQS reader got them
+    (SNS envelopes: Subject, Message, MessageAttributes)."""
+    from chaos.sandbox import names
+    from chaos.workload.alarms import drain_envelopes
+
+    sqs = sandbox.session(names.OPERATOR).client("sqs")
+    return drain_envelopes(sqs, sandbox.world.diagnoses_queue_url)

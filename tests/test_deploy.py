@@ -26,7 +26,7 @@ from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
 from deploy.package import build as build_bundle
 from mcp_server.permissions import required_iam_actions
 from supervisor.incident.store import STATUS_INDEX
-from supervisor.permissions import PARAMETER_ACTIONS, TABLE_ACTIONS
+from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -185,6 +185,7 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     assert set(granted) == {
         *TABLE_ACTIONS,
         *PARAMETER_ACTIONS,
+        *NOTIFY_ACTIONS,
         *policies.BEDROCK_ACTIONS,
         *policies.LOG_ACTIONS,
         *policies.DEAD_LETTER_ACTIONS,
@@ -199,6 +200,10 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     assert granted["logs:PutLogEvents"] == [
         f"arn:aws:logs:{sandbox.region}:{names.ACCOUNT_ID}:log-group:/aws/lambda/incident-supervisor:*"
     ]
+    diagnoses_topic = f"arn:aws:sns:{sandbox.region}:{names.ACCOUNT_ID}:{names.DIAGNOSES_TOPIC_NAME}"
+    assert granted["sns:Publish"] == [diagnoses_topic]  # that topic only, not the alerts
+    assert variables["SUPERVISOR_DIAGNOSES_TOPIC_ARN"] == diagnoses_topic
+    assert variables["SUPERVISOR_CONSOLE_URL"] == ""  # no console: the notifications say so
     watchdog_granted = _granted(_policy(iam, watchdog["Role"]))
     assert set(watchdog_granted) == {*WATCHDOG_TABLE_ACTIONS, *policies.LOG_ACTIONS}
     assert set(watchdog_granted["dynamodb:UpdateItem"]) == {table_arn, f"{table_arn}/index/*"}

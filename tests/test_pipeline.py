@@ -20,7 +20,12 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.contract import TOOL_NAMES
 from supervisor.incident.audit import REPLAY_HASH_VERSION
-from supervisor.incident.pipeline import BREAKER_REASON, NO_DIAGNOSIS_REASON, IncidentPipeline
+from supervisor.incident.pipeline import (
+    BREAKER_REASON,
+    NO_DIAGNOSIS_REASON,
+    IncidentPipeline,
+    NotificationsNotSent,
+)
 from supervisor.incident.signals import Signal, stamp
 from supervisor.incident.store import IncidentStore, from_item
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
@@ -32,6 +37,7 @@ from tests.pipeline_support import (
     json_logs,
     load_event,
     outcomes,
+    published_notifications,
     stuck_incident,
     with_records,
 )
@@ -397,3 +403,127 @@ def test_incident_ids_are_deterministic() -> None:
     signal = Signal("m1", "cloudwatch_alarm", "data-processor", "Errors", "", at)
     assert incident_id_for(signal) == "data-processor@2026-11-21T10:00:00.917Z"
     assert stamp(at) < stamp(at + timedelta(milliseconds=1))
+
+
+@pytest.fixture
+def notified(sandbox: Sandbox) -> Callable[[], list[dict[str, Any]]]:
+    """Reads the diagnoses topic through its SQS subscription; emptied first, so a test sees its own."""
+    published_notifications(sandbox)
+    return lambda: published_notifications(sandbox)
+
+
+def _attribute(envelope: dict[str, Any], name: str) -> str:
+    return str(envelope["MessageAttributes"][name]["Value"])
+
+
+def test_a_diagnosed_incident_is_notified_once_and_a_redelivery_sends_nothing(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    pipeline = make_pipeline(diagnoses_topic_arn=sandbox.world.diagnoses_topic_arn)
+    event = direct_event()
+    outcome = _only(pipeline.handle(event, None))
+    assert (outcome["status"], outcome["notification"]) == ("DIAGNOSED", "published")
+    incident_id = outcome["incident_id"]
+
+    (envelope,) = notified()
+    assert envelope["TopicArn"] == sandbox.world.diagnoses_topic_arn
+    assert envelope["Subject"].startswith("[DIAGNOSED] data-processor: ")
+    assert len(envelope["Subject"]) < 100
+    assert _attribute(envelope, "incident_id") == incident_id
+    assert (_attribute(envelope, "status"), _attribute(envelope, "function_name")) == (
+        "DIAGNOSED",
+        "data-processor",
+    )
+    chat = json.loads(envelope["Message"])  # the "default" message: the chat integration's JSON
+    diagnosis = json.loads(_context(incidents, incident_id)["diagnosis"])
+    assert json.loads(_attribute(envelope, "fault_types")) == diagnosis["fault_types"]
+    assert (chat["version"], chat["source"]) == ("1.0", "custom")
+    assert chat["metadata"]["threadId"] == incident_id
+    assert chat["content"]["title"] == envelope["Subject"]
+    assert "no console link" in chat["content"]["description"]
+    state = incidents.get(incident_id)
+    assert state is not None
+    assert state["notification_message_id"] == envelope["MessageId"]
+    assert "notify_claim" not in state
+
+    again = _only(pipeline.handle(event, None))  # SNS delivered the same message twice
+    refired = _only(pipeline.handle(direct_event(at=datetime.now(UTC) + timedelta(minutes=5)), None))
+    assert again["notification"] == refired["notification"] == "sent before"
+    assert notified() == []
+    metrics = emitted(capsys.readouterr().out)
+    assert metrics["NotificationsPublished"] == 1
+    assert "NotificationPublishFailed" not in metrics
+
+
+def test_an_errored_incident_is_notified_with_its_reason(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+) -> None:
+    pipeline = make_pipeline(
+        diagnoses_topic_arn=sandbox.world.diagnoses_topic_arn,
+        mcp_server_url=f"http://127.0.0.1:{free_port()}/sse",
+    )
+    _outcome, state = _handled(pipeline, incidents)
+    (envelope,) = notified()
+    assert envelope["Subject"] == "[ERROR] data-processor: mcp_connection"
+    chat = json.loads(envelope["Message"])
+    assert chat["metadata"]["eventType"] == "IncidentErrored"
+    assert state["error_reason"][:40] in chat["content"]["description"]
+
+
+def test_a_denied_publish_leaves_the_incident_diagnosed_and_the_next_delivery_sends_it(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+    undo: Callable[[Callable[[], object]], None],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    iam = sandbox.session(names.OPERATOR).client("iam")
+    deny = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Deny", "Action": "sns:Publish", "Resource": "*"}],
+    }
+    iam.put_user_policy(UserName=names.SUPERVISOR, PolicyName="deny-publish", PolicyDocument=json.dumps(deny))
+    lifted: list[bool] = []
+
+    def lift() -> None:
+        if not lifted:
+            iam.delete_user_policy(UserName=names.SUPERVISOR, PolicyName="deny-publish")
+            lifted.append(True)
+
+    undo(lift)
+    pipeline = make_pipeline(diagnoses_topic_arn=sandbox.world.diagnoses_topic_arn)
+    event = direct_event()
+    with pytest.raises(NotificationsNotSent, match="not authorized to perform: sns:Publish") as raised:
+        pipeline.handle(event, None)  # fails, so that Lambda delivers the event again
+    (incident_id,) = raised.value.incident_ids
+    state = incidents.get(incident_id)
+    assert state is not None
+    assert state["status"] == "DIAGNOSED"  # the outcome stands
+    assert "notified_at" not in state
+    assert "notify_claim" not in state
+    assert "sns:Publish" in state["notify_error"]
+    assert notified() == []
+    metrics = emitted(capsys.readouterr().out)
+    assert metrics["NotificationPublishFailed"] == 1
+    assert metrics["IncidentsDiagnosed"] == 1
+
+    lift()  # the permission is back; Lambda's retry of the same event
+    retried = _only(pipeline.handle(event, None))
+    assert (retried["action"], retried["status"], retried["notification"]) == (
+        "duplicate",
+        "DIAGNOSED",
+        "published",
+    )
+    (envelope,) = notified()
+    assert _attribute(envelope, "incident_id") == incident_id
+    assert _only(pipeline.handle(event, None))["notification"] == "sent before"
+    assert notified() == []
+    assert emitted(capsys.readouterr().out)["NotificationsPublished"] == 1

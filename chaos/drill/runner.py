@@ -35,7 +35,7 @@ from chaos.sandbox import names
 from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
-from chaos.workload.alarms import drain_sns_events
+from chaos.workload.alarms import drain_envelopes, drain_sns_events
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime, RuntimeSettings
 from supervisor.incident.audit import read_context
 from supervisor.incident.pipeline import IncidentPipeline
@@ -226,6 +226,7 @@ class Drill:
                 self.sandbox.set_cloudtrail_delay(0)
             result.checks += self._restore(chaos, applied, before, runtime, scenario.functions)
         result.checks[:0] = self._evaluate(scenario, result.incidents, stages)
+        result.checks.append(notified_once(result.incidents, self._notifications()))
         result.seconds = time.monotonic() - started
         return result
 
@@ -240,6 +241,7 @@ class Drill:
                 for stream in page["logStreams"]:
                     logs.delete_log_stream(logGroupName=group, logStreamName=stream["logStreamName"])
         self._drain()
+        self._notifications()
 
     def _traffic(self, runtime: LocalLambdaRuntime, act: Act, stage: _StageLog) -> None:
         function = act.function
@@ -272,12 +274,17 @@ class Drill:
             wait_seconds=wait_seconds,
         )
 
+    def _notifications(self) -> list[dict[str, Any]]:
+        """The notifications published since the last call, as SQS received them from the topic."""
+        return drain_envelopes(self.operator.client("sqs"), self.sandbox.world.diagnoses_queue_url)
+
     def _pipeline(self, overrides: dict[str, Any]) -> IncidentPipeline:
         # Every alarm its own incident, and the drill's few dozen incidents an hour are no storm.
         settings = {
             "supervisor_model": self.model,
             "incident_window_seconds": 0,
             "max_incidents_per_hour": DRILL_INCIDENTS_PER_HOUR,
+            "diagnoses_topic_arn": self.sandbox.world.diagnoses_topic_arn,
         } | overrides
         return build_pipeline(self.identities[names.SUPERVISOR], **settings)
 
@@ -525,6 +532,48 @@ class _Counted:
             self.llm_calls += 1
             self.tokens += record.usage.total_tokens
         self.progress.record(record)
+
+
+def notified_once(incidents: list[Incident], envelopes: list[dict[str, Any]]) -> Check:
+    """Each incident has exactly one notification on the diagnoses topic, naming it, its function and its
+    status, in the chat integration's custom-notification form; and nothing else was published."""
+    wanted = {incident.incident_id: incident for incident in incidents}
+    counts = Counter(
+        str(envelope.get("MessageAttributes", {}).get("incident_id", {}).get("Value"))
+        for envelope in envelopes
+    )
+    problems = [
+        f"{incident_id}: {counts[incident_id]} notifications"
+        for incident_id in wanted
+        if counts[incident_id] != 1
+    ]
+    problems += [
+        f"{incident_id}: not an incident of the scenario"
+        for incident_id in counts
+        if incident_id not in wanted
+    ]
+    for envelope in envelopes:
+        incident = wanted.get(str(envelope.get("MessageAttributes", {}).get("incident_id", {}).get("Value")))
+        if incident is None:
+            continue
+        chat = json.loads(envelope["Message"])
+        if not str(envelope.get("Subject")).startswith(f"[{incident.status}] {incident.function}"):
+            problems.append(f"{incident.incident_id}: subject {envelope.get('Subject')!r}")
+        if (chat.get("version"), chat.get("source"), chat.get("metadata", {}).get("threadId")) != (
+            "1.0",
+            "custom",
+            incident.incident_id,
+        ):
+            problems.append(f"{incident.incident_id}: not a custom notification of it")
+    return Check(
+        "notified once",
+        not problems,
+        "; ".join(problems)
+        if problems
+        else f"{len(incidents)} incident(s), one notification each"
+        if incidents
+        else "no incident, no notification",
+    )
 
 
 def _light_event(function: str) -> dict[str, Any]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from chaos.sandbox import names
 from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
-from supervisor.permissions import PARAMETER_ACTIONS, TABLE_ACTIONS
+from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 
 
@@ -25,9 +25,9 @@ def _document(*statements: dict[str, Any]) -> str:
 def policy_documents() -> dict[str, str]:
     """The policy of each profile.
 
-    moto authorizes DynamoDB and SSM requests against the resource "*", so resource-scoped statements
-    for them would deny everything here: the sandbox limits actions, the deploy template also limits
-    resources.
+    moto authorizes DynamoDB, SSM and SNS requests against the resource "*", so resource-scoped
+    statements for them would deny everything here: the sandbox limits actions, the deploy template also
+    limits resources.
     """
     return {
         names.OPERATOR: _document({"Effect": "Allow", "Action": "*", "Resource": "*"}),
@@ -40,7 +40,11 @@ def policy_documents() -> dict[str, str]:
             },
         ),
         names.SUPERVISOR: _document(
-            {"Effect": "Allow", "Action": [*TABLE_ACTIONS, *PARAMETER_ACTIONS], "Resource": "*"}
+            {
+                "Effect": "Allow",
+                "Action": [*TABLE_ACTIONS, *PARAMETER_ACTIONS, *NOTIFY_ACTIONS],
+                "Resource": "*",
+            }
         ),
         names.WATCHDOG: _document(
             {"Effect": "Allow", "Action": list(WATCHDOG_TABLE_ACTIONS), "Resource": "*"}

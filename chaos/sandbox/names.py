@@ -37,6 +37,8 @@ READ_ONLY_EXTERNAL_ID = "incident-response-sandbox"
 
 TOPIC_NAME = "incident-alerts"
 TRIGGER_QUEUE_NAME = "incident-alerts-lambda-trigger"
+DIAGNOSES_TOPIC_NAME = "incident-diagnoses"  # the supervisor's notifications, one per incident outcome
+DIAGNOSES_QUEUE_NAME = "incident-diagnoses-reader"  # subscribed to it, so the drill and tests can read them
 STATE_TABLE = "incident-state"
 CONTEXT_TABLE = "incident-context"
 MCP_KEY_PARAMETER = "/incident-response/mcp-api-key"

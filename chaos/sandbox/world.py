@@ -8,7 +8,8 @@ in a second account, and what the incident-response toolkit itself needs.
 - ``report-builder``: memory- and time-hungry, sized close to its limits, writing to its own bucket.
 
 Each function has its own role (inline policy for what it calls, a customer-managed logs policy), log
-group and three alarms (Errors, Throttles, log silence) on the ``incident-alerts`` topic.
+group and three alarms (Errors, Throttles, log silence) on the ``incident-alerts`` topic. The supervisor's
+notifications go to the ``incident-diagnoses`` topic, which an SQS queue reads.
 
 docs/sandbox.md describes this world and its identities; docs/architecture.md ("Principles") says why
 what fails in it is decided by the emulator and the sandbox's own runtime, never by the diagnosis.
@@ -58,6 +59,8 @@ class World:
     second_account_id: str = ""
     second_function_arn: str = ""
     read_only_role_arn: str = ""
+    diagnoses_topic_arn: str = ""
+    diagnoses_queue_url: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -379,9 +382,10 @@ def create_incident_tables(
     )
 
 
-def _alerting(sns: Any, sqs: Any) -> tuple[str, str, str]:
-    topic_arn = sns.create_topic(Name=names.TOPIC_NAME)["TopicArn"]
-    queue_url = sqs.create_queue(QueueName=names.TRIGGER_QUEUE_NAME)["QueueUrl"]
+def _topic_to_queue(sns: Any, sqs: Any, topic_name: str, queue_name: str) -> tuple[str, str, str]:
+    """A topic with an SQS queue subscribed to it: its ARN, the queue's URL, the subscription's ARN."""
+    topic_arn = sns.create_topic(Name=topic_name)["TopicArn"]
+    queue_url = sqs.create_queue(QueueName=queue_name)["QueueUrl"]
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
@@ -437,7 +441,13 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     orders_alias_arn, _ = _orders_api(operator, names.ACCOUNT_ID)
     report_arn = _report_builder(operator)
     create_incident_tables(operator.client("dynamodb"))
-    topic_arn, queue_url, subscription_arn = _alerting(operator.client("sns"), operator.client("sqs"))
+    sns, sqs = operator.client("sns"), operator.client("sqs")
+    topic_arn, queue_url, subscription_arn = _topic_to_queue(
+        sns, sqs, names.TOPIC_NAME, names.TRIGGER_QUEUE_NAME
+    )
+    diagnoses_topic_arn, diagnoses_queue_url, _ = _topic_to_queue(
+        sns, sqs, names.DIAGNOSES_TOPIC_NAME, names.DIAGNOSES_QUEUE_NAME
+    )
     cloudwatch = operator.client("cloudwatch")
     for function in names.FUNCTIONS:
         for alarm in function_alarms(function, _log_group(logs, function), topic_arn):
@@ -480,4 +490,6 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
         second_account_id=names.SECOND_ACCOUNT_ID,
         second_function_arn=second_function_arn,
         read_only_role_arn=read_only_role_arn,
+        diagnoses_topic_arn=diagnoses_topic_arn,
+        diagnoses_queue_url=diagnoses_queue_url,
     )

@@ -105,19 +105,28 @@ def sns_event_from_envelope(envelope: dict[str, Any], subscription_arn: str) -> 
     }
 
 
+def drain_envelopes(sqs: Any, queue_url: str, *, wait_seconds: int = 0) -> list[dict[str, Any]]:
+    """Receive and delete every SNS notification waiting on an SQS queue subscribed to a topic: the
+    envelopes (Subject, Message, MessageAttributes, ...), oldest first as far as SQS tells."""
+    envelopes: list[dict[str, Any]] = []
+    while True:
+        response = sqs.receive_message(
+            QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=wait_seconds if not envelopes else 0
+        )
+        messages = response.get("Messages", [])
+        if not messages:
+            return envelopes
+        for message in messages:
+            envelopes.append(json.loads(message["Body"]))
+            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+
+
 def drain_sns_events(
     sqs: Any, queue_url: str, subscription_arn: str, *, wait_seconds: int = 0
 ) -> list[dict[str, Any]]:
     """Receive every notification waiting on the trigger queue as SNS Lambda events (one record each),
     deleting them from the queue as Lambda's poller would after a successful handoff."""
-    events: list[dict[str, Any]] = []
-    while True:
-        response = sqs.receive_message(
-            QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=wait_seconds if not events else 0
-        )
-        messages = response.get("Messages", [])
-        if not messages:
-            return events
-        for message in messages:
-            events.append(sns_event_from_envelope(json.loads(message["Body"]), subscription_arn))
-            sqs.delete_message(QueueUrl=queue_url, ReceiptHandle=message["ReceiptHandle"])
+    return [
+        sns_event_from_envelope(envelope, subscription_arn)
+        for envelope in drain_envelopes(sqs, queue_url, wait_seconds=wait_seconds)
+    ]

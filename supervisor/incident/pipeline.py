@@ -8,7 +8,9 @@ the agent stack (LangGraph, LangChain, the MCP client) is imported when an incid
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -17,6 +19,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
+from supervisor.incident.notify import Notifier
 from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
 from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict
 
@@ -33,6 +36,7 @@ if TYPE_CHECKING:
 METRICS_NAMESPACE = "IncidentResponse"
 BREAKER_REASON = "circuit breaker: too many incidents in window"
 NO_DIAGNOSIS_REASON = "recursion limit exhausted without diagnosis"
+NOTIFY_LEASE = timedelta(minutes=15)  # Lambda's longest run: a claim older than that was abandoned
 
 Action = Literal["rejected", "duplicate", "circuit_open", "investigated", "unrecorded"]
 
@@ -46,6 +50,16 @@ class Outcome:
     incident_id: str | None = None
     status: str | None = None
     reason: str | None = None
+    notification: str | None = None  # "published", "failed: ...", or why none was sent; None when off
+
+
+class NotificationsNotSent(RuntimeError):
+    """A notification could not be published (the incidents' outcomes stand): the handler fails so that
+    Lambda delivers the event again, and the redelivery publishes what is still unsent."""
+
+    def __init__(self, message: str, incident_ids: list[str]) -> None:
+        super().__init__(message)
+        self.incident_ids = incident_ids
 
 
 class IncidentsNotRecorded(RuntimeError):
@@ -67,11 +81,13 @@ class IncidentPipeline:
         logger: Logger,
         session: boto3.Session,
         model: BaseChatModel | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.logger = logger
         self.session = session
+        self.notifier = notifier  # None: notifications are off
         self.model = model  # None: built from settings.supervisor_model when first needed
         self._api_key: str | None = None  # read once per cold start
         self.on_record: Callable[[LlmCallRecord | ToolCallRecord], None] | None = None  # live progress
@@ -91,6 +107,13 @@ class IncidentPipeline:
             raise IncidentsNotRecorded(
                 "; ".join(f"message {o.message_id}: {o.reason}" for o in unrecorded)
                 + " (the event will be redelivered)"
+            )
+        unsent = [o for o in outcomes if o.notification and o.notification.startswith("failed")]
+        if unsent:
+            raise NotificationsNotSent(
+                "; ".join(f"incident {o.incident_id}: notification {o.notification}" for o in unsent)
+                + " (the event will be redelivered)",
+                [str(o.incident_id) for o in unsent],
             )
         return {"outcomes": [asdict(o) for o in outcomes]}
 
@@ -120,8 +143,53 @@ class IncidentPipeline:
         if isinstance(started, Outcome):
             started.message_id = signal.message_id
             self.logger.info(f"incident_{started.action}", extra=log | {"reason": started.reason})
-            return started
-        return self._investigate(signal, started, context, metrics)
+            outcome = started
+        else:
+            outcome = self._investigate(signal, started, context, metrics)
+        return self._notify(outcome, None if created else item, metrics)
+
+    def _notify(self, outcome: Outcome, seen: Item | None, metrics: EphemeralMetrics) -> Outcome:
+        """Publish the notification of a terminal incident, exactly once over every delivery: a
+        conditional write claims it, a publish that fails gives the claim back for the next delivery,
+        and a published one is recorded (``notified_at``). Whatever happens, the outcome stands."""
+        incident_id = outcome.incident_id
+        if self.notifier is None or incident_id is None or outcome.status not in TERMINAL:
+            return outcome
+        if seen is not None and "notified_at" in seen:
+            outcome.notification = "sent before"
+            return outcome
+        log = {"incident_id": incident_id, "topic_arn": self.notifier.topic_arn}
+        token = uuid.uuid4().hex
+        try:
+            item = self.store.claim_notification(incident_id, token, NOTIFY_LEASE)
+            if item is None:
+                outcome.notification = "sent before, or being sent by another delivery"
+                return outcome
+            diagnosis = self._stored_diagnosis(incident_id) if item["status"] == "DIAGNOSED" else None
+            message_id = self.notifier.publish(item, diagnosis)
+        except Exception as error:  # denied, throttled, unreachable, unreadable: logged, counted, retried
+            failure = f"{type(error).__name__}: {error}"
+            self.logger.exception("notification_failed", extra=log | {"error": failure})
+            metrics.add_metric(name="NotificationPublishFailed", unit=MetricUnit.Count, value=1)
+            try:
+                self.store.notification_failed(incident_id, token, failure)
+            except (ClientError, BotoCoreError):  # the claim lapses after NOTIFY_LEASE
+                self.logger.exception("notification_claim_kept", extra=log)
+            outcome.notification = f"failed: {failure}"
+            return outcome
+        metrics.add_metric(name="NotificationsPublished", unit=MetricUnit.Count, value=1)
+        self.logger.info("notification_published", extra=log | {"sns_message_id": message_id})
+        try:
+            self.store.notification_sent(incident_id, token, message_id)
+        except (ClientError, BotoCoreError):
+            self.logger.exception("notification_not_recorded", extra=log | {"sns_message_id": message_id})
+        outcome.notification = "published"
+        return outcome
+
+    def _stored_diagnosis(self, incident_id: str) -> dict[str, Any] | None:
+        item = self.store.get_context(incident_id)
+        text = item.get("diagnosis", {}).get("S") if item else None
+        return dict(json.loads(text)) if text else None
 
     def _start(self, item: Item, created: bool, metrics: EphemeralMetrics) -> Item | Outcome:
         """The INVESTIGATING item this delivery owns, or why it does not investigate."""

@@ -268,6 +268,63 @@ class IncidentStore:
             raise
         return from_item(response["Attributes"])
 
+    # ------------------------------------------------------------------ the outcome's notification
+
+    def claim_notification(self, incident_id: str, token: str, lease: timedelta) -> Item | None:
+        """Take the right to publish the notification of a terminal ``incident_id``; the item, or None
+        when it was sent already or another delivery holds an unexpired claim. A claim older than
+        ``lease`` (its holder died between claiming and recording) can be taken over."""
+        now = self.clock()
+        try:
+            response = self.dynamodb.update_item(
+                TableName=self.state_table,
+                Key={"incident_id": {"S": incident_id}},
+                UpdateExpression="SET notify_claim = :token, notify_claimed_at = :now",
+                ConditionExpression="#s IN (:diagnosed, :failed, :error)"
+                " AND attribute_not_exists(notified_at)"
+                " AND (attribute_not_exists(notify_claim) OR notify_claimed_at < :expired)",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues=to_item(
+                    {
+                        ":token": token,
+                        ":now": stamp(now),
+                        ":expired": stamp(now - lease),
+                        ":diagnosed": "DIAGNOSED",
+                        ":failed": "FAILED",
+                        ":error": "ERROR",
+                    }
+                ),
+                ReturnValues="ALL_NEW",
+            )
+        except ClientError as error:
+            if _conflict(error):
+                return None
+            raise
+        return from_item(response["Attributes"])
+
+    def notification_sent(self, incident_id: str, token: str, message_id: str) -> None:
+        """Record the published message under the claim ``token`` holds: it is never sent again."""
+        self.dynamodb.update_item(
+            TableName=self.state_table,
+            Key={"incident_id": {"S": incident_id}},
+            UpdateExpression="SET notified_at = :now, notification_message_id = :message "
+            "REMOVE notify_claim, notify_claimed_at, notify_error",
+            ConditionExpression="notify_claim = :token",
+            ExpressionAttributeValues=to_item(
+                {":now": stamp(self.clock()), ":message": message_id, ":token": token}
+            ),
+        )
+
+    def notification_failed(self, incident_id: str, token: str, error: str) -> None:
+        """Give the claim back, noting why, so that the next delivery publishes again."""
+        self.dynamodb.update_item(
+            TableName=self.state_table,
+            Key={"incident_id": {"S": incident_id}},
+            UpdateExpression="SET notify_error = :error REMOVE notify_claim, notify_claimed_at",
+            ConditionExpression="notify_claim = :token",
+            ExpressionAttributeValues=to_item({":error": error[:MAX_REASON_CHARS], ":token": token}),
+        )
+
     # ------------------------------------------------------------------ incident-context
 
     def _context(self) -> str:

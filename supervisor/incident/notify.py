@@ -1,0 +1,307 @@
+"""The notification of an incident's outcome: one SNS message with a subject, a plain-text body for
+email, the JSON of an Amazon Q Developer in chat applications (formerly AWS Chatbot) custom
+notification, and message attributes for subscription filters.
+
+The message is built only from an allowlist: the incident item's own fields (function, status, times,
+reason) and the stored diagnosis's fields (root cause, fault types, severity, trigger, timeline, evidence,
+remediation, gaps). Nothing else reaches it: no settings, no environment, no raw tool answers. Text is
+also passed through ``redact`` (evidence values may quote log lines, which whoever calls the function
+can shape), and every long field is cut with a visible marker.
+
+Schema of the chat JSON: https://docs.aws.amazon.com/chatbot/latest/adminguide/custom-notifs.html
+Per-protocol messages (MessageStructure=json): https://docs.aws.amazon.com/sns/latest/api/API_Publish.html
+
+boto3 and the standard library only: it may run on a redelivery, on the orchestrator's cold path.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+from urllib.parse import quote
+
+from aws_lambda_powertools import Logger
+from botocore.config import Config
+
+SUBJECT_MAX: Final[int] = 99  # SNS: "less than 100 characters", ASCII, no line breaks
+TOP_EVIDENCE: Final[int] = 5
+MAX_LISTED: Final[int] = 5  # remediation steps, gaps and next steps shown
+LIMITS: Final[dict[str, int]] = {
+    "root_cause": 600,
+    "reason": 500,
+    "value": 160,
+    "interpretation": 200,
+    "command": 2_000,
+    "line": 300,
+    "description": 3_500,
+    "resource": 256,
+}
+EVENT_TYPES: Final[dict[str, str]] = {
+    "DIAGNOSED": "IncidentDiagnosed",
+    "FAILED": "IncidentFailed",
+    "ERROR": "IncidentErrored",
+}
+NO_CONSOLE: Final[str] = "no console link: SUPERVISOR_CONSOLE_URL is not set"
+
+_SECRETS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
+    (re.compile(r"\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{16}\b"), "[redacted access key id]"),
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 [redacted]"),
+    (
+        re.compile(
+            r"(?i)\b([A-Z0-9_.-]*(?:secret|token|passw(?:or)?d|api[_-]?key|private[_-]?key|credential)"
+            r"[A-Z0-9_.-]*)(\"?\s*[=:]\s*\"?)([^\s\"',;}]+)"
+        ),
+        r"\1\2[redacted]",
+    ),
+)
+
+
+def redact(text: str) -> str:
+    """``text`` without what looks like a credential: access key ids, bearer tokens, and the values of
+    ``NAME=value`` / ``"name": "value"`` pairs whose name says secret, token, password, key or
+    credential."""
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` at most ``limit`` characters long; a cut one ends with a marker saying how much went."""
+    if len(text) <= limit:
+        return text
+    dropped = len(text) - limit
+    while True:  # the marker's length depends on the count it shows
+        marker = f" [... {dropped} more characters cut]"
+        kept = max(0, limit - len(marker))
+        if len(text) - kept == dropped:
+            return text[:kept] + marker
+        dropped = len(text) - kept
+
+
+def _clean(value: object, limit_key: str) -> str:
+    return cut(redact(" ".join(str(value).split())), LIMITS[limit_key])
+
+
+def _subject(function: str, status: str, detail: str) -> str:
+    """ASCII, one line, under 100 characters, as SNS requires."""
+    text = f"[{status}] {function}: {detail}"
+    text = text.encode("ascii", "replace").decode("ascii")
+    text = " ".join(text.split())
+    if len(text) > SUBJECT_MAX:
+        text = text[: SUBJECT_MAX - 3] + "..."
+    return text
+
+
+@dataclass(frozen=True)
+class Notification:
+    """One incident's message, in every form it is published in."""
+
+    incident_id: str
+    subject: str
+    text: str  # the plain-text body, for email
+    chat: dict[str, Any]  # the custom notification of Amazon Q Developer in chat applications
+    attributes: dict[str, dict[str, str]] = field(default_factory=dict)  # SNS MessageAttributes
+
+    def publish_arguments(self, topic_arn: str) -> dict[str, Any]:
+        """The SNS Publish request. With MessageStructure=json, each protocol gets its own key and any
+        other falls back to "default": email subscribers read "email", and the chat integration (an HTTPS
+        subscriber, with no "https" key here) and SQS read "default", the chat JSON."""
+        message = {"default": json.dumps(self.chat), "email": self.text}
+        return {
+            "TopicArn": topic_arn,
+            "Subject": self.subject,
+            "Message": json.dumps(message),
+            "MessageStructure": "json",
+            "MessageAttributes": self.attributes,
+        }
+
+
+def console_link(console_url: str | None, incident_id: str) -> str | None:
+    return f"{console_url.rstrip('/')}/incidents/{quote(incident_id, safe='')}" if console_url else None
+
+
+def _evidence_lines(diagnosis: Mapping[str, Any]) -> list[str]:
+    """The top pointers: those that support a fault first, verified before unverified, in their order."""
+    evidence = list(diagnosis.get("evidence") or [])
+    pointers = (diagnosis.get("verification") or {}).get("pointers", [])
+    checks = {c.get("index"): c.get("verified") for c in pointers}
+    ranked = sorted(
+        range(len(evidence)),
+        key=lambda i: (evidence[i].get("supports") is None, checks.get(i) is False, i),
+    )
+    lines = []
+    for i in ranked[:TOP_EVIDENCE]:
+        pointer = evidence[i]
+        verified = checks.get(i)
+        mark = "unchecked" if verified is None else "verified" if verified else "NOT verified"
+        where = _clean(f"{pointer.get('tool', '?')} {pointer.get('field', '?')}", "resource")
+        value = _clean(repr(str(pointer.get("value", ""))), "value")
+        meaning = _clean(pointer.get("interpretation", ""), "interpretation")
+        lines.append(f"[{i}] {where} = {value} ({mark}): {meaning}")
+    if len(evidence) > TOP_EVIDENCE:
+        lines.append(f"... and {len(evidence) - TOP_EVIDENCE} more pointers")
+    return lines
+
+
+def _trigger_line(diagnosis: Mapping[str, Any]) -> str:
+    trigger = diagnosis.get("trigger")
+    if not trigger:
+        return "none found"
+    before = trigger.get("seconds_before_first_failure")
+    when = f", {before:.1f} s before the first failure" if isinstance(before, int | float) else ""
+    who = trigger.get("identity") or "an unknown identity"
+    return _clean(f"{trigger.get('event_name')} by {who} at {trigger.get('time')}{when}", "line")
+
+
+def _first_failure_line(diagnosis: Mapping[str, Any]) -> str:
+    for entry in diagnosis.get("timeline") or []:
+        if entry.get("kind") == "first_failure":
+            return _clean(f"{entry.get('time')}: {entry.get('description')}", "line")
+    return "not placed on the timeline"
+
+
+def _remediation_lines(diagnosis: Mapping[str, Any]) -> list[str]:
+    steps = list(diagnosis.get("remediation_plan") or [])
+    lines = []
+    for n, step in enumerate(steps[:MAX_LISTED], start=1):
+        approval = ", needs approval" if step.get("requires_approval", True) else ""
+        action = _clean(step.get("action", ""), "line")
+        lines.append(f"{n}. {action} (risk {step.get('risk_level')}{approval})")
+        if step.get("command"):
+            lines.append(f"   $ {_clean(step['command'], 'command')}")
+    if len(steps) > MAX_LISTED:
+        lines.append(f"... and {len(steps) - MAX_LISTED} more steps")
+    return lines
+
+
+def _gap_lines(diagnosis: Mapping[str, Any]) -> list[str]:
+    gaps = list(diagnosis.get("gaps") or [])
+    lines = [
+        f"- {_clean(gap.get('source', ''), 'resource')}: {_clean(gap.get('reason', ''), 'line')}"
+        for gap in gaps[:MAX_LISTED]
+    ]
+    if len(gaps) > MAX_LISTED:
+        lines.append(f"... and {len(gaps) - MAX_LISTED} more gaps")
+    return lines
+
+
+def build_notification(
+    incident: Mapping[str, Any], diagnosis: Mapping[str, Any] | None, console_url: str | None
+) -> Notification:
+    """The notification of a terminal incident: ``incident`` is its incident-state item, ``diagnosis`` the
+    stored diagnosis (for DIAGNOSED)."""
+    incident_id = str(incident["incident_id"])
+    function = _clean(incident.get("function_name") or incident_id.split("@", 1)[0], "resource")
+    status = str(incident["status"])
+    link = console_link(console_url, incident_id)
+    fault_types = [str(f) for f in (diagnosis or {}).get("fault_types", [])]
+    severity = str((diagnosis or {}).get("severity") or "none")
+    header = [
+        f"Incident {incident_id}: {status}",
+        "",
+        f"Function:    {function}",
+        f"Status:      {status}",
+        f"Alarm:       {_clean(incident.get('error_type', '?'), 'resource')} "
+        f"at {_clean(incident.get('observed_at', '?'), 'resource')}",
+    ]
+    sections: list[tuple[str, list[str]]]
+    if diagnosis is not None:
+        subject = _subject(function, status, f"{'+'.join(fault_types) or 'unknown'} ({severity})")
+        checks = (diagnosis.get("verification") or {}).get("pointers", [])
+        verified = sum(bool(c.get("verified")) for c in checks)
+        header += [
+            f"Fault types: {', '.join(fault_types) or 'unknown'}",
+            f"Severity:    {severity}",
+            f"Confidence:  {float(diagnosis.get('confidence', 0)):.2f} "
+            f"({verified}/{len(checks)} evidence pointers verified)",
+        ]
+        remediation = _remediation_lines(diagnosis) or ["none determined by the evidence"]
+        gaps = _gap_lines(diagnosis) or ["none"]
+        sections = [
+            ("Root cause", [_clean(diagnosis.get("root_cause", ""), "root_cause")]),
+            ("Trigger", [_trigger_line(diagnosis)]),
+            ("First failure", [_first_failure_line(diagnosis)]),
+            ("Top evidence", _evidence_lines(diagnosis) or ["none"]),
+            ("Remediation (nothing is run; every step needs approval)", remediation),
+            ("Gaps", gaps),
+        ]
+    else:
+        category = incident.get("error_category")
+        reason = _clean(incident.get("error_reason") or "no reason recorded", "reason")
+        subject = _subject(function, status, str(category) if category else "no diagnosis")
+        if category:
+            header.append(f"Category:    {_clean(category, 'resource')}")
+        sections = [("Why there is no diagnosis", [reason])]
+        remediation = []
+    sections.append(("Console", [link or NO_CONSOLE]))
+    body = header + [line for title, lines in sections for line in ["", title, *(f"  {x}" for x in lines)]]
+    text = "\n".join(body) + "\n"
+
+    description_lines = [f"*{title}*\n" + "\n".join(lines) for title, lines in sections if title != "Console"]
+    description_lines.append(f"<{link}|Open in the incident console>" if link else NO_CONSOLE)
+    keywords = [status, function, *fault_types] + ([severity] if diagnosis is not None else [])
+    resources = [_clean(r, "resource") for r in (diagnosis or {}).get("affected_resources", [])][:10]
+    chat: dict[str, Any] = {
+        "version": "1.0",
+        "source": "custom",
+        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"incident-response/{incident_id}")),
+        "content": {
+            "textType": "client-markdown",
+            "title": subject,
+            "description": cut("\n\n".join(description_lines), LIMITS["description"]),
+            "nextSteps": [line.strip() for line in remediation if not line.startswith("...")],
+            "keywords": keywords,
+        },
+        "metadata": {
+            "threadId": incident_id,
+            "summary": subject,
+            "eventType": EVENT_TYPES.get(status, "IncidentFinished"),
+            "relatedResources": resources or [function],
+            "additionalContext": {
+                "incident_id": incident_id,
+                "function_name": function,
+                "status": status,
+                "severity": severity,
+                "gaps": str(len((diagnosis or {}).get("gaps") or [])),
+                "console": link or "",
+            },
+        },
+    }
+    attributes = {
+        "incident_id": {"DataType": "String", "StringValue": incident_id},
+        "function_name": {"DataType": "String", "StringValue": function},
+        "status": {"DataType": "String", "StringValue": status},
+        "severity": {"DataType": "String", "StringValue": severity},
+        "fault_types": {"DataType": "String.Array", "StringValue": json.dumps(fault_types)},
+    }
+    return Notification(incident_id, subject, text, chat, attributes)
+
+
+def sns_client(session: Any) -> Any:
+    """The SNS client of the notifications: standard retries, bounded timeouts."""
+    return session.client(
+        "sns",
+        config=Config(
+            retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=5, read_timeout=10
+        ),
+    )
+
+
+class Notifier:
+    """Publishes notifications to one topic."""
+
+    def __init__(self, sns: Any, topic_arn: str, console_url: str | None, logger: Logger) -> None:
+        self.sns = sns
+        self.topic_arn = topic_arn
+        self.console_url = console_url
+        self.logger = logger
+
+    def publish(self, incident: Mapping[str, Any], diagnosis: Mapping[str, Any] | None) -> str:
+        """Publish the notification of ``incident``; the SNS message id. Raises what boto3 raises."""
+        notification = build_notification(incident, diagnosis, self.console_url)
+        response = self.sns.publish(**notification.publish_arguments(self.topic_arn))
+        return str(response["MessageId"])

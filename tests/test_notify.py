@@ -1,0 +1,205 @@
+"""The notification of an incident's outcome, as formatted: subject, email text, chat JSON, attributes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from supervisor.incident.notify import NO_CONSOLE, build_notification, cut, redact
+
+INCIDENT_ID = "data-processor@2026-11-23T04:49:10.000000Z"
+INCIDENT: dict[str, Any] = {
+    "incident_id": INCIDENT_ID,
+    "function_name": "data-processor",
+    "status": "DIAGNOSED",
+    "error_type": "Errors",
+    "observed_at": "2026-11-23T04:49:10.000000Z",
+    "detail": "DB_PASSWORD=from-the-alarm-detail",  # not on the allowlist: never shown
+    "mcp_api_key": "sk-not-a-field-the-notification-reads",
+}
+
+
+def _diagnosis(**changes: Any) -> dict[str, Any]:
+    diagnosis: dict[str, Any] = {
+        "root_cause": "data-processor-role lost its inline policy data-processor-access.",
+        "fault_types": ["permission_loss"],
+        "affected_resources": ["data-processor", "data-processor-role"],
+        "severity": "high",
+        "confidence": 0.9,
+        "evidence": [
+            {
+                "tool": "get_recent_logs",
+                "field": "events.2.message",
+                "value": "[ERROR] AccessDenied when calling GetObject",
+                "interpretation": "An invocation failed",
+                "supports": None,
+            },
+            {
+                "tool": "get_iam_state",
+                "field": "inline_policies",
+                "value": "{}",
+                "interpretation": "The role has no inline policy",
+                "supports": "permission_loss",
+            },
+        ],
+        "remediation_plan": [
+            {
+                "action": "Put back the inline policy",
+                "details": "as it was",
+                "evidence_basis": [1],
+                "risk_level": "medium",
+                "requires_approval": True,
+                "command": "aws iam put-role-policy --role-name data-processor-role",
+            }
+        ],
+        "trigger": {
+            "event_name": "DeleteRolePolicy",
+            "identity": "arn:aws:iam::123456789012:user/operator",
+            "time": "2026-11-23T04:49:08.829498+00:00",
+            "seconds_before_first_failure": 0.7,
+            "evidence": [1],
+        },
+        "timeline": [
+            {
+                "time": "2026-11-23T04:49:09.830000+00:00",
+                "kind": "first_failure",
+                "description": "The first failed invocation",
+                "evidence": [0],
+            }
+        ],
+        "gaps": [{"source": "get_function_metrics", "reason": "no datapoints yet", "evidence": []}],
+        "verification": {
+            "pointers": [{"index": 0, "verified": True}, {"index": 1, "verified": True}],
+        },
+    }
+    return diagnosis | changes
+
+
+def test_a_diagnosis_gives_subject_email_text_chat_json_and_attributes() -> None:
+    notification = build_notification(INCIDENT, _diagnosis(), "https://console.example.com/")
+
+    assert notification.subject == "[DIAGNOSED] data-processor: permission_loss (high)"
+    text = notification.text
+    for expected in (
+        "Root cause\n  data-processor-role lost its inline policy",
+        "Trigger\n  DeleteRolePolicy by arn:aws:iam::123456789012:user/operator at "
+        "2026-11-23T04:49:08.829498+00:00, 0.7 s before the first failure",
+        "First failure\n  2026-11-23T04:49:09.830000+00:00: The first failed invocation",
+        "[1] get_iam_state inline_policies = '{}' (verified): The role has no inline policy",
+        "$ aws iam put-role-policy --role-name data-processor-role",
+        "Gaps\n  - get_function_metrics: no datapoints yet",
+        "Console\n  https://console.example.com/incidents/data-processor%40",
+        "Confidence:  0.90 (2/2 evidence pointers verified)",
+    ):
+        assert expected in text
+    assert text.index("[1] get_iam_state") < text.index("[0] get_recent_logs")  # supporting pointers first
+
+    chat = notification.chat
+    assert (chat["version"], chat["source"], chat["content"]["textType"]) == (
+        "1.0",
+        "custom",
+        "client-markdown",
+    )
+    assert chat["content"]["title"] == notification.subject
+    assert chat["content"]["nextSteps"][1] == "$ aws iam put-role-policy --role-name data-processor-role"
+    assert chat["metadata"]["threadId"] == INCIDENT_ID
+    assert chat["metadata"]["eventType"] == "IncidentDiagnosed"
+    assert chat["metadata"]["relatedResources"] == ["data-processor", "data-processor-role"]
+    assert all(isinstance(v, str) for v in chat["metadata"]["additionalContext"].values())
+    assert notification.attributes["fault_types"] == {
+        "DataType": "String.Array",
+        "StringValue": '["permission_loss"]',
+    }
+
+    request = notification.publish_arguments("arn:aws:sns:ca-central-1:123456789012:incident-diagnoses")
+    message = json.loads(request["Message"])
+    assert request["MessageStructure"] == "json"
+    assert set(message) == {"default", "email"}  # no "https" key: the chat integration reads "default"
+    assert json.loads(message["default"]) == chat
+    assert message["email"] == text
+
+
+@pytest.mark.parametrize(
+    ("status", "category", "reason", "subject"),
+    [
+        ("ERROR", "mcp_connection", "MCP server unreachable", "[ERROR] data-processor: mcp_connection"),
+        ("FAILED", None, "recursion limit exhausted", "[FAILED] data-processor: no diagnosis"),
+    ],
+)
+def test_an_outcome_without_diagnosis_says_why_and_that_there_is_no_console(
+    status: str, category: str | None, reason: str, subject: str
+) -> None:
+    incident = INCIDENT | {"status": status, "error_category": category, "error_reason": reason}
+    notification = build_notification(incident, None, None)
+    assert notification.subject == subject
+    assert f"Why there is no diagnosis\n  {reason}" in notification.text
+    assert f"Console\n  {NO_CONSOLE}" in notification.text
+    assert (
+        notification.chat["metadata"]["eventType"]
+        == f"Incident{'Errored' if status == 'ERROR' else 'Failed'}"
+    )
+    assert notification.attributes["severity"]["StringValue"] == "none"
+    assert notification.attributes["fault_types"]["StringValue"] == "[]"
+
+
+def test_the_subject_stays_under_100_ascii_characters() -> None:
+    long_name = "f" * 64  # the longest function name Lambda allows
+    diagnosis = _diagnosis(fault_types=["permission_loss", "throttling", "network_block", "timeout"])
+    subject = build_notification(INCIDENT | {"function_name": long_name}, diagnosis, None).subject
+    assert len(subject) < 100
+    assert subject.endswith("...")
+    assert subject.isascii()
+    assert "\n" not in subject
+    unicode_cause = build_notification(
+        INCIDENT | {"function_name": "fn\u00e9\nx"}, _diagnosis(), None
+    ).subject
+    assert unicode_cause.isascii()
+    assert "\n" not in unicode_cause
+
+
+def test_long_fields_are_cut_with_a_visible_marker() -> None:
+    assert cut("x" * 50, 50) == "x" * 50
+    cut_text = cut("x" * 1000, 100)
+    assert len(cut_text) == 100
+    assert cut_text.endswith(f"[... {1000 - cut_text.index(' [')} more characters cut]")
+
+    diagnosis = _diagnosis(root_cause="the role " * 500)
+    text = build_notification(INCIDENT, diagnosis, None).text
+    root = text.split("Root cause\n  ", 1)[1].split("\n", 1)[0]
+    assert len(root) == 600
+    assert root.endswith("more characters cut]")
+    many = _diagnosis(evidence=[_diagnosis()["evidence"][0]] * 12)
+    assert "... and 7 more pointers" in build_notification(INCIDENT, many, None).text
+
+
+def test_no_secret_reaches_any_form_of_the_message() -> None:
+    leaky = _diagnosis(
+        root_cause="Failed with DB_PASSWORD=hunter2 while using AKIAIOSFODNN7EXAMPLE",
+        evidence=[
+            {
+                "tool": "get_recent_logs",
+                "field": "events.0.message",
+                "value": 'config {"api_key": "sk-live-123456", "Authorization": "Bearer abcdefgh12345678"}',
+                "interpretation": "SECRET_TOKEN: s3cr3t-value printed by the code",
+                "supports": None,
+            }
+        ],
+        gaps=[{"source": "get_recent_logs", "reason": "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG"}],
+    )
+    notification = build_notification(INCIDENT, leaky, None)
+    published = json.dumps(notification.publish_arguments("arn:aws:sns:ca-central-1:1:t"))
+    for secret in (
+        "hunter2",
+        "AKIAIOSFODNN7EXAMPLE",
+        "sk-live-123456",
+        "abcdefgh12345678",
+        "s3cr3t-value",
+        "wJalrXUtnFEMI",
+        "from-the-alarm-detail",
+        "sk-not-a-field",
+    ):
+        assert secret not in published
+    assert "DB_PASSWORD=[redacted]" in notification.text
+    assert redact("MY_TOKEN=abc and nothing else") == "MY_TOKEN=[redacted] and nothing else"
