@@ -31,6 +31,9 @@ from tests.pipeline_support import stuck_incident
 from watchdog.handler import build_watchdog
 from watchdog.sweep import SweepReport, fail_stale, find_stale
 
+# The whole drill runs inside the fixture these tests share: more than the suite's default per test.
+FULL_DRILL_TIMEOUT = pytest.mark.timeout(420)
+
 
 def _drill(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DRILL_", "SUPERVISOR_"))}
@@ -51,6 +54,7 @@ def full_drill(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Com
     return _drill("--report-dir", "reports", cwd=cwd), cwd
 
 
+@FULL_DRILL_TIMEOUT
 def test_the_full_drill_passes_and_writes_its_reports(
     full_drill: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
@@ -107,6 +111,7 @@ def test_the_full_drill_passes_and_writes_its_reports(
     assert "agent_metrics" not in ran.stdout
 
 
+@FULL_DRILL_TIMEOUT
 def test_the_deployed_policies_grant_exactly_what_the_code_calls(
     full_drill: tuple[subprocess.CompletedProcess[str], Path], sandbox: Sandbox, incidents: IncidentStore
 ) -> None:

@@ -50,9 +50,10 @@ def _actions(statement: dict[str, Any]) -> list[str]:
 
 
 def _is_s3(action: str) -> bool:
-    """Whether an Action entry can name s3: actions ('s3:GetObject', 'S3:*', '*', 's?:*')."""
-    service = action.split(":", 1)[0] if ":" in action else action
-    return fnmatch.fnmatchcase("s3", service.lower())
+    """Whether an Action entry names s3: actions ('s3:GetObject', 'S3:*', 's?:*'); a bare '*' grants
+    every service and is left alone."""
+    service, colon, _ = action.partition(":")
+    return bool(colon) and fnmatch.fnmatchcase("s3", service.lower())
 
 
 def _covers(pattern: str, action: str) -> bool:
