@@ -12,7 +12,11 @@ NODE_TOOLS := node-tools
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed
 NPM_FLAGS := --prefix $(NODE_TOOLS) --ignore-scripts --no-audit --no-fund --loglevel=error
 
-.PHONY: drill test lint typecheck unit sandbox package docs lock clean
+# Debian's Chromium, which tests/test_console_browser.py drives through Playwright (Playwright's own browser
+# download does not work here). Skipped when it is already installed.
+CHROMIUM := /usr/bin/chromium
+
+.PHONY: drill test lint typecheck unit sandbox package docs lock clean browser
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -44,7 +48,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP)
+browser:
+	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+
+unit: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP) browser
 	$(BIN)/pytest -n 2  # two workers, each with its own sandbox and MCP server
 
 sandbox: $(STAMP)

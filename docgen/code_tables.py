@@ -34,10 +34,21 @@ SETTINGS: Mapping[str, str] = {
     "drill": "chaos.drill.settings:DrillSettings",
     "sandbox-runtime": "chaos.workload.runtime:RuntimeSettings",
     "eval": "evals.settings:EvalSettings",
+    "console": "console.settings:ConsoleSettings",
 }
 
 # The caller's settings of this project, which must not leak into a rendered default.
-PROJECT_VARIABLES = ("AWS_", "MCP_", "SUPERVISOR_", "WATCHDOG_", "CHAOS_", "DRILL_", "EVAL_", "SANDBOX_")
+PROJECT_VARIABLES = (
+    "AWS_",
+    "MCP_",
+    "SUPERVISOR_",
+    "WATCHDOG_",
+    "CHAOS_",
+    "DRILL_",
+    "EVAL_",
+    "SANDBOX_",
+    "CONSOLE_",
+)
 
 
 @contextmanager

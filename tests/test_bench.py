@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bench import cold_import, drill, log_volume, sandbox_runtime, tokens
+from bench import cold_import, console_list, drill, log_volume, sandbox_runtime, tokens
 from bench.mcp_overhead import QUICK, render, run
 from chaos.sandbox.sandbox import Sandbox
 from evals.corpus import load_corpus
@@ -76,3 +76,11 @@ def test_drill_benchmark_reports_wall_time_against_the_budget() -> None:
     assert 0 < cost.start_up_seconds < cost.wall_seconds
     assert cost.scenario_seconds < cost.wall_seconds
     assert f"{cost.budget_ratio:.2f}x the 120 s budget" in drill.render(cost)
+
+
+def test_console_list_benchmark_times_the_list_page_against_a_query(sandbox: Sandbox) -> None:
+    result = console_list.run(incidents=40, runs=2, sandbox=sandbox)
+    assert result.rows[0].case.endswith("(baseline)")
+    assert result.rows[0].ratio == 1.0
+    assert all(row.median_ms > 0 for row in result.rows)
+    assert "goal of < 300 ms server time" in console_list.render(result)

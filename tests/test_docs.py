@@ -167,7 +167,7 @@ def test_a_command_that_exists_passes(line: str) -> None:
         ("incident-chaos iam revoke --target s4", "invalid choice: 's4'"),
         ("incident-chaos iam revoke --target s3|s4", "invalid choice: 's4'"),
         ("incident-chaos config timeout --seconds zero", "--seconds"),
-        ("incident-console --help", "not a console script"),
+        ("incident-dashboard --help", "not a console script"),
         ("python -m bench.no_such_bench", "no such module"),
         ("python -m bench.cold_import --runz 3", "unrecognized arguments"),
         ("make docs no-such-target", "no such target"),

@@ -1,0 +1,1 @@
+"""incident-console: a small read-only web application over the incident tables."""

@@ -1,0 +1,43 @@
+"""`incident-console`: serve the read-only incident console (loopback by default)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import uvicorn
+from pydantic import ValidationError
+
+from console.app import create_app
+from console.settings import ConsoleSettings
+from mcp_server.aws import default_session
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="incident-console",
+        description="Serve the read-only incident console over the incident-state and incident-context "
+        "tables (settings from CONSOLE_*; AWS from the standard chain).",
+    )
+    parser.add_argument("--host", help="address to bind (default CONSOLE_HOST, 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (default CONSOLE_PORT, 8088)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    try:
+        settings = ConsoleSettings(**overrides)
+        app = create_app(settings, default_session())
+    except (ValidationError, ValueError) as error:
+        print(f"incident-console: {error}", file=sys.stderr)
+        return 2
+    print(f"incident-console on http://{settings.host}:{settings.port}/incidents", flush=True)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,206 @@
+"""incident-console over the sandbox's incident tables, through Starlette's TestClient: the list (newest
+first, filters, pages through the status index and never a Scan), a real diagnosed incident's page, the
+drill report, escaping of hostile log lines and bearer keys on a non-loopback bind."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import boto3
+import pytest
+from starlette.testclient import TestClient
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from console.app import create_app
+from console.data import encode_token
+from console.settings import ConsoleSettings
+from supervisor.incident.pipeline import IncidentPipeline
+from supervisor.incident.store import IncidentStore
+from tests.conftest import Inject
+from tests.console_support import HOSTILE, ago, claimed, diagnosed_incident
+
+Calls = list[str]
+
+
+def console(
+    sandbox: Sandbox, incidents: IncidentStore, calls: Calls | None = None, **settings: Any
+) -> TestClient:
+    """The console as the supervisor identity, recording every DynamoDB operation it calls."""
+    session: boto3.Session = sandbox.session(names.SUPERVISOR)
+    if calls is not None:
+        session.events.register(
+            "before-call.dynamodb", lambda model, **_: calls.append(model.name), unique_id="console-calls"
+        )
+    values: dict[str, Any] = {
+        "state_table": incidents.state_table,
+        "context_table": str(incidents.context_table),
+        "api_key": None,
+    }
+    return TestClient(create_app(ConsoleSettings(**(values | settings)), session))
+
+
+def ids(html: str) -> list[str]:
+    return re.findall(r'<tr class="incident-row">.*?<a href="/incidents/[^"]+">([^<]+)</a>', html, re.S)
+
+
+def next_link(html: str) -> str | None:
+    match = re.search(r'<a rel="next" href="([^"]+)"', html)
+    return match[1].replace("&amp;", "&") if match else None
+
+
+@pytest.mark.open_incidents
+def test_the_list_is_newest_first_and_pages_through_the_status_index_never_a_scan(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    statuses = ["RECEIVED", "DIAGNOSED", "FAILED", "DIAGNOSED", "ERROR", "DIAGNOSED", "INVESTIGATING"]
+    made = [
+        claimed(incidents, f"fn-{n}", ago(600 - 60 * n), status) for n, status in enumerate(statuses)
+    ]  # the last one made is the newest
+    calls: Calls = []
+    client = console(sandbox, incidents, calls, page_size=3)
+
+    seen: list[str] = []
+    url: str | None = "/incidents"
+    pages = 0
+    while url is not None:
+        response = client.get(url)
+        assert response.status_code == 200
+        seen += ids(response.text)
+        url = next_link(response.text)
+        pages += 1
+    assert seen == list(reversed(made))
+    assert pages == 3
+    assert calls
+    assert set(calls) <= {"Query", "GetItem"}, calls
+    assert "Scan" not in calls
+
+
+@pytest.mark.open_incidents
+def test_the_list_filters_by_status_function_and_time(sandbox: Sandbox, incidents: IncidentStore) -> None:
+    old = claimed(incidents, "orders-api", ago(3 * 3600), "FAILED")
+    failed = claimed(incidents, "orders-api", ago(120), "FAILED")
+    received = claimed(incidents, "data-processor", ago(60))
+    client = console(sandbox, incidents)
+
+    assert ids(client.get("/incidents?status=FAILED").text) == [failed, old]
+    assert ids(client.get("/incidents?function=data-processor").text) == [received]
+    assert ids(client.get("/incidents?since=1h").text) == [received, failed]
+    assert ids(client.get("/incidents?status=FAILED&function=orders-api&since=1h").text) == [failed]
+    page = client.get("/incidents")
+    assert '<meta http-equiv="refresh"' in page.text  # an open incident is on it
+    assert '<meta http-equiv="refresh"' not in client.get("/incidents?status=FAILED").text
+    assert client.get("/incidents?status=BOGUS").status_code == 400
+    assert client.get("/incidents?next=not-a-token").status_code == 400
+    foreign = encode_token({"RECEIVED": {"incident_id": {"S": "x"}}})
+    assert client.get(f"/incidents?status=FAILED&next={foreign}").status_code == 400
+    assert client.get("/incidents/no-such-incident").status_code == 404
+
+
+def test_a_diagnosed_incident_page_shows_its_evidence_commands_and_hostile_lines_as_text(
+    sandbox: Sandbox,
+    runtime: LocalLambdaRuntime,
+    alarm_events: Callable[..., list[dict[str, Any]]],
+    inject: Inject,
+    make_pipeline: Callable[..., IncidentPipeline],
+    incidents: IncidentStore,
+) -> None:
+    incident_id = diagnosed_incident(sandbox, runtime, alarm_events, inject, make_pipeline)
+    context = incidents.get_context(incident_id)
+    assert context is not None
+    diagnosis = json.loads(context["diagnosis"]["S"])
+    client = console(sandbox, incidents)
+
+    listing = client.get("/incidents").text
+    assert ids(listing) == [incident_id]
+    assert "permission_loss" in listing
+    assert diagnosis["severity"] in listing
+
+    html = client.get(f"/incidents/{quote(incident_id, safe='')}").text
+    assert html.count('class="tl-entry') == len(diagnosis["timeline"]) + 1 + (
+        not any(e["kind"] == "alarm" for e in diagnosis["timeline"])
+    )
+    assert html.count("<mark>") >= len(diagnosis["evidence"])
+    commands = [s["command"] for s in diagnosis["remediation_plan"] if s["command"]]
+    assert commands
+    for command in commands:
+        assert f"<code>{command}</code>" in html.replace("&#39;", "'").replace("&#34;", '"')
+    assert html.count('<button type="button" class="copy">') == len(commands)
+    assert context["replay_hash"]["S"] in html
+    assert '<details id="reasoning">' in html  # the chain, collapsed
+    # The hostile log line reached the tool responses and is shown as text, never as markup.
+    assert "window.__pwned" in html
+    assert HOSTILE not in html
+    assert "<script>window" not in html
+    assert "<img src=x" not in html
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+
+
+def test_the_drill_page_is_the_scorecard_linking_each_scenario_to_its_incidents(
+    sandbox: Sandbox, incidents: IncidentStore, tmp_path: Path
+) -> None:
+    report = {
+        "started_at": "2026-01-01T00:00:00Z",
+        "model": "rules",
+        "seconds": 12.5,
+        "passed": True,
+        "scenarios": [
+            {
+                "name": "revoke-s3",
+                "title": "S3 access revoked",
+                "injected": ["<b>revoke</b>"],
+                "expected": "permission_loss",
+                "outcome": "permission_loss",
+                "passed": True,
+                "seconds": 4.2,
+                "incidents": [
+                    {
+                        "incident_id": "data-processor@2026-01-01T00:00:01Z",
+                        "status": "DIAGNOSED",
+                        "evidence_verified": 5,
+                        "evidence_total": 5,
+                        "llm_calls": 2,
+                        "tokens": 0,
+                    }
+                ],
+            },
+            {"name": "healthy", "title": "no fault", "injected": [], "expected": "no alarm",
+             "outcome": "no alarm", "passed": True, "seconds": 2.0, "incidents": []},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "drill-report.json"
+    path.write_text(json.dumps(report))
+    html = console(sandbox, incidents, drill_report=path).get("/drill").text
+    assert html.count('<tr class="scenario">') == 2
+    assert 'href="/incidents/data-processor%402026-01-01T00%3A00%3A01Z"' in html
+    assert "5/5" in html
+    assert "&lt;b&gt;revoke&lt;/b&gt;" in html
+    missing = console(sandbox, incidents, drill_report=tmp_path / "none.json").get("/drill")
+    assert "make drill" in missing.text
+
+
+def test_a_non_loopback_bind_requires_the_mcp_servers_bearer_keys(
+    sandbox: Sandbox, incidents: IncidentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MCP_API_KEY", raising=False)
+    monkeypatch.delenv("CONSOLE_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="requires bearer keys"):
+        console(sandbox, incidents, host="0.0.0.0")  # noqa: S104
+
+    monkeypatch.setenv("MCP_API_KEY", "k-one, k-two")
+    settings = ConsoleSettings(host="0.0.0.0", state_table=incidents.state_table)  # noqa: S104
+    assert settings.api_keys() == ["k-one", "k-two"]  # the MCP server's variable, read the same way
+    client = TestClient(create_app(settings, sandbox.session(names.SUPERVISOR)))
+    assert client.get("/incidents").status_code == 401
+    assert client.get("/incidents", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/incidents", headers={"Authorization": "Bearer k-two"}).status_code == 200
+    assert client.get("/healthz").status_code == 200
+
+    loopback = console(sandbox, incidents)  # 127.0.0.1: no key needed
+    assert loopback.get("/incidents").status_code == 200

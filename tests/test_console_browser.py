@@ -1,0 +1,129 @@
+"""incident-console in a real browser: Debian's headless Chromium, driven by Playwright, opens the list
+and the page of a real drill-style incident (fault, alarm, SNS, pipeline), finds the timeline, the
+highlighted evidence and the commands, sees no console errors, and shows a hostile log line as text.
+Screenshots are saved under build/screenshots/ (CI keeps them as artefacts)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from playwright.sync_api import BrowserContext, ConsoleMessage, sync_playwright
+
+from chaos.loopback import served_in_thread
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from console.app import create_app
+from console.settings import ConsoleSettings
+from supervisor.incident.pipeline import IncidentPipeline
+from supervisor.incident.store import IncidentStore
+from tests.conftest import Inject
+from tests.console_support import diagnosed_incident
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = Path(__file__).resolve().parent.parent / "build" / "screenshots"
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@contextmanager
+def chromium(profile: Path) -> Iterator[BrowserContext]:
+    """Debian's Chromium under Playwright, with a fresh profile. Started after the incident is made:
+    the sync API keeps an event loop in this thread, and the pipeline runs its own."""
+    assert shutil.which(CHROMIUM), f"{CHROMIUM} is missing: `make unit` installs Debian's chromium"
+    with sync_playwright() as playwright:
+        context = playwright.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=FLAGS,
+            viewport={"width": 1280, "height": 900},
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def test_the_console_in_chromium_shows_a_drill_incident(
+    sandbox: Sandbox,
+    runtime: LocalLambdaRuntime,
+    alarm_events: Callable[..., list[dict[str, Any]]],
+    inject: Inject,
+    make_pipeline: Callable[..., IncidentPipeline],
+    incidents: IncidentStore,
+    tmp_path: Path,
+) -> None:
+    incident_id = diagnosed_incident(sandbox, runtime, alarm_events, inject, make_pipeline)
+    settings = ConsoleSettings(
+        state_table=incidents.state_table, context_table=str(incidents.context_table), api_key=None
+    )
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    problems: list[str] = []
+
+    def console_message(message: ConsoleMessage) -> None:
+        if message.type in ("error", "warning"):
+            problems.append(f"{message.type}: {message.text}")
+
+    app = create_app(settings, sandbox.session(names.SUPERVISOR))
+    with served_in_thread(app) as url, chromium(tmp_path / "profile") as browser:
+        page = browser.new_page()
+        page.on("console", console_message)
+        page.on("pageerror", lambda error: problems.append(f"pageerror: {error}"))
+
+        page.goto(f"{url}/incidents")
+        rows = page.locator("tr.incident-row")
+        assert rows.count() == 1
+        assert "permission_loss" in rows.first.inner_text()
+        page.screenshot(path=str(SCREENSHOTS / "incident-list.png"), full_page=True)
+
+        rows.first.locator("a").click()
+        page.wait_for_url(f"{url}/incidents/{quote(incident_id, safe='')}")
+        context = incidents.get_context(incident_id)
+        assert context is not None
+        diagnosis = json.loads(context["diagnosis"]["S"])
+        alarm = 0 if any(e["kind"] == "alarm" for e in diagnosis["timeline"]) else 1
+        entries = page.locator("svg.timeline g.tl-entry")
+        assert entries.count() == len(diagnosis["timeline"]) + alarm + 1  # + the diagnosis itself
+        kinds = [entries.nth(i).get_attribute("data-kind") for i in range(entries.count())]
+        assert kinds[0] == "change"
+        assert kinds[-1] == "diagnosis"
+
+        marks = page.locator("#evidence pre.response mark")
+        assert marks.count() >= len(diagnosis["evidence"])
+        assert marks.first.is_visible()
+        commands = page.locator("#remediation .command code")
+        expected = [s["command"] for s in diagnosis["remediation_plan"] if s["command"]]
+        assert [commands.nth(i).inner_text() for i in range(commands.count())] == expected
+        page.screenshot(path=str(SCREENSHOTS / "incident-page.png"), full_page=True)
+        page.screenshot(path=str(SCREENSHOTS / "incident-page-top.png"))  # the README's picture
+
+        # The hostile log line, in the logs tool's response an evidence pointer quotes: shown as text, and
+        # nothing of it ran or became an element.
+        hostile = page.locator("#evidence pre.response", has_text="window.__pwned = 1").first
+        assert "<script>window.__pwned = 1</script><img src=x" in hostile.inner_text()
+        assert page.evaluate("window.__pwned") is None
+        assert page.locator("main script, main img").count() == 0
+        hostile.scroll_into_view_if_needed()
+        page.screenshot(path=str(SCREENSHOTS / "incident-hostile-line.png"))
+        page.locator("#reasoning summary").click()  # the chain, collapsed until asked for
+        assert page.locator("#reasoning .message").first.is_visible()
+
+        page.goto(f"{url}/drill")
+        assert page.locator("h1").inner_text() == "Last drill"
+        page.close()
+    assert problems == []
