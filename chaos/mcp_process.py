@@ -1,4 +1,5 @@
-"""Run ``incident-mcp-server`` as a separate process on a free loopback port (drill and tests)."""
+"""Run ``incident-mcp-server`` (or ``incident-console``) as a separate process on a free loopback port
+(drill and tests)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 from chaos.loopback import LOOPBACK, free_port, wait_healthy
 
 STATE_FILE = "mcp-server.json"
+CONSOLE_STATE_FILE = "console.json"  # the incident console left by incident-drill --keep-running
 
 
 @dataclass
@@ -37,13 +39,16 @@ class ServerProcess:
             self.process.wait()
 
 
-def start_server(env: dict[str, str], log_path: Path, *args: str, detach: bool = False) -> ServerProcess:
-    """Start the server with ``env`` added to ours and wait until /healthz answers. ``detach`` puts it in
-    its own session, so it outlives the caller (``--keep-running``)."""
+def start_server(
+    env: dict[str, str], log_path: Path, *args: str, detach: bool = False, module: str = "mcp_server.cli"
+) -> ServerProcess:
+    """Start the server (``module``: the MCP server, or ``console.cli``) with ``env`` added to ours and
+    wait until /healthz answers. ``detach`` puts it in its own session, so it outlives the caller
+    (``--keep-running``)."""
     port = free_port()
     with log_path.open("wb") as log:
         process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
-            [sys.executable, "-m", "mcp_server.cli", "--port", str(port), *args],
+            [sys.executable, "-m", module, "--port", str(port), *args],
             env={**os.environ, **env},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -68,15 +73,15 @@ def server_process(env: dict[str, str], log_path: Path, *args: str) -> Iterator[
         server.stop()
 
 
-def record(server: ServerProcess, state_dir: Path) -> None:
+def record(server: ServerProcess, state_dir: Path, name: str = STATE_FILE) -> None:
     """Note a server left running (``incident-drill --keep-running``) so that ``incident-sandbox down``
     stops it with the sandbox."""
-    (state_dir / STATE_FILE).write_text(json.dumps({"pid": server.pid, "url": server.url}))
+    (state_dir / name).write_text(json.dumps({"pid": server.pid, "url": server.url}))
 
 
-def stop_recorded(state_dir: Path) -> bool:
+def stop_recorded(state_dir: Path, name: str = STATE_FILE) -> bool:
     """Stop the server recorded in ``state_dir``; False if none was recorded or it had already exited."""
-    path = state_dir / STATE_FILE
+    path = state_dir / name
     if not path.exists():
         return False
     pid = int(json.loads(path.read_text())["pid"])

@@ -1,6 +1,7 @@
 """The MCP server stack: the container on ECS Fargate behind an HTTPS Application Load Balancer with
-sticky sessions (an SSE session lives in one process), its read-only task role, and its logs. Written
-to ``deploy/mcp-server.template.json`` by ``python -m deploy.build``."""
+sticky sessions (an SSE session lives in one process), its read-only task role, and its logs; and, with
+``ConsoleEnabled=true``, the incident console from the same image, as its own service and identity,
+behind the same listener. Written to ``deploy/mcp-server.template.json`` by ``python -m deploy.build``."""
 
 from __future__ import annotations
 
@@ -9,10 +10,16 @@ from typing import Any
 from chaos.sandbox import names
 from deploy import policies
 from deploy.cfn import get_att, ref, sub
+from supervisor.incident.store import STATUS_INDEX
 
 CONTAINER = "mcp-server"
 PORT = 8080
 LOG_GROUP = "/ecs/incident-mcp-server"
+CONSOLE_CONTAINER = "incident-console"
+CONSOLE_PORT = 8088
+# What the listener sends to the console; everything else (/sse, /mcp, /healthz, ...) stays the MCP server's.
+CONSOLE_PATHS = ("/incidents", "/incidents/*", "/drill", "/static/*")
+HAS_CONSOLE = "HasConsole"
 ECS_TASKS = "ecs-tasks.amazonaws.com"
 Template = dict[str, Any]
 
@@ -57,6 +64,24 @@ def _parameters() -> Template:
             "Type": "CommaDelimitedList",
             "Default": "",
             "Description": "The role ARNs of McpAccounts: the task may assume these, and no other role.",
+        },
+        "ConsoleEnabled": {
+            "Type": "String",
+            "Default": "false",
+            "AllowedValues": ["false", "true"],
+            "Description": "Also run the read-only incident console (same image) behind the listener, "
+            "at /incidents, with the MCP server's bearer keys.",
+        },
+        "StateTableName": {
+            "Type": "String",
+            "Default": names.STATE_TABLE,
+            "Description": "The incident-state table the console reads (the StateTableName output of the "
+            "incident-response stack).",
+        },
+        "ContextTableName": {
+            "Type": "String",
+            "Default": names.CONTEXT_TABLE,
+            "Description": "The incident-context table the console reads.",
         },
     }
 
@@ -137,8 +162,8 @@ def _load_balancer() -> Template:
     }
 
 
-def _task() -> Template:
-    execution_statements: list[dict[str, Any]] = [
+def _execution_statements() -> list[dict[str, Any]]:
+    return [
         {"Sid": "PullImage", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"], "Resource": ["*"]},
         {
             "Sid": "PullImageLayers",
@@ -154,6 +179,8 @@ def _task() -> Template:
         },
     ]
 
+
+def _task() -> Template:
     allowed_hosts = {
         "Fn::Join": [
             ",",
@@ -171,7 +198,7 @@ def _task() -> Template:
             "Properties": {"LogGroupName": LOG_GROUP, "RetentionInDays": 30},
         },
         "ExecutionRole": policies.role(
-            execution_statements, ECS_TASKS, "Pulls the MCP server image and ships its logs"
+            _execution_statements(), ECS_TASKS, "Pulls the MCP server image and ships its logs"
         ),
         "TaskRole": policies.role(
             policies.mcp_server_statements(),
@@ -240,6 +267,150 @@ def _task() -> Template:
     }
 
 
+def _console() -> Template:
+    """The console's service: its own task role (GetItem and Query on the two tables and the status
+    index, nothing else), the MCP key injected as MCP_API_KEY by its execution role, and a listener rule
+    for its paths. Every resource exists only with ConsoleEnabled=true."""
+    inject_key = {
+        "Sid": "InjectMcpKey",
+        "Effect": "Allow",
+        "Action": ["ssm:GetParameters"],
+        "Resource": [policies.parameterget_att("McpKeyParameterName")],
+    }
+    resources: Template = {
+        "ConsoleIngress": {
+            "Type": "AWS::EC2::SecurityGroupIngress",
+            "Properties": {
+                "GroupId": ref("ServiceSecurityGroup"),
+                "IpProtocol": "tcp",
+                "FromPort": CONSOLE_PORT,
+                "ToPort": CONSOLE_PORT,
+                "SourceSecurityGroupId": ref("LoadBalancerSecurityGroup"),
+                "Description": "incident console from the load balancer",
+            },
+        },
+        "ConsoleTargetGroup": {
+            "Type": "AWS::ElasticLoadBalancingV2::TargetGroup",
+            "Properties": {
+                "VpcId": ref("VpcId"),
+                "Protocol": "HTTP",
+                "Port": CONSOLE_PORT,
+                "TargetType": "ip",
+                "HealthCheckPath": "/healthz",
+                "HealthCheckIntervalSeconds": 15,
+                "TargetGroupAttributes": [{"Key": "deregistration_delay.timeout_seconds", "Value": "30"}],
+            },
+        },
+        "ConsoleListenerRule": {
+            "Type": "AWS::ElasticLoadBalancingV2::ListenerRule",
+            "Properties": {
+                "ListenerArn": ref("HttpsListener"),
+                "Priority": 10,
+                "Conditions": [
+                    {"Field": "path-pattern", "PathPatternConfig": {"Values": list(CONSOLE_PATHS)}}
+                ],
+                "Actions": [{"Type": "forward", "TargetGroupArn": ref("ConsoleTargetGroup")}],
+            },
+        },
+        "ConsoleExecutionRole": policies.role(
+            [*_execution_statements(), inject_key],
+            ECS_TASKS,
+            "Pulls the image, ships the console's logs and injects the MCP key",
+        ),
+        "ConsoleTaskRole": policies.role(
+            policies.console_statements(STATUS_INDEX),
+            ECS_TASKS,
+            "The incident console's AWS identity: reads the incident tables",
+        ),
+        "ConsoleTaskDefinition": {
+            "Type": "AWS::ECS::TaskDefinition",
+            "Properties": {
+                "Family": CONSOLE_CONTAINER,
+                "RequiresCompatibilities": ["FARGATE"],
+                "NetworkMode": "awsvpc",
+                "Cpu": "256",
+                "Memory": "512",
+                "ExecutionRoleArn": get_att("ConsoleExecutionRole"),
+                "TaskRoleArn": get_att("ConsoleTaskRole"),
+                "RuntimePlatform": {"CpuArchitecture": "X86_64", "OperatingSystemFamily": "LINUX"},
+                "ContainerDefinitions": [
+                    {
+                        "Name": CONSOLE_CONTAINER,
+                        "Image": ref("ImageUri"),
+                        "Essential": True,
+                        "EntryPoint": ["python", "-m", "console.cli"],
+                        "Command": [],
+                        "PortMappings": [{"ContainerPort": CONSOLE_PORT, "Protocol": "tcp"}],
+                        "Environment": [
+                            {"Name": "CONSOLE_HOST", "Value": "0.0.0.0"},  # noqa: S104 - keys required off loopback
+                            {"Name": "CONSOLE_PORT", "Value": str(CONSOLE_PORT)},
+                            {"Name": "CONSOLE_STATE_TABLE", "Value": ref("StateTableName")},
+                            {"Name": "CONSOLE_CONTEXT_TABLE", "Value": ref("ContextTableName")},
+                            {"Name": "AWS_REGION", "Value": ref("AWS::Region")},
+                            {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
+                        ],
+                        "Secrets": [
+                            {
+                                "Name": "MCP_API_KEY",
+                                "ValueFrom": policies.parameterget_att("McpKeyParameterName"),
+                            }
+                        ],
+                        # Replaces the image's HEALTHCHECK, which probes the MCP server's port.
+                        "HealthCheck": {
+                            "Command": [
+                                "CMD",
+                                "python",
+                                "-c",
+                                "import sys, urllib.request; sys.exit(urllib.request.urlopen("
+                                f"'http://127.0.0.1:{CONSOLE_PORT}/healthz', timeout=2).status != 200)",
+                            ],
+                            "Interval": 15,
+                            "Timeout": 3,
+                            "Retries": 3,
+                            "StartPeriod": 10,
+                        },
+                        "LogConfiguration": {
+                            "LogDriver": "awslogs",
+                            "Options": {
+                                "awslogs-group": ref("LogGroup"),
+                                "awslogs-region": ref("AWS::Region"),
+                                "awslogs-stream-prefix": CONSOLE_CONTAINER,
+                            },
+                        },
+                    }
+                ],
+            },
+        },
+        "ConsoleService": {
+            "Type": "AWS::ECS::Service",
+            "DependsOn": ["ConsoleListenerRule"],
+            "Properties": {
+                "ServiceName": CONSOLE_CONTAINER,
+                "Cluster": ref("Cluster"),
+                "LaunchType": "FARGATE",
+                "DesiredCount": 1,
+                "TaskDefinition": ref("ConsoleTaskDefinition"),
+                "HealthCheckGracePeriodSeconds": 30,
+                "NetworkConfiguration": {
+                    "AwsvpcConfiguration": {
+                        "AssignPublicIp": "DISABLED",
+                        "Subnets": ref("ServiceSubnetIds"),
+                        "SecurityGroups": [ref("ServiceSecurityGroup")],
+                    }
+                },
+                "LoadBalancers": [
+                    {
+                        "ContainerName": CONSOLE_CONTAINER,
+                        "ContainerPort": CONSOLE_PORT,
+                        "TargetGroupArn": ref("ConsoleTargetGroup"),
+                    }
+                ],
+            },
+        },
+    }
+    return {name: {"Condition": HAS_CONSOLE, **resource} for name, resource in resources.items()}
+
+
 def build() -> Template:
     dns = get_att("LoadBalancer", "DNSName")
     return {
@@ -251,11 +422,17 @@ def build() -> Template:
             "HasCrossAccountRoles": {
                 "Fn::Not": [{"Fn::Equals": [{"Fn::Join": ["", ref("CrossAccountRoleArns")]}, ""]}]
             },
+            HAS_CONSOLE: {"Fn::Equals": [ref("ConsoleEnabled"), "true"]},
         },
-        "Resources": _security_groups() | _load_balancer() | _task(),
+        "Resources": _security_groups() | _load_balancer() | _task() | _console(),
         "Outputs": {
             "McpServerUrl": {"Value": {"Fn::Sub": ["https://${Host}/sse", {"Host": dns}]}},
             "McpStreamableHttpUrl": {"Value": {"Fn::Sub": ["https://${Host}/mcp", {"Host": dns}]}},
             "TaskRoleArn": {"Value": get_att("TaskRole")},
+            "ConsoleUrl": {
+                "Condition": HAS_CONSOLE,
+                "Value": {"Fn::Sub": ["https://${Host}/incidents", {"Host": dns}]},
+            },
+            "ConsoleTaskRoleArn": {"Condition": HAS_CONSOLE, "Value": get_att("ConsoleTaskRole")},
         },
     }

@@ -1,5 +1,6 @@
 """The IAM policies of the deployed identities, built from the code's own permission lists
-(``supervisor/permissions.py``, ``watchdog/permissions.py``, ``mcp_server/permissions.py``), so the
+(``supervisor/permissions.py``, ``watchdog/permissions.py``, ``mcp_server/permissions.py``,
+``console/permissions.py``), so the
 template, the sandbox identities and docs/tools.md cannot drift apart. Resources are CloudFormation
 expressions: each identity reaches only its own tables, parameter, model, topic, log group and queue."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from deploy.cfn import get_att, ref, sub
 from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS
@@ -88,6 +90,30 @@ def mcp_server_statements() -> list[Any]:
                 ref("AWS::NoValue"),
             ]
         },
+    ]
+
+
+def dynamodb_tableget_att(table_name_ref: str, suffix: str = "") -> dict[str, str]:
+    """The ARN of a DynamoDB table whose name is the template parameter given (plus ``suffix``)."""
+    return sub(
+        f"arn:${{AWS::Partition}}:dynamodb:${{AWS::Region}}:${{AWS::AccountId}}:table/${{{table_name_ref}}}"
+        + suffix
+    )
+
+
+def console_statements(status_index: str) -> list[Statement]:
+    """The console reads the two tables (made by the other stack, named by parameters) and the status
+    index, and nothing else: no Scan, no writes."""
+    return [
+        _allow(
+            "IncidentTablesRead",
+            CONSOLE_TABLE_ACTIONS,
+            [
+                dynamodb_tableget_att("StateTableName"),
+                dynamodb_tableget_att("StateTableName", f"/index/{status_index}"),
+                dynamodb_tableget_att("ContextTableName"),
+            ],
+        )
     ]
 
 

@@ -10,23 +10,33 @@ import subprocess
 import sys
 import venv
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import boto3
 import httpx
 import pytest
+from starlette.testclient import TestClient
 
+from chaos.aws_actions import on_each_action
 from chaos.loopback import free_port, wait_healthy
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from console.app import create_app
+from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
+from console.settings import ConsoleSettings
 from deploy import build, mcp_service, policies, template
 from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
 from deploy.package import build as build_bundle
 from mcp_server.permissions import required_iam_actions
-from supervisor.incident.store import STATUS_INDEX
+from supervisor.incident.pipeline import IncidentPipeline
+from supervisor.incident.store import STATUS_INDEX, IncidentStore
 from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
+from tests.conftest import Inject
+from tests.console_support import diagnosed_incident
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,6 +240,7 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
                 "ImageUri": f"{names.ACCOUNT_ID}.dkr.ecr.{sandbox.region}.amazonaws.com/mcp-server:1",
                 "CertificateArn": certificate,
                 "CrossAccountRoleArns": sandbox.world.read_only_role_arn,
+                "ConsoleEnabled": "true",
             }
         ),
         Capabilities=["CAPABILITY_IAM"],
@@ -268,6 +279,67 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
     assert container["portMappings"][0]["containerPort"] == mcp_service.PORT
     environment = {e["name"]: e["value"] for e in container["environment"]}
     assert environment["MCP_API_KEY_SSM_PARAMETER"] == names.MCP_KEY_PARAMETER
+
+    # The console, beside it: the same image under its own identity, which reads the two tables only.
+    assert outputs["ConsoleUrl"].endswith("/incidents")
+    console_granted = _granted(_policy(operator.client("iam"), outputs["ConsoleTaskRoleArn"]))
+    tables = f"arn:aws:dynamodb:{sandbox.region}:{names.ACCOUNT_ID}:table"
+    assert console_granted == {
+        action: [
+            f"{tables}/{names.STATE_TABLE}",
+            f"{tables}/{names.STATE_TABLE}/index/{STATUS_INDEX}",
+            f"{tables}/{names.CONTEXT_TABLE}",
+        ]
+        for action in CONSOLE_TABLE_ACTIONS
+    }
+    console_task = operator.client("ecs").describe_task_definition(
+        taskDefinition=resources["ConsoleTaskDefinition"]
+    )["taskDefinition"]
+    (console_container,) = console_task["containerDefinitions"]
+    assert console_container["image"] == container["image"]
+    assert console_container["entryPoint"] == ["python", "-m", "console.cli"]
+    assert console_container["portMappings"][0]["containerPort"] == mcp_service.CONSOLE_PORT
+    console_environment = {e["name"]: e["value"] for e in console_container["environment"]}
+    assert (console_environment["CONSOLE_STATE_TABLE"], console_environment["CONSOLE_CONTEXT_TABLE"]) == (
+        names.STATE_TABLE,
+        names.CONTEXT_TABLE,
+    )
+    assert [s["name"] for s in console_container["secrets"]] == ["MCP_API_KEY"]
+    (console_group,) = elb.describe_target_groups(TargetGroupArns=[resources["ConsoleTargetGroup"]])[
+        "TargetGroups"
+    ]
+    assert (console_group["HealthCheckPath"], console_group["Port"]) == ("/healthz", mcp_service.CONSOLE_PORT)
+
+
+def test_the_console_calls_exactly_what_its_role_grants(
+    sandbox: Sandbox,
+    runtime: LocalLambdaRuntime,
+    alarm_events: Callable[..., list[dict[str, Any]]],
+    inject: Inject,
+    make_pipeline: Callable[..., IncidentPipeline],
+    incidents: IncidentStore,
+) -> None:
+    """The console renders the list and a diagnosed incident's page as the sandbox's console identity
+    (IAM enforced, console/permissions.py), and the actions it took are the template's grant, exactly."""
+    (policy,) = mcp_service.build()["Resources"]["ConsoleTaskRole"]["Properties"]["Policies"]
+    granted = policies.actions(policy["PolicyDocument"]["Statement"])
+    assert granted == {"dynamodb:GetItem", "dynamodb:Query"}
+
+    incident_id = diagnosed_incident(sandbox, runtime, alarm_events, inject, make_pipeline)
+    session: boto3.Session = sandbox.session(names.CONSOLE)
+    called: set[str] = set()
+    on_each_action(session, called.add)
+    settings = ConsoleSettings(
+        state_table=incidents.state_table, context_table=str(incidents.context_table), api_key=None
+    )
+    client = TestClient(create_app(settings, session))
+    listing = client.get("/incidents")
+    assert listing.status_code == 200
+    assert incident_id in listing.text
+    page = client.get(f"/incidents/{quote(incident_id, safe='')}")
+    assert page.status_code == 200
+    assert "permission_loss" in page.text
+    assert called == granted
 
 
 def _clean_python(tmp_path: Path) -> Path:
@@ -347,9 +419,22 @@ def test_the_mcp_server_image_contents_serve_healthz(tmp_path: Path) -> None:
             stdout=subprocess.DEVNULL,
             stderr=log,
         )
+        console_port = free_port()
+        console = subprocess.Popen(  # the same image, the console's entrypoint (the template's)
+            [str(python), "-m", "console.cli", "--port", str(console_port)],
+            env=env,
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
     try:
-        wait_healthy(f"http://127.0.0.1:{port}", alive=lambda: server.poll() is None)
-        assert httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5).json() == {"status": "ok"}
+        for url, process in (
+            (f"http://127.0.0.1:{port}", server),
+            (f"http://127.0.0.1:{console_port}", console),
+        ):
+            wait_healthy(url, alive=lambda process=process: process.poll() is None)
+            assert httpx.get(f"{url}/healthz", timeout=5).json() == {"status": "ok"}
     finally:
-        server.terminate()
-        server.wait(10)
+        for process in (server, console):
+            process.terminate()
+            process.wait(10)

@@ -166,6 +166,11 @@ def test_keep_running_leaves_the_sandbox_and_server_up_until_down(tmp_path: Path
         server = json.loads((state / "mcp-server.json").read_text())
         assert f"{server['url']}/sse" in ran.stdout
         assert httpx.get(f"{server['url']}/healthz", timeout=5).status_code == 200
+        console = json.loads((state / "console.json").read_text())
+        assert f"{console['url']}/incidents" in ran.stdout
+        assert httpx.get(f"{console['url']}/healthz", timeout=5).json() == {"status": "ok"}
+        listing = httpx.get(f"{console['url']}/incidents", timeout=10)  # as the console identity
+        assert listing.status_code == 200
     finally:
         down = subprocess.run(
             [sys.executable, "-m", "chaos.sandbox.cli", "down", "--state-dir", str(state)],
@@ -174,9 +179,12 @@ def test_keep_running_leaves_the_sandbox_and_server_up_until_down(tmp_path: Path
             timeout=60,
         )
     assert "MCP server left by incident-drill --keep-running" in down.stdout
+    assert "incident console left by incident-drill --keep-running" in down.stdout
     assert f"sandbox in {state} stopped" in down.stdout
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"{server['url']}/healthz", timeout=2)
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"{console['url']}/healthz", timeout=2)
 
 
 @pytest.fixture

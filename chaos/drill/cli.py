@@ -23,7 +23,7 @@ from chaos.drill.report import DrillRun, dumps, markdown, scorecard
 from chaos.drill.runner import Drill
 from chaos.drill.scenarios import SCENARIOS, Scenario
 from chaos.drill.settings import DrillSettings
-from chaos.mcp_process import ServerProcess, record, start_server
+from chaos.mcp_process import CONSOLE_STATE_FILE, ServerProcess, record, start_server
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, SandboxError, start_sandbox
 from supervisor.orchestrator import SERVICE
@@ -51,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--keep-running",
         action="store_true",
-        help="leave the sandbox and MCP server up afterwards, and print how to connect to them",
+        help="leave the sandbox, MCP server and incident console up afterwards, and print how to connect "
+        "to them",
     )
     parser.add_argument(
         "--state-dir",
@@ -98,7 +99,28 @@ def _supervisor_logs(path: Path) -> Iterator[TextIO]:
             root.removeHandler(file_handler)
 
 
-def _connect_help(sandbox: Sandbox, server: ServerProcess, state_dir: Path) -> str:
+def _start_console(sandbox: Sandbox, report_dir: Path, state_dir: Path) -> ServerProcess | None:
+    """The incident console on a free loopback port, as the sandbox's read-only console identity, over
+    the drill's tables and report, left running for ``incident-sandbox down`` to stop."""
+    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {
+        "AWS_PROFILE": names.CONSOLE,
+        "CONSOLE_DRILL_REPORT": str((report_dir / "drill-report.json").resolve()),
+        "CONSOLE_STATE_TABLE": names.STATE_TABLE,
+        "CONSOLE_CONTEXT_TABLE": names.CONTEXT_TABLE,
+    }
+    log = report_dir / "console.log"
+    try:
+        console = start_server(env, log, detach=True, module="console.cli")
+    except (RuntimeError, TimeoutError) as error:
+        print(f"incident-drill: the incident console did not start ({error}); see {log}", file=sys.stderr)
+        return None
+    record(console, state_dir, CONSOLE_STATE_FILE)
+    return console
+
+
+def _connect_help(
+    sandbox: Sandbox, server: ServerProcess, console: ServerProcess | None, state_dir: Path
+) -> str:
     key = sandbox.world.mcp_api_key
     desktop = {
         "mcpServers": {
@@ -108,19 +130,24 @@ def _connect_help(sandbox: Sandbox, server: ServerProcess, state_dir: Path) -> s
             }
         }
     }
+    console_line = (
+        f"  console      {console.url}/incidents (read-only console identity), pid {console.pid}\n"
+        if console is not None
+        else "  console      did not start (see console.log beside the reports)\n"
+    )
     return f"""
-The sandbox and the MCP server are still running.
+The sandbox, the MCP server and the incident console are still running.
   MCP server   {server.url}/sse (SSE) and {server.url}/mcp (Streamable HTTP), pid {server.pid}
   bearer key   {key}
   AWS          source {(state_dir / "env").resolve()}   (then AWS_PROFILE=operator|mcp-server|supervisor)
-
+{console_line}
 MCP Inspector:  npx @modelcontextprotocol/inspector   → transport SSE, URL {server.url}/sse,
                 header Authorization: Bearer {key}
 Claude Desktop (claude_desktop_config.json):
 {json.dumps(desktop, indent=2)}
 Break something and ask Claude what is wrong:
   source {(state_dir / "env").resolve()}; AWS_PROFILE=operator incident-chaos iam revoke --target s3
-Stop both with:  incident-sandbox down --state-dir {state_dir}
+Stop them all with:  incident-sandbox down --state-dir {state_dir}
 """
 
 
@@ -191,7 +218,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"reports: {args.report_dir / 'drill-report.md'}, {args.report_dir / 'drill-report.json'}"
         )
         if args.keep_running:
-            progress.note(_connect_help(sandbox, server, state_dir))
+            console = _start_console(sandbox, args.report_dir, state_dir)
+            progress.note(_connect_help(sandbox, server, console, state_dir))
     return 0 if run.passed else 1
 
 

@@ -8,7 +8,7 @@ import sys
 import threading
 from pathlib import Path
 
-from chaos.mcp_process import stop_recorded
+from chaos.mcp_process import CONSOLE_STATE_FILE, stop_recorded
 from chaos.sandbox import names
 from chaos.sandbox.invoke import invoke_command
 from chaos.sandbox.sandbox import Sandbox, SandboxError, read_state, start_sandbox, stop_sandbox
@@ -60,6 +60,8 @@ def _up(args: argparse.Namespace) -> int:
 def _down(args: argparse.Namespace) -> int:
     if stop_recorded(args.state_dir):
         print(f"MCP server left by incident-drill --keep-running in {args.state_dir} stopped")
+    if stop_recorded(args.state_dir, CONSOLE_STATE_FILE):
+        print(f"incident console left by incident-drill --keep-running in {args.state_dir} stopped")
     if stop_sandbox(args.state_dir):
         print(f"sandbox in {args.state_dir} stopped")
     else:
@@ -87,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--detach", action="store_true", help="leave it running in the background and return")
     up.set_defaults(run=_up)
     commands.add_parser(
-        "down", help="stop a sandbox started in the background (and a kept MCP server)"
+        "down", help="stop a sandbox started in the background (and a kept MCP server and console)"
     ).set_defaults(run=_down)
     commands.add_parser("status", help="show the running sandbox, if any").set_defaults(run=_status)
     invoke = commands.add_parser(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chaos.sandbox import names
+from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
@@ -49,6 +50,7 @@ def policy_documents() -> dict[str, str]:
         names.WATCHDOG: _document(
             {"Effect": "Allow", "Action": list(WATCHDOG_TABLE_ACTIONS), "Resource": "*"}
         ),
+        names.CONSOLE: _document({"Effect": "Allow", "Action": list(CONSOLE_TABLE_ACTIONS), "Resource": "*"}),
         names.LAMBDA_SERVICE: _document(
             {
                 "Effect": "Allow",

@@ -48,9 +48,10 @@ OPERATOR = "operator"
 MCP_SERVER = "mcp-server"
 SUPERVISOR = "supervisor"
 WATCHDOG = "watchdog"
+CONSOLE = "console"  # incident-console: reads the incident tables
 LAMBDA_SERVICE = "lambda-service"  # plays the Lambda service
 SECOND_OPERATOR = "second-operator"  # admin of the second account
-PROFILES = (OPERATOR, MCP_SERVER, SUPERVISOR, WATCHDOG, LAMBDA_SERVICE, SECOND_OPERATOR)
+PROFILES = (OPERATOR, MCP_SERVER, SUPERVISOR, WATCHDOG, CONSOLE, LAMBDA_SERVICE, SECOND_OPERATOR)
 
 
 def input_event(index: int = 0, work_seconds: float = 0.0) -> dict[str, object]:
