@@ -44,7 +44,6 @@ from supervisor.orchestrator import build_pipeline
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
 from watchdog.handler import build_watchdog
 
-MISSING_KEY = "incoming/orders-9999.json"  # an input batch that does not exist: an application error
 DRILL_INCIDENTS_PER_HOUR = 500
 CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
@@ -253,7 +252,7 @@ class Drill:
         else:
             event = default_event(function)
             if act.traffic == "missing-key":
-                event = {"key": MISSING_KEY, "work_seconds": 0.0}
+                event = {"key": names.MISSING_INPUT_KEY, "work_seconds": 0.0}
             elif act.traffic == "instructions":
                 event = {"key": INSTRUCTIONS_KEY, "work_seconds": 0.0}
                 stage.planted.append(INSTRUCTIONS_KEY)

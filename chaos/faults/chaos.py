@@ -20,6 +20,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.ledger import Ledger, SavedState
 
+MASK = "***"  # what a masked value is shown as
+
 CHAOS_TAG = ("chaos-allowed", "true")
 _CLIENT_CONFIG = Config(retries={"mode": "standard"}, connect_timeout=5, read_timeout=30)
 
@@ -101,25 +103,44 @@ class Chaos:
         except (ClientError, BotoCoreError) as error:
             raise _explained(error, service, method) from error
 
-    def call(self, service: str, method: str, *, tolerate: Iterable[str] = (), **params: Any) -> Any:
+    def call(
+        self,
+        service: str,
+        method: str,
+        *,
+        tolerate: Iterable[str] = (),
+        shown: dict[str, Any] | None = None,
+        secrets: Iterable[str] = (),
+        **params: Any,
+    ) -> Any:
         """A changing call: recorded, then made (or only printed in a dry run). An error whose code is in
-        ``tolerate`` means the change is already in place and returns None."""
+        ``tolerate`` means the change is already in place and returns None. ``shown``: the parameters to
+        record and print instead (values masked); with ``secrets``, error messages are scrubbed of them and
+        do not chain the botocore error."""
         client = self.client(service)
-        call = ApiCall(service, client.meta.method_to_api_mapping[method], params)
+        call = ApiCall(service, client.meta.method_to_api_mapping[method], params if shown is None else shown)
         self.calls.append(call)
         if self.dry_run:
             self.say(f"  would call {call}")
             return None
         self.say(f"  {call}")
+        hidden = sorted({s for s in secrets if s}, key=len, reverse=True)
         try:
             return getattr(client, method)(**params)
         except ClientError as error:
-            if error.response.get("Error", {}).get("Code") in set(tolerate):
+            code = str(error.response.get("Error", {}).get("Code", ""))
+            if code in set(tolerate):
                 self.say("    (already in place)")
                 return None
-            raise _explained(error, service, method) from error
+            if not hidden:
+                raise _explained(error, service, method) from error
+            message = _scrubbed(str(error.response.get("Error", {}).get("Message", "")), hidden)
+            failure = ChaosError(f"{service} {method} failed: {code}: {message}")
         except BotoCoreError as error:
-            raise _explained(error, service, method) from error
+            if not hidden:
+                raise _explained(error, service, method) from error
+            failure = ChaosError(f"{service} {method} failed: {_scrubbed(str(error), hidden)}")
+        raise failure
 
     def target(self, function_name: str) -> Target:
         """The function, if it carries ``chaos-allowed=true``; otherwise ChaosRefused."""
@@ -162,6 +183,12 @@ class Chaos:
         fault.revert(self, saved.prior)
         self.ledger.delete(function_name, fault.name)
         return True
+
+
+def _scrubbed(text: str, secrets: Iterable[str]) -> str:
+    for secret in secrets:
+        text = text.replace(secret, MASK)
+    return text
 
 
 def _explained(error: ClientError | BotoCoreError, service: str, method: str) -> ChaosError:

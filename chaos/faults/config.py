@@ -17,9 +17,9 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from chaos.faults.chaos import Chaos, Fault, Target
+from chaos.faults.chaos import MASK, Chaos, Fault, Target
 from chaos.faults.errors import ChaosError, ChaosRefused
-from chaos.faults.support import MASK, check_fits, give_up, shown_call, wait_until_updated
+from chaos.faults.support import check_fits, give_up, shown_call, wait_until_updated
 
 _VARIABLE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]+$")  # what Lambda accepts
 

@@ -94,7 +94,7 @@ ROUTE_TARGETS = (
     "CarrierGatewayId",
     "LocalGatewayId",
 )
-_DENY_ENTRY = {"Protocol": "6", "RuleAction": "deny", "Egress": True, "CidrBlock": ALL_IPV4}
+_DENY_ENTRY: dict[str, Any] = {"Protocol": "6", "RuleAction": "deny", "Egress": True, "CidrBlock": ALL_IPV4}
 
 
 def _subnets(chaos: Chaos, target: Target) -> list[dict[str, Any]]:

@@ -9,13 +9,12 @@ import time
 from collections.abc import Collection, Iterable
 from typing import Any, NoReturn
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
-from chaos.faults.chaos import ApiCall, Chaos
+from chaos.faults.chaos import Chaos
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.ledger import MAX_VALUE_BYTES
 
-MASK = "***"
 UPDATE_TIMEOUT_SECONDS = 120.0
 _SAVED_AT_EXAMPLE = "2000-01-01T00:00:00+00:00"  # as long as the ledger's timestamp
 
@@ -30,33 +29,9 @@ def shown_call(
     secrets: Iterable[str] = (),
     **params: Any,
 ) -> Any:
-    """``Chaos.call``, but recorded and printed with the parameters ``shown`` (values masked, bytes by
-    their size); error messages are scrubbed of ``secrets`` and do not chain the botocore error."""
-    client = chaos.client(service)
-    call = ApiCall(service, client.meta.method_to_api_mapping[method], shown)
-    chaos.calls.append(call)
-    if chaos.dry_run:
-        chaos.say(f"  would call {call}")
-        return None
-    chaos.say(f"  {call}")
-    try:
-        return getattr(client, method)(**params)
-    except ClientError as error:
-        code = str(error.response.get("Error", {}).get("Code", ""))
-        if code in set(tolerate):
-            chaos.say("    (already in place)")
-            return None
-        message = _scrubbed(str(error.response.get("Error", {}).get("Message", "")), secrets)
-        failure = ChaosError(f"{service} {method} failed: {code}: {message}")
-    except BotoCoreError as error:
-        failure = ChaosError(f"{service} {method} failed: {_scrubbed(str(error), secrets)}")
-    raise failure
-
-
-def _scrubbed(text: str, secrets: Iterable[str]) -> str:
-    for secret in sorted({s for s in secrets if s}, key=len, reverse=True):
-        text = text.replace(secret, MASK)
-    return text
+    """``Chaos.call``, recorded and printed with the parameters ``shown`` (values masked, bytes by their
+    size); error messages are scrubbed of ``secrets``."""
+    return chaos.call(service, method, tolerate=tolerate, shown=shown, secrets=secrets, **params)
 
 
 def error_code(error: BaseException) -> str:

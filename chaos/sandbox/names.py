@@ -16,6 +16,7 @@ VPC_POLICY_NAME = "data-processor-vpc-access"
 LOG_GROUP = f"/aws/lambda/{FUNCTION_NAME}"
 INPUT_BUCKET = "data-processor-input"
 INPUT_KEYS = ("incoming/orders-0001.json", "incoming/orders-0002.json", "incoming/orders-0003.json")
+MISSING_INPUT_KEY = "incoming/orders-9999.json"  # a batch that does not exist: an application error
 SECURITY_GROUP_NAME = "data-processor-sg"
 NACL_NAME = "data-processor-private"
 CHAOS_TAG = ("chaos-allowed", "true")
