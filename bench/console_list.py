@@ -1,8 +1,8 @@
 """incident-console's list page over an incident-state table of 1,000 incidents: the server time of the
-first page (all statuses, newest first) and of a function-filtered page, against one plain ``Query`` of a
-page of the status index measured in the same run. Goal: the list page under 300 ms. The sandbox's
-DynamoDB evaluates a query over every item of the status, and a filter over each of them in Python, so
-the baseline and the filtered page grow with the table there, unlike on DynamoDB.
+first page (all statuses, newest first), of one status's and of one function's last day, against one
+plain ``Query`` of a page of an index measured in the same run. Goal: the list page under 300 ms. Each
+page is one range query on an index; the sandbox's DynamoDB evaluates a query over every item of the
+index's partition, so the baseline grows with the table there, unlike on DynamoDB.
 
 The page is served in-process (Starlette's TestClient, no network): its time is the console's own work,
 the DynamoDB calls to the sandbox included.
@@ -33,11 +33,12 @@ from chaos.sandbox.world import create_incident_tables
 from console.app import create_app
 from console.settings import ConsoleSettings
 from supervisor.incident.signals import Signal
-from supervisor.incident.store import STATUS_INDEX, IncidentStore, dynamodb_client, to_item
+from supervisor.incident.store import STATUS_INDEX, IncidentStore, dynamodb_client
 
 GOAL_MS = 300.0
 FUNCTIONS = 10
 _STATUSES = ("DIAGNOSED", "DIAGNOSED", "DIAGNOSED", "FAILED", "ERROR")
+HEADLINE: dict[str, object] = {"fault_types": ["permission_loss"], "severity": "high", "confidence": 0.9}
 
 
 @dataclass
@@ -60,7 +61,7 @@ def _fixed(moment: datetime) -> Callable[[], datetime]:
 
 def _seed(store: IncidentStore, count: int, progress: Callable[[str], None]) -> None:
     """``count`` incidents written as the pipeline writes them (claim, transitions), a minute apart;
-    the diagnosed ones with a diagnosis in incident-context."""
+    the diagnosed ones with their diagnosis' headline."""
     start = datetime.now(UTC) - timedelta(minutes=count)
     for n in range(count):
         at = start + timedelta(minutes=n)
@@ -70,10 +71,8 @@ def _seed(store: IncidentStore, count: int, progress: Callable[[str], None]) -> 
         incident_id = str(item["incident_id"])
         status = _STATUSES[n % len(_STATUSES)]
         writer.transition(incident_id, "RECEIVED", "INVESTIGATING")
-        writer.transition(incident_id, "INVESTIGATING", status)
-        if status == "DIAGNOSED":
-            diagnosis = {"fault_types": ["permission_loss"], "severity": "high", "confidence": 0.9}
-            store.put_context(to_item({"incident_id": incident_id, "diagnosis": json.dumps(diagnosis)}))
+        headline = HEADLINE if status == "DIAGNOSED" else None
+        writer.transition(incident_id, "INVESTIGATING", status, headline=headline)
         if n % 250 == 249:
             progress(f"{n + 1} incidents written")
 
@@ -138,6 +137,7 @@ def run(
             cases = [
                 ("one Query of a page of the status index (baseline)", query),
                 ("list page: all statuses, newest first", page("/incidents")),
+                ("list page: DIAGNOSED", page("/incidents?status=DIAGNOSED")),
                 ("list page: one function, last 24 h", page("/incidents?function=fn-3&since=24h")),
             ]
             rows = []

@@ -18,10 +18,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp
 
-from console import render
+from console import auth, render
 from console.data import OPEN, BadToken, IncidentReader, account_region
 from console.settings import ConsoleSettings
-from mcp_server.auth import BearerAuth
 from supervisor.incident.store import STATUSES, dynamodb_client
 
 HERE: Final = Path(__file__).parent
@@ -48,14 +47,17 @@ def environment() -> Environment:
 
 def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
     """The console over ``settings``' tables, read through ``session`` (a boto3 Session). On a
-    non-loopback bind every page but /healthz requires one of the MCP server's bearer keys."""
+    non-loopback bind every page but /healthz, /static/* and /auth/* requires a sign-in (console.auth):
+    a session cookie, or a bearer key or access token; ValueError when none is configured."""
+    setup = auth.sign_in(settings)
     reader = IncidentReader(dynamodb_client(session), settings.state_table, settings.context_table)
     env = environment()
     region = getattr(session, "region_name", None)
 
-    def page(name: str, status: int = 200, **values: Any) -> HTMLResponse:
+    def page(request: Request, name: str, status: int = 200, **values: Any) -> HTMLResponse:
         started = time.perf_counter()
-        body = env.get_template(name).render(**values)
+        identity = request.scope.get("state", {}).get("identity")
+        body = env.get_template(name).render(identity=identity, **values)
         headers = {"Server-Timing": f"render;dur={(time.perf_counter() - started) * 1000:.1f}"}
         return HTMLResponse(body, status_code=status, headers=headers)
 
@@ -84,7 +86,7 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
         rows = [
             {
                 "summary": row,
-                "account_region": account_region(str(row.state.get("function_name", "")), region),
+                "account_region": account_region(row.state, region),
                 "age": render.age(row.state.get("created_at"), now),
             }
             for row in listing.rows
@@ -95,6 +97,7 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
             else None
         )
         return page(
+            request,
             "list.html",
             rows=rows,
             filters=filters,
@@ -108,7 +111,7 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
         incident_id = request.path_params["incident_id"]
         found = reader.incident(incident_id)
         if found is None:
-            return page("missing.html", status=404, incident_id=incident_id)
+            return page(request, "missing.html", status=404, incident_id=incident_id)
         state, context = found
         diagnosis = (context or {}).get("diagnosis")
         results = list((context or {}).get("tool_results") or [])
@@ -131,6 +134,7 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
         prompt_tokens = int((context or {}).get("prompt_tokens", 0))
         completion_tokens = int((context or {}).get("completion_tokens", 0))
         return page(
+            request,
             "incident.html",
             state=state,
             context=context,
@@ -139,7 +143,7 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
             marks=marks,
             chart_width=render.WIDTH,
             chart_height=render.timeline_height(marks),
-            account_region=account_region(str(state.get("function_name", "")), region),
+            account_region=account_region(state, region),
             cost=render.cost((context or {}).get("model"), prompt_tokens, completion_tokens),
             refresh=settings.refresh_seconds if state.get("status") in OPEN else None,
         )
@@ -147,9 +151,9 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
     async def drill(request: Request) -> Response:
         path = settings.drill_report
         if not path.is_file():
-            return page("drill.html", report=None, path=str(path))
+            return page(request, "drill.html", report=None, path=str(path))
         report = json.loads(path.read_text())
-        return page("drill.html", report=report, path=str(path))
+        return page(request, "drill.html", report=report, path=str(path))
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -159,6 +163,7 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
 
     app: ASGIApp = Starlette(
         routes=[
+            *(auth.routes(setup, page) if setup is not None else []),
             Route("/", home),
             Route("/healthz", healthz),
             Route("/incidents", incidents),
@@ -167,12 +172,6 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
             Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
         ]
     )
-    if not settings.loopback():
-        keys = settings.api_keys()
-        if not keys:
-            raise ValueError(
-                f"incident-console on {settings.host} (not loopback) requires bearer keys: set MCP_API_KEY "
-                "(or CONSOLE_API_KEY) to the MCP server's keys"
-            )
-        app = BearerAuth(app, keys, exempt_paths=("/healthz",))
+    if setup is not None:
+        app = auth.ConsoleAuth(app, setup)
     return app

@@ -34,7 +34,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValidationError, ValueError) as error:
         print(f"incident-console: {error}", file=sys.stderr)
         return 2
-    print(f"incident-console on http://{settings.host}:{settings.port}/incidents", flush=True)
+    where = f"http://{settings.host}:{settings.port}"
+    public = f" (public URL {settings.public_url})" if settings.public_url and not settings.loopback() else ""
+    print(f"incident-console on {where}/incidents{public}", flush=True)
     uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
     return 0
 

@@ -1,10 +1,11 @@
-"""What the console reads: pages of incidents from the status index (never a scan) and one incident's
-two items. Only ``dynamodb:Query`` and ``dynamodb:GetItem`` are ever called.
+"""What the console reads: pages of incidents from one index of incident-state (never a scan) and one
+incident's two items. Only ``dynamodb:Query`` and ``dynamodb:GetItem`` are ever called.
 
-The list is newest first by last update across the statuses asked for: each status is one range query
-on ``status-updated_at-index`` (descending), and a page is the merge of those answers. The ``next``
-token records, per status, the index key of the last incident shown (or that the status is exhausted),
-so the next page resumes each query exactly where the merge stopped.
+A page is one range query, newest first by last update, on the index that fits its filters: a function's
+incidents on ``function_name-updated_at-index``, one status's on ``status-updated_at-index``, every
+incident on ``kind-updated_at-index``; a status filter the index does not key is a filter expression. A
+row needs nothing but the state item: a diagnosis' headline is written onto it with the DIAGNOSED
+transition. The ``next`` token is the index key of the last incident shown.
 """
 
 from __future__ import annotations
@@ -12,70 +13,92 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
-import heapq
 import json
 import re
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
 from supervisor.incident.signals import stamp
-from supervisor.incident.store import STATUS_INDEX, STATUSES, from_item
+from supervisor.incident.store import (
+    FUNCTION_INDEX,
+    INCIDENT_KIND,
+    INDEXES,
+    RECENT_INDEX,
+    STATUS_INDEX,
+    STATUSES,
+    from_item,
+)
 
 OPEN: Final[frozenset[str]] = frozenset({"RECEIVED", "INVESTIGATING"})
-_INDEX_KEY: Final[tuple[str, ...]] = ("incident_id", "status", "updated_at")
-# What a row shows: the list never reads an incident's detail or notification attributes.
-_ROW: Final = "incident_id, #s, updated_at, created_at, function_name, error_type, #src"
-_HEADLINES: Final = 10_000  # diagnosed incidents whose headline is kept in memory
+# What a row shows (and the index keys a token needs): never an incident's detail or notification state.
+_ROW: Final = (
+    "incident_id, #s, updated_at, created_at, function_name, #kind, account, #region, error_type, #src, "
+    "fault_types, severity, confidence"
+)
+_NAMES: Final = {"#s": "status", "#src": "source", "#kind": "kind", "#region": "region"}
 _ARN: Final = re.compile(r"^arn:aws[\w-]*:lambda:(?P<region>[\w-]+):(?P<account>\d{12}):function:")
 
 Attributes = dict[str, dict[str, Any]]
-
-
-def _is_string(value: object) -> bool:
-    return isinstance(value, dict) and set(value) == {"S"} and isinstance(value["S"], str)
 
 
 class BadToken(ValueError):
     """A ``next`` token this console did not issue."""
 
 
-def encode_token(cursors: dict[str, Attributes | None]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(cursors, separators=(",", ":")).encode()).decode()
+def _key_names(index: str) -> set[str]:
+    return {"incident_id", *INDEXES[index]}
 
 
-def decode_token(token: str, statuses: tuple[str, ...]) -> dict[str, Attributes | None]:
+def encode_token(index: str, key: Attributes) -> str:
+    text = json.dumps({"index": index, "key": key}, separators=(",", ":"))
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+def decode_token(token: str, index: str) -> Attributes:
+    """The index key a ``next`` token resumes after; BadToken unless it was issued for ``index``."""
     try:
-        cursors = json.loads(base64.urlsafe_b64decode(token.encode()))
+        cursor = json.loads(base64.urlsafe_b64decode(token.encode()))
     except (binascii.Error, ValueError, UnicodeDecodeError):
         raise BadToken("malformed next token") from None
-    if not isinstance(cursors, dict) or not set(cursors) <= set(statuses):
+    if not isinstance(cursor, dict) or set(cursor) != {"index", "key"}:
+        raise BadToken("malformed next token")
+    if cursor["index"] != index:
         raise BadToken("the next token does not belong to these filters")
-    for key in cursors.values():
-        if key is not None and (
-            not isinstance(key, dict)
-            or set(key) != set(_INDEX_KEY)
-            or not all(
-                isinstance(v, dict) and set(v) == {"S"} and isinstance(v["S"], str) for v in key.values()
-            )
-        ):
-            raise BadToken("malformed next token")
-    return cursors
+    key = cursor["key"]
+    if (
+        not isinstance(key, dict)
+        or set(key) != _key_names(index)
+        or not all(isinstance(v, dict) and set(v) == {"S"} and isinstance(v["S"], str) for v in key.values())
+    ):
+        raise BadToken("malformed next token")
+    return key
 
 
 @dataclass
 class Summary:
-    """One row of the list: the state item and what its diagnosis says, if there is one yet."""
+    """One row of the list: the state item, with its diagnosis' headline once it has one."""
 
     state: dict[str, Any]
-    fault_types: list[str] = field(default_factory=list)
-    severity: str | None = None
-    confidence: float | None = None
 
     @property
     def is_open(self) -> bool:
         return str(self.state.get("status")) in OPEN
+
+    @property
+    def fault_types(self) -> list[str]:
+        return [str(fault) for fault in self.state.get("fault_types") or []]
+
+    @property
+    def severity(self) -> str | None:
+        value = self.state.get("severity")
+        return str(value) if value is not None else None
+
+    @property
+    def confidence(self) -> float | None:
+        value = self.state.get("confidence")
+        return float(value) if value is not None else None
 
 
 @dataclass
@@ -84,66 +107,41 @@ class Page:
     next_token: str | None
 
 
-@dataclass
-class _Run:
-    """One status's answer: its items newest first, and whether the query has more after them."""
+@dataclass(frozen=True)
+class _Plan:
+    """The one range query that answers a page's filters."""
 
-    status: str
-    items: list[Attributes]
-    more: bool
+    index: str
+    condition: str
+    values: Attributes
+    filter: str | None
 
 
-def _keyed(run: _Run) -> list[tuple[str, str, str, Attributes]]:
-    return [(item["updated_at"]["S"], item["incident_id"]["S"], run.status, item) for item in run.items]
+def _plan(statuses: tuple[str, ...], function: str | None, since: datetime | None) -> _Plan:
+    values: Attributes
+    if function:
+        index, condition, values = FUNCTION_INDEX, "function_name = :key", {":key": {"S": function}}
+    elif len(statuses) == 1:
+        index, condition, values = STATUS_INDEX, "#s = :key", {":key": {"S": statuses[0]}}
+    else:
+        index, condition, values = RECENT_INDEX, "#kind = :key", {":key": {"S": INCIDENT_KIND}}
+    if since is not None:
+        condition += " AND updated_at >= :since"
+        values[":since"] = {"S": stamp(since)}
+    keyed = index == STATUS_INDEX or set(statuses) == set(STATUSES)
+    if keyed:
+        return _Plan(index, condition, values, None)
+    wanted = {f":status{n}": {"S": status} for n, status in enumerate(statuses)}
+    return _Plan(index, condition, values | wanted, f"#s IN ({', '.join(wanted)})")
 
 
 class IncidentReader:
-    def __init__(self, dynamodb: Any, state_table: str, context_table: str, workers: int = 8) -> None:
+    def __init__(self, dynamodb: Any, state_table: str, context_table: str) -> None:
         self.dynamodb = dynamodb
         self.state_table = state_table
         self.context_table = context_table
-        self.workers = workers
-        # DIAGNOSED is terminal and its context item is written once: its headline never changes.
-        self._headlines: dict[str, tuple[tuple[str, ...], str | None, float | None]] = {}
 
     # ------------------------------------------------------------------ the list
-
-    def _run(
-        self, status: str, start: Attributes | None, want: int, function: str | None, since: datetime | None
-    ) -> _Run:
-        condition = "#s = :status"
-        values: Attributes = {":status": {"S": status}}
-        kwargs: dict[str, Any] = {}
-        if since is not None:
-            condition += " AND updated_at >= :since"
-            values[":since"] = {"S": stamp(since)}
-        if function:
-            kwargs["FilterExpression"] = "function_name = :function"
-            values[":function"] = {"S": function}
-        if not function:
-            kwargs["Limit"] = want
-        # With a filter most of a page may not match: each request reads a full (1 MB) page of the index
-        # rather than many narrow ones; only the matches come back.
-        items: list[Attributes] = []
-        while True:
-            if start is not None:
-                kwargs["ExclusiveStartKey"] = start
-            response = self.dynamodb.query(
-                TableName=self.state_table,
-                IndexName=STATUS_INDEX,
-                KeyConditionExpression=condition,
-                ExpressionAttributeNames={"#s": "status", "#src": "source"},
-                ExpressionAttributeValues=values,
-                ProjectionExpression=_ROW,
-                ScanIndexForward=False,
-                **kwargs,
-            )
-            items.extend(response["Items"])
-            start = response.get("LastEvaluatedKey")
-            if start is None:
-                return _Run(status, items[:want], more=len(items) > want)
-            if len(items) >= want:
-                return _Run(status, items[:want], more=True)
 
     def page(
         self,
@@ -154,73 +152,34 @@ class IncidentReader:
         size: int = 25,
         token: str | None = None,
     ) -> Page:
-        cursors: dict[str, Attributes | None] = (
-            decode_token(token, statuses) if token else dict.fromkeys(statuses)
-        )
-        with ThreadPoolExecutor(len(cursors)) as pool:  # one range query per status, side by side
-            runs = list(
-                pool.map(lambda status: self._run(status, cursors[status], size, function, since), cursors)
+        """Up to ``size`` incidents, newest first, after the one ``token`` names: one range query (a
+        few when a filter expression drops most of what the index holds)."""
+        plan = _plan(statuses, function, since)
+        start = decode_token(token, plan.index) if token else None
+        kwargs: dict[str, Any] = {"FilterExpression": plan.filter} if plan.filter else {"Limit": size + 1}
+        items: list[Attributes] = []
+        while len(items) <= size:  # one more than shown: whether there is a next page
+            if start is not None:
+                kwargs["ExclusiveStartKey"] = start
+            response = self.dynamodb.query(
+                TableName=self.state_table,
+                IndexName=plan.index,
+                KeyConditionExpression=plan.condition,
+                ExpressionAttributeNames=_NAMES,
+                ExpressionAttributeValues=plan.values,
+                ProjectionExpression=_ROW,
+                ScanIndexForward=False,
+                **kwargs,
             )
-        merged = heapq.merge(
-            *(
-                [(item["updated_at"]["S"], item["incident_id"]["S"], run.status, item) for item in run.items]
-                for run in runs
-            ),
-            reverse=True,
-        )
-        shown: list[Attributes] = []
-        last: dict[str, Attributes] = {}
-        for _, _, status, item in merged:
-            if len(shown) == size:
+            items.extend(response["Items"])
+            start = response.get("LastEvaluatedKey")
+            if start is None:
                 break
-            shown.append(item)
-            last[status] = item
-        following: dict[str, Attributes | None] = {}
-        for run in runs:
-            used = sum(1 for item in shown if item["status"]["S"] == run.status)
-            if used == len(run.items) and not run.more:
-                continue  # exhausted
-            following[run.status] = (
-                {key: last[run.status][key] for key in _INDEX_KEY} if used else cursors[run.status]
-            )
-        rows = self._summaries([from_item(item) for item in shown])
-        return Page(rows, encode_token(following) if following else None)
-
-    def _summaries(self, states: list[dict[str, Any]]) -> list[Summary]:
-        """Each row with its diagnosis' headline, one GetItem per incident, a few at a time."""
-
-        def summary(state: dict[str, Any]) -> Summary:
-            row = Summary(state)
-            if state.get("status") != "DIAGNOSED":
-                return row
-            known = self._headlines.get(str(state["incident_id"]))
-            if known is not None:
-                row.fault_types, row.severity, row.confidence = list(known[0]), known[1], known[2]
-                return row
-            response = self.dynamodb.get_item(
-                TableName=self.context_table,
-                Key={"incident_id": {"S": str(state["incident_id"])}},
-                ProjectionExpression="diagnosis",
-            )
-            text = response.get("Item", {}).get("diagnosis", {}).get("S")
-            if text:
-                diagnosis = json.loads(text)
-                row.fault_types = list(diagnosis.get("fault_types", []))
-                row.severity = diagnosis.get("severity")
-                row.confidence = diagnosis.get("confidence")
-                if len(self._headlines) >= _HEADLINES:
-                    self._headlines.clear()
-                self._headlines[str(state["incident_id"])] = (
-                    tuple(row.fault_types),
-                    row.severity,
-                    row.confidence,
-                )
-            return row
-
-        if not any(state.get("status") == "DIAGNOSED" for state in states):
-            return [Summary(state) for state in states]
-        with ThreadPoolExecutor(min(self.workers, len(states))) as pool:
-            return list(pool.map(summary, states))
+        shown = items[:size]
+        token = None
+        if len(items) > size:
+            token = encode_token(plan.index, {name: shown[-1][name] for name in _key_names(plan.index)})
+        return Page([Summary(from_item(item)) for item in shown], token)
 
     # ------------------------------------------------------------------ one incident
 
@@ -246,9 +205,12 @@ def decode_context(item: Attributes) -> dict[str, Any]:
     return plain
 
 
-def account_region(function_name: str, default_region: str | None) -> tuple[str, str]:
-    """From a function ARN; a bare name is in the console's own account and region."""
-    match = _ARN.match(function_name)
+def account_region(state: Mapping[str, Any], default_region: str | None) -> tuple[str, str]:
+    """Where the incident's function runs: as the signal placed it (its alarm's or its topic's ARN), from
+    a function ARN, or else the console's own region and an unknown account."""
+    if state.get("account") and state.get("region"):
+        return str(state["account"]), str(state["region"])
+    match = _ARN.match(str(state.get("function_name", "")))
     if match:
         return match["account"], match["region"]
     return "-", default_region or "-"

@@ -1,13 +1,26 @@
-"""Configuration of incident-console: one pydantic-settings class, read from CONSOLE_<FIELD>."""
+"""Configuration of incident-console: one pydantic-settings class, read from CONSOLE_<FIELD>. The sign-in
+settings it shares with the MCP server (keys, OAuth issuer, audience, scopes, JWKS) are read from the MCP
+server's names too, so one environment configures both; the CONSOLE_ name wins when both are set."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Self
 
-from pydantic import AliasChoices, Field, SecretStr
+from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from mcp_server.https_urls import checked_url
+from mcp_server.settings import SCOPE_PATTERN
+
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+MIN_SESSION_SECRET = 32
+
+
+def _shared(name: str) -> AliasChoices:
+    """CONSOLE_<name>, else the MCP server's MCP_<name>."""
+    return AliasChoices(f"CONSOLE_{name}", f"MCP_{name}")
 
 
 class ConsoleSettings(BaseSettings):
@@ -15,7 +28,8 @@ class ConsoleSettings(BaseSettings):
 
     host: str = Field(
         default="127.0.0.1",
-        description="Address to bind. Any address other than loopback requires the MCP server's bearer keys.",
+        description="Address to bind. Loopback is open; any other address requires a sign-in (bearer "
+        "keys or OAuth).",
     )
     port: int = Field(default=8088, ge=1, le=65535, description="Port to listen on.")
     state_table: str = Field(default="incident-state", min_length=1, description="The incident-state table.")
@@ -35,15 +49,97 @@ class ConsoleSettings(BaseSettings):
     )
     api_key: SecretStr | None = Field(
         default=None,
-        validation_alias=AliasChoices("CONSOLE_API_KEY", "MCP_API_KEY"),
-        description="Comma-separated bearer keys (the MCP server's MCP_API_KEY); required on a "
-        "non-loopback bind, ignored on loopback.",
+        validation_alias=_shared("API_KEY"),
+        description="Comma-separated bearer keys (the MCP server's MCP_API_KEY), for scripts and the "
+        "key sign-in form; a non-loopback bind needs these or OAuth. Ignored on loopback.",
     )
+    oauth_issuer: str | None = Field(
+        default=None,
+        validation_alias=_shared("OAUTH_ISSUER"),
+        description="OAuth mode (MCP_OAUTH_ISSUER): the identity provider's issuer URL. Browsers sign in "
+        "there (authorization code with PKCE); scripts send its access tokens as bearer tokens.",
+    )
+    oauth_audience: str | None = Field(
+        default=None,
+        validation_alias=_shared("OAUTH_AUDIENCE"),
+        description="The audience access tokens must name (MCP_OAUTH_AUDIENCE; Cognito: the app client).",
+    )
+    oauth_scopes: str = Field(
+        default="",
+        validation_alias=_shared("OAUTH_SCOPES"),
+        description="Scopes every access token must carry, also asked for at sign-in (MCP_OAUTH_SCOPES).",
+    )
+    oauth_jwks_url: str | None = Field(
+        default=None,
+        validation_alias=_shared("OAUTH_JWKS_URL"),
+        description="The issuer's JWKS (MCP_OAUTH_JWKS_URL); default: from its metadata.",
+    )
+    oauth_client_id: str | None = Field(
+        default=None,
+        description="The console's client id at the issuer (browser sign-in); required in OAuth mode "
+        "off loopback.",
+    )
+    oauth_client_secret: SecretStr | None = Field(
+        default=None,
+        description="The client's secret, if the issuer gave it one (sent with HTTP Basic).",
+    )
+    public_url: str | None = Field(
+        default=None,
+        description="The console's public URL (https://console.example.com); the issuer sends browsers "
+        "back to its /auth/callback. Required in OAuth mode off loopback.",
+    )
+    session_secret: SecretStr | None = Field(
+        default=None,
+        description=f"Signs the session cookie (at least {MIN_SESSION_SECRET} characters). Unset: a random "
+        "key per process, so sessions end when the console restarts.",
+    )
+    session_hours: float = Field(
+        default=12.0,
+        gt=0,
+        le=168,
+        description="Lifetime of a session opened with a key (an OAuth session ends with its token).",
+    )
+
+    @field_validator("oauth_issuer", "oauth_jwks_url", "public_url")
+    @classmethod
+    def _url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None:
+            return None
+        checked = checked_url(f"CONSOLE_{str(info.field_name).upper()}", value)
+        return checked.rstrip("/") if info.field_name == "public_url" else checked  # `iss` is exact
+
+    @field_validator("oauth_scopes")
+    @classmethod
+    def _scope_tokens(cls, value: str) -> str:
+        bad = [scope for scope in value.replace(",", " ").split() if not re.fullmatch(SCOPE_PATTERN, scope)]
+        if bad:
+            raise ValueError(
+                f"CONSOLE_OAUTH_SCOPES: {bad} are not scopes (ASCII, no space, quote or backslash)"
+            )
+        return value
+
+    @field_validator("session_secret")
+    @classmethod
+    def _strong_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and len(value.get_secret_value()) < MIN_SESSION_SECRET:
+            raise ValueError(f"CONSOLE_SESSION_SECRET must be at least {MIN_SESSION_SECRET} characters")
+        return value
+
+    @model_validator(mode="after")
+    def _oauth_complete(self) -> Self:
+        if self.oauth_issuer is not None and not self.oauth_audience:
+            raise ValueError(
+                "MCP_OAUTH_AUDIENCE (or CONSOLE_OAUTH_AUDIENCE) is required with the OAuth issuer"
+            )
+        return self
 
     def api_keys(self) -> list[str]:
         if self.api_key is None:
             return []
         return [key.strip() for key in self.api_key.get_secret_value().split(",") if key.strip()]
+
+    def scopes(self) -> tuple[str, ...]:
+        return tuple(scope for scope in self.oauth_scopes.replace(",", " ").split() if scope)
 
     def loopback(self) -> bool:
         return self.host in LOOPBACK

@@ -10,7 +10,7 @@ from typing import Any
 from chaos.sandbox import names
 from deploy import policies
 from deploy.cfn import get_att, ref, sub
-from supervisor.incident.store import STATUS_INDEX
+from supervisor.incident.store import INDEXES
 
 CONTAINER = "mcp-server"
 PORT = 8080
@@ -18,7 +18,9 @@ LOG_GROUP = "/ecs/incident-mcp-server"
 CONSOLE_CONTAINER = "incident-console"
 CONSOLE_PORT = 8088
 # What the listener sends to the console; everything else (/sse, /mcp, /healthz, ...) stays the MCP server's.
-CONSOLE_PATHS = ("/incidents", "/incidents/*", "/drill", "/static/*")
+CONSOLE_PATHS = ("/incidents", "/incidents/*", "/drill", "/static/*", "/auth/*")
+# An ALB rule condition takes at most three path patterns: one listener rule per three.
+PATHS_PER_RULE = 3
 HAS_CONSOLE = "HasConsole"
 ECS_TASKS = "ecs-tasks.amazonaws.com"
 Template = dict[str, Any]
@@ -70,7 +72,7 @@ def _parameters() -> Template:
             "Default": "false",
             "AllowedValues": ["false", "true"],
             "Description": "Also run the read-only incident console (same image) behind the listener, "
-            "at /incidents, with the MCP server's bearer keys.",
+            "at /incidents; browsers sign in with the MCP server's key at /auth/login.",
         },
         "StateTableName": {
             "Type": "String",
@@ -269,8 +271,36 @@ def _task() -> Template:
 
 def _console() -> Template:
     """The console's service: its own task role (GetItem and Query on the two tables and the status
-    index, nothing else), the MCP key injected as MCP_API_KEY by its execution role, and a listener rule
-    for its paths. Every resource exists only with ConsoleEnabled=true."""
+    index, nothing else), the MCP key injected as MCP_API_KEY by its execution role, and listener rules
+    for its paths (/auth/* included: a browser signs in there with the key). CONSOLE_PUBLIC_URL is the
+    listener's https name. The stack has no OAuth parameters (the MCP server runs with keys), so neither
+    has the console. The session cookie is signed with a key the console makes at start (no
+    CONSOLE_SESSION_SECRET): one task, so sessions end only when the task is replaced — set
+    CONSOLE_SESSION_SECRET before running more than one. Every resource exists only with
+    ConsoleEnabled=true."""
+    rules = {
+        _rule_name(n): {
+            "Type": "AWS::ElasticLoadBalancingV2::ListenerRule",
+            "Properties": {
+                "ListenerArn": ref("HttpsListener"),
+                "Priority": 10 + n,
+                "Conditions": [
+                    {
+                        "Field": "path-pattern",
+                        "PathPatternConfig": {"Values": list(CONSOLE_PATHS[start : start + PATHS_PER_RULE])},
+                    }
+                ],
+                "Actions": [{"Type": "forward", "TargetGroupArn": ref("ConsoleTargetGroup")}],
+            },
+        }
+        for n, start in enumerate(range(0, len(CONSOLE_PATHS), PATHS_PER_RULE))
+    }
+    public_url = {
+        "Fn::Sub": [
+            "https://${Host}",
+            {"Host": {"Fn::If": ["HasHostName", ref("PublicHostName"), get_att("LoadBalancer", "DNSName")]}},
+        ]
+    }
     inject_key = {
         "Sid": "InjectMcpKey",
         "Effect": "Allow",
@@ -301,24 +331,14 @@ def _console() -> Template:
                 "TargetGroupAttributes": [{"Key": "deregistration_delay.timeout_seconds", "Value": "30"}],
             },
         },
-        "ConsoleListenerRule": {
-            "Type": "AWS::ElasticLoadBalancingV2::ListenerRule",
-            "Properties": {
-                "ListenerArn": ref("HttpsListener"),
-                "Priority": 10,
-                "Conditions": [
-                    {"Field": "path-pattern", "PathPatternConfig": {"Values": list(CONSOLE_PATHS)}}
-                ],
-                "Actions": [{"Type": "forward", "TargetGroupArn": ref("ConsoleTargetGroup")}],
-            },
-        },
+        **rules,
         "ConsoleExecutionRole": policies.role(
             [*_execution_statements(), inject_key],
             ECS_TASKS,
             "Pulls the image, ships the console's logs and injects the MCP key",
         ),
         "ConsoleTaskRole": policies.role(
-            policies.console_statements(STATUS_INDEX),
+            policies.console_statements(INDEXES),
             ECS_TASKS,
             "The incident console's AWS identity: reads the incident tables",
         ),
@@ -346,6 +366,7 @@ def _console() -> Template:
                             {"Name": "CONSOLE_PORT", "Value": str(CONSOLE_PORT)},
                             {"Name": "CONSOLE_STATE_TABLE", "Value": ref("StateTableName")},
                             {"Name": "CONSOLE_CONTEXT_TABLE", "Value": ref("ContextTableName")},
+                            {"Name": "CONSOLE_PUBLIC_URL", "Value": public_url},
                             {"Name": "AWS_REGION", "Value": ref("AWS::Region")},
                             {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
                         ],
@@ -383,7 +404,7 @@ def _console() -> Template:
         },
         "ConsoleService": {
             "Type": "AWS::ECS::Service",
-            "DependsOn": ["ConsoleListenerRule"],
+            "DependsOn": sorted(rules),
             "Properties": {
                 "ServiceName": CONSOLE_CONTAINER,
                 "Cluster": ref("Cluster"),
@@ -409,6 +430,10 @@ def _console() -> Template:
         },
     }
     return {name: {"Condition": HAS_CONSOLE, **resource} for name, resource in resources.items()}
+
+
+def _rule_name(index: int) -> str:
+    return "ConsoleListenerRule" if index == 0 else f"ConsoleListenerRule{index + 1}"
 
 
 def build() -> Template:

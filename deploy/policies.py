@@ -6,6 +6,7 @@ expressions: each identity reaches only its own tables, parameter, model, topic,
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
@@ -13,7 +14,9 @@ from deploy.cfn import get_att, ref, sub
 from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS
 from supervisor.permissions import TABLE_ACTIONS as SUPERVISOR_TABLE_ACTIONS
+from watchdog.permissions import CONTEXT_ACTIONS as WATCHDOG_CONTEXT_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
+from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
 
 Statement = dict[str, Any]
 
@@ -70,6 +73,8 @@ def watchdog_statements(log_group: str) -> list[Statement]:
             WATCHDOG_TABLE_ACTIONS,
             [get_att("StateTable"), sub("${StateTable.Arn}/index/*")],
         ),
+        _allow("IncidentContextTable", WATCHDOG_CONTEXT_ACTIONS, [get_att("ContextTable")]),
+        _allow("DiagnosesTopic", WATCHDOG_TOPIC_ACTIONS, [ref("DiagnosesTopic")]),
         _allow("OwnLogs", LOG_ACTIONS, [log_streamsget_att(log_group)]),
     ]
 
@@ -101,16 +106,16 @@ def dynamodb_tableget_att(table_name_ref: str, suffix: str = "") -> dict[str, st
     )
 
 
-def console_statements(status_index: str) -> list[Statement]:
-    """The console reads the two tables (made by the other stack, named by parameters) and the status
-    index, and nothing else: no Scan, no writes."""
+def console_statements(indexes: Iterable[str]) -> list[Statement]:
+    """The console reads the two tables (made by the other stack, named by parameters) and the state
+    table's indexes, and nothing else: no Scan, no writes."""
     return [
         _allow(
             "IncidentTablesRead",
             CONSOLE_TABLE_ACTIONS,
             [
                 dynamodb_tableget_att("StateTableName"),
-                dynamodb_tableget_att("StateTableName", f"/index/{status_index}"),
+                *(dynamodb_tableget_att("StateTableName", f"/index/{index}") for index in indexes),
                 dynamodb_tableget_att("ContextTableName"),
             ],
         )

@@ -11,7 +11,7 @@ from chaos.workload.alarms import function_alarms
 from deploy import policies
 from deploy.bundles import SUPERVISOR, WATCHDOG
 from deploy.cfn import get_att, ref, sub
-from supervisor.incident.store import STATUS_INDEX
+from supervisor.incident.store import state_table_schema
 
 SUPERVISOR_FUNCTION = "incident-supervisor"
 WATCHDOG_FUNCTION = "incident-watchdog"
@@ -81,21 +81,7 @@ def _tables() -> Template:
             "Properties": {
                 "TableName": names.STATE_TABLE,
                 **common,
-                "AttributeDefinitions": [
-                    {"AttributeName": attribute, "AttributeType": "S"}
-                    for attribute in ("incident_id", "status", "updated_at")
-                ],
-                "KeySchema": [{"AttributeName": "incident_id", "KeyType": "HASH"}],
-                "GlobalSecondaryIndexes": [
-                    {
-                        "IndexName": STATUS_INDEX,
-                        "KeySchema": [
-                            {"AttributeName": "status", "KeyType": "HASH"},
-                            {"AttributeName": "updated_at", "KeyType": "RANGE"},
-                        ],
-                        "Projection": {"ProjectionType": "ALL"},
-                    }
-                ],
+                **state_table_schema(),
             },
         },
         "ContextTable": {
@@ -181,21 +167,28 @@ def _functions() -> Template:
         "WatchdogRole": policies.role(
             policies.watchdog_statements(_log_group_name(WATCHDOG_FUNCTION)),
             "lambda.amazonaws.com",
-            "incident-watchdog: the state table only",
+            "incident-watchdog: the state table, diagnoses in the context table, the diagnoses topic",
         ),
         "WatchdogFunction": {
             "Type": "AWS::Lambda::Function",
             "DependsOn": ["WatchdogLogGroup"],
             "Properties": {
                 "FunctionName": WATCHDOG_FUNCTION,
-                "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING",
+                "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING and notifies them",
                 "Runtime": LAMBDA_RUNTIME,
                 "Handler": WATCHDOG.entry_point.replace(":", "."),
                 "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("WatchdogCodeKey")},
                 "Role": get_att("WatchdogRole"),
                 "Timeout": 60,
                 "MemorySize": 256,
-                "Environment": {"Variables": {"INCIDENT_STATE_TABLE": ref("StateTable")}},
+                "Environment": {
+                    "Variables": {
+                        "INCIDENT_STATE_TABLE": ref("StateTable"),
+                        "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
+                        "WATCHDOG_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
+                        "WATCHDOG_CONSOLE_URL": ref("ConsoleUrl"),
+                    }
+                },
             },
         },
         "StaleCheckRule": {

@@ -24,6 +24,7 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore, dynamodb_client
 from supervisor.orchestrator import build_pipeline
+from tests.pipeline_support import published_notifications
 
 Undo = Callable[[Callable[[], object]], None]
 Inject = Callable[..., None]
@@ -113,6 +114,13 @@ def alarm_events(sandbox: Sandbox) -> Callable[[], list[dict[str, object]]]:
 
     drain()
     return drain
+
+
+@pytest.fixture
+def notified(sandbox: Sandbox) -> Callable[[], list[dict[str, Any]]]:
+    """Reads the diagnoses topic through its SQS subscription; emptied first, so a test sees its own."""
+    published_notifications(sandbox)
+    return lambda: published_notifications(sandbox)
 
 
 Fake = TypeVar("Fake", bound=FakeConverse)

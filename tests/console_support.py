@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import uvicorn
+from starlette.types import ASGIApp
+
 from chaos.faults.iam import REVOKE_S3
+from chaos.loopback import LOOPBACK, free_port, served_in_thread, wait_healthy
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -18,6 +24,7 @@ from supervisor.incident.signals import Signal
 from supervisor.incident.store import IncidentStore
 from tests.conftest import Inject
 from tests.fault_scenarios import fresh_logs
+from tests.oauth_issuer import LocalIssuer
 from tests.pipeline_support import outcomes
 
 HOSTILE = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
@@ -77,3 +84,31 @@ def claimed(store: IncidentStore, function: str, at: datetime, status: str = "RE
 
 def ago(seconds: float) -> datetime:
     return datetime.now(UTC) - timedelta(seconds=seconds)
+
+
+@contextmanager
+def served_knowing_its_url(make: Callable[[str], ASGIApp]) -> Iterator[str]:
+    """``make(url)`` served with uvicorn on a free loopback port at ``url``: for an app that must know its
+    own public URL (the console's OAuth redirect URI) before it is served."""
+    port = free_port()
+    url = f"http://{LOOPBACK}:{port}"
+    server = uvicorn.Server(
+        uvicorn.Config(make(url), host=LOOPBACK, port=port, log_level="warning", access_log=False)
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        wait_healthy(url)
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@contextmanager
+def local_issuer(client_id: str, secret: str | None = None) -> Iterator[LocalIssuer]:
+    """A LocalIssuer served over HTTP on loopback that knows one client."""
+    issuer = LocalIssuer(clients={client_id: secret})
+    with served_in_thread(issuer.app()) as url:
+        issuer.issuer = url
+        yield issuer

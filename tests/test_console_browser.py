@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from playwright.sync_api import BrowserContext, ConsoleMessage, sync_playwright
 
@@ -24,7 +24,7 @@ from console.settings import ConsoleSettings
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore
 from tests.conftest import Inject
-from tests.console_support import diagnosed_incident
+from tests.console_support import ago, claimed, diagnosed_incident, local_issuer, served_knowing_its_url
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "build" / "screenshots"
@@ -127,3 +127,54 @@ def test_the_console_in_chromium_shows_a_drill_incident(
         assert page.locator("h1").inner_text() == "Last drill"
         page.close()
     assert problems == []
+
+
+def test_chromium_signs_in_through_the_issuer_and_lands_on_the_list(
+    sandbox: Sandbox, incidents: IncidentStore, tmp_path: Path
+) -> None:
+    """A console configured as off loopback in OAuth mode: Chromium asks for the list, is sent to the
+    issuer (which approves at once), comes back to /auth/callback and lands on the list, signed in."""
+    incident_id = claimed(incidents, "fn-oauth-browser", ago(30), "DIAGNOSED")
+    with local_issuer("incident-console") as issuer:
+        issuer.grant_claims = {"aud": "https://mcp.example.com"}
+
+        def make(url: str) -> Any:
+            settings = ConsoleSettings(
+                host="0.0.0.0",  # noqa: S104 - only the settings say so: served on loopback below
+                state_table=incidents.state_table,
+                context_table=str(incidents.context_table),
+                api_key=None,
+                oauth_issuer=issuer.issuer,
+                oauth_audience="https://mcp.example.com",
+                oauth_scopes="incident:read",
+                oauth_client_id="incident-console",
+                public_url=url,
+            )
+            return create_app(settings, sandbox.session(names.SUPERVISOR))
+
+        with served_knowing_its_url(make) as url, chromium(tmp_path / "profile") as browser:
+            page = browser.new_page()
+            visited: list[str] = []
+            page.on(
+                "request",
+                lambda request: visited.append(request.url) if request.is_navigation_request() else None,
+            )
+            page.goto(f"{url}/incidents")
+            page.wait_for_url(f"{url}/incidents")
+            assert [urlsplit(u).path for u in visited] == [
+                "/incidents",
+                "/auth/login",
+                "/authorize",
+                "/auth/callback",
+                "/incidents",
+            ]
+            assert urlsplit(visited[2]).netloc == urlsplit(issuer.issuer).netloc
+            assert page.locator("h1").inner_text() == "Incidents"
+            assert incident_id in page.locator("tr.incident-row").first.inner_text()
+            assert "signed in as user-1" in page.locator("header").inner_text()
+            (session,) = [c for c in browser.cookies() if c["name"] == "console_session"]
+            assert session["httpOnly"]
+            assert session["sameSite"] == "Lax"
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(SCREENSHOTS / "signed-in-list.png"))
+            page.close()

@@ -33,11 +33,12 @@ from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
 from deploy.package import build as build_bundle
 from mcp_server.permissions import required_iam_actions
 from supervisor.incident.pipeline import IncidentPipeline
-from supervisor.incident.store import STATUS_INDEX, IncidentStore
+from supervisor.incident.store import FUNCTION_INDEX, INDEXES, RECENT_INDEX, STATUS_INDEX, IncidentStore
 from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
 from tests.conftest import Inject
 from tests.console_support import diagnosed_incident
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
+from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
 # moto 5.2.5's CloudFormation skips these types (it warns and creates nothing), and ignores the
@@ -116,12 +117,15 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     dynamodb = operator.client("dynamodb")
     state = dynamodb.describe_table(TableName=names.STATE_TABLE)["Table"]
     assert state["BillingModeSummary"]["BillingMode"] == "PAY_PER_REQUEST"
-    (index,) = state["GlobalSecondaryIndexes"]
-    assert index["IndexName"] == STATUS_INDEX
-    assert [(k["AttributeName"], k["KeyType"]) for k in index["KeySchema"]] == [
-        ("status", "HASH"),
-        ("updated_at", "RANGE"),
-    ]
+    indexes = {
+        index["IndexName"]: [(k["AttributeName"], k["KeyType"]) for k in index["KeySchema"]]
+        for index in state["GlobalSecondaryIndexes"]
+    }
+    assert indexes == {
+        STATUS_INDEX: [("status", "HASH"), ("updated_at", "RANGE")],
+        FUNCTION_INDEX: [("function_name", "HASH"), ("updated_at", "RANGE")],
+        RECENT_INDEX: [("kind", "HASH"), ("updated_at", "RANGE")],
+    }
     context = dynamodb.describe_table(TableName=names.CONTEXT_TABLE)["Table"]
     assert context["KeySchema"] == [{"AttributeName": "incident_id", "KeyType": "HASH"}]
     for logical in ("StateTable", "ContextTable"):
@@ -215,8 +219,17 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     assert variables["SUPERVISOR_DIAGNOSES_TOPIC_ARN"] == diagnoses_topic
     assert variables["SUPERVISOR_CONSOLE_URL"] == ""  # no console: the notifications say so
     watchdog_granted = _granted(_policy(iam, watchdog["Role"]))
-    assert set(watchdog_granted) == {*WATCHDOG_TABLE_ACTIONS, *policies.LOG_ACTIONS}
+    assert set(watchdog_granted) == {*WATCHDOG_TABLE_ACTIONS, *WATCHDOG_TOPIC_ACTIONS, *policies.LOG_ACTIONS}
     assert set(watchdog_granted["dynamodb:UpdateItem"]) == {table_arn, f"{table_arn}/index/*"}
+    assert set(watchdog_granted["dynamodb:GetItem"]) == {
+        table_arn,
+        f"{table_arn}/index/*",
+        context["TableArn"],
+    }
+    assert watchdog_granted["sns:Publish"] == [diagnoses_topic]  # it notifies what it fails, there only
+    watchdog_variables = watchdog["Environment"]["Variables"]
+    assert watchdog_variables["WATCHDOG_DIAGNOSES_TOPIC_ARN"] == diagnoses_topic
+    assert watchdog_variables["INCIDENT_CONTEXT_TABLE"] == names.CONTEXT_TABLE
 
 
 def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
@@ -253,7 +266,7 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
 
     task_role = _policy(operator.client("iam"), outputs["TaskRoleArn"])
     granted = _granted(task_role)
-    assert sorted(granted) == required_iam_actions()  # the README's list, exactly
+    assert sorted(granted) == required_iam_actions()  # docs/tools.md's list, exactly
     assert granted["sts:AssumeRole"] == [sandbox.world.read_only_role_arn]  # that role, no other
 
     resources = {
@@ -287,7 +300,7 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
     assert console_granted == {
         action: [
             f"{tables}/{names.STATE_TABLE}",
-            f"{tables}/{names.STATE_TABLE}/index/{STATUS_INDEX}",
+            *(f"{tables}/{names.STATE_TABLE}/index/{index}" for index in INDEXES),
             f"{tables}/{names.CONTEXT_TABLE}",
         ]
         for action in CONSOLE_TABLE_ACTIONS
@@ -397,7 +410,7 @@ def test_a_lambda_bundle_runs_its_handler_in_a_clean_environment(
     if bundle is SUPERVISOR:
         assert [o["action"] for o in result["outcomes"]] == ["rejected"]
     else:
-        assert set(result) == {"cutoff", "examined", "failed", "lost"}
+        assert set(result) == {"cutoff", "examined", "failed", "lost", "notified", "notify_failed"}
 
 
 def test_the_mcp_server_image_contents_serve_healthz(tmp_path: Path) -> None:

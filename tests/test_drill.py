@@ -14,6 +14,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from aws_lambda_powertools.metrics import EphemeralMetrics
 
 from chaos.aws_actions import on_each_action
 from chaos.drill.progress import Progress
@@ -27,9 +28,9 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from deploy import policies
 from supervisor.incident.store import IncidentStore
-from tests.pipeline_support import stuck_incident
+from tests.pipeline_support import published_notifications, stuck_incident
 from watchdog.handler import build_watchdog
-from watchdog.sweep import SweepReport, fail_stale, find_stale
+from watchdog.sweep import Notices, SweepReport, fail_stale, find_stale
 
 # The whole drill runs inside the fixture these tests share: more than the suite's default per test.
 FULL_DRILL_TIMEOUT = pytest.mark.timeout(420)
@@ -116,23 +117,33 @@ def test_the_deployed_policies_grant_exactly_what_the_code_calls(
     full_drill: tuple[subprocess.CompletedProcess[str], Path], sandbox: Sandbox, incidents: IncidentStore
 ) -> None:
     """Every AWS action the supervisor's identity took during the drill, against the template's role.
-    The watchdog's sweep in the drill finds nothing stale, so its writes are recorded here, failing a
-    stale incident and losing a race, as its own identity."""
+    The watchdog's sweep in the drill finds nothing stale and nothing unsent, so its writes are recorded
+    here, failing and notifying a stale incident and losing a race, as its own identity."""
     report = json.loads((full_drill[1] / "reports" / "drill-report.json").read_text())
     used_by_supervisor = set(report["aws_actions"][names.SUPERVISOR])
 
     session = sandbox.session(names.WATCHDOG)
     used_by_watchdog: set[str] = set(report["aws_actions"][names.WATCHDOG])
     on_each_action(session, used_by_watchdog.add)
-    watchdog = build_watchdog(session, incident_state_table=incidents.state_table)
+    watchdog = build_watchdog(
+        session,
+        incident_state_table=incidents.state_table,
+        diagnoses_topic_arn=sandbox.world.diagnoses_topic_arn,
+    )
+    assert watchdog.notifier is not None
     stale, racing = (
         stuck_incident(incidents, minutes_ago=12, function=f"fn-{n}") for n in ("stale", "racing")
     )
     cutoff, candidates = find_stale(watchdog.store, 600)
     incidents.transition(racing, "INVESTIGATING", "DIAGNOSED")  # finishes between the query and the write
     swept = SweepReport(cutoff=cutoff)
-    fail_stale(watchdog.store, candidates, swept, watchdog.logger)
+    published_notifications(sandbox)  # emptied: what follows is this sweep's
+    notices = Notices(watchdog.notifier, EphemeralMetrics(namespace="test"))
+    fail_stale(watchdog.store, candidates, swept, watchdog.logger, notices)
     assert (swept.failed, [lost["incident_id"] for lost in swept.lost]) == ([stale], [racing])
+    assert swept.notified == [stale]
+    (envelope,) = published_notifications(sandbox)
+    assert envelope["MessageAttributes"]["incident_id"]["Value"] == stale
 
     # Not boto3 calls of our code: Bedrock is called through langchain-aws's own client (the drill's
     # bedrock-auth scenario reaches it), Lambda itself writes the logs and the dead letters.

@@ -1,6 +1,6 @@
 """The MCP conformance suites (@modelcontextprotocol/conformance, a release and a prerelease) against the
 shipped server over Streamable HTTP: every scenario that applies to a tools-only server passes; the
-others are listed here, and in the README, with the reason they do not apply."""
+others are listed here, and in docs/tools.md, with the reason they do not apply."""
 
 from __future__ import annotations
 
@@ -179,11 +179,11 @@ def test_every_applicable_scenario_passes(server: ServerProcess, name: str, tmp_
     assert not failures, f"{suite.id}:\n" + "\n".join(failures)
 
 
-def test_the_readme_lists_what_does_not_apply_and_why() -> None:
-    readme = (ROOT / "docs" / "tools.md").read_text()
-    section = readme[readme.index("### Conformance") :]
+def test_the_tools_page_lists_what_does_not_apply_and_why() -> None:
+    page = (ROOT / "docs" / "tools.md").read_text()
+    section = page[page.index("### Conformance") :]
     section = section[: section.index("\n## ")]
     missing = [name for name in NOT_APPLICABLE if f"`{name}`" not in section]
-    assert not missing, f"README's conformance section does not list {missing}"
+    assert not missing, f"docs/tools.md's conformance section does not list {missing}"
     for scenario, check in NOT_APPLICABLE_CHECKS:
-        assert f"`{check}`" in section, f"README does not list {scenario}/{check}"
+        assert f"`{check}`" in section, f"docs/tools.md does not list {scenario}/{check}"

@@ -3,11 +3,32 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import EphemeralMetrics
 
-from supervisor.incident.notify import NO_CONSOLE, build_notification, cut, redact
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from supervisor.incident.notify import (
+    CLAIMED_ELSEWHERE,
+    NO_CONSOLE,
+    NOTIFY_LEASE,
+    PUBLISHED,
+    SENT_BEFORE,
+    Notifier,
+    build_notification,
+    cut,
+    notify_once,
+    redact,
+    sns_client,
+)
+from supervisor.incident.store import IncidentStore, dynamodb_client
+from tests.pipeline_support import published_notifications, stuck_incident
+from watchdog.sweep import STALE_REASON
 
 INCIDENT_ID = "data-processor@2026-11-23T04:49:10.000000Z"
 INCIDENT: dict[str, Any] = {
@@ -126,6 +147,7 @@ def test_a_diagnosis_gives_subject_email_text_chat_json_and_attributes() -> None
     [
         ("ERROR", "mcp_connection", "MCP server unreachable", "[ERROR] data-processor: mcp_connection"),
         ("FAILED", None, "recursion limit exhausted", "[FAILED] data-processor: no diagnosis"),
+        ("FAILED", None, STALE_REASON, "[FAILED] data-processor: no diagnosis"),  # the watchdog's
     ],
 )
 def test_an_outcome_without_diagnosis_says_why_and_that_there_is_no_console(
@@ -203,3 +225,63 @@ def test_no_secret_reaches_any_form_of_the_message() -> None:
         assert secret not in published
     assert "DB_PASSWORD=[redacted]" in notification.text
     assert redact("MY_TOKEN=abc and nothing else") == "MY_TOKEN=[redacted] and nothing else"
+
+
+def _failed(incidents: IncidentStore, function: str) -> str:
+    incident_id = stuck_incident(incidents, minutes_ago=1, function=function)
+    incidents.transition(incident_id, "INVESTIGATING", "FAILED", reason=STALE_REASON)
+    return incident_id
+
+
+def test_notify_once_publishes_once_among_concurrent_orchestrators_and_watchdogs(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    """Orchestrator deliveries and watchdog sweeps, each as its own identity, race to notify the same
+    incident: one publishes, the others find the claim; afterwards everyone finds it sent."""
+    published_notifications(sandbox)
+    incident_id = _failed(incidents, "fn-raced")
+    senders: list[tuple[IncidentStore, Notifier]] = []
+    for identity in (names.SUPERVISOR, names.WATCHDOG):
+        session = sandbox.session(identity)
+        store = IncidentStore(dynamodb_client(session), incidents.state_table, incidents.context_table)
+        notifier = Notifier(sns_client(session), sandbox.world.diagnoses_topic_arn, None, Logger())
+        senders += [(store, notifier)] * 6
+    metrics = EphemeralMetrics(namespace="IncidentResponse", service="test")
+
+    def send(sender: tuple[IncidentStore, Notifier]) -> str:
+        return notify_once(sender[0], sender[1], incident_id, None, metrics)
+
+    with ThreadPoolExecutor(len(senders)) as pool:
+        results = list(pool.map(send, senders))
+    assert sorted(results) == sorted([PUBLISHED] + [CLAIMED_ELSEWHERE] * (len(senders) - 1))
+    (envelope,) = published_notifications(sandbox)
+    assert envelope["MessageAttributes"]["incident_id"]["Value"] == incident_id
+    state = incidents.get(incident_id)
+    assert state is not None
+    assert state["notification_message_id"] == envelope["MessageId"]
+    assert notify_once(*senders[0], incident_id, state, metrics) == SENT_BEFORE
+    assert send(senders[-1]) == CLAIMED_ELSEWHERE
+    assert published_notifications(sandbox) == []
+
+
+def test_a_claim_whose_holder_died_is_taken_over_after_the_lease(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    published_notifications(sandbox)
+    incident_id = _failed(incidents, "fn-abandoned")
+    died = datetime.now(UTC) - NOTIFY_LEASE - timedelta(seconds=5)
+    then = IncidentStore(incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: died)
+    assert then.claim_notification(incident_id, "dead-holder", NOTIFY_LEASE) is not None
+    held = datetime.now(UTC) - NOTIFY_LEASE + timedelta(minutes=1)
+    live = IncidentStore(incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: held)
+    session = sandbox.session(names.WATCHDOG)
+    notifier = Notifier(sns_client(session), sandbox.world.diagnoses_topic_arn, None, Logger())
+    watchdog = IncidentStore(dynamodb_client(session), incidents.state_table, incidents.context_table)
+    metrics = EphemeralMetrics(namespace="IncidentResponse", service="test")
+
+    assert live.claim_notification(incident_id, "live-holder", NOTIFY_LEASE) is None  # held, not lapsed
+    assert published_notifications(sandbox) == []
+    assert notify_once(watchdog, notifier, incident_id, None, metrics) == PUBLISHED
+    (envelope,) = published_notifications(sandbox)
+    assert envelope["MessageAttributes"]["incident_id"]["Value"] == incident_id
+    assert "notify_claim" not in incidents.get(incident_id)  # type: ignore[operator]

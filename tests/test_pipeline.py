@@ -37,7 +37,6 @@ from tests.pipeline_support import (
     json_logs,
     load_event,
     outcomes,
-    published_notifications,
     stuck_incident,
     with_records,
 )
@@ -403,13 +402,6 @@ def test_incident_ids_are_deterministic() -> None:
     signal = Signal("m1", "cloudwatch_alarm", "data-processor", "Errors", "", at)
     assert incident_id_for(signal) == "data-processor@2026-11-21T10:00:00.917Z"
     assert stamp(at) < stamp(at + timedelta(milliseconds=1))
-
-
-@pytest.fixture
-def notified(sandbox: Sandbox) -> Callable[[], list[dict[str, Any]]]:
-    """Reads the diagnoses topic through its SQS subscription; emptied first, so a test sees its own."""
-    published_notifications(sandbox)
-    return lambda: published_notifications(sandbox)
 
 
 def _attribute(envelope: dict[str, Any], name: str) -> str:

@@ -18,7 +18,7 @@ from botocore.exceptions import ClientError
 from chaos.sandbox import cli, names
 from chaos.sandbox.sandbox import Sandbox, SandboxError, start_sandbox
 from mcp_server.permissions import READ_OPERATIONS
-from supervisor.incident.store import STATUS_INDEX
+from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX
 
 
 def _error_code(call: Callable[[], Any]) -> str:
@@ -90,9 +90,14 @@ def test_every_resource_exists(sandbox: Sandbox) -> None:
 
     dynamodb = operator.client("dynamodb")
     state = dynamodb.describe_table(TableName=names.STATE_TABLE)["Table"]
-    index = state["GlobalSecondaryIndexes"][0]
-    assert index["IndexName"] == STATUS_INDEX
-    assert [k["AttributeName"] for k in index["KeySchema"]] == ["status", "updated_at"]
+    assert {
+        index["IndexName"]: [k["AttributeName"] for k in index["KeySchema"]]
+        for index in state["GlobalSecondaryIndexes"]
+    } == {
+        STATUS_INDEX: ["status", "updated_at"],
+        FUNCTION_INDEX: ["function_name", "updated_at"],
+        RECENT_INDEX: ["kind", "updated_at"],
+    }
     assert dynamodb.describe_table(TableName=names.CONTEXT_TABLE)["Table"]["TableStatus"] == "ACTIVE"
 
     parameter = operator.client("ssm").get_parameter(Name=names.MCP_KEY_PARAMETER, WithDecryption=True)[

@@ -85,3 +85,34 @@ def test_a_metric_math_alarm_that_does_not_name_one_function_is_rejected(
 ) -> None:
     with pytest.raises(MalformedMessage, match=reason):
         parse_record(_record(metrics))
+
+
+def test_a_signal_is_placed_by_its_alarm_arn_else_its_function_arn_else_its_topic() -> None:
+    topic = "arn:aws:sns:eu-west-1:111111111111:incident-alerts"
+    alarm = json.loads(_record([])["Sns"]["Message"]) | {
+        "AlarmArn": "arn:aws:cloudwatch:ca-central-1:222222222222:alarm:data-processor-errors",
+        "Trigger": {
+            "MetricName": "Errors",
+            "Namespace": "AWS/Lambda",
+            "Dimensions": [{"name": "FunctionName", "value": "data-processor"}],
+        },
+    }
+
+    def record(message: dict[str, Any], topic_arn: str | None = topic) -> dict[str, Any]:
+        sns = {"MessageId": "m-1", "Timestamp": "2026-11-22T23:10:01.300Z", "Message": json.dumps(message)}
+        return {"Sns": sns | ({"TopicArn": topic_arn} if topic_arn else {})}
+
+    signal = parse_record(record(alarm))
+    assert (signal.account, signal.region) == ("222222222222", "ca-central-1")
+    arn = "arn:aws:lambda:us-east-2:333333333333:function:orders-api"
+    direct = {"lambda_name": arn, "error_type": "Errors"}
+    signal = parse_record(record(direct))
+    assert (signal.function_name, signal.account, signal.region) == (
+        "orders-api",
+        "333333333333",
+        "us-east-2",
+    )
+    signal = parse_record(record(direct | {"lambda_name": "orders-api"}))
+    assert (signal.account, signal.region) == ("111111111111", "eu-west-1")
+    signal = parse_record(record(direct | {"lambda_name": "orders-api"}, topic_arn=None))
+    assert (signal.account, signal.region) == (None, None)

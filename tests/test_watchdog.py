@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,11 +20,17 @@ import pytest
 from chaos.loopback import BlackHole
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from supervisor.incident.notify import NOTIFY_LEASE
 from supervisor.incident.signals import parse_record
 from supervisor.incident.store import IncidentStore, incident_id_for
-from tests.pipeline_support import direct_event, load_event, stuck_incident
+from tests.pipeline_support import (
+    direct_event,
+    emitted,
+    load_event,
+    stuck_incident,
+)
 from watchdog import handler as watchdog_handler
-from watchdog.handler import build_watchdog
+from watchdog.handler import Watchdog, build_watchdog
 from watchdog.sweep import STALE_REASON, SweepReport, fail_stale, find_stale
 
 
@@ -169,3 +177,204 @@ def test_the_orchestrator_cold_path_does_not_import_the_agent_stack(
     report = json.loads(done.stdout.splitlines()[-1])
     assert [o["action"] for o in report["result"]["outcomes"]] == ["rejected", "duplicate"]
     assert report["heavy"] == []
+
+
+# ---------------------------------------------------------------------------- notifications
+
+
+def _attribute(envelope: dict[str, Any], name: str) -> str:
+    return str(envelope["MessageAttributes"][name]["Value"])
+
+
+def _ids(envelopes: list[dict[str, Any]]) -> list[str]:
+    return sorted(_attribute(envelope, "incident_id") for envelope in envelopes)
+
+
+def _notifying(sandbox: Sandbox, incidents: IncidentStore, **overrides: Any) -> Watchdog:
+    """The watchdog as its own identity, on this test's tables, publishing to the sandbox's diagnoses
+    topic."""
+    settings: dict[str, Any] = {
+        "incident_state_table": incidents.state_table,
+        "incident_context_table": incidents.context_table,
+        "diagnoses_topic_arn": sandbox.world.diagnoses_topic_arn,
+    }
+    return build_watchdog(sandbox.session(names.WATCHDOG), **(settings | overrides))
+
+
+def _ended(incidents: IncidentStore, ago: timedelta, status: str, function: str, **finish: Any) -> str:
+    """An incident of ``function`` that reached the terminal ``status`` ``ago`` and was never notified
+    (its orchestrator's publish failed, or it died before publishing)."""
+    incident_id = stuck_incident(incidents, minutes_ago=ago.total_seconds() / 60, function=function)
+    then = datetime.now(UTC) - ago
+    past = IncidentStore(incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: then)
+    past.transition(incident_id, "INVESTIGATING", status, **finish)
+    return incident_id
+
+
+def _later(minutes: float) -> Callable[[], datetime]:
+    return lambda: datetime.now(UTC) + timedelta(minutes=minutes)
+
+
+def test_a_stale_incident_the_watchdog_fails_is_notified_once(
+    sandbox: Sandbox,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Through the scheduled handler, configured as Lambda is: WATCHDOG_DIAGNOSES_TOPIC_ARN."""
+    stale = stuck_incident(incidents, minutes_ago=11, function="fn-stale")
+    env = _lambda_env(
+        sandbox, incidents, names.WATCHDOG, WATCHDOG_DIAGNOSES_TOPIC_ARN=sandbox.world.diagnoses_topic_arn
+    )
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    watchdog_handler._watchdog.cache_clear()
+    try:
+        summary = watchdog_handler.handler(load_event("eventbridge_scheduled.json"), None)
+        (envelope,) = notified()
+        # The next scheduled sweeps: the incident is now past the grace and within the retry window.
+        watchdog_handler._watchdog().store.clock = _later(5)
+        again = watchdog_handler.handler(load_event("eventbridge_scheduled.json"), None)
+    finally:
+        watchdog_handler._watchdog.cache_clear()
+
+    assert (summary["failed"], summary["notified"], summary["notify_failed"]) == ([stale], [stale], [])
+    assert envelope["TopicArn"] == sandbox.world.diagnoses_topic_arn
+    assert _attribute(envelope, "incident_id") == stale
+    assert (_attribute(envelope, "status"), _attribute(envelope, "function_name")) == ("FAILED", "fn-stale")
+    assert envelope["Subject"] == "[FAILED] fn-stale: no diagnosis"
+    chat = json.loads(envelope["Message"])
+    assert chat["metadata"]["eventType"] == "IncidentFailed"
+    assert f"*Why there is no diagnosis*\n{STALE_REASON}" in chat["content"]["description"]
+    state = incidents.get(stale)
+    assert state is not None
+    assert (state["status"], state["error_reason"]) == ("FAILED", STALE_REASON)
+    assert state["notification_message_id"] == envelope["MessageId"]
+    assert "notify_claim" not in state
+
+    assert (again["failed"], again["notified"], again["notify_failed"]) == ([], [], [])
+    assert notified() == []
+    metrics = emitted(capsys.readouterr().out)
+    assert metrics["NotificationsPublished"] == 1
+    assert metrics["StaleIncidentsFailed"] == 1
+    assert "NotificationPublishFailed" not in metrics
+
+
+def test_a_denied_publish_leaves_the_incident_failed_and_the_next_sweep_sends_it(
+    sandbox: Sandbox,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+    undo: Callable[[Callable[[], object]], None],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    iam = sandbox.session(names.OPERATOR).client("iam")
+    deny = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Deny", "Action": "sns:Publish", "Resource": "*"}],
+    }
+    iam.put_user_policy(UserName=names.WATCHDOG, PolicyName="deny-publish", PolicyDocument=json.dumps(deny))
+    lifted: list[bool] = []
+
+    def lift() -> None:
+        if not lifted:
+            iam.delete_user_policy(UserName=names.WATCHDOG, PolicyName="deny-publish")
+            lifted.append(True)
+
+    undo(lift)
+    stale = stuck_incident(incidents, minutes_ago=11, function="fn-denied")
+    watchdog = _notifying(sandbox, incidents)
+    report = watchdog.run()
+    assert (report.failed, report.notified) == ([stale], [])
+    assert [failure["incident_id"] for failure in report.notify_failed] == [stale]
+    assert "not authorized to perform: sns:Publish" in report.notify_failed[0]["error"]
+    state = incidents.get(stale)
+    assert state is not None
+    assert (state["status"], state["error_reason"]) == ("FAILED", STALE_REASON)  # the outcome stands
+    assert "notified_at" not in state
+    assert "notify_claim" not in state
+    assert "sns:Publish" in state["notify_error"]
+    assert notified() == []
+    metrics = emitted(capsys.readouterr().out)
+    assert metrics["NotificationPublishFailed"] == 1
+    assert "NotificationsPublished" not in metrics
+
+    lift()  # the permission is back
+    assert watchdog.run().notified == []  # a sweep right away: still within the grace, left alone
+    watchdog.store.clock = _later(5)  # the next scheduled sweep
+    retried = watchdog.run()
+    assert (retried.failed, retried.notified, retried.notify_failed) == ([], [stale], [])
+    (envelope,) = notified()
+    assert (_attribute(envelope, "incident_id"), _attribute(envelope, "status")) == (stale, "FAILED")
+    assert STALE_REASON in json.loads(envelope["Message"])["content"]["description"]
+    assert incidents.get(stale)["notification_message_id"] == envelope["MessageId"]  # type: ignore[index]
+    watchdog.store.clock = _later(10)
+    assert watchdog.run().notified == []
+    assert notified() == []
+    metrics = emitted(capsys.readouterr().out)
+    assert metrics["NotificationsPublished"] == 1
+    assert "NotificationPublishFailed" not in metrics
+
+
+def test_a_sweep_sends_what_the_orchestrator_left_unsent_exactly_once(
+    sandbox: Sandbox, incidents: IncidentStore, notified: Callable[[], list[dict[str, Any]]]
+) -> None:
+    minutes = timedelta(minutes=5)
+    errored = _ended(
+        incidents, minutes, "ERROR", "fn-errored", reason="MCP server unreachable", category="mcp_connection"
+    )
+    diagnosed = _ended(incidents, timedelta(minutes=30), "DIAGNOSED", "fn-diagnosed")
+    diagnosis = {"root_cause": "fn-diagnosed-role lost its policy", "fault_types": ["permission_loss"]}
+    incidents.put_context(
+        {"incident_id": {"S": diagnosed}, "diagnosis": {"S": json.dumps(diagnosis | {"severity": "high"})}}
+    )
+    sent = _ended(incidents, minutes, "FAILED", "fn-sent", reason="test")
+    token = uuid.uuid4().hex
+    assert incidents.claim_notification(sent, token, NOTIFY_LEASE) is not None
+    incidents.notification_sent(sent, token, "earlier-message")
+    publishing = _ended(incidents, minutes, "FAILED", "fn-publishing", reason="test")
+    assert incidents.claim_notification(publishing, uuid.uuid4().hex, NOTIFY_LEASE) is not None  # right now
+    fresh = _ended(incidents, timedelta(seconds=10), "ERROR", "fn-fresh", reason="test")  # in the grace
+    old = _ended(incidents, timedelta(hours=25), "FAILED", "fn-old", reason="test")  # out of the window
+
+    watchdog = _notifying(sandbox, incidents)
+    report = watchdog.run()
+    assert (report.failed, report.notify_failed) == ([], [])
+    assert sorted(report.notified) == sorted([errored, diagnosed])
+    envelopes = notified()
+    assert _ids(envelopes) == sorted([errored, diagnosed])
+    subjects = {_attribute(envelope, "incident_id"): envelope["Subject"] for envelope in envelopes}
+    assert subjects[errored] == "[ERROR] fn-errored: mcp_connection"
+    assert subjects[diagnosed] == "[DIAGNOSED] fn-diagnosed: permission_loss (high)"  # the stored diagnosis
+    for incident_id in (errored, diagnosed):
+        assert "notified_at" in incidents.get(incident_id)  # type: ignore[operator]
+    for incident_id in (publishing, fresh, old):
+        assert "notified_at" not in incidents.get(incident_id)  # type: ignore[operator]
+    assert incidents.get(sent)["notification_message_id"] == "earlier-message"  # type: ignore[index]
+
+    watchdog.store.clock = _later(5)  # the next sweep: the fresh one is past its grace now
+    assert watchdog.run().notified == [fresh]
+    assert _ids(notified()) == [fresh]
+    watchdog.store.clock = _later(10)
+    assert watchdog.run().notified == []
+    assert notified() == []
+
+
+def test_a_watchdog_without_a_topic_publishes_nothing(
+    sandbox: Sandbox, incidents: IncidentStore, notified: Callable[[], list[dict[str, Any]]]
+) -> None:
+    stale = stuck_incident(incidents, minutes_ago=11, function="fn-quiet")
+    unsent = _ended(incidents, timedelta(minutes=5), "ERROR", "fn-unsent", reason="test")
+    watchdog = build_watchdog(
+        sandbox.session(names.WATCHDOG),
+        incident_state_table=incidents.state_table,
+        incident_context_table=incidents.context_table,
+    )
+    assert watchdog.notifier is None
+    report = watchdog.run()
+    assert (report.failed, report.notified, report.notify_failed) == ([stale], [], [])
+    assert notified() == []
+    for incident_id in (stale, unsent):
+        state = incidents.get(incident_id)
+        assert state is not None
+        assert not {"notified_at", "notify_claim", "notify_error"} & set(state)

@@ -2,33 +2,70 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from functools import cache
 from typing import Any
 
 import boto3
 from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
+from supervisor.incident.notify import Notifier, sns_client
+from supervisor.incident.pipeline import METRICS_NAMESPACE
 from supervisor.incident.store import IncidentStore, dynamodb_client
 from watchdog.settings import WatchdogSettings
-from watchdog.sweep import SweepReport, sweep
+from watchdog.sweep import Notices, SweepReport, sweep
 
 SERVICE = "incident-watchdog"
+METRICS_SERVICE = "watchdog"
 
 
 class Watchdog:
-    def __init__(self, store: IncidentStore, settings: WatchdogSettings, logger: Logger) -> None:
+    def __init__(
+        self,
+        store: IncidentStore,
+        settings: WatchdogSettings,
+        logger: Logger,
+        notifier: Notifier | None = None,
+    ) -> None:
         self.store = store
         self.settings = settings
         self.logger = logger
+        self.notifier = notifier  # None: notifications are off
 
     def run(self) -> SweepReport:
-        return sweep(self.store, self.settings.stale_after_seconds, self.logger)
+        """One sweep; its metrics (in embedded metric format, namespace ``IncidentResponse``) are
+        flushed at the end: StaleIncidentsFailed, NotificationsPublished, NotificationPublishFailed."""
+        metrics = EphemeralMetrics(namespace=METRICS_NAMESPACE, service=METRICS_SERVICE)
+        notices = None
+        if self.notifier is not None:
+            notices = Notices(
+                self.notifier,
+                metrics,
+                retry_window=timedelta(hours=self.settings.notify_retry_hours),
+                grace=timedelta(seconds=self.settings.notify_grace_seconds),
+            )
+        try:
+            report = sweep(self.store, self.settings.stale_after_seconds, self.logger, notices)
+            metrics.add_metric(name="StaleIncidentsFailed", unit=MetricUnit.Count, value=len(report.failed))
+        finally:
+            metrics.flush_metrics()
+        return report
 
 
 def build_watchdog(session: boto3.Session | None = None, **overrides: Any) -> Watchdog:
     settings = WatchdogSettings(**overrides)
-    dynamodb = dynamodb_client(session or boto3.Session())
-    return Watchdog(IncidentStore(dynamodb, settings.incident_state_table), settings, Logger(service=SERVICE))
+    session = session or boto3.Session()
+    logger = Logger(service=SERVICE)
+    store = IncidentStore(
+        dynamodb_client(session), settings.incident_state_table, settings.incident_context_table
+    )
+    notifier = (
+        Notifier(sns_client(session), settings.diagnoses_topic_arn, settings.console_url, logger)
+        if settings.diagnoses_topic_arn
+        else None
+    )
+    return Watchdog(store, settings, logger, notifier)
 
 
 @cache

@@ -1,6 +1,11 @@
-"""The AWS actions the watchdog needs: find stale incidents on the status index and fail them."""
+"""The AWS actions the watchdog needs: find stale incidents on the status index and fail them, and
+notify the incidents it fails (and retry unsent notifications) on the diagnoses topic."""
 
 from __future__ import annotations
 
-# GetItem: when a transition loses a race, the store reads what won, to report it.
+# GetItem: when a transition loses a race, the store reads what won, to report it. UpdateItem also
+# claims and records a notification.
 TABLE_ACTIONS: tuple[str, ...] = ("dynamodb:GetItem", "dynamodb:Query", "dynamodb:UpdateItem")
+# incident-context: the stored diagnosis of a DIAGNOSED incident whose notification it sends.
+CONTEXT_ACTIONS: tuple[str, ...] = ("dynamodb:GetItem",)
+TOPIC_ACTIONS: tuple[str, ...] = ("sns:Publish",)  # the diagnoses topic only

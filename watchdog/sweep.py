@@ -1,7 +1,13 @@
 """Fail incidents whose investigation died: RECEIVED or INVESTIGATING, not updated for too long.
 
 Each is moved to FAILED by a conditional write on the status and ``updated_at`` the sweep saw, so an
-incident that moved on in the meantime (a late diagnosis, a re-entry) is left as it is."""
+incident that moved on in the meantime (a late diagnosis, a re-entry) is left as it is.
+
+With a topic (``Notices``), every incident the sweep fails is notified, and so is every terminal incident
+of the retry window whose notification was never sent (the orchestrator's publish failed, or it died
+before it): both through ``notify_once``, the orchestrator's own claim, so each is sent exactly once
+whoever gets there first. A failed publish is logged, counted and left for the next sweep; it never
+changes an incident's status."""
 
 from __future__ import annotations
 
@@ -10,11 +16,14 @@ from datetime import timedelta
 from typing import Any
 
 from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics
 
+from supervisor.incident.notify import CLAIMED_ELSEWHERE, PUBLISHED, SENT_BEFORE, Notifier, notify_once
 from supervisor.incident.signals import stamp
-from supervisor.incident.store import IncidentStore, Item, TransitionConflict
+from supervisor.incident.store import IncidentStore, Item, Status, TransitionConflict
 
 STALE_REASON = "stale watchdog timeout"
+RETRIED_STATUSES: tuple[Status, ...] = ("DIAGNOSED", "FAILED", "ERROR")
 
 
 @dataclass
@@ -23,9 +32,38 @@ class SweepReport:
     examined: int = 0
     failed: list[str] = field(default_factory=list)
     lost: list[dict[str, Any]] = field(default_factory=list)  # moved on before the watchdog's write
+    notified: list[str] = field(default_factory=list)  # published by this sweep
+    notify_failed: list[dict[str, Any]] = field(default_factory=list)  # left for the next sweep
 
     def as_dict(self) -> dict[str, Any]:
-        return {"cutoff": self.cutoff, "examined": self.examined, "failed": self.failed, "lost": self.lost}
+        return {
+            "cutoff": self.cutoff,
+            "examined": self.examined,
+            "failed": self.failed,
+            "lost": self.lost,
+            "notified": self.notified,
+            "notify_failed": self.notify_failed,
+        }
+
+
+@dataclass
+class Notices:
+    """How the watchdog notifies: the topic's notifier, the metrics failures are counted in, and which
+    unsent notifications a sweep retries (terminal incidents updated within ``retry_window``, and at
+    least ``grace`` ago, so that the orchestrator normally sends its own)."""
+
+    notifier: Notifier
+    metrics: Metrics | EphemeralMetrics
+    retry_window: timedelta = timedelta(hours=24)
+    grace: timedelta = timedelta(seconds=60)
+
+    def send(self, store: IncidentStore, incident_id: str, seen: Item | None, report: SweepReport) -> str:
+        result = notify_once(store, self.notifier, incident_id, seen, self.metrics)
+        if result == PUBLISHED:
+            report.notified.append(incident_id)
+        elif result not in (SENT_BEFORE, CLAIMED_ELSEWHERE):
+            report.notify_failed.append({"incident_id": incident_id, "error": result})
+        return result
 
 
 def find_stale(store: IncidentStore, stale_after_seconds: int) -> tuple[str, list[Item]]:
@@ -35,12 +73,18 @@ def find_stale(store: IncidentStore, stale_after_seconds: int) -> tuple[str, lis
     return stamp(cutoff), items
 
 
-def fail_stale(store: IncidentStore, items: list[Item], report: SweepReport, logger: Logger) -> None:
+def fail_stale(
+    store: IncidentStore,
+    items: list[Item],
+    report: SweepReport,
+    logger: Logger,
+    notices: Notices | None = None,
+) -> None:
     for item in items:
         incident_id = str(item["incident_id"])
         report.examined += 1
         try:
-            store.transition(
+            final = store.transition(
                 incident_id,
                 str(item["status"]),
                 "FAILED",
@@ -65,11 +109,34 @@ def fail_stale(store: IncidentStore, items: list[Item], report: SweepReport, log
                 "reason": STALE_REASON,
             },
         )
+        if notices is not None:
+            notices.send(store, incident_id, final, report)
 
 
-def sweep(store: IncidentStore, stale_after_seconds: int, logger: Logger) -> SweepReport:
+def retry_unsent(store: IncidentStore, notices: Notices, report: SweepReport, logger: Logger) -> None:
+    """Notify the terminal incidents of the retry window whose notification was never sent (one range
+    query per terminal status on the status index, never a scan)."""
+    if notices.retry_window <= timedelta(0):
+        return
+    now = store.clock()
+    since, until = now - notices.retry_window, now - notices.grace
+    for status in RETRIED_STATUSES:
+        for item in store.unnotified_between(status, since, until):
+            incident_id = str(item["incident_id"])
+            result = notices.send(store, incident_id, item, report)
+            logger.info(
+                "watchdog_notification_retried",
+                extra={"incident_id": incident_id, "status": status, "notification": result},
+            )
+
+
+def sweep(
+    store: IncidentStore, stale_after_seconds: int, logger: Logger, notices: Notices | None = None
+) -> SweepReport:
     cutoff, items = find_stale(store, stale_after_seconds)
     report = SweepReport(cutoff=cutoff)
-    fail_stale(store, items, report, logger)
+    fail_stale(store, items, report, logger, notices)
+    if notices is not None:  # after the failures: those are within the grace, so not tried twice
+        retry_unsent(store, notices, report, logger)
     logger.info("watchdog_sweep", extra=report.as_dict())
     return report

@@ -423,11 +423,15 @@ class Drill:
         }
 
     def closing_checks(self) -> list[Check]:
-        """After every scenario: the watchdog's sweep (as its own identity) finds nothing stale, and no
-        incident is left RECEIVED or INVESTIGATING."""
+        """After every scenario: the watchdog's sweep (as its own identity) finds nothing stale and no
+        notification left unsent, and no incident is left RECEIVED or INVESTIGATING."""
         self.progress.scenario(0, 0, "watchdog")
-        watchdog = build_watchdog(self.identities[names.WATCHDOG])
-        self.progress.step("sweep: stale RECEIVED / INVESTIGATING incidents")
+        watchdog = build_watchdog(
+            self.identities[names.WATCHDOG],
+            diagnoses_topic_arn=self.sandbox.world.diagnoses_topic_arn,
+            notify_grace_seconds=0,
+        )
+        self.progress.step("sweep: stale RECEIVED / INVESTIGATING incidents, unsent notifications")
         report = watchdog.run()
         far_future = watchdog.store.clock() + timedelta(days=1)
         open_incidents = [
@@ -437,6 +441,13 @@ class Drill:
         ]
         checks = [
             Check("watchdog sweep", not report.failed, f"examined {report.examined}, failed {report.failed}"),
+            Check(
+                "no notification unsent",
+                not report.notified and not report.notify_failed,
+                f"the watchdog sent {report.notified}, failed {report.notify_failed}"
+                if report.notified or report.notify_failed
+                else "the watchdog found every terminal incident notified",
+            ),
             Check(
                 "every incident terminal",
                 not open_incidents,

@@ -10,7 +10,9 @@ from chaos.sandbox import names
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
+from watchdog.permissions import CONTEXT_ACTIONS as WATCHDOG_CONTEXT_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
+from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,13 @@ def policy_documents() -> dict[str, str]:
             }
         ),
         names.WATCHDOG: _document(
-            {"Effect": "Allow", "Action": list(WATCHDOG_TABLE_ACTIONS), "Resource": "*"}
+            {
+                "Effect": "Allow",
+                "Action": sorted(
+                    {*WATCHDOG_TABLE_ACTIONS, *WATCHDOG_CONTEXT_ACTIONS, *WATCHDOG_TOPIC_ACTIONS}
+                ),
+                "Resource": "*",
+            }
         ),
         names.CONSOLE: _document({"Effect": "Allow", "Action": list(CONSOLE_TABLE_ACTIONS), "Resource": "*"}),
         names.LAMBDA_SERVICE: _document(

@@ -31,7 +31,7 @@ from chaos.sandbox import names
 from chaos.workload import functions
 from chaos.workload.alarms import function_alarms
 from mcp_server.permissions import READ_OPERATIONS, iam_actions
-from supervisor.incident.store import STATUS_INDEX
+from supervisor.incident.store import state_table_schema
 
 FUNCTIONS_DIR = Path(functions.__file__).parent
 RUNTIME = "python3.12"
@@ -354,26 +354,7 @@ def create_incident_tables(
     dynamodb: Any, state_table: str = names.STATE_TABLE, context_table: str = names.CONTEXT_TABLE
 ) -> None:
     """The supervisor's two tables, as the deploy template defines them."""
-    dynamodb.create_table(
-        TableName=state_table,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": "incident_id", "AttributeType": "S"},
-            {"AttributeName": "status", "AttributeType": "S"},
-            {"AttributeName": "updated_at", "AttributeType": "S"},
-        ],
-        KeySchema=[{"AttributeName": "incident_id", "KeyType": "HASH"}],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": STATUS_INDEX,
-                "KeySchema": [
-                    {"AttributeName": "status", "KeyType": "HASH"},
-                    {"AttributeName": "updated_at", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-    )
+    dynamodb.create_table(TableName=state_table, BillingMode="PAY_PER_REQUEST", **state_table_schema())
     dynamodb.create_table(
         TableName=context_table,
         BillingMode="PAY_PER_REQUEST",

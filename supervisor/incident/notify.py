@@ -11,7 +11,11 @@ can shape), and every long field is cut with a visible marker.
 Schema of the chat JSON: https://docs.aws.amazon.com/chatbot/latest/adminguide/custom-notifs.html
 Per-protocol messages (MessageStructure=json): https://docs.aws.amazon.com/sns/latest/api/API_Publish.html
 
-boto3 and the standard library only: it may run on a redelivery, on the orchestrator's cold path.
+``notify_once`` publishes it exactly once over every attempt, the orchestrator's deliveries and the
+watchdog's sweeps alike, with a claim on the incident-state item.
+
+boto3, Powertools and the standard library only: it may run on a redelivery, on the orchestrator's cold
+path, and in the watchdog.
 """
 
 from __future__ import annotations
@@ -21,11 +25,17 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote
 
 from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics, MetricUnit
 from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+if TYPE_CHECKING:
+    from supervisor.incident.store import IncidentStore
 
 SUBJECT_MAX: Final[int] = 99  # SNS: "less than 100 characters", ASCII, no line breaks
 TOP_EVIDENCE: Final[int] = 5
@@ -45,7 +55,11 @@ EVENT_TYPES: Final[dict[str, str]] = {
     "FAILED": "IncidentFailed",
     "ERROR": "IncidentErrored",
 }
-NO_CONSOLE: Final[str] = "no console link: SUPERVISOR_CONSOLE_URL is not set"
+NO_CONSOLE: Final[str] = "no console link: SUPERVISOR_CONSOLE_URL (WATCHDOG_CONSOLE_URL) is not set"
+NOTIFY_LEASE: Final[timedelta] = timedelta(minutes=15)  # Lambda's longest run: an older claim was abandoned
+PUBLISHED: Final[str] = "published"
+SENT_BEFORE: Final[str] = "sent before"
+CLAIMED_ELSEWHERE: Final[str] = "sent before, or being sent by another delivery"
 
 _SECRETS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
     (re.compile(r"\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{16}\b"), "[redacted access key id]"),
@@ -305,3 +319,54 @@ class Notifier:
         notification = build_notification(incident, diagnosis, self.console_url)
         response = self.sns.publish(**notification.publish_arguments(self.topic_arn))
         return str(response["MessageId"])
+
+
+def stored_diagnosis(store: IncidentStore, incident_id: str) -> dict[str, Any] | None:
+    """The diagnosis stored in incident-context for ``incident_id``, or None when there is none."""
+    item = store.get_context(incident_id)
+    text = item.get("diagnosis", {}).get("S") if item else None
+    return dict(json.loads(text)) if text else None
+
+
+def notify_once(
+    store: IncidentStore,
+    notifier: Notifier,
+    incident_id: str,
+    seen: Mapping[str, Any] | None,
+    metrics: Metrics | EphemeralMetrics,
+) -> str:
+    """Publish the notification of the terminal ``incident_id`` exactly once over every attempt, whoever
+    makes it (an orchestrator delivery, a watchdog sweep): a conditional write claims it, a publish that
+    fails gives the claim back for the next attempt, and a published one is recorded (``notified_at``).
+
+    ``seen`` is the item as the caller last read it (None: not read). What happened: ``PUBLISHED``,
+    ``SENT_BEFORE``, ``CLAIMED_ELSEWHERE`` or ``"failed: <error>"``; never raises for a failed publish,
+    and never changes the incident's status. A failure is logged (``notification_failed``) and counted
+    (``NotificationPublishFailed``); a publish is counted as ``NotificationsPublished``."""
+    if seen is not None and "notified_at" in seen:
+        return SENT_BEFORE
+    logger = notifier.logger
+    log = {"incident_id": incident_id, "topic_arn": notifier.topic_arn}
+    token = uuid.uuid4().hex
+    try:
+        item = store.claim_notification(incident_id, token, NOTIFY_LEASE)
+        if item is None:
+            return CLAIMED_ELSEWHERE
+        diagnosis = stored_diagnosis(store, incident_id) if item["status"] == "DIAGNOSED" else None
+        message_id = notifier.publish(item, diagnosis)
+    except Exception as error:  # denied, throttled, unreachable, unreadable: logged, counted, retried
+        failure = f"{type(error).__name__}: {error}"
+        logger.exception("notification_failed", extra=log | {"error": failure})
+        metrics.add_metric(name="NotificationPublishFailed", unit=MetricUnit.Count, value=1)
+        try:
+            store.notification_failed(incident_id, token, failure)
+        except (ClientError, BotoCoreError):  # the claim lapses after NOTIFY_LEASE
+            logger.exception("notification_claim_kept", extra=log)
+        return f"failed: {failure}"
+    metrics.add_metric(name="NotificationsPublished", unit=MetricUnit.Count, value=1)
+    logger.info("notification_published", extra=log | {"sns_message_id": message_id})
+    try:
+        store.notification_sent(incident_id, token, message_id)
+    except (ClientError, BotoCoreError):
+        logger.exception("notification_not_recorded", extra=log | {"sns_message_id": message_id})
+    return PUBLISHED

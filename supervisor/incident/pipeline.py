@@ -8,9 +8,7 @@ the agent stack (LangGraph, LangChain, the MCP client) is imported when an incid
 from __future__ import annotations
 
 import asyncio
-import json
 import time
-import uuid
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
@@ -19,7 +17,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.incident.notify import Notifier
+from supervisor.incident.notify import Notifier, notify_once
 from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
 from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict
 
@@ -36,7 +34,6 @@ if TYPE_CHECKING:
 METRICS_NAMESPACE = "IncidentResponse"
 BREAKER_REASON = "circuit breaker: too many incidents in window"
 NO_DIAGNOSIS_REASON = "recursion limit exhausted without diagnosis"
-NOTIFY_LEASE = timedelta(minutes=15)  # Lambda's longest run: a claim older than that was abandoned
 
 Action = Literal["rejected", "duplicate", "circuit_open", "investigated", "unrecorded"]
 
@@ -149,47 +146,13 @@ class IncidentPipeline:
         return self._notify(outcome, None if created else item, metrics)
 
     def _notify(self, outcome: Outcome, seen: Item | None, metrics: EphemeralMetrics) -> Outcome:
-        """Publish the notification of a terminal incident, exactly once over every delivery: a
-        conditional write claims it, a publish that fails gives the claim back for the next delivery,
-        and a published one is recorded (``notified_at``). Whatever happens, the outcome stands."""
+        """Publish the notification of a terminal incident, exactly once over every delivery (and every
+        watchdog sweep): ``notify_once``. Whatever happens, the outcome stands."""
         incident_id = outcome.incident_id
         if self.notifier is None or incident_id is None or outcome.status not in TERMINAL:
             return outcome
-        if seen is not None and "notified_at" in seen:
-            outcome.notification = "sent before"
-            return outcome
-        log = {"incident_id": incident_id, "topic_arn": self.notifier.topic_arn}
-        token = uuid.uuid4().hex
-        try:
-            item = self.store.claim_notification(incident_id, token, NOTIFY_LEASE)
-            if item is None:
-                outcome.notification = "sent before, or being sent by another delivery"
-                return outcome
-            diagnosis = self._stored_diagnosis(incident_id) if item["status"] == "DIAGNOSED" else None
-            message_id = self.notifier.publish(item, diagnosis)
-        except Exception as error:  # denied, throttled, unreachable, unreadable: logged, counted, retried
-            failure = f"{type(error).__name__}: {error}"
-            self.logger.exception("notification_failed", extra=log | {"error": failure})
-            metrics.add_metric(name="NotificationPublishFailed", unit=MetricUnit.Count, value=1)
-            try:
-                self.store.notification_failed(incident_id, token, failure)
-            except (ClientError, BotoCoreError):  # the claim lapses after NOTIFY_LEASE
-                self.logger.exception("notification_claim_kept", extra=log)
-            outcome.notification = f"failed: {failure}"
-            return outcome
-        metrics.add_metric(name="NotificationsPublished", unit=MetricUnit.Count, value=1)
-        self.logger.info("notification_published", extra=log | {"sns_message_id": message_id})
-        try:
-            self.store.notification_sent(incident_id, token, message_id)
-        except (ClientError, BotoCoreError):
-            self.logger.exception("notification_not_recorded", extra=log | {"sns_message_id": message_id})
-        outcome.notification = "published"
+        outcome.notification = notify_once(self.store, self.notifier, incident_id, seen, metrics)
         return outcome
-
-    def _stored_diagnosis(self, incident_id: str) -> dict[str, Any] | None:
-        item = self.store.get_context(incident_id)
-        text = item.get("diagnosis", {}).get("S") if item else None
-        return dict(json.loads(text)) if text else None
 
     def _start(self, item: Item, created: bool, metrics: EphemeralMetrics) -> Item | Outcome:
         """The INVESTIGATING item this delivery owns, or why it does not investigate."""
@@ -228,7 +191,13 @@ class IncidentPipeline:
             return Outcome("duplicate", None, incident_id, current.get("status"), str(conflict))
 
     def _finish(
-        self, item: Item, status: str, reason: str | None, category: str | None, action: Action
+        self,
+        item: Item,
+        status: str,
+        reason: str | None,
+        category: str | None,
+        action: Action,
+        headline: dict[str, object] | None = None,
     ) -> Outcome:
         incident_id = str(item["incident_id"])
         try:
@@ -239,6 +208,7 @@ class IncidentPipeline:
                 expected_updated_at=str(item["updated_at"]),
                 reason=reason,
                 category=category,
+                headline=headline,
             )
         except TransitionConflict as conflict:  # the watchdog (or a re-entry) moved it first
             self.logger.warning("incident_transition_lost", extra={"incident_id": incident_id})
@@ -322,7 +292,12 @@ class IncidentPipeline:
             return self._finish(item, "ERROR", reason, "storage", "investigated")
         if diagnosis is not None:
             metrics.add_metric(name="IncidentsDiagnosed", unit=MetricUnit.Count, value=1)
-            return self._finish(item, "DIAGNOSED", None, None, "investigated")
+            headline: dict[str, object] = {
+                "fault_types": sorted(diagnosis.fault_types),
+                "severity": diagnosis.severity,
+                "confidence": diagnosis.confidence,
+            }
+            return self._finish(item, "DIAGNOSED", None, None, "investigated", headline)
         metrics.add_metric(name="IncidentsFailed", unit=MetricUnit.Count, value=1)
         return self._finish(item, "FAILED", self._no_diagnosis_reason(result), None, "investigated")
 

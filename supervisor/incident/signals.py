@@ -35,6 +35,8 @@ class Signal:
     error_type: str
     detail: str
     observed_at: datetime  # the alarm's state change, or when SNS accepted a direct message
+    account: str | None = None  # where the function runs: from the alarm's ARN, else the topic's
+    region: str | None = None
 
     def incident(self) -> dict[str, str]:
         """What the agent is told about the incident."""
@@ -74,6 +76,15 @@ def _function(value: object, where: str) -> str:
         return function_name_of(value)
     except ValueError as error:
         raise ValueError(f"{where} {value[:100]!r}: {error}") from None
+
+
+def _place(*arns: object) -> tuple[str | None, str | None]:
+    """(account, region) of the first well-formed ARN given, or (None, None)."""
+    for arn in arns:
+        parts = arn.split(":", 5) if isinstance(arn, str) else []
+        if len(parts) == 6 and parts[0] == "arn" and parts[3] and parts[4].isdigit() and len(parts[4]) == 12:
+            return parts[4], parts[3]
+    return None, None
 
 
 def _alarm(message: dict[str, Any]) -> tuple[str, str, str, datetime]:
@@ -171,6 +182,7 @@ def parse_record(record: object) -> Signal:
             )
     except ValueError as error:
         raise MalformedMessage(message_id, str(error)) from None
+    account, region = _place(message.get("AlarmArn"), message.get("lambda_name"), sns.get("TopicArn"))
     return Signal(
         message_id=message_id,
         source=source,
@@ -178,6 +190,8 @@ def parse_record(record: object) -> Signal:
         error_type=error_type,
         detail=detail[:MAX_DETAIL_CHARS],
         observed_at=observed,
+        account=account,
+        region=region,
     )
 
 

@@ -27,6 +27,15 @@ TRANSITIONS: Final[dict[str, frozenset[str]]] = {
     "INVESTIGATING": frozenset({"INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"}),
 }
 STATUS_INDEX: Final[str] = "status-updated_at-index"
+FUNCTION_INDEX: Final[str] = "function_name-updated_at-index"
+RECENT_INDEX: Final[str] = "kind-updated_at-index"  # every incident, newest first, in one range query
+INCIDENT_KIND: Final[str] = "incident"  # the ``kind`` of an incident item (the pointer items have none)
+# Each index of incident-state: its partition and sort attributes (all strings), projecting everything.
+INDEXES: Final[dict[str, tuple[str, str]]] = {
+    STATUS_INDEX: ("status", "updated_at"),
+    FUNCTION_INDEX: ("function_name", "updated_at"),
+    RECENT_INDEX: ("kind", "updated_at"),
+}
 MAX_REASON_CHARS: Final[int] = 500
 _POINTER_PREFIX: Final[str] = "latest#"  # one item per function: its most recent incident
 
@@ -42,6 +51,26 @@ def dynamodb_client(session: Any) -> Any:
             retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=5, read_timeout=10
         ),
     )
+
+
+def state_table_schema() -> dict[str, Any]:
+    """incident-state's keys and indexes, as ``CreateTable`` (and CloudFormation) take them."""
+    attributes = sorted({"incident_id", *(name for keys in INDEXES.values() for name in keys)})
+    return {
+        "AttributeDefinitions": [{"AttributeName": name, "AttributeType": "S"} for name in attributes],
+        "KeySchema": [{"AttributeName": "incident_id", "KeyType": "HASH"}],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": index,
+                "KeySchema": [
+                    {"AttributeName": partition, "KeyType": "HASH"},
+                    {"AttributeName": sort, "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+            for index, (partition, sort) in INDEXES.items()
+        ],
+    }
 
 
 def utc_now() -> datetime:
@@ -76,8 +105,8 @@ def incident_id_for(signal: Signal) -> str:
 def _to_attribute(value: object) -> dict[str, Any]:
     if isinstance(value, bool):
         return {"BOOL": value}
-    if isinstance(value, int):
-        return {"N": str(value)}
+    if isinstance(value, int | float):
+        return {"N": repr(value)}
     if isinstance(value, bytes):
         return {"B": value}
     if isinstance(value, list):
@@ -92,7 +121,7 @@ def to_item(values: dict[str, object]) -> dict[str, dict[str, Any]]:
 def _from_attribute(attribute: dict[str, Any]) -> Any:
     (kind, value), *_ = attribute.items()
     if kind == "N":
-        return int(value)
+        return int(value) if value.lstrip("-").isdigit() else float(value)
     if kind == "L":
         return [_from_attribute(v) for v in value]
     return value
@@ -168,10 +197,13 @@ class IncidentStore:
         now = stamp(self.clock())
         values: dict[str, object] = {
             "incident_id": incident_id,
+            "kind": INCIDENT_KIND,
             "status": "RECEIVED",
             "created_at": now,
             "updated_at": now,
             "function_name": signal.function_name,
+            "account": signal.account,
+            "region": signal.region,
             "error_type": signal.error_type,
             "source": signal.source,
             "detail": signal.detail,
@@ -226,8 +258,10 @@ class IncidentStore:
         expected_updated_at: str | None = None,
         reason: str | None = None,
         category: str | None = None,
+        headline: dict[str, object] | None = None,
     ) -> Item:
-        """Move ``incident_id`` from ``source`` to ``target``; the new item.
+        """Move ``incident_id`` from ``source`` to ``target``; the new item. ``headline`` (a diagnosis'
+        fault types, severity and confidence) is written with the move, for lists that read only this item.
 
         Raises IllegalTransition for a move the lifecycle does not have, and TransitionConflict when
         the incident is not in ``source`` (or, with ``expected_updated_at``, was updated since)."""
@@ -248,6 +282,10 @@ class IncidentStore:
         if category is not None:
             sets.append("error_category = :category")
             values[":category"] = {"S": category}
+        for n, (name, value) in enumerate(to_item(headline or {}).items()):
+            sets.append(f"#h{n} = :h{n}")
+            names[f"#h{n}"] = name
+            values[f":h{n}"] = value
         update = "SET " + ", ".join(sets)
         if target == "INVESTIGATING":
             update += " ADD investigations :one"
@@ -324,6 +362,22 @@ class IncidentStore:
             ConditionExpression="notify_claim = :token",
             ExpressionAttributeValues=to_item({":error": error[:MAX_REASON_CHARS], ":token": token}),
         )
+
+    def unnotified_between(self, status: Status, since: datetime, until: datetime) -> list[Item]:
+        """Incidents in the terminal ``status`` last updated in [``since``, ``until``] whose notification
+        was never recorded as sent (no ``notified_at``): one range query on the status index, never a
+        scan. A claim in progress is not filtered out here; ``claim_notification`` refuses it."""
+        items: list[Item] = []
+        for page in self._query(
+            KeyConditionExpression="#s = :status AND updated_at BETWEEN :since AND :until",
+            FilterExpression="attribute_not_exists(notified_at)",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues=to_item(
+                {":status": status, ":since": stamp(since), ":until": stamp(until)}
+            ),
+        ):
+            items.extend(from_item(item) for item in page["Items"])
+        return items
 
     # ------------------------------------------------------------------ incident-context
 

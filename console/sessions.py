@@ -1,0 +1,131 @@
+"""The console's signed cookies, as HS256 JWTs made and checked by PyJWT (the MCP server's JWT library):
+
+- the session (``console_session``): who signed in, how, and until when — never a key or a token; it
+  ends at its ``exp`` (a key session after CONSOLE_SESSION_HOURS, an OAuth session with its access token);
+- the sign-in in progress (``console_signin``, path /auth, ten minutes): the OAuth ``state``, the PKCE
+  verifier and the page to return to, checked when the issuer sends the browser back.
+
+Each kind has its own audience, so neither is accepted as the other. A bearer access token is never
+mistaken for a cookie either: the MCP server's verifier accepts asymmetric signatures only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, Final
+
+import jwt
+
+SESSION_COOKIE: Final = "console_session"
+SIGNIN_COOKIE: Final = "console_signin"
+CSRF_COOKIE: Final = "console_csrf"
+SIGNIN_SECONDS: Final = 600
+ALGORITHM: Final = "HS256"
+SESSION_AUDIENCE: Final = "incident-console/session"
+SIGNIN_AUDIENCE: Final = "incident-console/sign-in"
+
+
+@dataclass(frozen=True)
+class Identity:
+    subject: str
+    via: str  # "key" or "oauth"
+    expires_at: int
+
+
+@dataclass(frozen=True)
+class PendingSignIn:
+    state: str
+    verifier: str
+    next_path: str
+
+
+class Cookies:
+    """Makes and reads the signed cookies under one secret; ``secure`` adds the Secure attribute."""
+
+    def __init__(self, secret: bytes, *, secure: bool, keys: Iterable[str] = ()) -> None:
+        self._secret = secret
+        self.secure = secure
+        # A key session names its key by an HMAC of it, so taking a key out of MCP_API_KEY ends its sessions.
+        self._key_ids = frozenset(self.key_id(key) for key in keys)
+
+    @classmethod
+    def with_random_secret(cls, *, secure: bool, keys: Iterable[str] = ()) -> Cookies:
+        return cls(secrets.token_bytes(32), secure=secure, keys=keys)
+
+    def key_id(self, key: str) -> str:
+        return hmac.new(self._secret, b"key:" + key.encode(), hashlib.sha256).hexdigest()[:32]
+
+    def session(self, identity: Identity, *, key: str | None = None) -> str:
+        claims: dict[str, Any] = {
+            "sub": identity.subject,
+            "via": identity.via,
+            "exp": identity.expires_at,
+            "iat": int(time.time()),
+            "aud": SESSION_AUDIENCE,
+        }
+        if key is not None:
+            claims["key_id"] = self.key_id(key)
+        return jwt.encode(claims, self._secret, algorithm=ALGORITHM)
+
+    def read_session(self, value: str | None) -> Identity | None:
+        claims = self._decode(value, SESSION_AUDIENCE, ("exp", "sub", "via"))
+        if claims is None:
+            return None
+        if claims["via"] == "key" and claims.get("key_id") not in self._key_ids:
+            return None
+        return Identity(str(claims["sub"]), str(claims["via"]), int(claims["exp"]))
+
+    def sign_in(self, pending: PendingSignIn) -> str:
+        claims = {
+            "state": pending.state,
+            "verifier": pending.verifier,
+            "next": pending.next_path,
+            "exp": int(time.time()) + SIGNIN_SECONDS,
+            "aud": SIGNIN_AUDIENCE,
+        }
+        return jwt.encode(claims, self._secret, algorithm=ALGORITHM)
+
+    def read_sign_in(self, value: str | None) -> PendingSignIn | None:
+        claims = self._decode(value, SIGNIN_AUDIENCE, ("exp", "state", "verifier", "next"))
+        if claims is None:
+            return None
+        return PendingSignIn(str(claims["state"]), str(claims["verifier"]), str(claims["next"]))
+
+    def _decode(self, value: str | None, audience: str, required: tuple[str, ...]) -> dict[str, Any] | None:
+        if not value:
+            return None
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                value,
+                self._secret,
+                algorithms=[ALGORITHM],
+                audience=audience,
+                options={"require": list(required)},
+            )
+        except jwt.InvalidTokenError:  # tampered, expired, another kind, another secret
+            return None
+        return claims
+
+    def header(self, name: str, value: str, *, max_age: int, path: str = "/", https: bool = False) -> str:
+        """A Set-Cookie value: HttpOnly, SameSite=Lax, Secure when the console is served over https (its
+        public URL, or this request)."""
+        secure = "; Secure" if self.secure or https else ""
+        return f"{name}={value}; Max-Age={max(max_age, 0)}; Path={path}; HttpOnly; SameSite=Lax{secure}"
+
+    def clearing(self, name: str, *, path: str = "/", https: bool = False) -> str:
+        return self.header(name, "", max_age=0, path=path, https=https)
+
+
+def keys_match(presented: str, keys: Iterable[str]) -> str | None:
+    """The configured key ``presented`` equals, compared with every key in constant time, else None."""
+    matched: str | None = None
+    candidate = presented.encode()
+    for key in keys:  # no early exit: the time taken does not depend on which key matched
+        if hmac.compare_digest(candidate, key.encode()):
+            matched = key
+    return matched
