@@ -22,6 +22,12 @@ CONSOLE_PATHS = ("/incidents", "/incidents/*", "/drill", "/static/*", "/auth/*")
 # An ALB rule condition takes at most three path patterns: one listener rule per three.
 PATHS_PER_RULE = 3
 HAS_CONSOLE = "HasConsole"
+HAS_OAUTH = "HasOAuth"
+HAS_OAUTH_SCOPES = "HasOAuthScopes"
+SESSION_SECRET = "ConsoleSessionSecret"  # noqa: S105 - a logical id, not a secret
+SESSION_SECRET_LENGTH = 64  # letters and digits; console.settings wants at least 32 characters
+# OAuth 2.1 resource-server mode (mcp_server/settings.py) for both services, when OAuthIssuer is set.
+OAUTH_PARAMETERS = ("OAuthIssuer", "OAuthAudience", "OAuthScopes", "ConsoleOAuthClientId")
 ECS_TASKS = "ecs-tasks.amazonaws.com"
 Template = dict[str, Any]
 
@@ -72,7 +78,37 @@ def _parameters() -> Template:
             "Default": "false",
             "AllowedValues": ["false", "true"],
             "Description": "Also run the read-only incident console (same image) behind the listener, "
-            "at /incidents; browsers sign in with the MCP server's key at /auth/login.",
+            "at /incidents; browsers sign in with the MCP server's key at /auth/login, or with OAuthIssuer "
+            "at the identity provider.",
+        },
+        "OAuthIssuer": {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": r"^$|^https://\S+$",
+            "Description": "OAuth 2.1 for the MCP server and the console (MCP_OAUTH_ISSUER): the identity "
+            "provider's issuer URL, exactly as in the tokens' iss. Empty: keys only.",
+        },
+        "OAuthAudience": {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": r"^\S*$",
+            "Description": "The audience access tokens must name (MCP_OAUTH_AUDIENCE; Cognito: the app "
+            "client id). Required with OAuthIssuer.",
+        },
+        "OAuthScopes": {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": r"^[\x21\x23-\x5b\x5d-\x7e ,]*$",
+            "Description": "Scopes every access token must carry, comma- or space-separated "
+            "(MCP_OAUTH_SCOPES); the console asks for them at sign-in.",
+        },
+        "ConsoleOAuthClientId": {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": r"^\S*$",
+            "Description": "The console's client id at the issuer (CONSOLE_OAUTH_CLIENT_ID), with "
+            "https://<PublicHostName>/auth/callback as its redirect URI. Required with OAuthIssuer and "
+            "ConsoleEnabled=true.",
         },
         "StateTableName": {
             "Type": "String",
@@ -84,6 +120,67 @@ def _parameters() -> Template:
             "Type": "String",
             "Default": names.CONTEXT_TABLE,
             "Description": "The incident-context table the console reads.",
+        },
+    }
+
+
+def _public_url(path: str = "") -> Template:
+    """https://<PublicHostName, else the load balancer's name><path>: the name the certificate is for."""
+    host = {"Fn::If": ["HasHostName", ref("PublicHostName"), get_att("LoadBalancer", "DNSName")]}
+    return {"Fn::Sub": [f"https://${{Host}}{path}", {"Host": host}]}
+
+
+def _when(condition: str, name: str, value: Any) -> Template:
+    """An environment variable that exists only when ``condition`` holds."""
+    return {"Fn::If": [condition, {"Name": name, "Value": value}, ref("AWS::NoValue")]}
+
+
+def _oauth_environment() -> list[Template]:
+    """The OAuth settings both services read under the MCP server's names; none without OAuthIssuer."""
+    return [
+        _when(HAS_OAUTH, "MCP_OAUTH_ISSUER", ref("OAuthIssuer")),
+        _when(HAS_OAUTH, "MCP_OAUTH_AUDIENCE", ref("OAuthAudience")),
+        _when(HAS_OAUTH_SCOPES, "MCP_OAUTH_SCOPES", ref("OAuthScopes")),
+    ]
+
+
+def _rules() -> Template:
+    """Deploy-time checks of the OAuth parameters (the services would otherwise fail at start, or ignore
+    them): an issuer needs an audience, and the console a client id; without an issuer, none is set."""
+    issuer_set = {"Fn::Not": [{"Fn::Equals": [ref("OAuthIssuer"), ""]}]}
+
+    def is_set(name: str) -> Template:
+        return {"Fn::Not": [{"Fn::Equals": [ref(name), ""]}]}
+
+    return {
+        "OAuthAudienceWithIssuer": {
+            "RuleCondition": issuer_set,
+            "Assertions": [
+                {
+                    "Assert": is_set("OAuthAudience"),
+                    "AssertDescription": "OAuthIssuer requires OAuthAudience (the tokens' aud).",
+                }
+            ],
+        },
+        "ConsoleOAuthClientWithIssuer": {
+            "RuleCondition": {"Fn::And": [issuer_set, {"Fn::Equals": [ref("ConsoleEnabled"), "true"]}]},
+            "Assertions": [
+                {
+                    "Assert": is_set("ConsoleOAuthClientId"),
+                    "AssertDescription": "OAuthIssuer with ConsoleEnabled=true requires ConsoleOAuthClientId "
+                    "(the console's client id at the issuer).",
+                }
+            ],
+        },
+        "OAuthSettingsNeedIssuer": {
+            "RuleCondition": {"Fn::Equals": [ref("OAuthIssuer"), ""]},
+            "Assertions": [
+                {
+                    "Assert": {"Fn::Equals": [ref(name), ""]},
+                    "AssertDescription": f"{name} only applies with OAuthIssuer, which is empty.",
+                }
+                for name in OAUTH_PARAMETERS[1:]
+            ],
         },
     }
 
@@ -231,6 +328,8 @@ def _task() -> Template:
                             {"Name": "MCP_ACCOUNTS", "Value": ref("McpAccounts")},
                             {"Name": "AWS_REGION", "Value": ref("AWS::Region")},
                             {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
+                            *_oauth_environment(),
+                            _when(HAS_OAUTH, "MCP_OAUTH_RESOURCE", _public_url()),
                         ],
                         "LogConfiguration": {
                             "LogDriver": "awslogs",
@@ -272,12 +371,11 @@ def _task() -> Template:
 def _console() -> Template:
     """The console's service: its own task role (GetItem and Query on the two tables and the status
     index, nothing else), the MCP key injected as MCP_API_KEY by its execution role, and listener rules
-    for its paths (/auth/* included: a browser signs in there with the key). CONSOLE_PUBLIC_URL is the
-    listener's https name. The stack has no OAuth parameters (the MCP server runs with keys), so neither
-    has the console. The session cookie is signed with a key the console makes at start (no
-    CONSOLE_SESSION_SECRET): one task, so sessions end only when the task is replaced — set
-    CONSOLE_SESSION_SECRET before running more than one. Every resource exists only with
-    ConsoleEnabled=true."""
+    for its paths (/auth/* included: a browser signs in there, with the key or, with OAuthIssuer, at the
+    identity provider, which sends it back to /auth/callback). CONSOLE_PUBLIC_URL is the listener's https
+    name. The session cookie is signed with CONSOLE_SESSION_SECRET, a generated Secrets Manager secret
+    the execution role injects (that secret only), so sessions outlive a task and every task accepts
+    them. Every resource exists only with ConsoleEnabled=true."""
     rules = {
         _rule_name(n): {
             "Type": "AWS::ElasticLoadBalancingV2::ListenerRule",
@@ -294,12 +392,6 @@ def _console() -> Template:
             },
         }
         for n, start in enumerate(range(0, len(CONSOLE_PATHS), PATHS_PER_RULE))
-    }
-    public_url = {
-        "Fn::Sub": [
-            "https://${Host}",
-            {"Host": {"Fn::If": ["HasHostName", ref("PublicHostName"), get_att("LoadBalancer", "DNSName")]}},
-        ]
     }
     inject_key = {
         "Sid": "InjectMcpKey",
@@ -332,10 +424,27 @@ def _console() -> Template:
             },
         },
         **rules,
+        SESSION_SECRET: {
+            "Type": "AWS::SecretsManager::Secret",
+            "DeletionPolicy": "Delete",
+            "UpdateReplacePolicy": "Delete",
+            "Properties": {
+                "Description": "Signs the incident console's session cookies (CONSOLE_SESSION_SECRET), "
+                "the same key in every console task",
+                "GenerateSecretString": {
+                    "PasswordLength": SESSION_SECRET_LENGTH,
+                    "ExcludePunctuation": True,
+                },
+            },
+        },
         "ConsoleExecutionRole": policies.role(
-            [*_execution_statements(), inject_key],
+            [
+                *_execution_statements(),
+                inject_key,
+                policies.injected_secret("InjectSessionSecret", SESSION_SECRET),
+            ],
             ECS_TASKS,
-            "Pulls the image, ships the console's logs and injects the MCP key",
+            "Pulls the image, ships the console's logs and injects the MCP key and the session secret",
         ),
         "ConsoleTaskRole": policies.role(
             policies.console_statements(INDEXES),
@@ -366,15 +475,18 @@ def _console() -> Template:
                             {"Name": "CONSOLE_PORT", "Value": str(CONSOLE_PORT)},
                             {"Name": "CONSOLE_STATE_TABLE", "Value": ref("StateTableName")},
                             {"Name": "CONSOLE_CONTEXT_TABLE", "Value": ref("ContextTableName")},
-                            {"Name": "CONSOLE_PUBLIC_URL", "Value": public_url},
+                            {"Name": "CONSOLE_PUBLIC_URL", "Value": _public_url()},
                             {"Name": "AWS_REGION", "Value": ref("AWS::Region")},
                             {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
+                            *_oauth_environment(),
+                            _when(HAS_OAUTH, "CONSOLE_OAUTH_CLIENT_ID", ref("ConsoleOAuthClientId")),
                         ],
                         "Secrets": [
                             {
                                 "Name": "MCP_API_KEY",
                                 "ValueFrom": policies.parameterget_att("McpKeyParameterName"),
-                            }
+                            },
+                            {"Name": "CONSOLE_SESSION_SECRET", "ValueFrom": ref(SESSION_SECRET)},
                         ],
                         # Replaces the image's HEALTHCHECK, which probes the MCP server's port.
                         "HealthCheck": {
@@ -437,7 +549,6 @@ def _rule_name(index: int) -> str:
 
 
 def build() -> Template:
-    dns = get_att("LoadBalancer", "DNSName")
     return {
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "incident-response MCP server on ECS Fargate, behind an HTTPS load balancer",
@@ -448,15 +559,20 @@ def build() -> Template:
                 "Fn::Not": [{"Fn::Equals": [{"Fn::Join": ["", ref("CrossAccountRoleArns")]}, ""]}]
             },
             HAS_CONSOLE: {"Fn::Equals": [ref("ConsoleEnabled"), "true"]},
+            HAS_OAUTH: {"Fn::Not": [{"Fn::Equals": [ref("OAuthIssuer"), ""]}]},
+            HAS_OAUTH_SCOPES: {
+                "Fn::And": [{"Condition": HAS_OAUTH}, {"Fn::Not": [{"Fn::Equals": [ref("OAuthScopes"), ""]}]}]
+            },
         },
+        "Rules": _rules(),
         "Resources": _security_groups() | _load_balancer() | _task() | _console(),
         "Outputs": {
-            "McpServerUrl": {"Value": {"Fn::Sub": ["https://${Host}/sse", {"Host": dns}]}},
-            "McpStreamableHttpUrl": {"Value": {"Fn::Sub": ["https://${Host}/mcp", {"Host": dns}]}},
+            "McpServerUrl": {"Value": _public_url("/sse")},
+            "McpStreamableHttpUrl": {"Value": _public_url("/mcp")},
             "TaskRoleArn": {"Value": get_att("TaskRole")},
             "ConsoleUrl": {
                 "Condition": HAS_CONSOLE,
-                "Value": {"Fn::Sub": ["https://${Host}/incidents", {"Host": dns}]},
+                "Value": _public_url("/incidents"),
             },
             "ConsoleTaskRoleArn": {"Condition": HAS_CONSOLE, "Value": get_att("ConsoleTaskRole")},
         },

@@ -23,6 +23,7 @@ Statement = dict[str, Any]
 BEDROCK_ACTIONS = ("bedrock:InvokeModel",)  # what the Converse API is authorized as
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")  # the log group itself is in the template
 DEAD_LETTER_ACTIONS = ("sqs:SendMessage",)  # Lambda sends failed async events as the function's role
+SECRET_INJECTION_ACTIONS = ("secretsmanager:GetSecretValue",)  # what ECS reads a container's secret with
 
 
 def parameterget_att(parameter_name_ref: str) -> dict[str, str]:
@@ -120,6 +121,12 @@ def console_statements(indexes: Iterable[str]) -> list[Statement]:
             ],
         )
     ]
+
+
+def injected_secret(sid: str, secret_logical_id: str) -> Statement:
+    """An ECS task execution role's grant to read one Secrets Manager secret of the template (its Ref is
+    the ARN), to inject it into a container: that secret, no other."""
+    return _allow(sid, SECRET_INJECTION_ACTIONS, [ref(secret_logical_id)])
 
 
 def role(statements: list[Statement], service: str, description: str) -> dict[str, Any]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
+
+from supervisor.incident.notify_settings import NotificationSettings
 
 
 def _env(name: str) -> AliasChoices:
@@ -14,7 +16,7 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name, name.lower())
 
 
-class SupervisorSettings(BaseSettings):
+class SupervisorSettings(NotificationSettings):
     """Everything else is read from SUPERVISOR_<FIELD>, e.g. SUPERVISOR_RECURSION_LIMIT."""
 
     model_config = SettingsConfigDict(env_prefix="SUPERVISOR_", extra="ignore", populate_by_name=True)
@@ -97,37 +99,6 @@ class SupervisorSettings(BaseSettings):
         description="Alarms for a function within this long of its last incident join that incident; "
         "0 makes every alarm episode its own incident.",
     )
-    diagnoses_topic_arn: str | None = Field(
-        default=None,
-        description="SNS topic that gets one message per incident outcome (DIAGNOSED, FAILED, ERROR); "
-        "unset or empty: no notifications.",
-    )
-    console_url: str | None = Field(
-        default=None,
-        description="Base URL of the incident console; notifications link to <base>/incidents/<id>. "
-        "Unset: they say there is no link.",
-    )
-
-    @field_validator("diagnoses_topic_arn", "console_url", mode="before")
-    @classmethod
-    def _empty_is_unset(cls, value: object) -> object:
-        return None if value == "" else value  # a template parameter left empty
-
-    @field_validator("diagnoses_topic_arn")
-    @classmethod
-    def _topic_arn(cls, value: str | None) -> str | None:
-        if value is not None and (not value.startswith("arn:") or value.split(":")[2:3] != ["sns"]):
-            raise ValueError(f"SUPERVISOR_DIAGNOSES_TOPIC_ARN must be an SNS topic ARN, not {value!r}")
-        return value
-
-    @field_validator("console_url")
-    @classmethod
-    def _console(cls, value: str | None) -> str | None:
-        if value is not None:
-            url = urlparse(value)
-            if url.scheme not in ("http", "https") or not url.netloc:
-                raise ValueError(f"SUPERVISOR_CONSOLE_URL must be an http(s) URL, not {value!r}")
-        return value.rstrip("/") if value else value
 
     @field_validator("mcp_server_url")
     @classmethod

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
@@ -110,3 +111,25 @@ def published_notifications(sandbox: Any) -> list[dict[str, Any]]:
 
     sqs = sandbox.session(names.OPERATOR).client("sqs")
     return drain_envelopes(sqs, sandbox.world.diagnoses_queue_url)
+
+
+def deny_publish(sandbox: Any, user: str, undo: Callable[[Callable[[], object]], None]) -> Callable[[], None]:
+    """Deny ``user`` every sns:Publish (an explicit deny, as an SCP or a broken policy would); the
+    function that lifts it, also registered with ``undo`` in case the test stops first."""
+    from chaos.sandbox import names
+
+    iam = sandbox.session(names.OPERATOR).client("iam")
+    deny = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Deny", "Action": "sns:Publish", "Resource": "*"}],
+    }
+    iam.put_user_policy(UserName=user, PolicyName="deny-publish", PolicyDocument=json.dumps(deny))
+    lifted: list[bool] = []
+
+    def lift() -> None:
+        if not lifted:
+            iam.delete_user_policy(UserName=user, PolicyName="deny-publish")
+            lifted.append(True)
+
+    undo(lift)
+    return lift

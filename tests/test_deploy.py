@@ -6,6 +6,10 @@ from __future__ import annotations
 import ast
 import io
 import json
+import os
+import re
+import secrets
+import string
 import subprocess
 import sys
 import venv
@@ -26,25 +30,30 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from console.app import create_app
+from console.auth import sign_in
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from console.settings import ConsoleSettings
 from deploy import build, mcp_service, policies, template
 from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
 from deploy.package import build as build_bundle
+from mcp_server.oauth import oauth_mode
 from mcp_server.permissions import required_iam_actions
+from mcp_server.settings import ServerSettings
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import FUNCTION_INDEX, INDEXES, RECENT_INDEX, STATUS_INDEX, IncidentStore
 from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
+from tests.cfn_support import LOAD_BALANCER_NAME, ResolvedStack
 from tests.conftest import Inject
 from tests.console_support import diagnosed_incident
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
 
 ROOT = Path(__file__).resolve().parents[1]
-# moto 5.2.5's CloudFormation skips these types (it warns and creates nothing), and ignores the
-# tables' PointInTimeRecoverySpecification, the function's DeadLetterConfig and the target group's
-# attributes: those are checked in the template document instead.
-NOT_MODELLED_BY_MOTO = {"AWS::CloudWatch::Alarm"}
+# moto 5.2.5's CloudFormation skips these types (it warns and creates nothing; a Ref to one is null),
+# ignores the tables' PointInTimeRecoverySpecification, the function's DeadLetterConfig, the target
+# group's attributes and the template's Rules, and keeps AWS::NoValue in a list as null (CloudFormation
+# drops it): those are checked in the template document instead.
+NOT_MODELLED_BY_MOTO = {"AWS::CloudWatch::Alarm", "AWS::SecretsManager::Secret"}
 
 
 def _parameters(values: dict[str, str]) -> list[dict[str, str]]:
@@ -290,8 +299,9 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
     ]
     (container,) = task["containerDefinitions"]
     assert container["portMappings"][0]["containerPort"] == mcp_service.PORT
-    environment = {e["name"]: e["value"] for e in container["environment"]}
+    environment = {e["name"]: e["value"] for e in container["environment"] if e is not None}  # NoValue
     assert environment["MCP_API_KEY_SSM_PARAMETER"] == names.MCP_KEY_PARAMETER
+    assert not [name for name in environment if name.startswith("MCP_OAUTH_")]  # no OAuth parameters
 
     # The console, beside it: the same image under its own identity, which reads the two tables only.
     assert outputs["ConsoleUrl"].endswith("/incidents")
@@ -312,12 +322,29 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
     assert console_container["image"] == container["image"]
     assert console_container["entryPoint"] == ["python", "-m", "console.cli"]
     assert console_container["portMappings"][0]["containerPort"] == mcp_service.CONSOLE_PORT
-    console_environment = {e["name"]: e["value"] for e in console_container["environment"]}
+    console_environment = {e["name"]: e["value"] for e in console_container["environment"] if e is not None}
     assert (console_environment["CONSOLE_STATE_TABLE"], console_environment["CONSOLE_CONTEXT_TABLE"]) == (
         names.STATE_TABLE,
         names.CONTEXT_TABLE,
     )
-    assert [s["name"] for s in console_container["secrets"]] == ["MCP_API_KEY"]
+    assert not [name for name in console_environment if "_OAUTH_" in name]
+    assert [s["name"] for s in console_container["secrets"]] == ["MCP_API_KEY", "CONSOLE_SESSION_SECRET"]
+    key_parameter = f"arn:aws:ssm:{sandbox.region}:{names.ACCOUNT_ID}:parameter{names.MCP_KEY_PARAMETER}"
+    assert console_container["secrets"][0]["valueFrom"] == key_parameter
+    execution_role = f"role/{resources['ConsoleExecutionRole']}"  # moto drops the executionRoleArn
+    execution_granted = _granted(_policy(operator.client("iam"), execution_role))
+    assert set(execution_granted) == {
+        "ecr:GetAuthorizationToken",
+        "ecr:BatchCheckLayerAvailability",
+        "ecr:BatchGetImage",
+        "ecr:GetDownloadUrlForLayer",
+        *policies.LOG_ACTIONS,
+        "ssm:GetParameters",
+        *policies.SECRET_INJECTION_ACTIONS,
+    }
+    assert execution_granted["ssm:GetParameters"] == [key_parameter]
+    # moto creates no secret (a null ARN here): the secret and its one grant are checked in the document
+    # by test_the_console_session_secret_is_one_generated_secret_injected_by_its_execution_role.
     (console_group,) = elb.describe_target_groups(TargetGroupArns=[resources["ConsoleTargetGroup"]])[
         "TargetGroups"
     ]
@@ -353,6 +380,182 @@ def test_the_console_calls_exactly_what_its_role_grants(
     assert page.status_code == 200
     assert "permission_loss" in page.text
     assert called == granted
+
+
+OAUTH = {
+    "OAuthIssuer": "https://issuer.example.com/realms/ops",
+    "OAuthAudience": "incident-mcp",
+    "OAuthScopes": "incidents:read mcp",
+    "ConsoleOAuthClientId": "incident-console",
+}
+
+
+def _console_settings(
+    stack: ResolvedStack, monkeypatch: pytest.MonkeyPatch, secrets: dict[str, str]
+) -> ConsoleSettings:
+    """ConsoleSettings read from the console container's environment, as ECS gives it (``secrets``: the
+    values of its ECS secrets), and nothing else."""
+    _environment_only(monkeypatch, stack.environment("ConsoleTaskDefinition") | secrets)
+    return ConsoleSettings()
+
+
+def _environment_only(monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]) -> None:
+    for name in list(os.environ):
+        if name.startswith(("MCP_", "CONSOLE_")):
+            monkeypatch.delenv(name)
+    for name, value in variables.items():
+        monkeypatch.setenv(name, value)
+
+
+def _generated_secret(stack: ResolvedStack) -> str:
+    """A value of the kind Secrets Manager generates for the session secret (letters and digits)."""
+    spec = stack.document["Resources"][mcp_service.SESSION_SECRET]["Properties"]["GenerateSecretString"]
+    assert spec["ExcludePunctuation"] is True
+    return "".join(
+        secrets.choice(string.ascii_letters + string.digits) for _ in range(spec["PasswordLength"])
+    )
+
+
+def test_the_console_session_secret_is_one_generated_secret_injected_by_its_execution_role() -> None:
+    stack = ResolvedStack({"ConsoleEnabled": "true"})
+    resources = stack.document["Resources"]
+    secret = resources[mcp_service.SESSION_SECRET]
+    assert secret["Type"] == "AWS::SecretsManager::Secret"
+    assert secret["Condition"] == mcp_service.HAS_CONSOLE  # no console, no secret
+    spec = secret["Properties"]["GenerateSecretString"]
+    assert spec["PasswordLength"] >= 48
+    assert spec["ExcludePunctuation"] is True
+    assert "SecretStringTemplate" not in spec  # the whole string is the key, not a JSON document
+    injected = {s["Name"]: s["ValueFrom"] for s in stack.container("ConsoleTaskDefinition")["Secrets"]}
+    assert injected["CONSOLE_SESSION_SECRET"] == f"ref:{mcp_service.SESSION_SECRET}"  # Ref is the ARN
+    (policy,) = stack.resolve(resources["ConsoleExecutionRole"]["Properties"]["Policies"])
+    granted = _granted(policy["PolicyDocument"])
+    assert granted["secretsmanager:GetSecretValue"] == [injected["CONSOLE_SESSION_SECRET"]]  # that one only
+    assert [r for r, v in resources.items() if v["Type"] == "AWS::SecretsManager::Secret"] == [
+        mcp_service.SESSION_SECRET
+    ]
+    for role in ("ExecutionRole", "TaskRole", "ConsoleTaskRole"):  # no other identity reads it
+        (other,) = stack.resolve(resources[role]["Properties"]["Policies"])
+        assert "secretsmanager:GetSecretValue" not in _granted(other["PolicyDocument"]), role
+
+
+@pytest.mark.parametrize("host_name", ["", "mcp.example.com"])
+def test_oauth_parameters_put_both_services_in_oauth_mode_and_the_console_signs_in(
+    host_name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the OAuth parameters both containers get the issuer, audience and scopes; the server its
+    public URL as the resource, the console its client id. The real settings classes read those
+    environments: the MCP server's OAuth mode publishes the URL the stack outputs, and the console's
+    sign-in is the OAuth one, sending browsers back to <ConsoleUrl base>/auth/callback."""
+    stack = ResolvedStack(OAUTH | {"ConsoleEnabled": "true", "PublicHostName": host_name})
+    assert stack.failed_rules() == []
+    base = f"https://{host_name or LOAD_BALANCER_NAME}"
+    assert stack.output("McpServerUrl") == f"{base}/sse"
+    assert stack.output("McpStreamableHttpUrl") == f"{base}/mcp"
+    assert stack.output("ConsoleUrl") == f"{base}/incidents"
+    shared = {
+        "MCP_OAUTH_ISSUER": OAUTH["OAuthIssuer"],
+        "MCP_OAUTH_AUDIENCE": OAUTH["OAuthAudience"],
+        "MCP_OAUTH_SCOPES": OAUTH["OAuthScopes"],
+    }
+    server = stack.environment("TaskDefinition")
+    assert {k: v for k, v in server.items() if k.startswith("MCP_OAUTH_")} == shared | {
+        "MCP_OAUTH_RESOURCE": base
+    }
+    console = stack.environment("ConsoleTaskDefinition")
+    assert {k: v for k, v in console.items() if "_OAUTH_" in k} == shared | {
+        "CONSOLE_OAUTH_CLIENT_ID": OAUTH["ConsoleOAuthClientId"]
+    }
+    assert console["CONSOLE_PUBLIC_URL"] == base
+
+    _environment_only(monkeypatch, server)
+    mode = oauth_mode(ServerSettings(), host="0.0.0.0", port=mcp_service.PORT)  # noqa: S104 - as the task
+    assert mode is not None
+    assert mode.resource == base
+
+    settings = _console_settings(
+        stack,
+        monkeypatch,
+        {"MCP_API_KEY": "k" * 32, "CONSOLE_SESSION_SECRET": _generated_secret(stack)},
+    )
+    setup = sign_in(settings)
+    assert setup is not None
+    assert setup.tokens is not None
+    assert setup.issuer is not None
+    assert setup.issuer.client_id == OAUTH["ConsoleOAuthClientId"]
+    assert setup.issuer.redirect_uri == f"{base}/auth/callback"
+    assert setup.issuer.scopes == ("incidents:read", "mcp")
+    assert setup.keys == ("k" * 32,)
+    assert settings.session_secret is not None  # the stack's, not a random one per task
+
+
+def test_without_oauth_parameters_neither_service_gets_oauth_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stack = ResolvedStack({"ConsoleEnabled": "true"})
+    assert stack.failed_rules() == []
+    server = stack.environment("TaskDefinition")
+    console = stack.environment("ConsoleTaskDefinition")
+    assert [k for k in server if "_OAUTH_" in k] == []
+    assert [k for k in console if "_OAUTH_" in k] == []
+    settings = _console_settings(
+        stack, monkeypatch, {"MCP_API_KEY": "k" * 32, "CONSOLE_SESSION_SECRET": _generated_secret(stack)}
+    )
+    setup = sign_in(settings)
+    assert setup is not None
+    assert (setup.tokens, setup.issuer, setup.keys) == (None, None, ("k" * 32,))  # the key sign-in only
+    scopes_only = ResolvedStack(
+        {k: v for k, v in OAUTH.items() if k != "OAuthScopes"} | {"ConsoleEnabled": "true"}
+    )
+    assert "MCP_OAUTH_SCOPES" not in scopes_only.environment("TaskDefinition")  # no empty variable
+
+
+@pytest.mark.parametrize(
+    ("parameters", "failures"),
+    [
+        ({}, []),
+        ({"ConsoleEnabled": "true"}, []),
+        ({"OAuthIssuer": OAUTH["OAuthIssuer"]}, ["OAuthIssuer requires OAuthAudience"]),
+        ({"OAuthIssuer": OAUTH["OAuthIssuer"], "OAuthAudience": "aud"}, []),  # no console: no client
+        (
+            {"OAuthIssuer": OAUTH["OAuthIssuer"], "OAuthAudience": "aud", "ConsoleEnabled": "true"},
+            ["OAuthIssuer with ConsoleEnabled=true requires ConsoleOAuthClientId"],
+        ),
+        ({"OAuthAudience": "aud"}, ["OAuthAudience only applies with OAuthIssuer"]),
+        (
+            {"ConsoleOAuthClientId": "c", "OAuthScopes": "s"},
+            ["OAuthScopes only", "ConsoleOAuthClientId only"],
+        ),
+        (OAUTH | {"ConsoleEnabled": "true"}, []),
+    ],
+)
+def test_the_template_rules_refuse_incomplete_oauth_parameters(
+    parameters: dict[str, str], failures: list[str]
+) -> None:
+    """CloudFormation evaluates the Rules before creating anything (moto ignores them: evaluated here)."""
+    failed = ResolvedStack(parameters).failed_rules()
+    assert len(failed) == len(failures), failed
+    for message, expected in zip(failed, failures, strict=True):
+        assert message.startswith(expected), (message, expected)
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value", "allowed"),
+    [
+        ("OAuthIssuer", "", True),
+        ("OAuthIssuer", "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_AbC", True),
+        ("OAuthIssuer", "http://issuer.example.com", False),
+        ("OAuthIssuer", "https://issuer.example.com/ x", False),
+        ("OAuthScopes", "incidents:read, mcp", True),
+        ("OAuthScopes", 'a"b', False),
+        ("ConsoleOAuthClientId", "7f3c2a", True),
+        ("ConsoleOAuthClientId", "two words", False),
+    ],
+)
+def test_the_oauth_parameters_patterns(parameter: str, value: str, allowed: bool) -> None:
+    """What the template's AllowedPattern admits, as CloudFormation matches it (the whole value)."""
+    pattern = mcp_service.build()["Parameters"][parameter]["AllowedPattern"]
+    assert (re.fullmatch(pattern, value) is not None) is allowed
 
 
 def _clean_python(tmp_path: Path) -> Path:

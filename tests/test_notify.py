@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics
+from pydantic import ValidationError
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -26,8 +27,11 @@ from supervisor.incident.notify import (
     redact,
     sns_client,
 )
+from supervisor.incident.notify_settings import NotificationSettings
 from supervisor.incident.store import IncidentStore, dynamodb_client
+from supervisor.settings import SupervisorSettings
 from tests.pipeline_support import published_notifications, stuck_incident
+from watchdog.settings import WatchdogSettings
 from watchdog.sweep import STALE_REASON
 
 INCIDENT_ID = "data-processor@2026-11-23T04:49:10.000000Z"
@@ -285,3 +289,17 @@ def test_a_claim_whose_holder_died_is_taken_over_after_the_lease(
     (envelope,) = published_notifications(sandbox)
     assert envelope["MessageAttributes"]["incident_id"]["Value"] == incident_id
     assert "notify_claim" not in incidents.get(incident_id)  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(
+    ("settings", "prefix"), [(SupervisorSettings, "SUPERVISOR_"), (WatchdogSettings, "WATCHDOG_")]
+)
+def test_each_component_names_its_own_notification_setting_when_it_is_wrong(
+    settings: type[NotificationSettings], prefix: str
+) -> None:
+    with pytest.raises(ValidationError, match=f"{prefix}DIAGNOSES_TOPIC_ARN must be an SNS topic ARN"):
+        settings(diagnoses_topic_arn="arn:aws:sqs:us-east-1:123456789012:not-a-topic")
+    with pytest.raises(ValidationError, match=f"{prefix}CONSOLE_URL must be an http\\(s\\) URL"):
+        settings(console_url="console.example.com")
+    unset = settings(diagnoses_topic_arn="", console_url="https://console.example.com/")
+    assert (unset.diagnoses_topic_arn, unset.console_url) == (None, "https://console.example.com")

@@ -32,6 +32,7 @@ from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
 from tests.conftest import Inject
 from tests.fault_scenarios import fresh_logs
 from tests.pipeline_support import (
+    deny_publish,
     direct_event,
     emitted,
     json_logs,
@@ -477,20 +478,7 @@ def test_a_denied_publish_leaves_the_incident_diagnosed_and_the_next_delivery_se
     undo: Callable[[Callable[[], object]], None],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    iam = sandbox.session(names.OPERATOR).client("iam")
-    deny = {
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Deny", "Action": "sns:Publish", "Resource": "*"}],
-    }
-    iam.put_user_policy(UserName=names.SUPERVISOR, PolicyName="deny-publish", PolicyDocument=json.dumps(deny))
-    lifted: list[bool] = []
-
-    def lift() -> None:
-        if not lifted:
-            iam.delete_user_policy(UserName=names.SUPERVISOR, PolicyName="deny-publish")
-            lifted.append(True)
-
-    undo(lift)
+    lift = deny_publish(sandbox, names.SUPERVISOR, undo)
     pipeline = make_pipeline(diagnoses_topic_arn=sandbox.world.diagnoses_topic_arn)
     event = direct_event()
     with pytest.raises(NotificationsNotSent, match="not authorized to perform: sns:Publish") as raised:

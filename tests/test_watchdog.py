@@ -24,6 +24,7 @@ from supervisor.incident.notify import NOTIFY_LEASE
 from supervisor.incident.signals import parse_record
 from supervisor.incident.store import IncidentStore, incident_id_for
 from tests.pipeline_support import (
+    deny_publish,
     direct_event,
     emitted,
     load_event,
@@ -268,20 +269,7 @@ def test_a_denied_publish_leaves_the_incident_failed_and_the_next_sweep_sends_it
     undo: Callable[[Callable[[], object]], None],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    iam = sandbox.session(names.OPERATOR).client("iam")
-    deny = {
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Deny", "Action": "sns:Publish", "Resource": "*"}],
-    }
-    iam.put_user_policy(UserName=names.WATCHDOG, PolicyName="deny-publish", PolicyDocument=json.dumps(deny))
-    lifted: list[bool] = []
-
-    def lift() -> None:
-        if not lifted:
-            iam.delete_user_policy(UserName=names.WATCHDOG, PolicyName="deny-publish")
-            lifted.append(True)
-
-    undo(lift)
+    lift = deny_publish(sandbox, names.WATCHDOG, undo)
     stale = stuck_incident(incidents, minutes_ago=11, function="fn-denied")
     watchdog = _notifying(sandbox, incidents)
     report = watchdog.run()
