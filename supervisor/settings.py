@@ -5,7 +5,7 @@ from __future__ import annotations
 from urllib.parse import urlparse
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
-from pydantic_settings import SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from supervisor.incident.notify_settings import NotificationSettings
 
@@ -16,7 +16,7 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name, name.lower())
 
 
-class SupervisorSettings(NotificationSettings):
+class SupervisorSettings(BaseSettings, NotificationSettings):
     """Everything else is read from SUPERVISOR_<FIELD>, e.g. SUPERVISOR_RECURSION_LIMIT."""
 
     model_config = SettingsConfigDict(env_prefix="SUPERVISOR_", extra="ignore", populate_by_name=True)

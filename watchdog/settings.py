@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from pydantic import AliasChoices, Field
-from pydantic_settings import SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from supervisor.incident.notify_settings import NotificationSettings
 
 
-class WatchdogSettings(NotificationSettings):
+class WatchdogSettings(BaseSettings, NotificationSettings):
     model_config = SettingsConfigDict(env_prefix="WATCHDOG_", extra="ignore", populate_by_name=True)
 
     incident_state_table: str = Field(

@@ -1,15 +1,15 @@
-"""The notification settings the orchestrator and the watchdog share: one topic, one console link. Each
-component reads them under its own prefix (SUPERVISOR_DIAGNOSES_TOPIC_ARN, WATCHDOG_DIAGNOSES_TOPIC_ARN)."""
+"""The notification settings the orchestrator and the watchdog share: one topic, one console link. A mixin
+of their settings classes, so each component reads them under its own prefix
+(SUPERVISOR_DIAGNOSES_TOPIC_ARN, WATCHDOG_DIAGNOSES_TOPIC_ARN)."""
 
 from __future__ import annotations
 
 from urllib.parse import urlparse
 
-from pydantic import Field, ValidationInfo, field_validator
-from pydantic_settings import BaseSettings
+from pydantic import BaseModel, Field, ValidationInfo, field_validator
 
 
-class NotificationSettings(BaseSettings):
+class NotificationSettings(BaseModel):
     diagnoses_topic_arn: str | None = Field(
         default=None,
         description="SNS topic that gets one message per incident outcome (DIAGNOSED, FAILED, ERROR); "
