@@ -279,6 +279,33 @@ def _execution_statements() -> list[dict[str, Any]]:
     ]
 
 
+def _service(
+    name: str, desired: Any, task_definition: str, container: str, port: int, target_group: str
+) -> Template:
+    """A Fargate service in the private subnets, registered with its target group of the listener."""
+    return {
+        "Type": "AWS::ECS::Service",
+        "Properties": {
+            "ServiceName": name,
+            "Cluster": ref("Cluster"),
+            "LaunchType": "FARGATE",
+            "DesiredCount": desired,
+            "TaskDefinition": ref(task_definition),
+            "HealthCheckGracePeriodSeconds": 30,
+            "NetworkConfiguration": {
+                "AwsvpcConfiguration": {
+                    "AssignPublicIp": "DISABLED",
+                    "Subnets": ref("ServiceSubnetIds"),
+                    "SecurityGroups": [ref("ServiceSecurityGroup")],
+                }
+            },
+            "LoadBalancers": [
+                {"ContainerName": container, "ContainerPort": port, "TargetGroupArn": ref(target_group)}
+            ],
+        },
+    }
+
+
 def _task() -> Template:
     allowed_hosts = {
         "Fn::Join": [
@@ -343,28 +370,10 @@ def _task() -> Template:
                 ],
             },
         },
-        "Service": {
-            "Type": "AWS::ECS::Service",
-            "DependsOn": ["HttpsListener"],
-            "Properties": {
-                "ServiceName": "incident-mcp-server",
-                "Cluster": ref("Cluster"),
-                "LaunchType": "FARGATE",
-                "DesiredCount": ref("DesiredCount"),
-                "TaskDefinition": ref("TaskDefinition"),
-                "HealthCheckGracePeriodSeconds": 30,
-                "NetworkConfiguration": {
-                    "AwsvpcConfiguration": {
-                        "AssignPublicIp": "DISABLED",
-                        "Subnets": ref("ServiceSubnetIds"),
-                        "SecurityGroups": [ref("ServiceSecurityGroup")],
-                    }
-                },
-                "LoadBalancers": [
-                    {"ContainerName": CONTAINER, "ContainerPort": PORT, "TargetGroupArn": ref("TargetGroup")}
-                ],
-            },
-        },
+        "Service": _service(
+            "incident-mcp-server", ref("DesiredCount"), "TaskDefinition", CONTAINER, PORT, "TargetGroup"
+        )
+        | {"DependsOn": ["HttpsListener"]},
     }
 
 
@@ -514,32 +523,15 @@ def _console() -> Template:
                 ],
             },
         },
-        "ConsoleService": {
-            "Type": "AWS::ECS::Service",
-            "DependsOn": sorted(rules),
-            "Properties": {
-                "ServiceName": CONSOLE_CONTAINER,
-                "Cluster": ref("Cluster"),
-                "LaunchType": "FARGATE",
-                "DesiredCount": 1,
-                "TaskDefinition": ref("ConsoleTaskDefinition"),
-                "HealthCheckGracePeriodSeconds": 30,
-                "NetworkConfiguration": {
-                    "AwsvpcConfiguration": {
-                        "AssignPublicIp": "DISABLED",
-                        "Subnets": ref("ServiceSubnetIds"),
-                        "SecurityGroups": [ref("ServiceSecurityGroup")],
-                    }
-                },
-                "LoadBalancers": [
-                    {
-                        "ContainerName": CONSOLE_CONTAINER,
-                        "ContainerPort": CONSOLE_PORT,
-                        "TargetGroupArn": ref("ConsoleTargetGroup"),
-                    }
-                ],
-            },
-        },
+        "ConsoleService": _service(
+            CONSOLE_CONTAINER,
+            1,
+            "ConsoleTaskDefinition",
+            CONSOLE_CONTAINER,
+            CONSOLE_PORT,
+            "ConsoleTargetGroup",
+        )
+        | {"DependsOn": sorted(rules)},
     }
     return {name: {"Condition": HAS_CONSOLE, **resource} for name, resource in resources.items()}
 

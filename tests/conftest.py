@@ -117,6 +117,21 @@ def alarm_events(sandbox: Sandbox) -> Callable[[], list[dict[str, object]]]:
 
 
 @pytest.fixture
+def diagnosed_incident(
+    sandbox: Sandbox,
+    runtime: LocalLambdaRuntime,
+    alarm_events: Callable[..., list[dict[str, Any]]],
+    inject: Inject,
+    make_pipeline: Callable[..., IncidentPipeline],
+) -> str:
+    """The id of a real permission-loss incident, diagnosed through the whole pipeline by the rules model,
+    with a hostile line in its logs."""
+    from tests.console_support import diagnose_incident  # it imports this module
+
+    return diagnose_incident(sandbox, runtime, alarm_events, inject, make_pipeline)
+
+
+@pytest.fixture
 def notified(sandbox: Sandbox) -> Callable[[], list[dict[str, Any]]]:
     """Reads the diagnoses topic through its SQS subscription; emptied first, so a test sees its own."""
     published_notifications(sandbox)

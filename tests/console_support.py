@@ -43,7 +43,7 @@ def hostile_log_line(sandbox: Sandbox, function: str = names.FUNCTION_NAME) -> N
     )
 
 
-def diagnosed_incident(
+def diagnose_incident(
     sandbox: Sandbox,
     runtime: LocalLambdaRuntime,
     alarm_events: Callable[..., list[dict[str, Any]]],

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -17,14 +16,11 @@ from starlette.testclient import TestClient
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from chaos.workload.runtime import LocalLambdaRuntime
 from console.app import create_app
 from console.data import encode_token
 from console.settings import ConsoleSettings
-from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import STATUS_INDEX, IncidentStore
-from tests.conftest import Inject
-from tests.console_support import HOSTILE, ago, claimed, diagnosed_incident
+from tests.console_support import HOSTILE, ago, claimed
 
 Calls = list[str]
 
@@ -130,13 +126,10 @@ def test_a_filtered_list_pages_over_what_the_filter_drops(sandbox: Sandbox, inci
 
 def test_a_diagnosed_incident_page_shows_its_evidence_commands_and_hostile_lines_as_text(
     sandbox: Sandbox,
-    runtime: LocalLambdaRuntime,
-    alarm_events: Callable[..., list[dict[str, Any]]],
-    inject: Inject,
-    make_pipeline: Callable[..., IncidentPipeline],
+    diagnosed_incident: str,
     incidents: IncidentStore,
 ) -> None:
-    incident_id = diagnosed_incident(sandbox, runtime, alarm_events, inject, make_pipeline)
+    incident_id = diagnosed_incident
     context = incidents.get_context(incident_id)
     assert context is not None
     diagnosis = json.loads(context["diagnosis"]["S"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -18,13 +18,10 @@ from playwright.sync_api import BrowserContext, ConsoleMessage, sync_playwright
 from chaos.loopback import served_in_thread
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from chaos.workload.runtime import LocalLambdaRuntime
 from console.app import create_app
 from console.settings import ConsoleSettings
-from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore
-from tests.conftest import Inject
-from tests.console_support import ago, claimed, diagnosed_incident, local_issuer, served_knowing_its_url
+from tests.console_support import ago, claimed, local_issuer, served_knowing_its_url
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "build" / "screenshots"
@@ -61,14 +58,11 @@ def chromium(profile: Path) -> Iterator[BrowserContext]:
 
 def test_the_console_in_chromium_shows_a_drill_incident(
     sandbox: Sandbox,
-    runtime: LocalLambdaRuntime,
-    alarm_events: Callable[..., list[dict[str, Any]]],
-    inject: Inject,
-    make_pipeline: Callable[..., IncidentPipeline],
+    diagnosed_incident: str,
     incidents: IncidentStore,
     tmp_path: Path,
 ) -> None:
-    incident_id = diagnosed_incident(sandbox, runtime, alarm_events, inject, make_pipeline)
+    incident_id = diagnosed_incident
     settings = ConsoleSettings(
         state_table=incidents.state_table, context_table=str(incidents.context_table), api_key=None
     )

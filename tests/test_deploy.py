@@ -14,7 +14,7 @@ import subprocess
 import sys
 import venv
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -28,7 +28,6 @@ from chaos.aws_actions import on_each_action
 from chaos.loopback import free_port, wait_healthy
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
-from chaos.workload.runtime import LocalLambdaRuntime
 from console.app import create_app
 from console.auth import sign_in
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
@@ -39,12 +38,9 @@ from deploy.package import build as build_bundle
 from mcp_server.oauth import oauth_mode
 from mcp_server.permissions import required_iam_actions
 from mcp_server.settings import ServerSettings
-from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import FUNCTION_INDEX, INDEXES, RECENT_INDEX, STATUS_INDEX, IncidentStore
 from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
 from tests.cfn_support import LOAD_BALANCER_NAME, ResolvedStack
-from tests.conftest import Inject
-from tests.console_support import diagnosed_incident
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
 
@@ -353,10 +349,7 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
 
 def test_the_console_calls_exactly_what_its_role_grants(
     sandbox: Sandbox,
-    runtime: LocalLambdaRuntime,
-    alarm_events: Callable[..., list[dict[str, Any]]],
-    inject: Inject,
-    make_pipeline: Callable[..., IncidentPipeline],
+    diagnosed_incident: str,
     incidents: IncidentStore,
 ) -> None:
     """The console renders the list and a diagnosed incident's page as the sandbox's console identity
@@ -365,7 +358,7 @@ def test_the_console_calls_exactly_what_its_role_grants(
     granted = policies.actions(policy["PolicyDocument"]["Statement"])
     assert granted == {"dynamodb:GetItem", "dynamodb:Query"}
 
-    incident_id = diagnosed_incident(sandbox, runtime, alarm_events, inject, make_pipeline)
+    incident_id = diagnosed_incident
     session: boto3.Session = sandbox.session(names.CONSOLE)
     called: set[str] = set()
     on_each_action(session, called.add)

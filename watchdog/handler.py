@@ -10,8 +10,7 @@ import boto3
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
-from supervisor.incident.notify import Notifier, sns_client
-from supervisor.incident.pipeline import METRICS_NAMESPACE
+from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, sns_client
 from supervisor.incident.store import IncidentStore, dynamodb_client
 from watchdog.settings import WatchdogSettings
 from watchdog.sweep import Notices, SweepReport, sweep

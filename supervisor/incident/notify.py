@@ -56,6 +56,7 @@ EVENT_TYPES: Final[dict[str, str]] = {
     "ERROR": "IncidentErrored",
 }
 NO_CONSOLE: Final[str] = "no console link: SUPERVISOR_CONSOLE_URL (WATCHDOG_CONSOLE_URL) is not set"
+METRICS_NAMESPACE: Final[str] = "IncidentResponse"  # the orchestrator's and the watchdog's metrics
 NOTIFY_LEASE: Final[timedelta] = timedelta(minutes=15)  # Lambda's longest run: an older claim was abandoned
 PUBLISHED: Final[str] = "published"
 SENT_BEFORE: Final[str] = "sent before"

@@ -17,7 +17,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.incident.notify import Notifier, notify_once
+from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, notify_once
 from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
 from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict
 
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from supervisor.schemas import LlmCallRecord, ToolCallRecord
     from supervisor.settings import SupervisorSettings
 
-METRICS_NAMESPACE = "IncidentResponse"
 BREAKER_REASON = "circuit breaker: too many incidents in window"
 NO_DIAGNOSIS_REASON = "recursion limit exhausted without diagnosis"
 
