@@ -30,11 +30,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.aws import AwsClients
-from mcp_server.contract import (
-    TOOL_ARG_SCHEMAS,
-    TOOL_NAMES,
-    ToolName,
-)
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS, ToolName
 from mcp_server.server import ToolRunner
 from mcp_server.settings import ServerSettings
 from tests.mcp_support import TRANSPORTS, Transport, mcp_session
@@ -88,7 +84,7 @@ def _direct_calls(sandbox: Sandbox) -> dict[ToolName, Callable[[], object]]:
     settings = ServerSettings()
     runner = ToolRunner(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
     return {
-        tool: partial(runner.run, tool, TOOL_ARG_SCHEMAS[tool](lambda_name=names.FUNCTION_NAME))
+        tool: partial(runner.run, tool, TOOLS[tool].arguments(lambda_name=names.FUNCTION_NAME))
         for tool in TOOL_NAMES
     }
 

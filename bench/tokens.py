@@ -38,8 +38,8 @@ from evals.tokens import (
     summary,
     token_counter,
 )
-from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_DESCRIPTIONS, TOOL_NAMES
 from mcp_server.contract.common import without_titles
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.agent import prompt
 from supervisor.schemas import DiagnosisSubmission
 from supervisor.settings import SupervisorSettings
@@ -50,8 +50,8 @@ def plain_host_rendering() -> Rendering:
     tools = [
         {
             "name": name,
-            "description": TOOL_DESCRIPTIONS[name],
-            "input_schema": without_titles(TOOL_ARG_SCHEMAS[name].model_json_schema()),
+            "description": TOOLS[name].description,
+            "input_schema": without_titles(TOOLS[name].arguments.model_json_schema()),
         }
         for name in TOOL_NAMES
     ]

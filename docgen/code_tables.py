@@ -145,7 +145,8 @@ def _tool_argument(name: str, info: FieldInfo) -> str:
 
 def tools_table() -> str:
     """The published tools: arguments beyond the common target, and the description every host sees."""
-    from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_DESCRIPTIONS, TOOL_NAMES, TargetArguments
+    from mcp_server.contract import TargetArguments
+    from mcp_server.contract.registry import TOOLS
 
     common = TargetArguments.model_fields
     lines = ["Every tool takes " + ", ".join(f"`{name}`" for name in common) + ":", ""]
@@ -154,10 +155,10 @@ def tools_table() -> str:
         for name, info in common.items()
     ]
     rows = []
-    for tool in TOOL_NAMES:
-        fields = TOOL_ARG_SCHEMAS[tool].model_fields
+    for tool in TOOLS.values():
+        fields = tool.arguments.model_fields
         extra = [_tool_argument(name, info) for name, info in fields.items() if name not in common]
-        rows.append([f"`{tool}`", ", ".join(extra) or "none", TOOL_DESCRIPTIONS[tool]])
+        rows.append([f"`{tool.name}`", ", ".join(extra) or "none", tool.description])
     return "\n".join(lines) + "\n\n" + table(["tool", "other arguments", "description (as published)"], rows)
 
 

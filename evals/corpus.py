@@ -8,7 +8,7 @@ from typing import Annotated, Any, Final, Literal, Self
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_NAMES, TOOL_RESPONSE_MODELS, ToolName
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS, ToolName
 from supervisor.schemas import FaultType
 
 FORMAT_VERSION: Final = 1
@@ -18,7 +18,7 @@ CASE_ID_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,62}$"
 def canonical_arguments(tool: str, arguments: dict[str, Any]) -> str:
     """The arguments with every default filled in, as sorted JSON: two calls that ask the same thing (with
     or without ``"minutes": 30``) have the same key. Raises ValidationError for arguments the tool refuses."""
-    parsed = TOOL_ARG_SCHEMAS[tool].model_validate(arguments)
+    parsed = TOOLS[tool].arguments.model_validate(arguments)
     return json.dumps(parsed.model_dump(mode="json"), sort_keys=True)
 
 
@@ -132,7 +132,7 @@ def check_calls(path: Path, case: Case) -> None:
         seen[key] = index
         if call.result is not None:
             try:
-                TOOL_RESPONSE_MODELS[call.tool].model_validate(call.result)
+                TOOLS[call.tool].response.model_validate(call.result)
             except ValidationError as error:
                 raise CorpusError(path, *_first(error, f"{where}.result")) from None
     for tool in TOOL_NAMES:

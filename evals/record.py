@@ -7,7 +7,7 @@ reached over the SDK's in-memory transport as the read-only ``mcp-server`` ident
 validation, structured answers and tool errors as production, and no bearer key anywhere to leak. Then the
 world is restored and checked against its snapshot.
 
-What is recorded: each tool with its default arguments, the argument variants in :data:`VARIANTS`, the
+What is recorded: each tool with the argument sets its declaration names for the benchmark, the
 ``rules`` model's narrower second look at the logs (which it asks for when their first answer was cut:
 recorded always, so that a replay with a smaller ``tool_response_max_bytes`` still has it), and whatever
 else ``rules`` asks for when it investigates the incident live. Answers are cached by tool and arguments,
@@ -55,7 +55,7 @@ from evals.definitions import CaseDefinition, Traffic
 from evals.injectors import Injector, Injectors, discover
 from evals.settings import EvalSettings
 from mcp_server.aws import AwsClients
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOLS
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from supervisor.agent.graph import Accounting, build_graph, initial_state, run_graph
@@ -70,10 +70,6 @@ from supervisor.settings import SupervisorSettings
 Say = Callable[[str], None]
 
 # Argument variants models commonly ask for, recorded beside the defaults.
-VARIANTS: Final[tuple[tuple[str, dict[str, Any]], ...]] = (
-    ("get_recent_logs", {"minutes": 60}),
-    ("get_recent_logs", {"filter_pattern": "ERROR"}),
-)
 GLOBAL_SERVICES: Final = frozenset({"iam"})  # CloudTrail records their calls in us-east-1
 _ACCESS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 
@@ -104,8 +100,13 @@ class RecordingProvider:
 
 
 def planned_calls(function: str) -> list[tuple[str, dict[str, Any]]]:
+    """Every tool's default call first, then the other argument sets its declaration names."""
     base = {"lambda_name": function}
-    return [(tool, dict(base)) for tool in TOOL_NAMES] + [(tool, base | extra) for tool, extra in VARIANTS]
+    defaults = [(tool.name, base | dict(tool.benchmark_arguments[0])) for tool in TOOLS.values()]
+    variants = [
+        (tool.name, base | dict(extra)) for tool in TOOLS.values() for extra in tool.benchmark_arguments[1:]
+    ]
+    return defaults + variants
 
 
 def rules_second_look(

@@ -23,7 +23,7 @@ from typing import Any, Final
 import toktok  # type: ignore[import-untyped]  # ships no type information
 
 from evals.corpus import Case, canonical_arguments
-from mcp_server.contract import TOOL_NAMES, TOOL_RESPONSE_MODELS
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.agent import prompt
 from supervisor.settings import SupervisorSettings
 
@@ -115,7 +115,7 @@ def shown_result(case: Case, tool: str, rendering: Rendering, settings: Supervis
     call = case.calls_by_key()[key]
     if call.error is not None:
         return f"(tool failed: {call.error})"
-    payload = TOOL_RESPONSE_MODELS[tool].model_validate(call.result).model_dump(mode="json")
+    payload = TOOLS[tool].response.model_validate(call.result).model_dump(mode="json")
     return prompt.truncate(rendering.tool_result(tool, payload), settings.tool_response_max_bytes)
 
 

@@ -21,10 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from mcp_server.contract.common import without_titles
-
-READ_ONLY = ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True
-)
+from mcp_server.contract.declaration import ToolDeclaration
 
 
 class _NoSignature(ArgModelBase):
@@ -88,22 +85,22 @@ class ContractTool(Tool):
 
 
 def contract_tool(
-    name: str,
-    handler: Callable[[Any, float | None], Awaitable[BaseModel]],
-    *,
-    arguments: type[BaseModel],
-    response: type[BaseModel],
-    title: str,
-    description: str,
+    tool: ToolDeclaration, handler: Callable[[Any, float | None], Awaitable[BaseModel]]
 ) -> ContractTool:
+    hints = tool.hints
     return ContractTool(
         fn=handler,
-        name=name,
-        title=title,
-        description=description,
-        parameters=without_titles(arguments.model_json_schema()),
-        fn_metadata=FuncMetadata(arg_model=_NoSignature, output_model=response),
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        parameters=without_titles(tool.arguments.model_json_schema()),
+        fn_metadata=FuncMetadata(arg_model=_NoSignature, output_model=tool.response),
         is_async=True,
-        annotations=READ_ONLY,
-        contract=arguments,
+        annotations=ToolAnnotations(
+            read_only_hint=hints.read_only,
+            destructive_hint=hints.destructive,
+            idempotent_hint=hints.idempotent,
+            open_world_hint=hints.open_world,
+        ),
+        contract=tool.arguments,
     )

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal, Protocol, Self, get_args, runtime_ch
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from mcp_server.contract import ToolName
+from mcp_server.contract.registry import ToolName
 
 FaultType = Literal[
     "permission_loss",

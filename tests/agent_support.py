@@ -148,7 +148,7 @@ CHANGES = {  # the change that set the limit, as CloudTrail recorded it
     ],
     "note": "CloudTrail delivers events minutes after the call: the newest changes may be missing.",
 }
-RESPONSES = {  # one canned answer per tool, each valid under mcp_server.contract.TOOL_RESPONSE_MODELS
+RESPONSES = {  # one canned answer per tool, each valid under its tool declaration's response model
     "get_recent_logs": json.dumps(LOGS),
     "get_iam_state": json.dumps(IAM),
     "get_lambda_config": json.dumps(CONFIG),

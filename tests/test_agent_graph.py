@@ -13,7 +13,7 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.runnables import Runnable
 
-from mcp_server.contract import TOOL_NAMES, TOOL_RESPONSE_MODELS
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.agent.graph import Accounting, build_graph, initial_state, run_graph
 from supervisor.agent.prompt import SUBMIT_TOOL, read_tagged, tool_result, truncate
 from supervisor.agent.providers import MockToolProvider, ToolCallFailed
@@ -109,7 +109,7 @@ async def test_a_plain_investigation_ends_in_a_verified_diagnosis() -> None:
 def test_every_tool_has_a_canned_response_valid_under_the_contract() -> None:
     assert set(RESPONSES) == set(TOOL_NAMES)
     for tool, raw in RESPONSES.items():
-        TOOL_RESPONSE_MODELS[tool].model_validate_json(raw)
+        TOOLS[tool].response.model_validate_json(raw)
 
 
 async def test_throttling_claimed_from_the_limit_alone_is_refused_then_capped() -> None:

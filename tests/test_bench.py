@@ -10,7 +10,7 @@ from chaos.sandbox.sandbox import Sandbox
 from evals.corpus import load_corpus
 from evals.settings import CASES_DIR
 from evals.tokens import token_counter
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.settings import SupervisorSettings
 
 

@@ -15,9 +15,6 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_server.contract import (
     LAMBDA_NAME_PATTERN,
-    TOOL_ARG_SCHEMAS,
-    TOOL_NAMES,
-    TOOL_RESPONSE_MODELS,
     AttachedPolicy,
     FunctionMetricsResponse,
     GetFunctionMetricsArgs,
@@ -38,10 +35,10 @@ from mcp_server.contract import (
     SecurityGroup,
     SecurityGroupRule,
     Subnet,
-    ToolName,
     VpcConfig,
     function_name_of,
 )
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS, ToolName
 from supervisor.schemas import (
     AgentError,
     Diagnosis,
@@ -116,8 +113,7 @@ def test_tool_names_match_literal_and_both_registries() -> None:
     assert set(TOOL_NAMES) == EXPECTED_TOOLS
     assert len(TOOL_NAMES) == 6
     assert set(get_args(ToolName)) == EXPECTED_TOOLS
-    assert set(TOOL_ARG_SCHEMAS) == EXPECTED_TOOLS
-    assert set(TOOL_RESPONSE_MODELS) == EXPECTED_TOOLS
+    assert set(TOOLS) == EXPECTED_TOOLS
 
 
 def test_registries_map_each_tool_to_its_model() -> None:
@@ -137,8 +133,8 @@ def test_registries_map_each_tool_to_its_model() -> None:
         "get_recent_changes": RecentChangesResponse,
         "get_function_metrics": FunctionMetricsResponse,
     }
-    assert expected_args == TOOL_ARG_SCHEMAS
-    assert expected_responses == TOOL_RESPONSE_MODELS
+    assert expected_args == {name: tool.arguments for name, tool in TOOLS.items()}
+    assert expected_responses == {name: tool.response for name, tool in TOOLS.items()}
 
 
 # --------------------------------------------------------------------------- lambda_name

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mcp_server.contract import TOOL_NAMES, TOOL_RESPONSE_MODELS, ToolName
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS, ToolName
 from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.diagnosis.corroboration import POLICY, describe_policy, log_problem, support
 from supervisor.diagnosis.evidence import verify
@@ -173,7 +173,7 @@ WORLD: dict[str, dict[str, Any]] = {
 def _validated(responses: dict[str, dict[str, Any]]) -> dict[str, list[Any]]:
     """As the graph keeps them: each answer validated by its contract model and dumped to JSON data."""
     return {
-        tool: [TOOL_RESPONSE_MODELS[tool].model_validate(raw).model_dump(mode="json")]
+        tool: [TOOLS[tool].response.model_validate(raw).model_dump(mode="json")]
         for tool, raw in responses.items()
     }
 

@@ -29,7 +29,7 @@ from evals.replay import CaseToolProvider, replay_case
 from evals.runner import run_models
 from evals.score import METRICS, CaseScore, score_case
 from evals.settings import CASES_DIR, EvalSettings
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.agent.providers import ToolCallFailed
 from supervisor.diagnosis.rules.conversation import Conversation, read

@@ -14,7 +14,8 @@ from mcp.server.mcpserver import MCPServer
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import AwsClients
-from mcp_server.contract import TOOL_NAMES, LogsResponse
+from mcp_server.contract import LogsResponse
+from mcp_server.contract.registry import TOOL_NAMES
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 

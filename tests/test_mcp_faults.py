@@ -15,14 +15,8 @@ from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from mcp_server.contract import (
-    TOOL_NAMES,
-    TOOL_RESPONSE_MODELS,
-    IAMStateResponse,
-    LambdaConfigResponse,
-    LogsResponse,
-    NetworkStateResponse,
-)
+from mcp_server.contract import IAMStateResponse, LambdaConfigResponse, LogsResponse, NetworkStateResponse
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from tests.conftest import Inject
 from tests.mcp_support import TRANSPORTS, Transport, mcp_session
 
@@ -94,7 +88,7 @@ async def test_every_tool_returns_validated_output(
         for tool in TOOL_NAMES:
             result = await session.call_tool(tool, {"lambda_name": names.FUNCTION_NAME})
             assert not result.is_error, result.content
-            results[tool] = TOOL_RESPONSE_MODELS[tool].model_validate(result.structured_content)
+            results[tool] = TOOLS[tool].response.model_validate(result.structured_content)
     shaped = {
         "logs": results["get_recent_logs"],
         "iam": results["get_iam_state"],

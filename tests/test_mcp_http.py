@@ -16,7 +16,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.app import build_app
 from mcp_server.aws import AwsClients
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from tests.mcp_support import TRANSPORTS, Transport, mcp_session

@@ -13,7 +13,7 @@ from mcp.server.mcpserver import MCPServer
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import AwsClients
-from mcp_server.contract import TOOL_NAMES, TOOL_RESPONSE_MODELS
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from mcp_server.errors import ReadOnlyViolation
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
@@ -74,7 +74,7 @@ async def test_structured_content_and_text_carry_the_same_validated_json(
         result = await client.call_tool(tool, {"lambda_name": names.FUNCTION_NAME})
     assert not result.is_error
     assert result.structured_content is not None
-    model = TOOL_RESPONSE_MODELS[tool].model_validate(result.structured_content)
+    model = TOOLS[tool].response.model_validate(result.structured_content)
     assert json.loads(result.content[0].text) == model.model_dump(mode="json")  # type: ignore[union-attr]
 
 

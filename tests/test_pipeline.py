@@ -18,7 +18,7 @@ from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.incident.audit import REPLAY_HASH_VERSION
 from supervisor.incident.pipeline import (
     BREAKER_REASON,

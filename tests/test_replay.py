@@ -17,7 +17,7 @@ from chaos.loopback import free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from mcp_server.contract import TOOL_RESPONSE_MODELS
+from mcp_server.contract.registry import TOOLS
 from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.agent.providers import RecordedToolProvider, ToolCallFailed
 from supervisor.diagnosis.rules.model import RulesChatModel
@@ -205,7 +205,7 @@ def _recorded_results() -> list[ToolResult]:
         ToolResult(
             tool=tool,
             arguments={"lambda_name": FUNCTION},
-            result=TOOL_RESPONSE_MODELS[tool].model_validate_json(RESPONSES[tool]).model_dump(mode="json"),
+            result=TOOLS[tool].response.model_validate_json(RESPONSES[tool]).model_dump(mode="json"),
         )
         for tool in ("get_lambda_config", "get_function_metrics")
     ]

@@ -18,7 +18,7 @@ from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.agent.run import AgentResult, run_agent
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings

@@ -22,7 +22,7 @@ from chaos.loopback import BlackHole, free_port
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.agent.models import build_model
 from supervisor.agent.prompt import SUBMIT_TOOL, read_tagged
 from supervisor.agent.run import run_agent

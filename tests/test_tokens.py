@@ -21,7 +21,7 @@ from evals.tokens import (
     report,
     token_counter,
 )
-from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_DESCRIPTIONS, TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.agent import prompt
 from supervisor.schemas import FAULT_TYPES, DiagnosisSubmission
 from supervisor.settings import SupervisorSettings
@@ -125,12 +125,12 @@ def _full(model: type[BaseModel]) -> dict[str, Any]:
 @pytest.mark.parametrize("name", [*TOOL_NAMES, prompt.SUBMIT_TOOL])
 def test_specs_keep_every_argument_and_constraint_of_the_contract(name: str) -> None:
     specs = {spec["function"]["name"]: spec["function"] for spec in prompt.tool_specs()}
-    model = DiagnosisSubmission if name == prompt.SUBMIT_TOOL else TOOL_ARG_SCHEMAS[name]
+    model = DiagnosisSubmission if name == prompt.SUBMIT_TOOL else TOOLS[name].arguments
     full, compact = _leaves(_full(model)), _leaves(specs[name]["parameters"])
     assert compact.items() <= full.items()
     assert all(_left_out_for_the_model(path) for path in full.keys() - compact.keys())
     assert any("required" in path for path in compact)
-    descriptions = {str(tool): text for tool, text in TOOL_DESCRIPTIONS.items()}
+    descriptions = {name: tool.description for name, tool in TOOLS.items()}
     assert specs[name]["description"] == descriptions.get(name, specs[name]["description"])
 
 

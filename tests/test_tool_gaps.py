@@ -19,7 +19,8 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.aws import AwsClients
-from mcp_server.contract import TOOL_NAMES, GetIAMStateArgs, GetLambdaConfigArgs, GetRecentLogsArgs
+from mcp_server.contract import GetIAMStateArgs, GetLambdaConfigArgs, GetRecentLogsArgs
+from mcp_server.contract.registry import TOOL_NAMES
 from mcp_server.permissions import required_iam_actions
 from mcp_server.reads import TIMEOUT_CODE
 from mcp_server.server import build_server

@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import Field
 
 from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.declaration import ToolDeclaration
 
 ChangeHours = Annotated[
     int, Field(ge=1, le=720, description="How far back to search, in hours, ending now (1-720, default 24).")
@@ -90,3 +91,28 @@ class RecentChangesResponse(ContractModel):
         description="CloudTrail delivers events minutes after the call: the newest changes may be missing.",
     )
     gaps: Gaps = Field(default_factory=list)
+
+
+GET_RECENT_CHANGES = ToolDeclaration(
+    name="get_recent_changes",
+    title="Recent changes (CloudTrail)",
+    description=(
+        "What changed, when and by whom: CloudTrail management events of the last hours on the function, its "
+        "versions and aliases, its role and policies, security groups, network ACLs, route tables and event "
+        "source mappings; newest first, with what each call asked for. The change that started a failure is "
+        "usually here (report it as the trigger), with earlier values to restore. The newest minutes may not "
+        "be delivered yet."
+    ),
+    arguments=GetRecentChangesArgs,
+    response=RecentChangesResponse,
+    implementation="mcp_server.tools.changes:recent_changes",
+    reads=(
+        ("cloudtrail", "LookupEvents"),
+        ("lambda", "GetFunctionConfiguration"),
+        ("lambda", "ListEventSourceMappings"),
+        ("iam", "ListAttachedRolePolicies"),
+        ("ec2", "DescribeNetworkAcls"),
+        ("ec2", "DescribeRouteTables"),
+    ),
+    order=50,
+)

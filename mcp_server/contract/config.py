@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.declaration import ToolDeclaration
 
 
 class GetLambdaConfigArgs(TargetArguments):
@@ -94,3 +95,27 @@ class LambdaConfigResponse(ContractModel):
     Aliases: list[FunctionAlias] = Field(default_factory=list)
     error: str | None = None
     gaps: Gaps = Field(default_factory=list)
+
+
+GET_LAMBDA_CONFIG = ToolDeclaration(
+    name="get_lambda_config",
+    title="Function configuration",
+    description=(
+        "The function's configuration: runtime, handler, role, memory, timeout, state and its reason, last "
+        "update status, code hash and size, environment variable names (never values), layers, logging, "
+        "destinations, VPC, reserved concurrency (0: every invocation is throttled), published versions and "
+        "aliases. It corroborates configuration_error (handler, environment, runtime, state), the limit "
+        "behind throttling, and which version an alias serves after a bad deployment (code_error)."
+    ),
+    arguments=GetLambdaConfigArgs,
+    response=LambdaConfigResponse,
+    implementation="mcp_server.tools.lambda_config:lambda_config",
+    reads=(
+        ("lambda", "GetFunctionConfiguration"),
+        ("lambda", "GetFunctionConcurrency"),
+        ("lambda", "GetFunctionEventInvokeConfig"),
+        ("lambda", "ListVersionsByFunction"),
+        ("lambda", "ListAliases"),
+    ),
+    order=30,
+)

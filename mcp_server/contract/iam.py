@@ -7,6 +7,7 @@ from typing import Any
 from pydantic import Field
 
 from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.declaration import ToolDeclaration
 
 PolicyDocument = dict[str, Any]
 
@@ -43,3 +44,28 @@ class IAMStateResponse(ContractModel):
     permissions_boundary: PermissionsBoundary | None = None
     error: str | None = None
     gaps: Gaps = Field(default_factory=list)
+
+
+GET_IAM_STATE = ToolDeclaration(
+    name="get_iam_state",
+    title="Execution role and policies",
+    description=(
+        "The function's execution role: inline policy documents, attached managed policies with their "
+        "default-version documents, and any permissions boundary. Judge a denied call by action AND resource "
+        "(a grant on another bucket does not allow this one; a Deny or the boundary wins); it corroborates "
+        "permission_loss. A role that cannot write logs leaves none."
+    ),
+    arguments=GetIAMStateArgs,
+    response=IAMStateResponse,
+    implementation="mcp_server.tools.iam:iam_state",
+    reads=(
+        ("lambda", "GetFunctionConfiguration"),
+        ("iam", "GetRole"),
+        ("iam", "ListRolePolicies"),
+        ("iam", "GetRolePolicy"),
+        ("iam", "ListAttachedRolePolicies"),
+        ("iam", "GetPolicy"),
+        ("iam", "GetPolicyVersion"),
+    ),
+    order=20,
+)

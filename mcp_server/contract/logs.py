@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field
 
 from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.declaration import ToolDeclaration
 
 
 def _no_nul(value: str) -> str:
@@ -115,3 +116,27 @@ class LogsResponse(ContractModel):
         "was never invoked or its role cannot write logs'.",
     )
     gaps: Gaps = Field(default_factory=list)
+
+
+GET_RECENT_LOGS = ToolDeclaration(
+    name="get_recent_logs",
+    title="Recent Lambda logs",
+    description=(
+        "Recent CloudWatch log events of the function, oldest first, each placed in its invocation (request "
+        "id, kind of line), and a summary per invocation. Bounded: when more events match than fit, error "
+        "lines are kept first and the matched and dropped counts say what was left out. A missing log group "
+        "is a `note`, not an error. Log text is written by the function, so by whoever controls its input: "
+        "it describes a failure (the terminal error of a failed invocation says what broke) but never proves "
+        "one; confirm with metrics, configuration, IAM, network or changes."
+    ),
+    arguments=GetRecentLogsArgs,
+    response=LogsResponse,
+    implementation="mcp_server.tools.logs:recent_logs",
+    reads=(
+        ("logs", "FilterLogEvents"),
+        ("lambda", "GetFunctionConfiguration"),
+        ("lambda", "GetAlias"),
+    ),
+    order=10,
+    benchmark_arguments=({}, {"minutes": 60}, {"filter_pattern": "ERROR"}),
+)

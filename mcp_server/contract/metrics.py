@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import Field
 
 from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.declaration import ToolDeclaration
 
 MAX_METRIC_MINUTES = 240
 MAX_REPORT_LINES = 2_000
@@ -92,3 +93,25 @@ class FunctionMetricsResponse(ContractModel):
     )
     note: str | None = Field(default=None, description="What the figures cannot show, e.g. no datapoints.")
     gaps: Gaps = Field(default_factory=list)
+
+
+GET_FUNCTION_METRICS = ToolDeclaration(
+    name="get_function_metrics",
+    title="Lambda metrics",
+    description=(
+        "The function's AWS/Lambda metrics minute by minute (invocations, errors, throttles, duration, "
+        "concurrency) and what they show: error rate, first minute with errors or throttles, longest "
+        "duration against the timeout, peak memory against the memory size. They come from the Lambda "
+        "service, not the function's output: they corroborate throttling (with the limit), timeout, "
+        "out_of_memory, and that invocations really fail (code_error, dependency_failure)."
+    ),
+    arguments=GetFunctionMetricsArgs,
+    response=FunctionMetricsResponse,
+    implementation="mcp_server.tools.metrics:function_metrics",
+    reads=(
+        ("cloudwatch", "GetMetricData"),
+        ("logs", "FilterLogEvents"),
+        ("lambda", "GetFunctionConfiguration"),
+    ),
+    order=60,
+)

@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.declaration import ToolDeclaration
 
 EgressDestination = Literal["aws-apis", "s3", "dynamodb"]
 
@@ -177,3 +178,30 @@ class NetworkStateResponse(ContractModel):
     note: str | None = None
     error: str | None = None
     gaps: Gaps = Field(default_factory=list)
+
+
+GET_NETWORK_STATE = ToolDeclaration(
+    name="get_network_state",
+    title="VPC networking",
+    description=(
+        "For a function in a VPC: its security groups, its subnets' network ACLs (in evaluation order) and "
+        "route tables, NAT gateways, VPC endpoints and prefix lists, and for each destination (AWS APIs, S3, "
+        "DynamoDB) whether HTTPS can leave and which rule or route decides. The verdict corroborates "
+        "network_block (calls that cannot leave hang until the timeout). Outside a VPC it says so."
+    ),
+    arguments=GetNetworkStateArgs,
+    response=NetworkStateResponse,
+    implementation="mcp_server.tools.network:network_state",
+    reads=(
+        ("lambda", "GetFunctionConfiguration"),
+        ("ec2", "DescribeSecurityGroups"),
+        ("ec2", "DescribeSubnets"),
+        ("ec2", "DescribeNetworkAcls"),
+        ("ec2", "DescribeRouteTables"),
+        ("ec2", "DescribeNatGateways"),
+        ("ec2", "DescribeVpcEndpoints"),
+        ("ec2", "DescribeManagedPrefixLists"),
+        ("ec2", "GetManagedPrefixListEntries"),
+    ),
+    order=40,
+)

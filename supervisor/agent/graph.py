@@ -26,7 +26,7 @@ from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
-from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_NAMES, TOOL_RESPONSE_MODELS
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.agent import prompt
 from supervisor.agent.providers import ToolCallFailed
 from supervisor.diagnosis import evidence
@@ -189,7 +189,7 @@ class _Turn:
         except Exception as error:
             return failed("error", f"{type(error).__name__}: {error}")
         size = len(raw.encode())
-        model = TOOL_RESPONSE_MODELS[name]
+        model = TOOLS[name].response
         try:
             data = json.loads(raw)
         except json.JSONDecodeError:
@@ -355,7 +355,7 @@ def build_graph(
                 )
             else:
                 try:
-                    TOOL_ARG_SCHEMAS[call["name"]].model_validate(call["args"])
+                    TOOLS[call["name"]].arguments.model_validate(call["args"])
                 except ValidationError as error:
                     current.refuse(
                         call, "invalid_args", f"(tool not run: invalid arguments: {_short(error)})"

@@ -13,7 +13,7 @@ from typing import Any, Final
 import json_repair
 from langchain_core.utils.json_schema import dereference_refs
 
-from mcp_server.contract import TOOL_ARG_SCHEMAS, TOOL_DESCRIPTIONS, TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.diagnosis.corroboration import describe_policy
 from supervisor.schemas import DiagnosisSubmission
 
@@ -187,7 +187,7 @@ def diagnostic_specs() -> list[dict[str, Any]]:
     """The six diagnostic tools, in the OpenAI function format chat models bind: all the first turn is
     offered (there is nothing to submit before any tool has answered)."""
     return [
-        _function_spec(name, TOOL_DESCRIPTIONS[name], TOOL_ARG_SCHEMAS[name].model_json_schema())
+        _function_spec(name, TOOLS[name].description, TOOLS[name].arguments.model_json_schema())
         for name in TOOL_NAMES
     ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.agent.run import AgentResult
 from supervisor.schemas import Diagnosis, LlmCallRecord, ToolCallRecord
 

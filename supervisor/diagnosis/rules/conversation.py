@@ -9,7 +9,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, ToolMessage
 
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.agent.prompt import SUBMIT_TOOL, TRUNCATION_MARK, read_tagged
 
 

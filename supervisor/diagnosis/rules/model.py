@@ -19,7 +19,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 
-from mcp_server.contract import TOOL_NAMES
+from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.diagnosis.rules.conversation import incident_minutes, read
 from supervisor.diagnosis.rules.diagnose import diagnose
