@@ -9,7 +9,7 @@ from typing import Annotated, Any, Final, Literal, Self
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS, ToolName
-from supervisor.schemas import FaultType
+from supervisor.faults.registry import FaultType
 
 FORMAT_VERSION: Final = 1
 CASE_ID_PATTERN: Final = r"^[a-z0-9][a-z0-9-]{0,62}$"

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from chaos.sandbox import names
 from evals.corpus import Injection
-from supervisor.schemas import FaultType
+from supervisor.faults.registry import FaultType
 
 
 @dataclass(frozen=True)

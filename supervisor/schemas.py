@@ -1,30 +1,19 @@
 """The supervisor's own types: the Diagnosis it submits, token usage, the tool provider and its errors.
 
-The tool contract (tool names, arguments, responses) lives in ``mcp_server.contract`` and is only
-imported here, never redefined.
+The tool contract (tool names, arguments, responses) lives in ``mcp_server.contract`` and the fault classes
+in ``supervisor.faults``; both are only imported here, never redefined.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Any, Literal, Protocol, Self, get_args, runtime_checkable
+from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
 from mcp_server.contract.registry import ToolName
+from supervisor.faults.registry import FaultType
 
-FaultType = Literal[
-    "permission_loss",
-    "throttling",
-    "network_block",
-    "timeout",
-    "out_of_memory",
-    "code_error",
-    "configuration_error",
-    "dependency_failure",
-    "unknown",
-]
-FAULT_TYPES: tuple[FaultType, ...] = get_args(FaultType)
 TimelineKind = Literal["change", "first_failure", "failure", "alarm", "limit", "observation"]
 Severity = Literal["critical", "high", "medium", "low"]
 RiskLevel = Literal["low", "medium", "high"]

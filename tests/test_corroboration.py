@@ -13,7 +13,8 @@ from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.diagnosis.corroboration import POLICY, describe_policy, log_problem, support
 from supervisor.diagnosis.evidence import verify
 from supervisor.diagnosis.rules.model import RulesChatModel
-from supervisor.schemas import FAULT_TYPES, DiagnosisSubmission, EvidencePointer, FaultType
+from supervisor.faults.registry import FAULT_TYPES, FaultType
+from supervisor.schemas import DiagnosisSubmission, EvidencePointer
 from tests.agent_support import FUNCTION, ScriptedChatModel, ai, call, diagnose_with, submission
 
 ACCOUNT = "123456789012"

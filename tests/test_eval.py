@@ -35,7 +35,7 @@ from supervisor.agent.providers import ToolCallFailed
 from supervisor.diagnosis.rules.conversation import Conversation, read
 from supervisor.diagnosis.rules.diagnose import diagnose
 from supervisor.diagnosis.rules.model import RulesChatModel
-from supervisor.schemas import FAULT_TYPES
+from supervisor.faults.registry import FAULT_TYPES
 from supervisor.settings import SupervisorSettings
 
 SETTINGS = SupervisorSettings()

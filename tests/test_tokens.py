@@ -23,7 +23,8 @@ from evals.tokens import (
 )
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.agent import prompt
-from supervisor.schemas import FAULT_TYPES, DiagnosisSubmission
+from supervisor.faults.registry import FAULT_TYPES
+from supervisor.schemas import DiagnosisSubmission
 from supervisor.settings import SupervisorSettings
 
 SETTINGS = SupervisorSettings()

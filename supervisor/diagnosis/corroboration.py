@@ -1,4 +1,5 @@
-"""The corroboration policy: which sources can support each fault type, for every model.
+"""The corroboration policy: which sources can support each fault type, for every model (each fault
+class declares its own, in ``supervisor.faults``).
 
 Log text is written by the function's code, and so by whoever controls its input. A fault type counts
 as supported only when a verified pointer from a source the function's users cannot write backs it: IAM
@@ -9,122 +10,20 @@ never support alone, and a log line cited for a fault must be the terminal error
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from supervisor.diagnosis.paths import resolve
-from supervisor.schemas import EvidencePointer, FaultSupport, FaultType
+from supervisor.faults.declaration import Corroboration
+from supervisor.faults.registry import FAULT_CLASSES, UNKNOWN, FaultType
+from supervisor.schemas import EvidencePointer, FaultSupport
 
 LOG_TOOL = "get_recent_logs"
 TERMINAL_KINDS = frozenset({"error_record", "timeout", "runtime_exit"})
 
 
-@dataclass(frozen=True)
-class Source:
-    """Fields of one tool's answer that can back a fault type."""
-
-    tool: str
-    fields: re.Pattern[str]
-    what: str
-    services: frozenset[str] = frozenset()  # change events only: the event's service must be one of these
-
-    def backs(self, pointer: EvidencePointer, responses: Sequence[Any]) -> bool:
-        if pointer.tool != self.tool or not self.fields.fullmatch(pointer.field):
-            return False
-        if not self.services:
-            return True
-        event = pointer.field.split(".")[:2]  # events.<n>
-        return any(_service(response, event) in self.services for response in responses)
-
-
-def _service(response: Any, event: list[str]) -> str | None:
-    try:
-        return str(resolve(response, ".".join([*event, "service"])))
-    except LookupError:
-        return None
-
-
-def _source(tool: str, fields: str, what: str, *services: str) -> Source:
-    return Source(tool, re.compile(fields), what, frozenset(services))
-
-
-_METRICS = "get_function_metrics"
-_CHANGE = r"events\.\d+(\..+)?"
-_IAM = "iam.amazonaws.com"
-_LAMBDA = "lambda.amazonaws.com"
-_EC2 = "ec2.amazonaws.com"
-
-ERRORS = _source(
-    _METRICS,
-    r"errors|error_rate|first_error_minute|minutes\.\d+\.errors",
-    "get_function_metrics errors (errors, error_rate, first_error_minute, minutes.<n>.errors)",
-)
-POLICIES = _source(
-    "get_iam_state",
-    r"(inline_policies|attached_policies|permissions_boundary)(\..+)?",
-    "get_iam_state policy statements (inline_policies, attached_policies, permissions_boundary)",
-)
-IAM_CHANGE = _source("get_recent_changes", _CHANGE, "an IAM event in get_recent_changes (events.<n>)", _IAM)
-THROTTLES = _source(
-    _METRICS,
-    r"throttles|first_throttle_minute|minutes\.\d+\.throttles",
-    "get_function_metrics throttles (throttles, first_throttle_minute, minutes.<n>.throttles)",
-)
-LIMIT = _source(
-    "get_lambda_config", r"ReservedConcurrentExecutions", "get_lambda_config ReservedConcurrentExecutions"
-)
-CONCURRENCY = _source(
-    _METRICS,
-    r"minutes\.\d+\.concurrent_executions_max",
-    "get_function_metrics minutes.<n>.concurrent_executions_max",
-)
-LAMBDA_CHANGE = _source(
-    "get_recent_changes", _CHANGE, "a Lambda event in get_recent_changes (events.<n>)", _LAMBDA
-)
-VERDICT = _source(
-    "get_network_state",
-    r"https_egress_allowed|egress(\..+)?|security_groups(\..+)?|subnets(\..+)?|nat_gateways(\..+)?",
-    "get_network_state verdicts and rules (https_egress_allowed, egress, security_groups, subnets, "
-    "nat_gateways)",
-)
-NETWORK_CHANGE = _source(
-    "get_recent_changes", _CHANGE, "an EC2 event in get_recent_changes (events.<n>)", _EC2
-)
-DURATIONS = _source(
-    _METRICS,
-    r"duration_to_timeout|max_duration_ms|minutes\.\d+\.duration_max_ms",
-    "get_function_metrics durations (duration_to_timeout, max_duration_ms, minutes.<n>.duration_max_ms)",
-)
-MEMORY = _source(
-    _METRICS,
-    r"peak_memory_used_mb|memory_to_size",
-    "get_function_metrics memory (peak_memory_used_mb, memory_to_size)",
-)
-SETTINGS = _source(
-    "get_lambda_config",
-    r"Handler|Runtime|EnvironmentVariableNames(\..+)?|State|StateReason|StateReasonCode|LastUpdateStatus"
-    r"|Layers(\..+)?|Architectures(\..+)?|PackageType|KMSKeyArn|EphemeralStorageMb",
-    "get_lambda_config settings (Handler, Runtime, EnvironmentVariableNames, State, Layers, ...)",
-)
-DEPLOYMENT = _source(
-    "get_lambda_config",
-    r"CodeSha256|Versions(\..+)?|Aliases(\..+)?|Version|LastModified",
-    "get_lambda_config deployment (CodeSha256, Versions, Aliases)",
-)
-
-# Each fault type: groups that must all be met; a group is met by a verified pointer from any of its sources.
-POLICY: Mapping[FaultType, tuple[tuple[Source, ...], ...]] = {
-    "permission_loss": ((POLICIES, IAM_CHANGE),),
-    "throttling": ((THROTTLES,), (LIMIT, CONCURRENCY, LAMBDA_CHANGE)),
-    "network_block": ((VERDICT, NETWORK_CHANGE),),
-    "timeout": ((DURATIONS,),),
-    "out_of_memory": ((MEMORY,),),
-    "code_error": ((ERRORS, DEPLOYMENT, LAMBDA_CHANGE),),
-    "configuration_error": ((SETTINGS, LAMBDA_CHANGE),),
-    "dependency_failure": ((ERRORS,),),
-}
+# Each fault class: groups that must all be met; a group is met by a verified pointer from any of its sources.
+POLICY: Mapping[str, Corroboration] = {name: fault.corroboration for name, fault in FAULT_CLASSES.items()}
 
 
 def log_problem(pointer: EvidencePointer, response: Any) -> str:
@@ -164,7 +63,7 @@ def support(
     ``verified[i]`` holds the responses in which pointer ``i`` checked out (empty: not verified)."""
     result = []
     for fault in fault_types:
-        if fault == "unknown":
+        if fault == UNKNOWN:
             continue
         cited = [i for i, p in enumerate(evidence) if p.supports == fault and verified[i]]
         backing: list[int] = []

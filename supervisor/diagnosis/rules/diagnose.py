@@ -4,19 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor.diagnosis.rules import (
-    code,
-    configuration,
-    dependencies,
-    memory,
-    network,
-    permissions,
-    throttling,
-    timeout,
-)
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.findings import Finding, Pointer, Rejection, Verdict
 from supervisor.diagnosis.rules.triggers import change_pointers, seconds_before_failure, trigger
+from supervisor.faults.registry import BY_PRECEDENCE
 from supervisor.schemas import Severity
 
 _SEVERITY_ORDER: tuple[Severity, ...] = ("low", "medium", "high", "critical")
@@ -25,20 +16,14 @@ UNKNOWN_CONFIDENCE = 0.2
 
 
 def verdicts(c: Conversation) -> list[Verdict]:
-    """Every family's verdict, in precedence order: a setting that cannot work first, then what blocks the
-    code from outside (permissions, network, a failing dependency, limits), then the code itself."""
-    found = [
-        configuration.check(c),
-        permissions.check(c),
-        network.check(c),
-        dependencies.check(c),
-        throttling.check(c),
-        memory.check(c),
-        timeout.check(c),
-    ]
-    confirmed = {v.fault for v in found if isinstance(v, Finding)}
-    if "configuration_error" not in confirmed:
-        found.append(code.check(c))
+    """Every fault class's verdict, in the classes' declared precedence (a setting that cannot work first,
+    then what blocks the code from outside, then the code itself); a class whose ``unless`` names a class
+    already confirmed is not checked."""
+    found: list[Verdict] = []
+    for fault in BY_PRECEDENCE:
+        confirmed = {v.fault for v in found if isinstance(v, Finding)}
+        if not confirmed & set(fault.unless):
+            found.append(fault.checker()(c))
     return found
 
 

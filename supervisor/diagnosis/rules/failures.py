@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from supervisor.diagnosis.corroboration import TERMINAL_KINDS
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.findings import Pointer
-from supervisor.schemas import FaultType
+from supervisor.faults.registry import FaultType
 
 MINUTE = timedelta(minutes=1)  # the grain of the metrics: a failure in a minute began before its end
 _RECORD = re.compile(r"^\[ERROR\] ([A-Za-z_.]+): ?(.*)", re.DOTALL)

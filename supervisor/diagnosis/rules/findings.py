@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from supervisor.schemas import FaultType, RiskLevel, Severity
+from supervisor.faults.registry import FaultType
+from supervisor.schemas import RiskLevel, Severity
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def _statement_pointers(refs: Sequence[StatementRef], what: str, supports: str |
         value = _written(getattr(ref, key.lower() if key != "NotResource" else "not_resource"))
         if value is None:
             key, value = "Effect", ref.effect
-        pointers.append(Pointer(_IAM, f"{ref.path}.{key}", value, what, supports))  # type: ignore[arg-type]
+        pointers.append(Pointer(_IAM, f"{ref.path}.{key}", value, what, supports))
     return pointers
 
 
