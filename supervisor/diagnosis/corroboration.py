@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from supervisor.diagnosis.paths import resolve
-from supervisor.faults.declaration import Corroboration
+from supervisor.faults.declaration import Corroboration, Source
 from supervisor.faults.registry import FAULT_CLASSES, UNKNOWN, FaultType
 from supervisor.schemas import EvidencePointer, FaultSupport
 
@@ -24,6 +24,23 @@ TERMINAL_KINDS = frozenset({"error_record", "timeout", "runtime_exit"})
 
 # Each fault class: groups that must all be met; a group is met by a verified pointer from any of its sources.
 POLICY: Mapping[str, Corroboration] = {name: fault.corroboration for name, fault in FAULT_CLASSES.items()}
+
+
+def backs(source: Source, pointer: EvidencePointer, responses: Sequence[Any]) -> bool:
+    """Whether ``pointer``, verified in ``responses``, cites a field ``source`` names."""
+    if pointer.tool != source.tool or not source.fields.fullmatch(pointer.field):
+        return False
+    if not source.services:
+        return True
+    event = pointer.field.split(".")[:2]  # events.<n>
+    return any(_service(response, event) in source.services for response in responses)
+
+
+def _service(response: Any, event: list[str]) -> str | None:
+    try:
+        return str(resolve(response, ".".join([*event, "service"])))
+    except LookupError:
+        return None
 
 
 def log_problem(pointer: EvidencePointer, response: Any) -> str:
@@ -69,7 +86,7 @@ def support(
         backing: list[int] = []
         missing = []
         for group in POLICY[fault]:
-            found = [i for i in cited if any(s.backs(evidence[i], verified[i]) for s in group)]
+            found = [i for i in cited if any(backs(s, evidence[i], verified[i]) for s in group)]
             backing += [i for i in found if i not in backing]
             if not found:
                 missing.append(" or ".join(source.what for source in group))

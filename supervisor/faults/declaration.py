@@ -9,14 +9,9 @@ from __future__ import annotations
 
 import importlib
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
-
-from supervisor.diagnosis.paths import resolve
-
-if TYPE_CHECKING:
-    from supervisor.schemas import EvidencePointer
+from typing import Any, Final
 
 _CLASS_NAME: Final = re.compile(r"[a-z][a-z_]{2,40}")
 _REFERENCE: Final = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
@@ -34,21 +29,6 @@ class Source:
     fields: re.Pattern[str]
     what: str  # the fields in words, for the prompt and the docs
     services: frozenset[str] = frozenset()  # change events only: the event's service must be one of these
-
-    def backs(self, pointer: EvidencePointer, responses: Sequence[Any]) -> bool:
-        if pointer.tool != self.tool or not self.fields.fullmatch(pointer.field):
-            return False
-        if not self.services:
-            return True
-        event = pointer.field.split(".")[:2]  # events.<n>
-        return any(_service(response, event) in self.services for response in responses)
-
-
-def _service(response: Any, event: list[str]) -> str | None:
-    try:
-        return str(resolve(response, ".".join([*event, "service"])))
-    except LookupError:
-        return None
 
 
 def source(tool: str, fields: str, what: str, *services: str) -> Source:

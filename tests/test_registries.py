@@ -1,0 +1,179 @@
+"""The two registries: every tool and every fault class is one declaration, checked when it is made, and
+what the code does matches what it declares (a tool calls exactly the AWS reads it declares)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import boto3
+import pytest
+
+from chaos.drill.scenarios import SCENARIOS, Scenario
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from evals.definitions import DEFINITIONS
+from mcp_server.aws import AwsClients
+from mcp_server.contract import GetRecentLogsArgs, LogsResponse
+from mcp_server.contract.declaration import DeclarationError, ToolDeclaration
+from mcp_server.contract.registry import TOOLS
+from mcp_server.permissions import ALLOWED_OPERATIONS, READ_OPERATIONS
+from mcp_server.server import ToolRunner
+from mcp_server.settings import ServerSettings
+from supervisor.faults.declaration import FaultClass, FaultClassError
+from supervisor.faults.registry import BY_PRECEDENCE, FAULT_CLASSES, FAULT_TYPES
+from supervisor.faults.sources import ERRORS
+
+# --------------------------------------------------------------------------- declarations are checked
+
+
+def _tool(**changes: Any) -> ToolDeclaration:
+    fields: dict[str, Any] = {
+        "name": "get_something",
+        "title": "Something",
+        "description": "Reads something.",
+        "arguments": GetRecentLogsArgs,
+        "response": LogsResponse,
+        "implementation": "mcp_server.tools.logs:recent_logs",
+        "reads": (("logs", "FilterLogEvents"),),
+        "order": 99,
+    }
+    return ToolDeclaration(**(fields | changes))
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"reads": (("iam", "DeleteRolePolicy"),)}, "iam:DeleteRolePolicy is not a read"),
+        ({"reads": (("lambda", "PutFunctionConcurrency"),)}, "lambda:PutFunctionConcurrency is not a read"),
+        ({"reads": ()}, "declares no AWS read"),
+        ({"implementation": "mcp_server.tools.logs.recent_logs"}, "is not 'module:function'"),
+        ({"name": "Get Something"}, "is not snake_case"),
+        ({"description": ""}, "must not be empty"),
+        ({"benchmark_arguments": ()}, "at least the default call"),
+    ],
+)
+def test_a_tool_declaration_that_cannot_be_served_is_refused(changes: dict[str, Any], said: str) -> None:
+    with pytest.raises(DeclarationError, match=said):
+        _tool(**changes)
+
+
+def test_a_tool_that_would_write_is_refused() -> None:
+    from mcp_server.contract.declaration import ToolHints
+
+    with pytest.raises(DeclarationError, match="read-only"):
+        _tool(hints=ToolHints(read_only=False))
+    with pytest.raises(DeclarationError, match="read-only"):
+        _tool(hints=ToolHints(destructive=True))
+
+
+def test_benchmark_arguments_are_frozen_and_valid_for_their_tool() -> None:
+    for tool in TOOLS.values():
+        for arguments in tool.benchmark_arguments:
+            with pytest.raises(TypeError):
+                arguments["lambda_name"] = "x"  # type: ignore[index]
+            tool.arguments.model_validate({"lambda_name": names.FUNCTION_NAME, **arguments}, strict=True)
+
+
+def test_every_tool_function_resolves_and_takes_a_context_and_its_arguments() -> None:
+    for tool in TOOLS.values():
+        function = tool.function()
+        parameters = list(inspect.signature(function).parameters.values())
+        assert [p.name for p in parameters[:2]] == ["ctx", "args"], tool.name
+        assert all(p.default is not inspect.Parameter.empty for p in parameters[2:]), tool.name
+
+
+def test_the_allowlist_is_the_declared_reads_and_the_fixed_startup_calls() -> None:
+    declared = {operation for tool in TOOLS.values() for operation in tool.reads}
+    assert set(READ_OPERATIONS) == declared
+    assert declared <= ALLOWED_OPERATIONS
+    assert ALLOWED_OPERATIONS - declared == {
+        ("ssm", "GetParameter"),
+        ("sts", "AssumeRole"),
+        ("sts", "GetCallerIdentity"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"name": "unknown"}, "not 'unknown'"),
+        ({"corroboration": ()}, "at least one group"),
+        ({"corroboration": ((ERRORS,), ())}, "none empty"),
+        ({"check": "supervisor.diagnosis.rules.code.check"}, "is not 'module:function'"),
+        ({"description": ""}, "must not be empty"),
+    ],
+)
+def test_a_fault_class_declaration_that_cannot_be_used_is_refused(changes: dict[str, Any], said: str) -> None:
+    fields: dict[str, Any] = {
+        "name": "something_broke",
+        "description": "something broke",
+        "corroboration": ((ERRORS,),),
+        "check": "supervisor.diagnosis.rules.code:check",
+        "order": 99,
+        "precedence": 99,
+    }
+    with pytest.raises(FaultClassError, match=said):
+        FaultClass(**(fields | changes))
+
+
+def test_every_fault_class_check_resolves_and_the_precedence_is_a_total_order() -> None:
+    assert (*FAULT_CLASSES, "unknown") == FAULT_TYPES
+    for fault in FAULT_CLASSES.values():
+        assert list(inspect.signature(fault.checker()).parameters) == ["c"], fault.name
+    assert len({fault.precedence for fault in BY_PRECEDENCE}) == len(BY_PRECEDENCE)
+    assert len({fault.order for fault in FAULT_CLASSES.values()}) == len(FAULT_CLASSES)
+    assert BY_PRECEDENCE[0].name == "configuration_error"  # a setting that cannot work is checked first
+    assert FAULT_CLASSES["code_error"].unless == ("configuration_error",)
+
+
+# --------------------------------------------------------------------------- a tool reads what it declares
+
+
+@pytest.fixture
+def recorded(sandbox: Sandbox) -> tuple[ToolRunner, list[tuple[str, str]]]:
+    session: boto3.Session = sandbox.session(names.MCP_SERVER)
+    calls: list[tuple[str, str]] = []
+
+    def record(model: Any, **_: Any) -> None:
+        calls.append((model.service_model.service_name, model.name))
+
+    session._session.register("before-call", record)  # every client made from this session reports its calls
+    settings = ServerSettings()
+    return ToolRunner(settings, AwsClients.create(settings, session)), calls
+
+
+def test_each_tool_calls_exactly_the_aws_reads_it_declares(
+    recorded: tuple[ToolRunner, list[tuple[str, str]]],
+) -> None:
+    """On a function in a VPC and on an alias of another, every tool's calls are its declared reads: none
+    undeclared (the allowlist would refuse it in production) and none declared in vain (a broader IAM
+    policy than the tools need)."""
+    runner, calls = recorded
+    targets = (names.FUNCTION_NAME, f"{names.ORDERS_FUNCTION}:{names.ORDERS_ALIAS}")
+    for tool in TOOLS.values():
+        made: set[tuple[str, str]] = set()
+        for target in targets:
+            calls.clear()
+            runner.run(tool.name, tool.arguments(lambda_name=_arn(runner, target)))
+            made |= set(calls) - {("sts", "GetCallerIdentity")}
+        assert made == set(tool.reads), tool.name
+
+
+def _arn(runner: ToolRunner, target: str) -> str:
+    name, _, qualifier = target.partition(":")
+    if not qualifier:
+        return name
+    return f"arn:aws:lambda:{runner.aws.region}:{names.ACCOUNT_ID}:function:{name}:{qualifier}"
+
+
+def test_every_fault_class_has_a_drill_scenario_and_an_eval_case() -> None:
+    """What the recipe says comes with a class: an injector breaks it in a scenario, and a recorded case."""
+    drilled = {fault for scenario in SCENARIOS if scenario.injections for fault in _faults(scenario)}
+    recorded = {fault for definition in DEFINITIONS for fault in definition.faults}
+    assert set(FAULT_CLASSES) <= drilled
+    assert set(FAULT_CLASSES) <= recorded
+
+
+def _faults(scenario: Scenario) -> set[str]:
+    return {fault for incident in scenario.expected for fault in incident.fault_types}
