@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from supervisor.diagnosis.rules.conversation import Conversation, instant
-from supervisor.diagnosis.rules.findings import Finding, Pointer, Rejection, Verdict
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Verdict
 from supervisor.diagnosis.rules.triggers import change_pointers, seconds_before_failure, trigger
 from supervisor.faults.registry import BY_PRECEDENCE
 from supervisor.schemas import Severity
@@ -45,6 +46,88 @@ class _Evidence:
         return list(dict.fromkeys(indices))
 
 
+class _Report:
+    """The diagnosis being written, one confirmed finding at a time."""
+
+    def __init__(self, c: Conversation) -> None:
+        self.c = c
+        self.evidence = _Evidence()
+        self.steps: list[dict[str, Any]] = []
+        self.timeline: list[dict[str, Any]] = []
+        self.causes: list[str] = []
+        self.trigger: dict[str, Any] | None = None
+
+    def add(self, finding: Finding) -> None:
+        basis = self.evidence.add(finding.pointers)
+        cause = finding.cause.rstrip(".") + "."
+        change = trigger(self.c, finding)
+        if change is not None:
+            cited = self.evidence.add(change_pointers(change, finding))
+            basis += cited
+            cause += self._change(change, finding, cited)
+        if finding.first_failure is not None:
+            self._first_failure(finding, finding.first_failure, change)
+        self.causes.append(cause)
+        remedy = finding.remedy
+        self.steps.append(
+            {
+                "action": remedy.action,
+                "details": remedy.details,
+                "command": remedy.command,
+                "evidence_basis": basis,
+                "risk_level": remedy.risk,
+                "requires_approval": True,
+            }
+        )
+
+    def _change(self, change: ChangeEvent, finding: Finding, cited: list[int]) -> str:
+        """The change on the timeline (and as the trigger, if it is the first); what the cause says of it."""
+        seconds = seconds_before_failure(change, finding)
+        who = change.event.get("identity_arn") or "an unknown identity"
+        lead = f", {seconds:g} s before the first failure" if seconds is not None else ""
+        self.timeline.append(
+            {
+                "time": change.event["time"],
+                "kind": "change",
+                "description": f"{who} called {change.operation}",
+                "evidence": cited,
+            }
+        )
+        if self.trigger is None:
+            self.trigger = {
+                "event_name": change.event["event_name"],
+                "identity": change.event.get("identity_arn"),
+                "time": change.event["time"],
+                "seconds_before_first_failure": seconds,
+                "evidence": cited,
+            }
+        return f" It started after {who} called {change.operation} at {change.event['time']}{lead}."
+
+    def _first_failure(
+        self, finding: Finding, first: tuple[datetime, Pointer], change: ChangeEvent | None
+    ) -> None:
+        when, pointer = first
+        description = f"{pointer.interpretation} ({finding.fault})"
+        if pointer.tool == "get_function_metrics" and change is not None and change.time > when:
+            when = change.time  # the metrics' minute began before the change: the failures came after it
+            description += f", in the minute from {pointer.value}, after the change"
+        self.timeline.append(
+            {
+                "time": when.isoformat(),
+                "kind": "first_failure",
+                "description": description,
+                "evidence": self.evidence.add([pointer]),
+            }
+        )
+
+    def ordered_timeline(self) -> list[dict[str, Any]]:
+        """Oldest first, each (time, kind) once, a change before what happened at the same instant."""
+        return sorted(
+            {(e["time"], e["kind"]): e for e in self.timeline}.values(),
+            key=lambda e: (instant(e["time"]), e["kind"] != "change"),
+        )
+
+
 def diagnose(c: Conversation) -> dict[str, Any]:
     """The submit_diagnosis arguments the evidence in the conversation supports."""
     results = verdicts(c)
@@ -52,86 +135,19 @@ def diagnose(c: Conversation) -> dict[str, Any]:
     found = {f.fault for f in findings}
     subsumed = {fault for f in findings for fault in f.subsumes} & found  # explained by another finding
     findings = [f for f in findings if f.fault not in subsumed]
-    evidence = _Evidence()
-    steps, timeline, causes = [], [], []
-    submitted_trigger: dict[str, Any] | None = None
+    report = _Report(c)
     for finding in findings:
-        basis = evidence.add(finding.pointers)
-        cause = finding.cause.rstrip(".") + "."
-        change = trigger(c, finding)
-        if change is not None:
-            cited = evidence.add(change_pointers(change, finding))
-            basis += cited
-            seconds = seconds_before_failure(change, finding)
-            who = change.event.get("identity_arn") or "an unknown identity"
-            lead = f", {seconds:g} s before the first failure" if seconds is not None else ""
-            cause += f" It started after {who} called {change.operation} at {change.event['time']}{lead}."
-            timeline.append(
-                {
-                    "time": change.event["time"],
-                    "kind": "change",
-                    "description": f"{who} called {change.operation}",
-                    "evidence": cited,
-                }
-            )
-            if submitted_trigger is None:
-                submitted_trigger = {
-                    "event_name": change.event["event_name"],
-                    "identity": change.event.get("identity_arn"),
-                    "time": change.event["time"],
-                    "seconds_before_first_failure": seconds,
-                    "evidence": cited,
-                }
-        if finding.first_failure is not None:
-            when, pointer = finding.first_failure
-            description = f"{pointer.interpretation} ({finding.fault})"
-            if pointer.tool == "get_function_metrics" and change is not None and change.time > when:
-                when = change.time  # the metrics' minute began before the change: the failures came after it
-                description += f", in the minute from {pointer.value}, after the change"
-            timeline.append(
-                {
-                    "time": when.isoformat(),
-                    "kind": "first_failure",
-                    "description": description,
-                    "evidence": evidence.add([pointer]),
-                }
-            )
-        causes.append(cause)
-        steps.append(
-            {
-                "action": finding.remedy.action,
-                "details": finding.remedy.details,
-                "command": finding.remedy.command,
-                "evidence_basis": basis,
-                "risk_level": finding.remedy.risk,
-                "requires_approval": True,
-            }
-        )
+        report.add(finding)
     ruled_out = [
-        {"fault_type": r.fault, "reason": r.reason, "evidence": evidence.add(r.pointers)}
+        {"fault_type": r.fault, "reason": r.reason, "evidence": report.evidence.add(r.pointers)}
         for r in results
         if isinstance(r, Rejection) and r.fault not in found
     ]
-    gaps = _gaps(c, evidence, findings, submitted_trigger is not None)
-    timeline = sorted(
-        {(e["time"], e["kind"]): e for e in timeline}.values(),
-        key=lambda e: (instant(e["time"]), e["kind"] != "change"),
-    )
+    gaps = _gaps(c, report.evidence, findings, report.trigger is not None)
     if not findings:
-        tried = ", ".join(sorted(c.results)) or "no tool answered"
-        return {
-            "root_cause": f"No fault is confirmed by the evidence gathered ({tried}); the cause is unknown.",
-            "fault_types": ["unknown"],
-            "affected_resources": [c.name],
-            "severity": "low",
-            "evidence": evidence.pointers,
-            "remediation_plan": [],
-            "confidence": UNKNOWN_CONFIDENCE,
-            "ruled_out": ruled_out,
-            "gaps": gaps,
-        }
+        return _unknown(c, report, ruled_out, gaps)
     return {
-        "root_cause": " ".join(causes),
+        "root_cause": " ".join(report.causes),
         "fault_types": list(dict.fromkeys(f.fault for f in findings)),
         "affected_resources": list(
             dict.fromkeys(
@@ -141,11 +157,28 @@ def diagnose(c: Conversation) -> dict[str, Any]:
             )
         ),
         "severity": max((f.severity for f in findings), key=_SEVERITY_ORDER.index),
-        "evidence": evidence.pointers,
-        "remediation_plan": steps,
+        "evidence": report.evidence.pointers,
+        "remediation_plan": report.steps,
         "confidence": CONFIDENCE,
-        "trigger": submitted_trigger,
-        "timeline": timeline,
+        "trigger": report.trigger,
+        "timeline": report.ordered_timeline(),
+        "ruled_out": ruled_out,
+        "gaps": gaps,
+    }
+
+
+def _unknown(
+    c: Conversation, report: _Report, ruled_out: list[dict[str, Any]], gaps: list[dict[str, Any]]
+) -> dict[str, Any]:
+    tried = ", ".join(sorted(c.results)) or "no tool answered"
+    return {
+        "root_cause": f"No fault is confirmed by the evidence gathered ({tried}); the cause is unknown.",
+        "fault_types": ["unknown"],
+        "affected_resources": [c.name],
+        "severity": "low",
+        "evidence": report.evidence.pointers,
+        "remediation_plan": [],
+        "confidence": UNKNOWN_CONFIDENCE,
         "ruled_out": ruled_out,
         "gaps": gaps,
     }
