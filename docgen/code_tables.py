@@ -162,6 +162,27 @@ def tools_table() -> str:
     return "\n".join(lines) + "\n\n" + table(["tool", "other arguments", "description (as published)"], rows)
 
 
+def fault_classes_table() -> str:
+    """The fault classes as declared: what each is, and where the rules brain checks it."""
+    from supervisor.faults.registry import BY_PRECEDENCE, FAULT_CLASSES, UNKNOWN, UNKNOWN_DESCRIPTION
+
+    checked = {fault.name: position for position, fault in enumerate(BY_PRECEDENCE, start=1)}
+    rows = [
+        [
+            f"`{name}`",
+            fault.description,
+            str(checked[name])
+            + (f", not once {', '.join(f'`{u}`' for u in fault.unless)} is found" if fault.unless else ""),
+            f"`{fault.check.partition(':')[0].rpartition('.')[2]}`",
+        ]
+        for name, fault in FAULT_CLASSES.items()
+    ]
+    rows.append([f"`{UNKNOWN}`", UNKNOWN_DESCRIPTION, "-", "-"])
+    return table(
+        ["fault type", "what it is (as the model is told)", "checked by `rules`", "check module"], rows
+    )
+
+
 def corroboration_table() -> str:
     """Which verified pointers support each fault type (all groups needed; any source of a group)."""
     from supervisor.diagnosis.corroboration import POLICY
@@ -237,6 +258,7 @@ def scripts_table() -> str:
 SHOW: Mapping[str, Callable[..., str]] = {
     "settings": settings_table,
     "tools": tools_table,
+    "fault-classes": fault_classes_table,
     "corroboration": corroboration_table,
     "iam-permissions": iam_permissions,
     "flags": flags_table,

@@ -196,7 +196,7 @@ sys.path.insert(0, sys.argv[2])
 
 import throwaway_backlog_check
 from chaos.drill.scenarios import SCENARIOS
-from docgen.code_tables import corroboration_table
+from docgen.code_tables import corroboration_table, fault_classes_table
 from evals.definitions import DEFINITIONS
 from supervisor.agent import prompt
 from supervisor.diagnosis.corroboration import POLICY
@@ -219,6 +219,7 @@ print(json.dumps({
     "policy": [s.tool for group in POLICY["queue_backlog"] for s in group],
     "prompt": [l for l in prompt.SYSTEM_PROMPT.splitlines() if l.startswith("- queue_backlog:")],
     "docs": [l for l in corroboration_table().splitlines() if "queue_backlog" in l],
+    "classes_table": [l for l in fault_classes_table().splitlines() if "queue_backlog" in l],
     "not_drilled": sorted(set(FAULT_TYPES) - {"unknown"} - drilled),
     "not_in_corpus": sorted(set(FAULT_TYPES) - {"unknown"} - cased),
 }))
@@ -244,6 +245,10 @@ def test_adding_a_fault_class_is_one_declaration_and_its_check(tmp_path: Path) -
     ]
     assert len(seen["docs"]) == 1
     assert " **and** " in seen["docs"][0]
+    assert seen["classes_table"] == [
+        "| `queue_backlog` | messages wait in the function's queue longer than it can work them off | 5 "
+        "| `throwaway_backlog_check` |"
+    ]
     # The completeness checks now ask for what the recipe says comes with a class: a scenario and a case.
     assert seen["not_drilled"] == ["queue_backlog"]
     assert seen["not_in_corpus"] == ["queue_backlog"]
