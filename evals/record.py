@@ -58,7 +58,8 @@ from mcp_server.aws import AwsClients
 from mcp_server.contract.registry import TOOLS
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
-from supervisor.agent.graph import Accounting, build_graph, initial_state, run_graph
+from supervisor.agent.accounting import Accounting
+from supervisor.agent.graph import build_graph, initial_state, run_graph
 from supervisor.agent.providers import McpToolProvider, ToolCallFailed
 from supervisor.diagnosis.rules.conversation import Conversation, incident_minutes
 from supervisor.diagnosis.rules.model import RETRY_LOG_LINES, RulesChatModel

@@ -11,7 +11,8 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import ValidationError
 
 from evals.corpus import Case, RecordedCall, canonical_arguments
-from supervisor.agent.graph import Accounting, StopReason, build_graph, initial_state, run_graph
+from supervisor.agent.accounting import Accounting
+from supervisor.agent.graph import StopReason, build_graph, initial_state, run_graph
 from supervisor.agent.providers import ToolCallFailed
 from supervisor.agent.run import classify
 from supervisor.schemas import AgentError, Diagnosis, LlmCallRecord

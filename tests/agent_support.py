@@ -15,7 +15,8 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import Runnable
 from pydantic import PrivateAttr
 
-from supervisor.agent.graph import Accounting, AgentState, build_graph, initial_state, run_graph
+from supervisor.agent.accounting import Accounting
+from supervisor.agent.graph import AgentState, build_graph, initial_state, run_graph
 from supervisor.agent.providers import MockToolProvider
 from supervisor.settings import SupervisorSettings
 

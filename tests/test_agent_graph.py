@@ -14,7 +14,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMe
 from langchain_core.runnables import Runnable
 
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS
-from supervisor.agent.graph import Accounting, build_graph, initial_state, run_graph
+from supervisor.agent.accounting import Accounting
+from supervisor.agent.graph import build_graph, initial_state, run_graph
 from supervisor.agent.prompt import SUBMIT_TOOL, read_tagged, tool_result, truncate
 from supervisor.agent.providers import MockToolProvider, ToolCallFailed
 from supervisor.diagnosis.rules.model import RulesChatModel

@@ -12,14 +12,13 @@ import json
 import logging
 import operator
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypedDict
 
 import json_repair
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
 from langchain_core.messages.tool import ToolCall
+from langchain_core.runnables import Runnable
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
@@ -28,6 +27,7 @@ from pydantic import ValidationError
 
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.agent import prompt
+from supervisor.agent.accounting import Accounting, llm_record
 from supervisor.agent.providers import ToolCallFailed
 from supervisor.diagnosis import evidence
 from supervisor.schemas import (
@@ -88,32 +88,6 @@ def initial_state(
 
 
 Graph = CompiledStateGraph[AgentState, None, AgentState, AgentState]
-
-
-@dataclass
-class Accounting:
-    """Every model and tool call of a run, as it happens; ``on_record`` sees each one (live progress)."""
-
-    llm_calls: list[LlmCallRecord] = field(default_factory=list)
-    tool_calls: list[ToolCallRecord] = field(default_factory=list)
-    on_record: Callable[[LlmCallRecord | ToolCallRecord], None] | None = None
-
-    def add(self, record: LlmCallRecord | ToolCallRecord) -> None:
-        if isinstance(record, LlmCallRecord):
-            self.llm_calls.append(record)
-        else:
-            self.tool_calls.append(record)
-        if self.on_record is not None:
-            self.on_record(record)
-
-
-def _usage(message: AIMessage) -> TokenUsage:
-    usage = message.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
-    return TokenUsage(
-        prompt_tokens=usage["input_tokens"],
-        completion_tokens=usage["output_tokens"],
-        total_tokens=usage["total_tokens"],
-    )
 
 
 def _short(error: ValidationError) -> str:
@@ -273,56 +247,80 @@ def _repair(message: AIMessage) -> tuple[list[tuple[ToolCall, bool]], list[dict[
     return calls, broken
 
 
-def build_graph(
-    model: BaseChatModel,
-    provider: ToolProvider,
-    settings: SupervisorSettings,
-    accounting: Accounting | None = None,
-) -> Graph:
-    accounting = accounting if accounting is not None else Accounting()
-    opening = model.bind_tools(prompt.diagnostic_specs())
-    investigating = model.bind_tools(prompt.tool_specs())
-    try:
-        finishing = model.bind_tools([prompt.submit_spec()], tool_choice=prompt.SUBMIT_TOOL)
-    except (NotImplementedError, ValueError):  # a backend without forced tool choice: offer submit alone
-        finishing = model.bind_tools([prompt.submit_spec()])
+class _Nodes:
+    """The graph's two nodes for one run: the model bound for each phase, the tools, the limits and the
+    accounting they share."""
 
-    async def agent_reason(state: AgentState) -> dict[str, Any]:
-        spent = sum(usage.total_tokens for usage in state["token_usage"])
-        remaining = state["deadline"] - time.time()
-        reason = None
-        if remaining < settings.deadline_buffer_seconds:
-            reason = f"Time is running out ({max(remaining, 0):.0f} s left)."
-        elif spent >= settings.max_tokens_per_incident:
-            reason = f"The token budget is spent ({spent} of {settings.max_tokens_per_incident} tokens)."
+    def __init__(
+        self,
+        model: BaseChatModel,
+        provider: ToolProvider,
+        settings: SupervisorSettings,
+        accounting: Accounting,
+    ) -> None:
+        self.provider = provider
+        self.settings = settings
+        self.accounting = accounting
+        self.opening = model.bind_tools(prompt.diagnostic_specs())
+        self.investigating = model.bind_tools(prompt.tool_specs())
+        try:
+            self.finishing = model.bind_tools([prompt.submit_spec()], tool_choice=prompt.SUBMIT_TOOL)
+        except (NotImplementedError, ValueError):  # a backend without forced tool choice: offer submit alone
+            self.finishing = model.bind_tools([prompt.submit_spec()])
+
+    async def agent_reason(self, state: AgentState) -> dict[str, Any]:
+        """The model's next step; when time or tokens run out it is told to submit, and offered only that."""
+        reason = self._final_reason(state)
         final = state["final_turn"] or reason is not None
         added: list[AnyMessage] = []
         if reason is not None and not state["final_turn"]:
             added.append(HumanMessage(prompt.FORCE_FINAL_MESSAGE.format(reason=reason)))
         conversation = [SystemMessage(prompt.SYSTEM_PROMPT), *state["messages"], *added]
         turn = sum(isinstance(m, AIMessage) for m in state["messages"]) + 1
+        bound = self.finishing if final else self.opening if turn == 1 else self.investigating
+        response, record = await self._ask(bound, conversation, turn, final)
+        return {"messages": [*added, response], "token_usage": [record.usage], "final_turn": final}
+
+    def _final_reason(self, state: AgentState) -> str | None:
+        """Why the model must submit now, or None while time and tokens last."""
+        spent = sum(usage.total_tokens for usage in state["token_usage"])
+        remaining = state["deadline"] - time.time()
+        if remaining < self.settings.deadline_buffer_seconds:
+            return f"Time is running out ({max(remaining, 0):.0f} s left)."
+        if spent >= self.settings.max_tokens_per_incident:
+            return f"The token budget is spent ({spent} of {self.settings.max_tokens_per_incident} tokens)."
+        return None
+
+    async def _ask(
+        self,
+        bound: Runnable[LanguageModelInput, AIMessage],
+        conversation: list[AnyMessage],
+        turn: int,
+        final: bool,
+    ) -> tuple[AIMessage, LlmCallRecord]:
+        """One model call within the LLM timeout, recorded whether it answers or fails."""
         started = time.perf_counter()
         try:
-            async with asyncio.timeout(settings.llm_timeout):
-                bound = finishing if final else opening if turn == 1 else investigating
+            async with asyncio.timeout(self.settings.llm_timeout):
                 response = await bound.ainvoke(conversation)
         except TimeoutError:
-            error = f"the model did not answer within {settings.llm_timeout:g} s"
-            accounting.add(_llm_record(turn, started, None, final, error))
+            error = f"the model did not answer within {self.settings.llm_timeout:g} s"
+            self.accounting.add(llm_record(turn, started, None, final, error))
             raise AgentError("bedrock_transient", error) from None
         except Exception as error:
-            accounting.add(_llm_record(turn, started, None, final, f"{type(error).__name__}: {error}"))
+            self.accounting.add(llm_record(turn, started, None, final, f"{type(error).__name__}: {error}"))
             raise
         if not isinstance(response, AIMessage):
             raise AgentError("unknown", f"the model returned {type(response).__name__}, not an AIMessage")
-        record = _llm_record(turn, started, response, final, None)
-        accounting.add(record)
-        return {"messages": [*added, response], "token_usage": [record.usage], "final_turn": final}
+        record = llm_record(turn, started, response, final, None)
+        self.accounting.add(record)
+        return response, record
 
-    async def execute_tools(state: AgentState) -> dict[str, Any]:
+    async def execute_tools(self, state: AgentState) -> dict[str, Any]:
+        """Run the tool calls of the model's last message behind every guard; the replies in call order."""
         message = state["messages"][-1]
         assert isinstance(message, AIMessage)
-        current = _Turn(state, provider, settings, accounting)
+        current = _Turn(state, self.provider, self.settings, self.accounting)
         calls, broken = _repair(message)
         for invalid in broken:
             current.reply(
@@ -332,63 +330,80 @@ def build_graph(
             if state["final_turn"]:
                 return {}
             return {"messages": [HumanMessage("Call a tool, or submit_diagnosis when you are done.")]}
-        runnable: list[tuple[ToolCall, bool]] = []
-        submits = [call for call, _ in calls if call["name"] == prompt.SUBMIT_TOOL]
-        for call, repaired in calls:
-            if call["name"] == prompt.SUBMIT_TOOL:
-                continue
-            if state["final_turn"]:
-                current.refuse(call, "refused", "(tool not run: only submit_diagnosis is accepted now)")
-            elif call["name"] not in TOOL_NAMES:
-                tools = ", ".join([*TOOL_NAMES, prompt.SUBMIT_TOOL])
-                current.refuse(
-                    call,
-                    "unknown_tool",
-                    f"(tool not run: unknown tool {call['name']!r}; the tools are {tools})",
-                )
-            elif len(runnable) >= settings.max_tool_calls_per_turn:
-                current.refuse(
-                    call,
-                    "dropped",
-                    f"(tool not run: at most {settings.max_tool_calls_per_turn} tool calls per turn; "
-                    "ask again next turn if you still need it)",
-                )
-            else:
-                try:
-                    TOOLS[call["name"]].arguments.model_validate(call["args"])
-                except ValidationError as error:
-                    current.refuse(
-                        call, "invalid_args", f"(tool not run: invalid arguments: {_short(error)})"
-                    )
-                    continue
-                runnable.append((call, repaired))
+        runnable = self._admitted(current, calls)
         await asyncio.gather(*(current.run_tool(call, repaired) for call, repaired in runnable))
         update: dict[str, Any] = {}
-        for index, call in enumerate(submits):
+        for index, call in enumerate(call for call, _ in calls if call["name"] == prompt.SUBMIT_TOOL):
             if index == 0:
                 update = current.submit(call)
             else:
                 current.refuse(call, "refused", "(not run: one submit_diagnosis per turn)")
-        ids = [call["id"] for call in message.tool_calls] + [
-            call["id"] for call in message.invalid_tool_calls
-        ]
-        order = {call_id: i for i, call_id in enumerate(ids)}
-        replies = sorted(
-            current.replies, key=lambda m: order.get(getattr(m, "tool_call_id", None), len(order))
-        )
-        return {"messages": replies, "tool_results": current.results, **update}
+        return {
+            "messages": _in_call_order(message, current.replies),
+            "tool_results": current.results,
+            **update,
+        }
 
-    def after_tools(state: AgentState) -> Literal["agent_reason", "__end__"]:
-        if state["diagnosis"] is not None or state["final_turn"]:
-            return "__end__"
-        return "agent_reason"
+    def _admitted(self, current: _Turn, calls: list[tuple[ToolCall, bool]]) -> list[tuple[ToolCall, bool]]:
+        """The turn's tool calls (submit_diagnosis aside) that pass every guard; the others are refused."""
+        runnable: list[tuple[ToolCall, bool]] = []
+        for call, repaired in calls:
+            if call["name"] == prompt.SUBMIT_TOOL:
+                continue
+            refusal = self._refusal(call, current.state["final_turn"], len(runnable))
+            if refusal is None:
+                runnable.append((call, repaired))
+            else:
+                current.refuse(call, *refusal)
+        return runnable
 
+    def _refusal(self, call: ToolCall, final: bool, admitted: int) -> tuple[ToolCallStatus, str] | None:
+        """Why ``call`` may not run (after ``admitted`` others of its turn), or None."""
+        limit = self.settings.max_tool_calls_per_turn
+        if final:
+            return "refused", "(tool not run: only submit_diagnosis is accepted now)"
+        if call["name"] not in TOOL_NAMES:
+            tools = ", ".join([*TOOL_NAMES, prompt.SUBMIT_TOOL])
+            return "unknown_tool", f"(tool not run: unknown tool {call['name']!r}; the tools are {tools})"
+        if admitted >= limit:
+            return (
+                "dropped",
+                f"(tool not run: at most {limit} tool calls per turn; "
+                "ask again next turn if you still need it)",
+            )
+        try:
+            TOOLS[call["name"]].arguments.model_validate(call["args"])
+        except ValidationError as error:
+            return "invalid_args", f"(tool not run: invalid arguments: {_short(error)})"
+        return None
+
+
+def _in_call_order(message: AIMessage, replies: list[AnyMessage]) -> list[AnyMessage]:
+    """The replies in the order of the calls they answer, valid calls before invalid ones."""
+    ids = [call["id"] for call in message.tool_calls] + [call["id"] for call in message.invalid_tool_calls]
+    order = {call_id: i for i, call_id in enumerate(ids)}
+    return sorted(replies, key=lambda m: order.get(getattr(m, "tool_call_id", None), len(order)))
+
+
+def _after_tools(state: AgentState) -> Literal["agent_reason", "__end__"]:
+    if state["diagnosis"] is not None or state["final_turn"]:
+        return "__end__"
+    return "agent_reason"
+
+
+def build_graph(
+    model: BaseChatModel,
+    provider: ToolProvider,
+    settings: SupervisorSettings,
+    accounting: Accounting | None = None,
+) -> Graph:
+    nodes = _Nodes(model, provider, settings, accounting if accounting is not None else Accounting())
     graph = StateGraph(AgentState)
-    graph.add_node("agent_reason", agent_reason)
-    graph.add_node("execute_tools", execute_tools)
+    graph.add_node("agent_reason", nodes.agent_reason)
+    graph.add_node("execute_tools", nodes.execute_tools)
     graph.add_edge(START, "agent_reason")
     graph.add_edge("agent_reason", "execute_tools")
-    graph.add_conditional_edges("execute_tools", after_tools, ["agent_reason", END])
+    graph.add_conditional_edges("execute_tools", _after_tools, ["agent_reason", END])
     return graph.compile()
 
 
@@ -408,19 +423,3 @@ async def run_graph(
     except GraphRecursionError:
         return last, "recursion_limit"
     return last, "diagnosed" if last["diagnosis"] is not None else "no_submission"
-
-
-def _llm_record(
-    turn: int, started: float, response: AIMessage | None, forced_final: bool, error: str | None
-) -> LlmCallRecord:
-    return LlmCallRecord(
-        turn=turn,
-        status="ok" if error is None else "error",
-        latency_ms=(time.perf_counter() - started) * 1000,
-        usage=_usage(response)
-        if response is not None
-        else TokenUsage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
-        forced_final=forced_final,
-        tool_calls=[call["name"] for call in response.tool_calls] if response is not None else [],
-        error=error,
-    )

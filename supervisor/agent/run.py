@@ -19,8 +19,10 @@ from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential
 
-from supervisor.agent.graph import Accounting, AgentState, StopReason, build_graph, initial_state, run_graph
+from supervisor.agent.accounting import Accounting
+from supervisor.agent.graph import AgentState, StopReason, build_graph, initial_state, run_graph
 from supervisor.agent.models import build_model
 from supervisor.agent.providers import McpToolProvider
 from supervisor.schemas import (
@@ -136,8 +138,20 @@ def classify(error: BaseException, stage: Literal["connect", "initialize", "run"
     return AgentError("unknown", f"{type(first).__name__}: {first}")
 
 
-def _retryable(error: AgentError) -> bool:
-    return error.category in RETRYABLE and not error.permanent
+def _retryable(error: BaseException) -> bool:
+    return isinstance(error, AgentError) and error.category in RETRYABLE and not error.permanent
+
+
+def _retrying(settings: SupervisorSettings) -> AsyncRetrying:
+    """Up to ``settings.attempts`` runs; retry n (from 0) waits ``backoff_base**n`` seconds; the last
+    failure is raised as it is."""
+    return AsyncRetrying(
+        stop=stop_after_attempt(settings.attempts),
+        wait=wait_exponential(exp_base=settings.backoff_base),
+        retry=retry_if_exception(_retryable),
+        sleep=asyncio.sleep,
+        reraise=True,
+    )
 
 
 @asynccontextmanager
@@ -211,18 +225,20 @@ async def run_agent(
     deadline = deadline if deadline is not None else time.time() + settings.time_budget_seconds
     accounting = Accounting(on_record=on_record)
     failures: list[AgentError] = []
-    for attempt in range(settings.attempts):
+
+    async def attempt() -> tuple[AgentState, StopReason]:
         state = initial_state(incident, incident_id, function_name, deadline)
         try:
-            final, reason = await _attempt(model, settings, api_key, state, accounting)
+            return await _attempt(model, settings, api_key, state, accounting)
         except Exception as raised:  # anyio task groups may wrap an AgentError in an exception group
             error = raised if isinstance(raised, AgentError) else classify(raised, "run")
             failures.append(error)
-            logger.warning("attempt %d of %d failed: %s", attempt + 1, settings.attempts, error)
-            if not _retryable(error) or attempt == settings.attempts - 1:
-                error.add_note(f"after {attempt + 1} attempt(s)")
-                raise error from None
-            await asyncio.sleep(settings.backoff_base**attempt)
-            continue
-        return AgentResult.from_run(final, reason, accounting, started, failures)
-    raise AssertionError("unreachable: the last attempt returns or raises")
+            logger.warning("attempt %d of %d failed: %s", len(failures), settings.attempts, error)
+            raise error from None
+
+    try:
+        outcome: tuple[AgentState, StopReason] = await _retrying(settings)(attempt)
+    except AgentError as error:
+        error.add_note(f"after {len(failures)} attempt(s)")
+        raise error from None
+    return AgentResult.from_run(*outcome, accounting, started, failures)

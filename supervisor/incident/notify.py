@@ -204,96 +204,149 @@ def _gap_lines(diagnosis: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What every form of an incident's notification states, cleaned."""
+
+    incident_id: str
+    function: str
+    status: str
+    severity: str
+    fault_types: list[str]
+    link: str | None
+    diagnosis: Mapping[str, Any] | None
+
+    @classmethod
+    def of(
+        cls, incident: Mapping[str, Any], diagnosis: Mapping[str, Any] | None, console_url: str | None
+    ) -> _Facts:
+        incident_id = str(incident["incident_id"])
+        return cls(
+            incident_id=incident_id,
+            function=_clean(incident.get("function_name") or incident_id.split("@", 1)[0], "resource"),
+            status=str(incident["status"]),
+            severity=str((diagnosis or {}).get("severity") or "none"),
+            fault_types=[str(f) for f in (diagnosis or {}).get("fault_types", [])],
+            link=console_link(console_url, incident_id),
+            diagnosis=diagnosis,
+        )
+
+
+@dataclass(frozen=True)
+class _Outline:
+    """What the notification says of the outcome: its subject, header lines and titled sections."""
+
+    subject: str
+    header: list[str]
+    sections: list[tuple[str, list[str]]]
+    remediation: list[str]  # the remediation section's lines, which the chat lists as next steps
+
+
+def _header(facts: _Facts, incident: Mapping[str, Any]) -> list[str]:
+    return [
+        f"Incident {facts.incident_id}: {facts.status}",
+        "",
+        f"Function:    {facts.function}",
+        f"Status:      {facts.status}",
+        f"Alarm:       {_clean(incident.get('error_type', '?'), 'resource')} "
+        f"at {_clean(incident.get('observed_at', '?'), 'resource')}",
+    ]
+
+
+def _diagnosed(facts: _Facts, diagnosis: Mapping[str, Any]) -> _Outline:
+    faults = "+".join(facts.fault_types) or "unknown"
+    checks = (diagnosis.get("verification") or {}).get("pointers", [])
+    verified = sum(bool(c.get("verified")) for c in checks)
+    header = [
+        f"Fault types: {', '.join(facts.fault_types) or 'unknown'}",
+        f"Severity:    {facts.severity}",
+        f"Confidence:  {float(diagnosis.get('confidence', 0)):.2f} "
+        f"({verified}/{len(checks)} evidence pointers verified)",
+    ]
+    remediation = _remediation_lines(diagnosis) or ["none determined by the evidence"]
+    sections = [
+        ("Root cause", [_clean(diagnosis.get("root_cause", ""), "root_cause")]),
+        ("Trigger", [_trigger_line(diagnosis)]),
+        ("First failure", [_first_failure_line(diagnosis)]),
+        ("Top evidence", _evidence_lines(diagnosis) or ["none"]),
+        ("Remediation (nothing is run; every step needs approval)", remediation),
+        ("Gaps", _gap_lines(diagnosis) or ["none"]),
+    ]
+    return _Outline(
+        _subject(facts.function, facts.status, f"{faults} ({facts.severity})"), header, sections, remediation
+    )
+
+
+def _undiagnosed(facts: _Facts, incident: Mapping[str, Any]) -> _Outline:
+    category = incident.get("error_category")
+    reason = _clean(incident.get("error_reason") or "no reason recorded", "reason")
+    subject = _subject(facts.function, facts.status, str(category) if category else "no diagnosis")
+    header = [f"Category:    {_clean(category, 'resource')}"] if category else []
+    return _Outline(subject, header, [("Why there is no diagnosis", [reason])], [])
+
+
+def _plain_text(header: list[str], sections: list[tuple[str, list[str]]]) -> str:
+    body = header + [line for title, lines in sections for line in ["", title, *(f"  {x}" for x in lines)]]
+    return "\n".join(body) + "\n"
+
+
+def _chat(facts: _Facts, outline: _Outline) -> dict[str, Any]:
+    """The custom notification of Amazon Q Developer in chat applications."""
+    description_lines = [f"*{title}*\n" + "\n".join(lines) for title, lines in outline.sections]
+    description_lines.append(f"<{facts.link}|Open in the incident console>" if facts.link else NO_CONSOLE)
+    diagnosis = facts.diagnosis or {}
+    keywords = [facts.status, facts.function, *facts.fault_types]
+    keywords += [facts.severity] if facts.diagnosis is not None else []
+    resources = [_clean(r, "resource") for r in diagnosis.get("affected_resources", [])][:10]
+    return {
+        "version": "1.0",
+        "source": "custom",
+        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"incident-response/{facts.incident_id}")),
+        "content": {
+            "textType": "client-markdown",
+            "title": outline.subject,
+            "description": cut("\n\n".join(description_lines), LIMITS["description"]),
+            "nextSteps": [line.strip() for line in outline.remediation if not line.startswith("...")],
+            "keywords": keywords,
+        },
+        "metadata": {
+            "threadId": facts.incident_id,
+            "summary": outline.subject,
+            "eventType": EVENT_TYPES.get(facts.status, "IncidentFinished"),
+            "relatedResources": resources or [facts.function],
+            "additionalContext": {
+                "incident_id": facts.incident_id,
+                "function_name": facts.function,
+                "status": facts.status,
+                "severity": facts.severity,
+                "gaps": str(len(diagnosis.get("gaps") or [])),
+                "console": facts.link or "",
+            },
+        },
+    }
+
+
+def _attributes(facts: _Facts) -> dict[str, dict[str, str]]:
+    """The SNS message attributes that subscription filters can match."""
+    return {
+        "incident_id": {"DataType": "String", "StringValue": facts.incident_id},
+        "function_name": {"DataType": "String", "StringValue": facts.function},
+        "status": {"DataType": "String", "StringValue": facts.status},
+        "severity": {"DataType": "String", "StringValue": facts.severity},
+        "fault_types": {"DataType": "String.Array", "StringValue": json.dumps(facts.fault_types)},
+    }
+
+
 def build_notification(
     incident: Mapping[str, Any], diagnosis: Mapping[str, Any] | None, console_url: str | None
 ) -> Notification:
     """The notification of a terminal incident: ``incident`` is its incident-state item, ``diagnosis`` the
     stored diagnosis (for DIAGNOSED)."""
-    incident_id = str(incident["incident_id"])
-    function = _clean(incident.get("function_name") or incident_id.split("@", 1)[0], "resource")
-    status = str(incident["status"])
-    link = console_link(console_url, incident_id)
-    fault_types = [str(f) for f in (diagnosis or {}).get("fault_types", [])]
-    severity = str((diagnosis or {}).get("severity") or "none")
-    header = [
-        f"Incident {incident_id}: {status}",
-        "",
-        f"Function:    {function}",
-        f"Status:      {status}",
-        f"Alarm:       {_clean(incident.get('error_type', '?'), 'resource')} "
-        f"at {_clean(incident.get('observed_at', '?'), 'resource')}",
-    ]
-    sections: list[tuple[str, list[str]]]
-    if diagnosis is not None:
-        subject = _subject(function, status, f"{'+'.join(fault_types) or 'unknown'} ({severity})")
-        checks = (diagnosis.get("verification") or {}).get("pointers", [])
-        verified = sum(bool(c.get("verified")) for c in checks)
-        header += [
-            f"Fault types: {', '.join(fault_types) or 'unknown'}",
-            f"Severity:    {severity}",
-            f"Confidence:  {float(diagnosis.get('confidence', 0)):.2f} "
-            f"({verified}/{len(checks)} evidence pointers verified)",
-        ]
-        remediation = _remediation_lines(diagnosis) or ["none determined by the evidence"]
-        gaps = _gap_lines(diagnosis) or ["none"]
-        sections = [
-            ("Root cause", [_clean(diagnosis.get("root_cause", ""), "root_cause")]),
-            ("Trigger", [_trigger_line(diagnosis)]),
-            ("First failure", [_first_failure_line(diagnosis)]),
-            ("Top evidence", _evidence_lines(diagnosis) or ["none"]),
-            ("Remediation (nothing is run; every step needs approval)", remediation),
-            ("Gaps", gaps),
-        ]
-    else:
-        category = incident.get("error_category")
-        reason = _clean(incident.get("error_reason") or "no reason recorded", "reason")
-        subject = _subject(function, status, str(category) if category else "no diagnosis")
-        if category:
-            header.append(f"Category:    {_clean(category, 'resource')}")
-        sections = [("Why there is no diagnosis", [reason])]
-        remediation = []
-    sections.append(("Console", [link or NO_CONSOLE]))
-    body = header + [line for title, lines in sections for line in ["", title, *(f"  {x}" for x in lines)]]
-    text = "\n".join(body) + "\n"
-
-    description_lines = [f"*{title}*\n" + "\n".join(lines) for title, lines in sections if title != "Console"]
-    description_lines.append(f"<{link}|Open in the incident console>" if link else NO_CONSOLE)
-    keywords = [status, function, *fault_types] + ([severity] if diagnosis is not None else [])
-    resources = [_clean(r, "resource") for r in (diagnosis or {}).get("affected_resources", [])][:10]
-    chat: dict[str, Any] = {
-        "version": "1.0",
-        "source": "custom",
-        "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"incident-response/{incident_id}")),
-        "content": {
-            "textType": "client-markdown",
-            "title": subject,
-            "description": cut("\n\n".join(description_lines), LIMITS["description"]),
-            "nextSteps": [line.strip() for line in remediation if not line.startswith("...")],
-            "keywords": keywords,
-        },
-        "metadata": {
-            "threadId": incident_id,
-            "summary": subject,
-            "eventType": EVENT_TYPES.get(status, "IncidentFinished"),
-            "relatedResources": resources or [function],
-            "additionalContext": {
-                "incident_id": incident_id,
-                "function_name": function,
-                "status": status,
-                "severity": severity,
-                "gaps": str(len((diagnosis or {}).get("gaps") or [])),
-                "console": link or "",
-            },
-        },
-    }
-    attributes = {
-        "incident_id": {"DataType": "String", "StringValue": incident_id},
-        "function_name": {"DataType": "String", "StringValue": function},
-        "status": {"DataType": "String", "StringValue": status},
-        "severity": {"DataType": "String", "StringValue": severity},
-        "fault_types": {"DataType": "String.Array", "StringValue": json.dumps(fault_types)},
-    }
-    return Notification(incident_id, subject, text, chat, attributes)
+    facts = _Facts.of(incident, diagnosis, console_url)
+    outline = _diagnosed(facts, diagnosis) if diagnosis is not None else _undiagnosed(facts, incident)
+    console = ("Console", [facts.link or NO_CONSOLE])
+    text = _plain_text([*_header(facts, incident), *outline.header], [*outline.sections, console])
+    return Notification(facts.incident_id, outline.subject, text, _chat(facts, outline), _attributes(facts))
 
 
 def sns_client(session: Any) -> Any:

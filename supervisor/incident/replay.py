@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 
-from supervisor.agent.graph import Accounting, build_graph, initial_state, run_graph
+from supervisor.agent.accounting import Accounting
+from supervisor.agent.graph import build_graph, initial_state, run_graph
 from supervisor.agent.models import build_model
 from supervisor.agent.providers import RecordedToolProvider
 from supervisor.agent.run import AgentResult, classify

@@ -53,19 +53,63 @@ def _rollback(c: Conversation) -> tuple[dict[str, Any], int, str] | None:
     return None
 
 
-def check(c: Conversation) -> Verdict:
-    if not c.metrics.get("errors"):
-        return None
+def _latest_code_failure(c: Conversation) -> Failure | None:
+    """The newest failure of the code itself since the newest deployment, if any."""
     deployed = max((e.time for e in change_events(c) if _relevant(e)), default=None)
     found = [
         f
         for f in failures(c)
         if is_code_failure(f) and (deployed is None or (f.started or deployed) >= deployed)
     ]  # an error from before the newest deployment is not an error of the code deployed now
-    if not found:
-        return None
-    failure = found[-1]
+    return found[-1] if found else None
+
+
+def _alias_rollback(
+    c: Conversation, failure: Failure, alias: dict[str, Any], index: int, previous: str
+) -> tuple[Pointer, Remedy, str]:
+    """The alias a deployment moved to the failing code, pointing it back, and the cause it shows."""
     name = c.name
+    pointer = Pointer(
+        _CONFIG,
+        f"Aliases.{index}.FunctionVersion",
+        alias["FunctionVersion"],
+        f"Alias {alias['Name']} now routes to version {alias['FunctionVersion']}",
+        "code_error",
+    )
+    remedy = Remedy(
+        f"Point alias {alias['Name']} back to version {previous}",
+        f"Roll the alias back to version {previous}, the version before the deployment; then fix the code.",
+        command(
+            c,
+            "lambda",
+            "UpdateAlias",
+            {"FunctionName": name, "Name": alias["Name"], "FunctionVersion": previous},
+        ),
+        "low",
+    )
+    cause = (
+        f"A deployment broke {name}: alias {alias['Name']} was moved to version "
+        f"{alias['FunctionVersion']}, whose code fails with {failure.headline.removeprefix('[ERROR] ')}"
+    )
+    return pointer, remedy, cause
+
+
+def _code_fix(c: Conversation, failure: Failure) -> tuple[Remedy, str]:
+    name = c.name
+    remedy = Remedy(
+        f"Fix the {failure.error_type} in {name}'s code",
+        "Find where the exception is raised (the traceback follows the error record) and fix it, or "
+        "redeploy the last version that worked.",
+    )
+    return remedy, f"{name}'s code fails: {failure.headline.removeprefix('[ERROR] ')}"
+
+
+def check(c: Conversation) -> Verdict:
+    if not c.metrics.get("errors"):
+        return None
+    failure = _latest_code_failure(c)
+    if failure is None:
+        return None
     pointers = [
         Pointer(
             "get_function_metrics",
@@ -78,39 +122,10 @@ def check(c: Conversation) -> Verdict:
     ]
     rollback = _rollback(c)
     if rollback is not None:
-        alias, index, previous = rollback
-        pointers.append(
-            Pointer(
-                _CONFIG,
-                f"Aliases.{index}.FunctionVersion",
-                alias["FunctionVersion"],
-                f"Alias {alias['Name']} now routes to version {alias['FunctionVersion']}",
-                "code_error",
-            )
-        )
-        remedy = Remedy(
-            f"Point alias {alias['Name']} back to version {previous}",
-            f"Roll the alias back to version {previous}, the version before the deployment; then fix the "
-            "code.",
-            command(
-                c,
-                "lambda",
-                "UpdateAlias",
-                {"FunctionName": name, "Name": alias["Name"], "FunctionVersion": previous},
-            ),
-            "low",
-        )
-        cause = (
-            f"A deployment broke {name}: alias {alias['Name']} was moved to version "
-            f"{alias['FunctionVersion']}, whose code fails with {failure.headline.removeprefix('[ERROR] ')}"
-        )
+        pointer, remedy, cause = _alias_rollback(c, failure, *rollback)
+        pointers.append(pointer)
     else:
-        remedy = Remedy(
-            f"Fix the {failure.error_type} in {name}'s code",
-            "Find where the exception is raised (the traceback follows the error record) and fix it, or "
-            "redeploy the last version that worked.",
-        )
-        cause = f"{name}'s code fails: {failure.headline.removeprefix('[ERROR] ')}"
+        remedy, cause = _code_fix(c, failure)
     return Finding(
         "code_error",
         cause,

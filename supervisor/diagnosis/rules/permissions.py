@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from supervisor.diagnosis.iam_policy import Evaluation, Match, StatementRef, evaluate_role, parse_denial
@@ -155,73 +156,91 @@ def _once_allowed(c: Conversation, evaluation: Evaluation) -> bool:
     return False
 
 
+@dataclass
+class _Reading:
+    """What the role's denials and its log writes show, gathered as they are read."""
+
+    c: Conversation
+    iam: dict[str, Any]
+    role: str
+    pointers: list[Pointer] = field(default_factory=list)
+    causes: list[str] = field(default_factory=list)
+    allowed: list[Match] = field(default_factory=list)
+    undetermined: bool = False  # a denial neither the evaluation nor the change history settles
+
+    def read_denials(self) -> None:
+        for failure, evaluation in _denials(self.c):
+            shown = evaluation.action.removeprefix("*:")
+            where = f" on {evaluation.resource}" if evaluation.resource else ""
+            if evaluation.decision in _DENYING and not _once_allowed(self.c, evaluation):
+                continue  # never granted, so not lost
+            if evaluation.decision in _DENYING:
+                self.pointers += [
+                    failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
+                    *_evaluation_pointers(evaluation, self.iam),
+                ]
+                self.causes.append(f"{self.role} does not allow {shown}{where} ({evaluation.reason})")
+            elif _scoped_elsewhere(evaluation) and _role_changes(self.c):
+                self.pointers += [
+                    failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
+                    *_evaluation_pointers(evaluation, self.iam),
+                ]
+                scopes = ", ".join(str(_written(m.statement.resource)) for m in evaluation.deciding[:2])
+                self.causes.append(
+                    f"{shown} is denied; {self.role} allows it only on {scopes}, "
+                    "and its policies were changed"
+                )
+            elif evaluation.allowed:
+                self.allowed += list(evaluation.deciding)
+            else:
+                self.undetermined = True
+
+    def read_log_writes(self) -> None:
+        logs = _log_writes(self.c)
+        if logs is None:
+            return
+        evaluations, group = logs
+        lacking = [e for e in evaluations if e.decision in _DENYING]
+        if not lacking:
+            self.allowed += [m for e in evaluations for m in e.deciding]
+            return
+        for evaluation in lacking:
+            self.pointers += _evaluation_pointers(evaluation, self.iam)
+        if self.c.logs.get("note"):
+            self.pointers.append(
+                Pointer("get_recent_logs", "note", self.c.logs["note"], "Consistent: no logs arrive", None)
+            )
+        actions = ", ".join(e.action for e in lacking)
+        self.causes.append(
+            f"{self.role} does not allow {actions} on {group}, so the function cannot write its logs"
+        )
+
+
 def check(c: Conversation) -> Verdict:
     iam = c.iam
     if not iam:
         return None
-    role = iam.get("role_name", "the execution role")
-    pointers: list[Pointer] = []
-    causes: list[str] = []
-    allowed: list[Match] = []
-    undetermined = False  # a denial neither the evaluation nor the change history settles
-    for failure, evaluation in _denials(c):
-        shown = evaluation.action.removeprefix("*:")
-        where = f" on {evaluation.resource}" if evaluation.resource else ""
-        if evaluation.decision in _DENYING and not _once_allowed(c, evaluation):
-            continue  # never granted, so not lost
-        if evaluation.decision in _DENYING:
-            pointers += [
-                failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
-                *_evaluation_pointers(evaluation, iam),
-            ]
-            causes.append(f"{role} does not allow {shown}{where} ({evaluation.reason})")
-        elif _scoped_elsewhere(evaluation) and _role_changes(c):
-            pointers += [
-                failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
-                *_evaluation_pointers(evaluation, iam),
-            ]
-            scopes = ", ".join(str(_written(m.statement.resource)) for m in evaluation.deciding[:2])
-            causes.append(
-                f"{shown} is denied; {role} allows it only on {scopes}, and its policies were changed"
-            )
-        elif evaluation.allowed:
-            allowed += list(evaluation.deciding)
-        else:
-            undetermined = True
-    logs = _log_writes(c)
-    if logs is not None:
-        evaluations, group = logs
-        lacking = [e for e in evaluations if e.decision in _DENYING]
-        if lacking:
-            for evaluation in lacking:
-                pointers += _evaluation_pointers(evaluation, iam)
-            if c.logs.get("note"):
-                pointers.append(
-                    Pointer("get_recent_logs", "note", c.logs["note"], "Consistent: no logs arrive", None)
-                )
-            actions = ", ".join(e.action for e in lacking)
-            causes.append(
-                f"{role} does not allow {actions} on {group}, so the function cannot write its logs"
-            )
-        else:
-            allowed += [m for e in evaluations for m in e.deciding]
-    if causes:
-        remedy, restore = _remedy(c, role)
+    reading = _Reading(c, iam, iam.get("role_name", "the execution role"))
+    reading.read_denials()
+    reading.read_log_writes()
+    if reading.causes:
+        remedy, restore = _remedy(c, reading.role)
         return Finding(
             "permission_loss",
-            "The execution role lost a permission the function needs: " + "; ".join(causes) + ".",
+            "The execution role lost a permission the function needs: " + "; ".join(reading.causes) + ".",
             "high",
-            [*pointers, *restore],
+            [*reading.pointers, *restore],
             remedy,
             relevant_change=_relevant,
             first_failure=first_failure(c),
         )
-    if not allowed or undetermined:
+    if not reading.allowed or reading.undetermined:
         return None
-    refs = list({m.statement.path: m.statement for m in allowed}.values())
+    refs = list({m.statement.path: m.statement for m in reading.allowed}.values())
     return Rejection(
         "permission_loss",
-        f"{role} allows what was checked: its log writes, and every call a failed invocation was denied",
+        f"{reading.role} allows what was checked: its log writes, "
+        "and every call a failed invocation was denied",
         _statement_pointers(refs, "Allows the call", None),
     )
 

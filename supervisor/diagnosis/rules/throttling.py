@@ -21,16 +21,25 @@ def check(c: Conversation) -> Verdict:
     if not throttles:
         pointers = [Pointer(_METRICS, "throttles", throttles, "No request was throttled in the window", None)]
         return Rejection("throttling", "The metrics show no throttled request in the window", pointers)
-    peaks = [
-        (i, m)
-        for i, m in enumerate(metrics.get("minutes", []))
-        if m.get("concurrent_executions_max") is not None
-    ]
-    busiest = max(peaks, key=lambda pair: pair[1]["concurrent_executions_max"], default=None)
+    pointers = _pointers(c, throttles, reserved)
+    limit, remedy = _limit_and_remedy(c, reserved)
+    return Finding(
+        "throttling",
+        f"{c.name} is throttled: {throttles:g} requests were refused by {limit}.",
+        "critical" if reserved == 0 else "high",
+        pointers,
+        remedy,
+        relevant_change=lambda e: e.operation in ("PutFunctionConcurrency", "DeleteFunctionConcurrency"),
+        first_failure=first_failure(c, throttles=True),
+    )
+
+
+def _pointers(c: Conversation, throttles: float, reserved: int | None) -> list[Pointer]:
+    """The throttles, the reserved concurrency (when the configuration was read) and the busiest minute."""
     pointers = [
         Pointer(_METRICS, "throttles", throttles, f"{throttles:g} requests were throttled", "throttling")
     ]
-    if config:
+    if c.config:
         # Reserved concurrency both caps the function and guarantees it that much of the account's pool:
         # a function with a reservation is throttled only beyond it; one without draws on the shared pool.
         pointers.append(
@@ -44,6 +53,12 @@ def check(c: Conversation) -> Verdict:
                 "throttling",
             )
         )
+    peaks = [
+        (i, m)
+        for i, m in enumerate(c.metrics.get("minutes", []))
+        if m.get("concurrent_executions_max") is not None
+    ]
+    busiest = max(peaks, key=lambda pair: pair[1]["concurrent_executions_max"], default=None)
     if busiest is not None:
         index, minute = busiest
         peak = minute["concurrent_executions_max"]
@@ -57,47 +72,39 @@ def check(c: Conversation) -> Verdict:
                 "throttling",
             )
         )
+    return pointers
+
+
+def _limit_and_remedy(c: Conversation, reserved: int | None) -> tuple[str, Remedy]:
+    """The limit that refused the requests, and how to lift it for the demand the metrics show."""
     name = c.name
     demand = max(
         (m.get("concurrent_executions_max") or 0) + (m.get("throttles") or 0)
-        for m in metrics.get("minutes", [])
+        for m in c.metrics.get("minutes", [])
     )
     if reserved is None:
-        limit = "the account's concurrency limit (the function has no reserved concurrency)"
-        remedy = Remedy(
+        return "the account's concurrency limit (the function has no reserved concurrency)", Remedy(
             "Raise the account's concurrency or reserve concurrency for the function",
             f"Request a higher concurrency quota, or reserve concurrency for {name} (peak demand seen: about "
             f"{demand:g} concurrent requests per minute).",
         )
-    elif reserved == 0:
-        limit = "reserved concurrency 0, so every invocation is refused"
-        remedy = Remedy(
+    if reserved == 0:
+        return "reserved concurrency 0, so every invocation is refused", Remedy(
             f"Remove the reserved concurrency of 0 on {name}",
             "Delete the function's reserved concurrency so it draws on the account's pool again.",
             command(c, "lambda", "DeleteFunctionConcurrency", {"FunctionName": name}),
             "low",
         )
-    else:
-        wanted = max(reserved + 1, math.ceil(demand * 1.2))
-        limit = f"reserved concurrency {reserved}, below the demand"
-        remedy = Remedy(
-            f"Raise the reserved concurrency of {name} to {wanted}",
-            f"Concurrency and throttles together peaked at {demand:g} in a minute; reserve {wanted} (20% "
-            "above that), or delete the reservation if the limit is not needed.",
-            command(
-                c,
-                "lambda",
-                "PutFunctionConcurrency",
-                {"FunctionName": name, "ReservedConcurrentExecutions": wanted},
-            ),
-            "low",
-        )
-    return Finding(
-        "throttling",
-        f"{name} is throttled: {throttles:g} requests were refused by {limit}.",
-        "critical" if reserved == 0 else "high",
-        pointers,
-        remedy,
-        relevant_change=lambda e: e.operation in ("PutFunctionConcurrency", "DeleteFunctionConcurrency"),
-        first_failure=first_failure(c, throttles=True),
+    wanted = max(reserved + 1, math.ceil(demand * 1.2))
+    return f"reserved concurrency {reserved}, below the demand", Remedy(
+        f"Raise the reserved concurrency of {name} to {wanted}",
+        f"Concurrency and throttles together peaked at {demand:g} in a minute; reserve {wanted} (20% "
+        "above that), or delete the reservation if the limit is not needed.",
+        command(
+            c,
+            "lambda",
+            "PutFunctionConcurrency",
+            {"FunctionName": name, "ReservedConcurrentExecutions": wanted},
+        ),
+        "low",
     )
