@@ -11,6 +11,7 @@ from typing import Any
 
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from deploy.cfn import get_att, ref, sub
+from deploy.mcp_parameters import HAS_CROSS_ACCOUNT_ROLES
 from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS
 from supervisor.permissions import TABLE_ACTIONS as SUPERVISOR_TABLE_ACTIONS
@@ -26,14 +27,14 @@ DEAD_LETTER_ACTIONS = ("sqs:SendMessage",)  # Lambda sends failed async events a
 SECRET_INJECTION_ACTIONS = ("secretsmanager:GetSecretValue",)  # what ECS reads a container's secret with
 
 
-def parameterget_att(parameter_name_ref: str) -> dict[str, str]:
+def parameter_arn(parameter_name_ref: str) -> dict[str, str]:
     """The ARN of an SSM parameter whose name (starting with '/') is the template parameter given."""
     return sub(
         f"arn:${{AWS::Partition}}:ssm:${{AWS::Region}}:${{AWS::AccountId}}:parameter${{{parameter_name_ref}}}"
     )
 
 
-def log_streamsget_att(log_group: str) -> dict[str, str]:
+def log_streams_arn(log_group: str) -> dict[str, str]:
     """The log streams of one log group (the group is created by the template, so no CreateLogGroup)."""
     return sub(f"arn:${{AWS::Partition}}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:{log_group}:*")
 
@@ -55,14 +56,14 @@ def supervisor_statements(log_group: str) -> list[Statement]:
                 get_att("ContextTable"),
             ],
         ),
-        _allow("McpKeyParameter", PARAMETER_ACTIONS, [parameterget_att("McpKeyParameterName")]),
+        _allow("McpKeyParameter", PARAMETER_ACTIONS, [parameter_arn("McpKeyParameterName")]),
         _allow(
             "BedrockModel",
             BEDROCK_ACTIONS,
             [sub("arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockModelId}")],
         ),
         _allow("DiagnosesTopic", NOTIFY_ACTIONS, [ref("DiagnosesTopic")]),
-        _allow("OwnLogs", LOG_ACTIONS, [log_streamsget_att(log_group)]),
+        _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
         _allow("DeadLetterQueue", DEAD_LETTER_ACTIONS, [get_att("SupervisorDeadLetterQueue")]),
     ]
 
@@ -76,7 +77,7 @@ def watchdog_statements(log_group: str) -> list[Statement]:
         ),
         _allow("IncidentContextTable", WATCHDOG_CONTEXT_ACTIONS, [get_att("ContextTable")]),
         _allow("DiagnosesTopic", WATCHDOG_TOPIC_ACTIONS, [ref("DiagnosesTopic")]),
-        _allow("OwnLogs", LOG_ACTIONS, [log_streamsget_att(log_group)]),
+        _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
     ]
 
 
@@ -86,10 +87,10 @@ def mcp_server_statements() -> list[Any]:
     accounts are configured, sts:AssumeRole on their read-only roles only."""
     return [
         _allow("DiagnosticReads", iam_actions(READ_OPERATIONS), ["*"]),
-        _allow("McpKeyParameter", iam_actions(STARTUP_OPERATIONS), [parameterget_att("McpKeyParameterName")]),
+        _allow("McpKeyParameter", iam_actions(STARTUP_OPERATIONS), [parameter_arn("McpKeyParameterName")]),
         {
             "Fn::If": [
-                "HasCrossAccountRoles",
+                HAS_CROSS_ACCOUNT_ROLES,
                 _allow(
                     "OtherAccountsReadOnlyRoles", iam_actions(ASSUME_OPERATIONS), ref("CrossAccountRoleArns")
                 ),
@@ -99,7 +100,7 @@ def mcp_server_statements() -> list[Any]:
     ]
 
 
-def dynamodb_tableget_att(table_name_ref: str, suffix: str = "") -> dict[str, str]:
+def dynamodb_table_arn(table_name_ref: str, suffix: str = "") -> dict[str, str]:
     """The ARN of a DynamoDB table whose name is the template parameter given (plus ``suffix``)."""
     return sub(
         f"arn:${{AWS::Partition}}:dynamodb:${{AWS::Region}}:${{AWS::AccountId}}:table/${{{table_name_ref}}}"
@@ -115,9 +116,9 @@ def console_statements(indexes: Iterable[str]) -> list[Statement]:
             "IncidentTablesRead",
             CONSOLE_TABLE_ACTIONS,
             [
-                dynamodb_tableget_att("StateTableName"),
-                *(dynamodb_tableget_att("StateTableName", f"/index/{index}") for index in indexes),
-                dynamodb_tableget_att("ContextTableName"),
+                dynamodb_table_arn("StateTableName"),
+                *(dynamodb_table_arn("StateTableName", f"/index/{index}") for index in indexes),
+                dynamodb_table_arn("ContextTableName"),
             ],
         )
     ]

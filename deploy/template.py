@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from chaos.sandbox import names
-from chaos.workload.alarms import function_alarms
 from deploy import policies
+from deploy.alarms import function_alarms
 from deploy.bundles import SUPERVISOR, WATCHDOG
 from deploy.cfn import get_att, ref, sub
+from supervisor.incident import resources
 from supervisor.incident.store import state_table_schema
 
 SUPERVISOR_FUNCTION = "incident-supervisor"
@@ -18,6 +18,7 @@ WATCHDOG_FUNCTION = "incident-watchdog"
 STALE_CHECK_RULE = "incident-stale-check"
 DEAD_LETTER_QUEUE = "incident-supervisor-dlq"
 DEFAULT_MODEL_ID = "anthropic.claude-3-5-sonnet-20241022-v2:0"
+EXAMPLE_WORKLOAD = "data-processor"  # the sandbox's example function, as the default to replace
 LAMBDA_RUNTIME = "python3.12"
 
 Template = dict[str, Any]
@@ -27,7 +28,7 @@ def _parameters() -> Template:
     return {
         "WorkloadFunctionName": {
             "Type": "String",
-            "Default": names.FUNCTION_NAME,
+            "Default": EXAMPLE_WORKLOAD,
             "AllowedPattern": "^[A-Za-z0-9_-]{1,64}$",
             "Description": "The Lambda function to watch: its Errors, Throttles and log-silence alarms go "
             "to the topic.",
@@ -40,7 +41,7 @@ def _parameters() -> Template:
         },
         "McpKeyParameterName": {
             "Type": "String",
-            "Default": names.MCP_KEY_PARAMETER,
+            "Default": resources.MCP_KEY_PARAMETER,
             "AllowedPattern": "^/[A-Za-z0-9_./-]+$",
             "Description": "SSM SecureString holding the MCP bearer key (create it before deploying; "
             "CloudFormation cannot create SecureStrings).",
@@ -79,7 +80,7 @@ def _tables() -> Template:
             "Type": "AWS::DynamoDB::Table",
             **keep,
             "Properties": {
-                "TableName": names.STATE_TABLE,
+                "TableName": resources.STATE_TABLE,
                 **common,
                 **state_table_schema(),
             },
@@ -88,7 +89,7 @@ def _tables() -> Template:
             "Type": "AWS::DynamoDB::Table",
             **keep,
             "Properties": {
-                "TableName": names.CONTEXT_TABLE,
+                "TableName": resources.CONTEXT_TABLE,
                 **common,
                 "AttributeDefinitions": [{"AttributeName": "incident_id", "AttributeType": "S"}],
                 "KeySchema": [{"AttributeName": "incident_id", "KeyType": "HASH"}],
@@ -110,106 +111,125 @@ def _log_group(function_name: str) -> Template:
     }
 
 
-def _functions() -> Template:
+def _invoke_permission(function: str, principal: str, source_arn: Any) -> Template:
+    """Lets ``principal`` invoke the template's ``function`` (a logical id) for ``source_arn`` only."""
     return {
-        "SupervisorDeadLetterQueue": {
-            "Type": "AWS::SQS::Queue",
-            "Properties": {
-                "QueueName": DEAD_LETTER_QUEUE,
-                "MessageRetentionPeriod": 1209600,
-                "SqsManagedSseEnabled": True,
+        "Type": "AWS::Lambda::Permission",
+        "Properties": {
+            "FunctionName": ref(function),
+            "Action": "lambda:InvokeFunction",
+            "Principal": principal,
+            "SourceArn": source_arn,
+        },
+    }
+
+
+def _dead_letter_queue() -> Template:
+    return {
+        "Type": "AWS::SQS::Queue",
+        "Properties": {
+            "QueueName": DEAD_LETTER_QUEUE,
+            "MessageRetentionPeriod": 1209600,  # 14 days, the most SQS keeps a message
+            "SqsManagedSseEnabled": True,
+        },
+    }
+
+
+def _supervisor_function() -> Template:
+    return {
+        "Type": "AWS::Lambda::Function",
+        "DependsOn": ["SupervisorLogGroup"],
+        "Properties": {
+            "FunctionName": SUPERVISOR_FUNCTION,
+            "Description": "Diagnoses the failing Lambda named by each SNS alarm",
+            "Runtime": LAMBDA_RUNTIME,
+            "Handler": SUPERVISOR.entry_point.replace(":", "."),
+            "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("SupervisorCodeKey")},
+            "Role": get_att("SupervisorRole"),
+            "Timeout": 300,
+            "MemorySize": 1024,
+            "DeadLetterConfig": {"TargetArn": get_att("SupervisorDeadLetterQueue")},
+            "Environment": {
+                "Variables": {
+                    "MCP_SERVER_URL": ref("McpServerUrl"),
+                    "MCP_API_KEY_SSM_PARAMETER": ref("McpKeyParameterName"),
+                    "SUPERVISOR_MODEL": sub("bedrock:${BedrockModelId}"),
+                    "INCIDENT_STATE_TABLE": ref("StateTable"),
+                    "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
+                    "MAX_INCIDENTS_PER_HOUR": ref("MaxIncidentsPerHour"),
+                    "MAX_TOKENS_PER_INCIDENT": ref("MaxTokensPerIncident"),
+                    "SUPERVISOR_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
+                    "SUPERVISOR_CONSOLE_URL": ref("ConsoleUrl"),
+                }
             },
         },
+    }
+
+
+def _watchdog_function() -> Template:
+    return {
+        "Type": "AWS::Lambda::Function",
+        "DependsOn": ["WatchdogLogGroup"],
+        "Properties": {
+            "FunctionName": WATCHDOG_FUNCTION,
+            "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING and notifies them",
+            "Runtime": LAMBDA_RUNTIME,
+            "Handler": WATCHDOG.entry_point.replace(":", "."),
+            "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("WatchdogCodeKey")},
+            "Role": get_att("WatchdogRole"),
+            "Timeout": 60,
+            "MemorySize": 256,
+            "Environment": {
+                "Variables": {
+                    "INCIDENT_STATE_TABLE": ref("StateTable"),
+                    "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
+                    "WATCHDOG_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
+                    "WATCHDOG_CONSOLE_URL": ref("ConsoleUrl"),
+                }
+            },
+        },
+    }
+
+
+def _stale_check_rule() -> Template:
+    return {
+        "Type": "AWS::Events::Rule",
+        "Properties": {
+            "Name": STALE_CHECK_RULE,
+            "Description": "Runs incident-watchdog every 5 minutes",
+            "ScheduleExpression": "rate(5 minutes)",
+            "State": "ENABLED",
+            "Targets": [{"Arn": get_att("WatchdogFunction"), "Id": "incident-watchdog"}],
+        },
+    }
+
+
+def _functions() -> Template:
+    """The supervisor (invoked by the alerts topic, failed events to its dead-letter queue) and the
+    watchdog (invoked by the stale-check schedule), each with its log group and role."""
+    return {
+        "SupervisorDeadLetterQueue": _dead_letter_queue(),
         "SupervisorLogGroup": _log_group(SUPERVISOR_FUNCTION),
         "SupervisorRole": policies.role(
             policies.supervisor_statements(_log_group_name(SUPERVISOR_FUNCTION)),
             "lambda.amazonaws.com",
             "incident-supervisor: its two tables, its SSM parameter, one Bedrock model, its topic",
         ),
-        "SupervisorFunction": {
-            "Type": "AWS::Lambda::Function",
-            "DependsOn": ["SupervisorLogGroup"],
-            "Properties": {
-                "FunctionName": SUPERVISOR_FUNCTION,
-                "Description": "Diagnoses the failing Lambda named by each SNS alarm",
-                "Runtime": LAMBDA_RUNTIME,
-                "Handler": SUPERVISOR.entry_point.replace(":", "."),
-                "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("SupervisorCodeKey")},
-                "Role": get_att("SupervisorRole"),
-                "Timeout": 300,
-                "MemorySize": 1024,
-                "DeadLetterConfig": {"TargetArn": get_att("SupervisorDeadLetterQueue")},
-                "Environment": {
-                    "Variables": {
-                        "MCP_SERVER_URL": ref("McpServerUrl"),
-                        "MCP_API_KEY_SSM_PARAMETER": ref("McpKeyParameterName"),
-                        "SUPERVISOR_MODEL": sub("bedrock:${BedrockModelId}"),
-                        "INCIDENT_STATE_TABLE": ref("StateTable"),
-                        "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
-                        "MAX_INCIDENTS_PER_HOUR": ref("MaxIncidentsPerHour"),
-                        "MAX_TOKENS_PER_INCIDENT": ref("MaxTokensPerIncident"),
-                        "SUPERVISOR_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
-                        "SUPERVISOR_CONSOLE_URL": ref("ConsoleUrl"),
-                    }
-                },
-            },
-        },
-        "SupervisorTopicPermission": {
-            "Type": "AWS::Lambda::Permission",
-            "Properties": {
-                "FunctionName": ref("SupervisorFunction"),
-                "Action": "lambda:InvokeFunction",
-                "Principal": "sns.amazonaws.com",
-                "SourceArn": ref("AlertsTopic"),
-            },
-        },
+        "SupervisorFunction": _supervisor_function(),
+        "SupervisorTopicPermission": _invoke_permission(
+            "SupervisorFunction", "sns.amazonaws.com", ref("AlertsTopic")
+        ),
         "WatchdogLogGroup": _log_group(WATCHDOG_FUNCTION),
         "WatchdogRole": policies.role(
             policies.watchdog_statements(_log_group_name(WATCHDOG_FUNCTION)),
             "lambda.amazonaws.com",
             "incident-watchdog: the state table, diagnoses in the context table, the diagnoses topic",
         ),
-        "WatchdogFunction": {
-            "Type": "AWS::Lambda::Function",
-            "DependsOn": ["WatchdogLogGroup"],
-            "Properties": {
-                "FunctionName": WATCHDOG_FUNCTION,
-                "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING and notifies them",
-                "Runtime": LAMBDA_RUNTIME,
-                "Handler": WATCHDOG.entry_point.replace(":", "."),
-                "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("WatchdogCodeKey")},
-                "Role": get_att("WatchdogRole"),
-                "Timeout": 60,
-                "MemorySize": 256,
-                "Environment": {
-                    "Variables": {
-                        "INCIDENT_STATE_TABLE": ref("StateTable"),
-                        "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
-                        "WATCHDOG_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
-                        "WATCHDOG_CONSOLE_URL": ref("ConsoleUrl"),
-                    }
-                },
-            },
-        },
-        "StaleCheckRule": {
-            "Type": "AWS::Events::Rule",
-            "Properties": {
-                "Name": STALE_CHECK_RULE,
-                "Description": "Runs incident-watchdog every 5 minutes",
-                "ScheduleExpression": "rate(5 minutes)",
-                "State": "ENABLED",
-                "Targets": [{"Arn": get_att("WatchdogFunction"), "Id": "incident-watchdog"}],
-            },
-        },
-        "WatchdogSchedulePermission": {
-            "Type": "AWS::Lambda::Permission",
-            "Properties": {
-                "FunctionName": ref("WatchdogFunction"),
-                "Action": "lambda:InvokeFunction",
-                "Principal": "events.amazonaws.com",
-                "SourceArn": get_att("StaleCheckRule"),
-            },
-        },
+        "WatchdogFunction": _watchdog_function(),
+        "StaleCheckRule": _stale_check_rule(),
+        "WatchdogSchedulePermission": _invoke_permission(
+            "WatchdogFunction", "events.amazonaws.com", get_att("StaleCheckRule")
+        ),
     }
 
 
@@ -224,31 +244,32 @@ def _substituted(value: Any) -> Any:
     return value
 
 
-def _alerting() -> Template:
-    """The workload's alarms: the same three the sandbox world gives every function."""
-    function = "${WorkloadFunctionName}"
-    definitions = function_alarms(function, f"/aws/lambda/{function}", ref("AlertsTopic"))
-    logical_ids = ("WorkloadErrorsAlarm", "WorkloadThrottlesAlarm", "WorkloadLogSilenceAlarm")
-    alarms: Template = {
-        logical_id: {"Type": "AWS::CloudWatch::Alarm", "Properties": _substituted(definition)}
-        for logical_id, definition in zip(logical_ids, definitions, strict=True)
-    }
-    topic = {
+def _topics() -> Template:
+    """The alerts topic, which invokes the supervisor, and the diagnoses topic it notifies outcomes on."""
+    return {
         "AlertsTopic": {
             "Type": "AWS::SNS::Topic",
             "Properties": {
-                "TopicName": names.TOPIC_NAME,
+                "TopicName": resources.ALERTS_TOPIC,
                 "Subscription": [{"Protocol": "lambda", "Endpoint": get_att("SupervisorFunction")}],
             },
-        }
-    }
-    diagnoses = {
+        },
         "DiagnosesTopic": {
             "Type": "AWS::SNS::Topic",
-            "Properties": {"TopicName": names.DIAGNOSES_TOPIC_NAME},
-        }
+            "Properties": {"TopicName": resources.DIAGNOSES_TOPIC},
+        },
     }
-    return topic | diagnoses | alarms
+
+
+def _workload_alarms() -> Template:
+    """The workload's alarms: the same three the sandbox world gives every function."""
+    function = "${WorkloadFunctionName}"
+    definitions = function_alarms(function, _log_group_name(function), ref("AlertsTopic"))
+    logical_ids = ("WorkloadErrorsAlarm", "WorkloadThrottlesAlarm", "WorkloadLogSilenceAlarm")
+    return {
+        logical_id: {"Type": "AWS::CloudWatch::Alarm", "Properties": _substituted(definition)}
+        for logical_id, definition in zip(logical_ids, definitions, strict=True)
+    }
 
 
 def build() -> Template:
@@ -257,7 +278,7 @@ def build() -> Template:
         "Description": "incident-response: the supervisor and watchdog Lambdas, incident state in DynamoDB, "
         "the alert and diagnoses topics and the workload's alarms",
         "Parameters": _parameters(),
-        "Resources": _tables() | _functions() | _alerting(),
+        "Resources": _tables() | _functions() | _topics() | _workload_alarms(),
         "Outputs": {
             "AlertsTopicArn": {"Value": ref("AlertsTopic")},
             "DiagnosesTopicArn": {"Value": ref("DiagnosesTopic")},

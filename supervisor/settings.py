@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from supervisor.incident.notify_settings import NotificationSettings
+from supervisor.incident.resources import CONTEXT_TABLE, MCP_KEY_PARAMETER, STATE_TABLE
 
 
 def _env(name: str) -> AliasChoices:
@@ -38,7 +39,7 @@ class SupervisorSettings(BaseSettings, NotificationSettings):
     )
     mcp_api_key_ssm_parameter: str = Field(
         validation_alias=_env("MCP_API_KEY_SSM_PARAMETER"),
-        default="/incident-response/mcp-api-key",
+        default=MCP_KEY_PARAMETER,
         description="SecureString holding the MCP key, read when MCP_API_KEY is unset.",
     )
     mcp_connect_timeout: float = Field(default=10.0, gt=0, description="Seconds to open the MCP connection.")
@@ -71,13 +72,13 @@ class SupervisorSettings(BaseSettings, NotificationSettings):
     )
     incident_state_table: str = Field(
         validation_alias=_env("INCIDENT_STATE_TABLE"),
-        default="incident-state",
+        default=STATE_TABLE,
         min_length=3,
         description="DynamoDB table of incident states (GSI status-updated_at-index).",
     )
     incident_context_table: str = Field(
         validation_alias=_env("INCIDENT_CONTEXT_TABLE"),
-        default="incident-context",
+        default=CONTEXT_TABLE,
         min_length=3,
         description="DynamoDB table of diagnoses, reasoning chains and recorded tool results.",
     )

@@ -34,6 +34,8 @@ from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from console.settings import ConsoleSettings
 from deploy import build, mcp_service, policies, template
 from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
+from deploy.console_service import CONSOLE_PORT, SESSION_SECRET
+from deploy.mcp_parameters import HAS_CONSOLE
 from deploy.package import build as build_bundle
 from mcp_server.oauth import oauth_mode
 from mcp_server.permissions import required_iam_actions
@@ -317,7 +319,7 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
     (console_container,) = console_task["containerDefinitions"]
     assert console_container["image"] == container["image"]
     assert console_container["entryPoint"] == ["python", "-m", "console.cli"]
-    assert console_container["portMappings"][0]["containerPort"] == mcp_service.CONSOLE_PORT
+    assert console_container["portMappings"][0]["containerPort"] == CONSOLE_PORT
     console_environment = {e["name"]: e["value"] for e in console_container["environment"] if e is not None}
     assert (console_environment["CONSOLE_STATE_TABLE"], console_environment["CONSOLE_CONTEXT_TABLE"]) == (
         names.STATE_TABLE,
@@ -344,7 +346,7 @@ def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(
     (console_group,) = elb.describe_target_groups(TargetGroupArns=[resources["ConsoleTargetGroup"]])[
         "TargetGroups"
     ]
-    assert (console_group["HealthCheckPath"], console_group["Port"]) == ("/healthz", mcp_service.CONSOLE_PORT)
+    assert (console_group["HealthCheckPath"], console_group["Port"]) == ("/healthz", CONSOLE_PORT)
 
 
 def test_the_console_calls_exactly_what_its_role_grants(
@@ -402,7 +404,7 @@ def _environment_only(monkeypatch: pytest.MonkeyPatch, variables: dict[str, str]
 
 def _generated_secret(stack: ResolvedStack) -> str:
     """A value of the kind Secrets Manager generates for the session secret (letters and digits)."""
-    spec = stack.document["Resources"][mcp_service.SESSION_SECRET]["Properties"]["GenerateSecretString"]
+    spec = stack.document["Resources"][SESSION_SECRET]["Properties"]["GenerateSecretString"]
     assert spec["ExcludePunctuation"] is True
     return "".join(
         secrets.choice(string.ascii_letters + string.digits) for _ in range(spec["PasswordLength"])
@@ -412,21 +414,19 @@ def _generated_secret(stack: ResolvedStack) -> str:
 def test_the_console_session_secret_is_one_generated_secret_injected_by_its_execution_role() -> None:
     stack = ResolvedStack({"ConsoleEnabled": "true"})
     resources = stack.document["Resources"]
-    secret = resources[mcp_service.SESSION_SECRET]
+    secret = resources[SESSION_SECRET]
     assert secret["Type"] == "AWS::SecretsManager::Secret"
-    assert secret["Condition"] == mcp_service.HAS_CONSOLE  # no console, no secret
+    assert secret["Condition"] == HAS_CONSOLE  # no console, no secret
     spec = secret["Properties"]["GenerateSecretString"]
     assert spec["PasswordLength"] >= 48
     assert spec["ExcludePunctuation"] is True
     assert "SecretStringTemplate" not in spec  # the whole string is the key, not a JSON document
     injected = {s["Name"]: s["ValueFrom"] for s in stack.container("ConsoleTaskDefinition")["Secrets"]}
-    assert injected["CONSOLE_SESSION_SECRET"] == f"ref:{mcp_service.SESSION_SECRET}"  # Ref is the ARN
+    assert injected["CONSOLE_SESSION_SECRET"] == f"ref:{SESSION_SECRET}"  # Ref is the ARN
     (policy,) = stack.resolve(resources["ConsoleExecutionRole"]["Properties"]["Policies"])
     granted = _granted(policy["PolicyDocument"])
     assert granted["secretsmanager:GetSecretValue"] == [injected["CONSOLE_SESSION_SECRET"]]  # that one only
-    assert [r for r, v in resources.items() if v["Type"] == "AWS::SecretsManager::Secret"] == [
-        mcp_service.SESSION_SECRET
-    ]
+    assert [r for r, v in resources.items() if v["Type"] == "AWS::SecretsManager::Secret"] == [SESSION_SECRET]
     for role in ("ExecutionRole", "TaskRole", "ConsoleTaskRole"):  # no other identity reads it
         (other,) = stack.resolve(resources[role]["Properties"]["Policies"])
         assert "secretsmanager:GetSecretValue" not in _granted(other["PolicyDocument"]), role

@@ -6,6 +6,7 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from supervisor.incident.notify_settings import NotificationSettings
+from supervisor.incident.resources import CONTEXT_TABLE, STATE_TABLE
 
 
 class WatchdogSettings(BaseSettings, NotificationSettings):
@@ -13,13 +14,13 @@ class WatchdogSettings(BaseSettings, NotificationSettings):
 
     incident_state_table: str = Field(
         validation_alias=AliasChoices("INCIDENT_STATE_TABLE", "incident_state_table"),
-        default="incident-state",
+        default=STATE_TABLE,
         min_length=3,
         description="DynamoDB table of incident states (GSI status-updated_at-index).",
     )
     incident_context_table: str = Field(
         validation_alias=AliasChoices("INCIDENT_CONTEXT_TABLE", "incident_context_table"),
-        default="incident-context",
+        default=CONTEXT_TABLE,
         min_length=3,
         description="DynamoDB table of diagnoses: read (GetItem) only to notify a DIAGNOSED incident.",
     )

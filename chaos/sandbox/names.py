@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from supervisor.incident import resources
+
 ACCOUNT_ID = "123456789012"
 SECOND_ACCOUNT_ID = "210987654321"
 DEFAULT_REGION = "ca-central-1"
@@ -36,13 +38,14 @@ FUNCTIONS = (FUNCTION_NAME, ORDERS_FUNCTION, REPORT_FUNCTION)
 READ_ONLY_ROLE = "incident-response-readonly"
 READ_ONLY_EXTERNAL_ID = "incident-response-sandbox"
 
-TOPIC_NAME = "incident-alerts"
-TRIGGER_QUEUE_NAME = "incident-alerts-lambda-trigger"
-DIAGNOSES_TOPIC_NAME = "incident-diagnoses"  # the supervisor's notifications, one per incident outcome
-DIAGNOSES_QUEUE_NAME = "incident-diagnoses-reader"  # subscribed to it, so the drill and tests can read them
-STATE_TABLE = "incident-state"
-CONTEXT_TABLE = "incident-context"
-MCP_KEY_PARAMETER = "/incident-response/mcp-api-key"
+# The product's resources, under the names the deploy template gives them.
+TOPIC_NAME = resources.ALERTS_TOPIC
+DIAGNOSES_TOPIC_NAME = resources.DIAGNOSES_TOPIC
+STATE_TABLE = resources.STATE_TABLE
+CONTEXT_TABLE = resources.CONTEXT_TABLE
+MCP_KEY_PARAMETER = resources.MCP_KEY_PARAMETER
+TRIGGER_QUEUE_NAME = "incident-alerts-lambda-trigger"  # on the alerts topic, as Lambda's SNS trigger
+DIAGNOSES_QUEUE_NAME = "incident-diagnoses-reader"  # on the diagnoses topic, read by the drill and tests
 
 # AWS profiles written by the sandbox.
 OPERATOR = "operator"

@@ -29,7 +29,7 @@ import boto3
 
 from chaos.sandbox import names
 from chaos.workload import functions
-from chaos.workload.alarms import function_alarms
+from deploy.alarms import function_alarms
 from mcp_server.permissions import READ_OPERATIONS, iam_actions
 from supervisor.incident.store import state_table_schema
 
