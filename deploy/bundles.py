@@ -34,6 +34,7 @@ SUPERVISOR = Bundle(
         "httpx2",
         "anyio",
         "json-repair",
+        "tenacity",
     ),
     "supervisor.orchestrator:handler",
 )

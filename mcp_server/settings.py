@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import re
-from typing import Self
+from typing import Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_server.contract.common import ACCOUNT_ALIAS_PATTERN
 from mcp_server.https_urls import checked_url
+
+MCP_KEY_PARAMETER: Final = "/incident-response/mcp-api-key"  # a SecureString the operator creates
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SCOPE_PATTERN = r"[\x21\x23-\x5b\x5d-\x7e]+"  # RFC 6749 §3.3
@@ -41,7 +43,7 @@ class ServerSettings(BaseSettings):
         description="Accepted bearer keys, comma-separated (old and new together while rotating).",
     )
     mcp_api_key_ssm_parameter: str = Field(
-        default="/incident-response/mcp-api-key",
+        default=MCP_KEY_PARAMETER,
         description="SecureString holding the key, read at startup when MCP_API_KEY is unset.",
     )
     mcp_allowed_hosts: str = Field(

@@ -1,12 +1,16 @@
 """The default names of the incident pipeline's AWS resources: the deploy template creates the tables and
-topics under these names, the components' settings default to them, and the sandbox provisions them."""
+topics under these names, the components' settings default to them, and the sandbox provisions them. The
+MCP server's key parameter is the server's own setting."""
 
 from __future__ import annotations
 
 from typing import Final
 
+from mcp_server.settings import MCP_KEY_PARAMETER
+
+__all__ = ["ALERTS_TOPIC", "CONTEXT_TABLE", "DIAGNOSES_TOPIC", "MCP_KEY_PARAMETER", "STATE_TABLE"]
+
 STATE_TABLE: Final = "incident-state"
 CONTEXT_TABLE: Final = "incident-context"
 ALERTS_TOPIC: Final = "incident-alerts"  # the workload's alarms notify it; the supervisor subscribes
 DIAGNOSES_TOPIC: Final = "incident-diagnoses"  # the supervisor's notifications, one per incident outcome
-MCP_KEY_PARAMETER: Final = "/incident-response/mcp-api-key"  # a SecureString the operator creates
