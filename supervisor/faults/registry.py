@@ -5,13 +5,12 @@ Adding a class touches its declaration module, its rules check, its injector and
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final, Literal
 
 import supervisor.faults as faults_package
+from mcp_server.contract.discovery import declarations
 from supervisor.faults.declaration import FaultClass, FaultClassError
 
 UNKNOWN: Final = "unknown"
@@ -19,14 +18,7 @@ UNKNOWN_DESCRIPTION: Final = "alone, when the evidence confirms no fault"
 
 
 def _discover() -> Mapping[str, FaultClass]:
-    found: dict[str, FaultClass] = {}
-    for module in pkgutil.iter_modules(faults_package.__path__):
-        if module.name == __name__.rpartition(".")[2]:
-            continue
-        namespace = vars(importlib.import_module(f"{faults_package.__name__}.{module.name}"))
-        for fault in (value for value in namespace.values() if isinstance(value, FaultClass)):
-            if found.setdefault(fault.name, fault) is not fault:
-                raise FaultClassError(f"two fault classes are named {fault.name!r} (one in {module.name})")
+    found = declarations(faults_package, FaultClass, lambda fault: fault.name)
     unknown = {name for fault in found.values() for name in fault.unless} - set(found)
     if unknown:
         raise FaultClassError(f"'unless' names classes that do not exist: {', '.join(sorted(unknown))}")
