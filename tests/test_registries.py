@@ -3,7 +3,9 @@ what the code does matches what it declares (a tool calls exactly the AWS reads 
 
 from __future__ import annotations
 
+import importlib
 import inspect
+from pathlib import Path
 from typing import Any
 
 import boto3
@@ -16,6 +18,7 @@ from evals.definitions import DEFINITIONS
 from mcp_server.aws import AwsClients
 from mcp_server.contract import GetRecentLogsArgs, LogsResponse
 from mcp_server.contract.declaration import DeclarationError, ToolDeclaration
+from mcp_server.contract.discovery import declarations
 from mcp_server.contract.registry import TOOLS
 from mcp_server.permissions import ALLOWED_OPERATIONS, READ_OPERATIONS
 from mcp_server.server import ToolRunner
@@ -177,3 +180,16 @@ def test_every_fault_class_has_a_drill_scenario_and_an_eval_case() -> None:
 
 def _faults(scenario: Scenario) -> set[str]:
     return {fault for incident in scenario.expected for fault in incident.fault_types}
+
+
+def test_two_declarations_with_one_name_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "twice_declared"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for module in ("first", "second"):
+        (package / f"{module}.py").write_text(
+            "from tests.test_registries import _tool\n\nTOOL = _tool(name='get_twice')\n"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match="two ToolDeclaration values are named 'get_twice'"):
+        declarations(importlib.import_module("twice_declared"), ToolDeclaration, lambda tool: tool.name)
