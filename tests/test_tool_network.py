@@ -34,7 +34,7 @@ from mcp_server.contract.network import (
 from mcp_server.permissions import required_iam_actions
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.network import network_state
-from mcp_server.tools.network_rules import (
+from mcp_server.tools.network.rules import (
     EPHEMERAL_PORTS,
     Finding,
     acl_decision,

@@ -58,32 +58,59 @@ def _inline_read(iam_client: Any, role_name: str, name: str) -> Read:
     )
 
 
+def _role_reads(iam_client: Any, role_name: str) -> list[Read]:
+    """The role itself (for its permissions boundary), its inline policy names and its attached policies."""
+    return [
+        Read(
+            "iam:GetRole",
+            f"role {role_name}",
+            lambda: iam_client.get_role(RoleName=role_name)["Role"],
+            "the role's permissions boundary is unknown (the role may have been deleted)",
+        ),
+        Read(
+            "iam:ListRolePolicies",
+            f"role {role_name}",
+            lambda: _listed(iam_client, "list_role_policies", "PolicyNames", RoleName=role_name),
+            "the role's inline policies are unknown",
+        ),
+        Read(
+            "iam:ListAttachedRolePolicies",
+            f"role {role_name}",
+            lambda: _listed(
+                iam_client, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name
+            ),
+            "the managed policies attached to the role are unknown",
+        ),
+    ]
+
+
+def _attached_policy(
+    attachment: dict[str, Any], version: tuple[str, PolicyDocument] | None
+) -> AttachedPolicy:
+    return AttachedPolicy(
+        policy_name=attachment["PolicyName"],
+        policy_arn=attachment["PolicyArn"],
+        default_version_id=version[0] if version else None,
+        document=version[1] if version else None,
+    )
+
+
+def _permissions_boundary(
+    boundary: dict[str, Any], version: tuple[str, PolicyDocument] | None
+) -> PermissionsBoundary:
+    return PermissionsBoundary(
+        type=boundary.get("PermissionsBoundaryType"),
+        arn=boundary["PermissionsBoundaryArn"],
+        default_version_id=version[0] if version else None,
+        document=version[1] if version else None,
+    )
+
+
 def iam_state(ctx: ToolContext, args: GetIAMStateArgs) -> IAMStateResponse:
     config = function_configuration(ctx)
     iam = ctx.clients.iam
     role_name = config["Role"].rsplit("/", 1)[-1]  # arn:aws:iam::<account>:role/<optional path/><name>
-    role, policy_names, attachments = ctx.reads.many(
-        [
-            Read(
-                "iam:GetRole",
-                f"role {role_name}",
-                lambda: iam.get_role(RoleName=role_name)["Role"],
-                "the role's permissions boundary is unknown (the role may have been deleted)",
-            ),
-            Read(
-                "iam:ListRolePolicies",
-                f"role {role_name}",
-                lambda: _listed(iam, "list_role_policies", "PolicyNames", RoleName=role_name),
-                "the role's inline policies are unknown",
-            ),
-            Read(
-                "iam:ListAttachedRolePolicies",
-                f"role {role_name}",
-                lambda: _listed(iam, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name),
-                "the managed policies attached to the role are unknown",
-            ),
-        ]
-    )
+    role, policy_names, attachments = ctx.reads.many(_role_reads(iam, role_name))
     boundary = (role or {}).get("PermissionsBoundary")
     names = list(policy_names or [])
     attached = list(attachments or [])
@@ -109,21 +136,8 @@ def iam_state(ctx: ToolContext, args: GetIAMStateArgs) -> IAMStateResponse:
             if document
         },
         attached_policies=[
-            AttachedPolicy(
-                policy_name=a["PolicyName"],
-                policy_arn=a["PolicyArn"],
-                default_version_id=version[0] if version else None,
-                document=version[1] if version else None,
-            )
-            for a, version in zip(attached, attached_documents, strict=True)
+            _attached_policy(a, version) for a, version in zip(attached, attached_documents, strict=True)
         ],
-        permissions_boundary=PermissionsBoundary(
-            type=boundary.get("PermissionsBoundaryType"),
-            arn=boundary["PermissionsBoundaryArn"],
-            default_version_id=boundary_version[0] if boundary_version else None,
-            document=boundary_version[1] if boundary_version else None,
-        )
-        if boundary
-        else None,
+        permissions_boundary=_permissions_boundary(boundary, boundary_version) if boundary else None,
         gaps=ctx.reads.gaps,
     )

@@ -160,86 +160,145 @@ def _version_of(ctx: ToolContext) -> str | None:
     return str(alias["FunctionVersion"]) if alias else None
 
 
+@dataclass(frozen=True)
+class _Query:
+    """Where and when to look: the log group, the window, and the version whose log streams to keep."""
+
+    group: str
+    start_ms: int
+    end_ms: int
+    version: str | None
+
+    @property
+    def window_start(self) -> str:
+        return _iso(self.start_ms)
+
+    @property
+    def window_end(self) -> str:
+        return _iso(self.end_ms)
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What was read of the window: the events kept (with their error lines looked up on their own when
+    the scan stopped early; only the version's log streams), how many the scan read, whether it read all."""
+
+    raw: list[dict[str, Any]]
+    scanned: int
+    complete: bool
+
+
+def _query(ctx: ToolContext, minutes: int, now: datetime | None) -> _Query:
+    """The log group the function's ``LoggingConfig`` names, the last ``minutes`` up to ``now``, and the
+    version of a qualified function ARN."""
+    config = ctx.reads.one(function_read(ctx)) or {}
+    group = (config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{ctx.target.function_name}"
+    version = _version_of(ctx)
+    end_ms = ((now or datetime.now(UTC)) - _EPOCH) // _MS
+    return _Query(group, start_ms=end_ms - minutes * 60_000, end_ms=end_ms, version=version)
+
+
+def _read_window(ctx: ToolContext, query: _Query, filter_pattern: str | None) -> _Read | None:
+    """The window's events; None when the log group does not exist."""
+    request: dict[str, Any] = {
+        "logGroupName": query.group,
+        "startTime": query.start_ms,
+        "endTime": query.end_ms,
+    }
+    if filter_pattern is not None:
+        request["filterPattern"] = filter_pattern
+    with aws_errors(f"log group {query.group} ({ctx.target.account})", ctx.target.region):
+        try:
+            raw, complete = _scan(ctx.clients.logs, request, ctx.settings.logs_scan_limit)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+                raise
+            return None
+    scanned = len(raw)
+    if not complete and filter_pattern is None:
+        raw = _with_error_lines(ctx, request, raw)
+    if query.version is not None:
+        raw = [e for e in raw if f"[{query.version}]" in e.get("logStreamName", "")]
+    return _Read(raw, scanned, complete)
+
+
+def _notes(
+    ctx: ToolContext, args: GetRecentLogsArgs, query: _Query, read: _Read, *, matched: int, dropped: int
+) -> list[str]:
+    """What narrows the answer: the version kept, an empty window, an early stop, events left out."""
+    notes: list[str] = []
+    if query.version is not None:
+        notes.append(f"only the log streams of version {query.version} ({ctx.target.qualifier})")
+    if not matched:
+        pattern = f" matching filter pattern {args.filter_pattern!r}" if args.filter_pattern else ""
+        notes.append(
+            f"nothing matched: no events{pattern} in log group {query.group} "
+            f"between {query.window_start} and {query.window_end}"
+        )
+    if not read.complete:
+        beyond = ", except their error lines, looked up on their own" if args.filter_pattern is None else ""
+        notes.append(
+            f"the scan stopped at {read.scanned} events (the scan limit), so later events in the window were "
+            f"not read{beyond}: shorten `minutes` or add a filter_pattern"
+        )
+    if dropped:
+        notes.append(
+            f"{dropped} of {matched} matching events left out (at most {args.limit} events and "
+            f"{ctx.settings.logs_byte_cap} bytes): error-like lines were kept first, newest first"
+        )
+    return notes
+
+
+def _log_event(event: _Event) -> LogEvent:
+    return LogEvent(
+        timestamp=_iso(event.timestamp_ms),
+        message=event.message,
+        log_stream=event.log_stream,
+        request_id=event.placed.request_id,
+        kind=event.placed.kind,
+    )
+
+
+def _answer(ctx: ToolContext, args: GetRecentLogsArgs, query: _Query, **fields: Any) -> LogsResponse:
+    return LogsResponse(
+        log_group=query.group,
+        window_start=query.window_start,
+        window_end=query.window_end,
+        filter_pattern=args.filter_pattern,
+        byte_cap=ctx.settings.logs_byte_cap,
+        gaps=ctx.reads.gaps,
+        **fields,
+    )
+
+
 def recent_logs(ctx: ToolContext, args: GetRecentLogsArgs, *, now: datetime | None = None) -> LogsResponse:
     """Events of the function's log group in the last ``args.minutes`` minutes up to ``now`` (timezone-
     aware; default: the current time), optionally filtered by ``args.filter_pattern``. Reads at most
     ``scan_limit`` events, cuts each message to ``message_cap`` bytes and keeps, within ``args.limit`` events
     and ``byte_cap`` bytes, error-like lines first (newest first), then the newest other lines."""
-    settings = ctx.settings
-    byte_cap, message_cap = settings.logs_byte_cap, settings.logs_message_cap
-    config = ctx.reads.one(function_read(ctx)) or {}
-    group = (config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{ctx.target.function_name}"
-    version = _version_of(ctx)
-    end_ms = ((now or datetime.now(UTC)) - _EPOCH) // _MS
-    start_ms = end_ms - args.minutes * 60_000
-    window_start, window_end = _iso(start_ms), _iso(end_ms)
-
-    def answer(**fields: Any) -> LogsResponse:
-        return LogsResponse(
-            log_group=group,
-            window_start=window_start,
-            window_end=window_end,
-            filter_pattern=args.filter_pattern,
-            byte_cap=byte_cap,
-            gaps=ctx.reads.gaps,
-            **fields,
+    query = _query(ctx, args.minutes, now)
+    read = _read_window(ctx, query, args.filter_pattern)
+    if read is None:
+        return _answer(
+            ctx,
+            args,
+            query,
+            events=[],
+            note=f"log group {query.group} does not exist: the function has never been invoked here, or its "
+            "execution role cannot write logs (check the role's logs permissions with get_iam_state)",
         )
-
-    request: dict[str, Any] = {"logGroupName": group, "startTime": start_ms, "endTime": end_ms}
-    if args.filter_pattern is not None:
-        request["filterPattern"] = args.filter_pattern
-    with aws_errors(f"log group {group} ({ctx.target.account})", ctx.target.region):
-        try:
-            raw, complete = _scan(ctx.clients.logs, request, settings.logs_scan_limit)
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
-                raise
-            return answer(
-                events=[],
-                note=f"log group {group} does not exist: the function has never been invoked here, or its "
-                "execution role cannot write logs (check the role's logs permissions with get_iam_state)",
-            )
-    scanned = len(raw)
-    if not complete and args.filter_pattern is None:
-        raw = _with_error_lines(ctx, request, raw)
-    if version is not None:
-        raw = [e for e in raw if f"[{version}]" in e.get("logStreamName", "")]
-    events = _events(raw, min(message_cap, byte_cap))
+    byte_cap = ctx.settings.logs_byte_cap
+    events = _events(read.raw, min(ctx.settings.logs_message_cap, byte_cap))
     chosen = _select(events, limit=args.limit, byte_cap=byte_cap)
     dropped = len(events) - len(chosen)
-    notes: list[str] = []
-    if version is not None:
-        notes.append(f"only the log streams of version {version} ({ctx.target.qualifier})")
-    if not events:
-        pattern = f" matching filter pattern {args.filter_pattern!r}" if args.filter_pattern else ""
-        notes.append(
-            f"nothing matched: no events{pattern} in log group {group} "
-            f"between {window_start} and {window_end}"
-        )
-    if not complete:
-        beyond = ", except their error lines, looked up on their own" if args.filter_pattern is None else ""
-        notes.append(
-            f"the scan stopped at {scanned} events (the scan limit), so later events in the window were "
-            f"not read{beyond}: shorten `minutes` or add a filter_pattern"
-        )
-    if dropped:
-        notes.append(
-            f"{dropped} of {len(events)} matching events left out (at most {args.limit} events and "
-            f"{byte_cap} bytes): error-like lines were kept first, newest first"
-        )
-    return answer(
-        events=[
-            LogEvent(
-                timestamp=_iso(e.timestamp_ms),
-                message=e.message,
-                log_stream=e.log_stream,
-                request_id=e.placed.request_id,
-                kind=e.placed.kind,
-            )
-            for e in chosen
-        ],
+    notes = _notes(ctx, args, query, read, matched=len(events), dropped=dropped)
+    return _answer(
+        ctx,
+        args,
+        query,
+        events=[_log_event(e) for e in chosen],
         invocations=[
-            InvocationReport(**report) for report in invocations(raw, placed=[e.placed for e in events])
+            InvocationReport(**report) for report in invocations(read.raw, placed=[e.placed for e in events])
         ],
         matched_events=len(events),
         returned_events=len(chosen),

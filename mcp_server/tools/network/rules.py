@@ -1,6 +1,6 @@
 """The pure rules behind ``get_network_state``'s verdicts: network ACL entries in rule-number order,
 security-group egress rules, route selection, and how the elements' findings combine. No AWS call here:
-:mod:`mcp_server.tools.network` reads the VPC and applies them."""
+:mod:`mcp_server.tools.network.verdicts` applies them to the VPC that :mod:`.reads` read."""
 
 from __future__ import annotations
 
