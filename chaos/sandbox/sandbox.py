@@ -21,7 +21,7 @@ import boto3
 import botocore.session
 
 from chaos.sandbox import identities, names, profiles, world
-from chaos.sandbox.emulator import ALARM_INTERVAL_ENV, UNPATCHED_ENV
+from chaos.sandbox.emulator_env import ALARM_INTERVAL_ENV, UNPATCHED_ENV
 
 STATE_FILE = "sandbox.json"
 LOG_FILE = "emulator.log"

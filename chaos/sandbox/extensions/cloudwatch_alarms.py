@@ -40,7 +40,7 @@ import botocore.loaders
 from moto.cloudwatch.models import CloudWatchBackend, cloudwatch_backends
 from moto.sns.models import sns_backends
 
-from chaos.sandbox.emulator import ALARM_INTERVAL_ENV
+from chaos.sandbox.emulator_env import ALARM_INTERVAL_ENV
 from chaos.sandbox.extensions import log_metrics, metric_math
 from chaos.sandbox.extensions.metric_math import Series
 
