@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from typing import TypeAlias
 
 import boto3
 from botocore.exceptions import BotoCoreError
@@ -110,7 +111,11 @@ def _action(value: str) -> str:
     return value
 
 
-def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
+# The subcommands are added one family at a time; ``common`` carries the options every action takes.
+Commands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
+
+
+def _common_options(settings: ChaosSettings) -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "--function",
@@ -121,13 +126,10 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     common.add_argument("--dry-run", action="store_true", help="print the API calls; change nothing")
     common.add_argument("--profile", help="AWS profile (default: the standard chain, e.g. AWS_PROFILE)")
     common.add_argument("--region", help="AWS region (default: from the profile or environment)")
+    return common
 
-    parser = argparse.ArgumentParser(
-        prog="incident-chaos",
-        description="Inject faults into a function tagged chaos-allowed=true; restore them exactly.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
 
+def _add_iam(commands: Commands, common: argparse.ArgumentParser) -> None:
     iam = commands.add_parser("iam", help="change or restore the execution role's permissions")
     iam_actions = iam.add_subparsers(dest="action", required=True)
     revoke = iam_actions.add_parser("revoke", parents=[common], help="take permissions away from the role")
@@ -145,12 +147,16 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     restore = iam_actions.add_parser("restore", parents=[common], help="put the role's permissions back")
     restore.add_argument("--target", choices=sorted(TARGETS), help="only these revoked permissions")
 
+
+def _add_throttle(commands: Commands, common: argparse.ArgumentParser) -> None:
     throttle = commands.add_parser("throttle", parents=[common], help="set the reserved concurrency")
     throttle.add_argument(
         "--concurrency", type=_non_negative, default=0, help="0 throttles all, 1 any overlap"
     )
     commands.add_parser("unthrottle", parents=[common], help="restore the previous reserved concurrency")
 
+
+def _add_network(commands: Commands, common: argparse.ArgumentParser) -> None:
     network = commands.add_parser("network", help="block or restore HTTPS egress")
     network_actions = network.add_subparsers(dest="action", required=True)
     block = network_actions.add_parser("block", parents=[common], help="block HTTPS egress from the VPC")
@@ -163,6 +169,8 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     )
     network_actions.add_parser("restore", parents=[common], help="put back what was blocked")
 
+
+def _add_config(commands: Commands, common: argparse.ArgumentParser) -> None:
     config = commands.add_parser("config", help="change or restore the function's configuration")
     config_actions = config.add_subparsers(dest="action", required=True)
     timeout = config_actions.add_parser("timeout", parents=[common], help="set the timeout")
@@ -177,6 +185,8 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     change.add_argument("--set", dest="assign", type=_assignment, metavar="NAME=VALUE")
     config_actions.add_parser("restore", parents=[common], help="put the configuration back")
 
+
+def _add_deploy(commands: Commands, common: argparse.ArgumentParser) -> None:
     deploy_parser = commands.add_parser("deploy", help="deploy broken code, or restore the code")
     deploy_actions = deploy_parser.add_subparsers(dest="action", required=True)
     bad = deploy_actions.add_parser(
@@ -185,6 +195,8 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     bad.add_argument("--kind", choices=deploy.KINDS, required=True)
     deploy_actions.add_parser("restore", parents=[common], help="code, versions and aliases as they were")
 
+
+def _add_dependency(commands: Commands, common: argparse.ArgumentParser) -> None:
     dependency = commands.add_parser("dependency", help="remove or restore what the function calls")
     dependency_actions = dependency.add_subparsers(dest="action", required=True)
     remove = dependency_actions.add_parser(
@@ -197,12 +209,24 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     )
     dependency_actions.add_parser("restore", parents=[common], help="recreate it with every item or object")
 
+
+def _add_logs(commands: Commands, common: argparse.ArgumentParser) -> None:
     logs = commands.add_parser("logs", help="write hostile or high-volume lines into the log group")
     logs_actions = logs.add_subparsers(dest="action", required=True)
     inject = logs_actions.add_parser("inject", parents=[common], help="write the lines (nothing to restore)")
     inject.add_argument("--kind", choices=KINDS, required=True)
     inject.add_argument("--lines", type=_positive, default=2000, help="lines of a flood (default 2000)")
 
+
+def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
+    common = _common_options(settings)
+    parser = argparse.ArgumentParser(
+        prog="incident-chaos",
+        description="Inject faults into a function tagged chaos-allowed=true; restore them exactly.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_iam, _add_throttle, _add_network, _add_config, _add_deploy, _add_dependency, _add_logs):
+        add(commands, common)
     commands.add_parser("restore", parents=[common], help="restore every fault saved for the function")
     commands.add_parser("status", parents=[common], help="list the faults whose prior state is saved")
     return parser

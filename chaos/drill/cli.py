@@ -151,6 +151,38 @@ Stop them all with:  incident-sandbox down --state-dir {state_dir}
 """
 
 
+def _start_mcp_server(
+    sandbox: Sandbox, args: argparse.Namespace, state_dir: Path, stack: ExitStack
+) -> ServerProcess | None:
+    """The MCP server as the sandbox's read-only mcp-server identity, stopped with ``stack`` unless it is
+    to keep running; None (said on stderr) when it did not start."""
+    server_env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {
+        "AWS_PROFILE": names.MCP_SERVER
+    }
+    server_log = args.report_dir / "mcp-server.log"
+    try:
+        server = start_server(server_env, server_log, detach=args.keep_running)
+    except (RuntimeError, TimeoutError) as error:
+        print(f"incident-drill: the MCP server did not start ({error}); see {server_log}", file=sys.stderr)
+        if args.keep_running:
+            sandbox.stop()
+        return None
+    if args.keep_running:
+        record(server, state_dir)
+    else:
+        stack.callback(server.stop)
+    return server
+
+
+def _report(run: DrillRun, report_dir: Path, progress: Progress) -> None:
+    """drill-report.md and drill-report.json written, the scorecard and the summary shown."""
+    (report_dir / "drill-report.md").write_text(markdown(run))
+    (report_dir / "drill-report.json").write_text(dumps(run))
+    progress.note("\n" + scorecard(run) + "\n")
+    progress.note(run.summary)
+    progress.note(f"reports: {report_dir / 'drill-report.md'}, {report_dir / 'drill-report.json'}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.list:
@@ -181,23 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.keep_running:
             stack.callback(sandbox.stop)
         progress.note(f"  sandbox ready at {sandbox.endpoint_url} ({time.monotonic() - started:.1f}s)")
-        server_env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {
-            "AWS_PROFILE": names.MCP_SERVER
-        }
-        server_log = args.report_dir / "mcp-server.log"
-        try:
-            server = start_server(server_env, server_log, detach=args.keep_running)
-        except (RuntimeError, TimeoutError) as error:
-            print(
-                f"incident-drill: the MCP server did not start ({error}); see {server_log}", file=sys.stderr
-            )
-            if args.keep_running:
-                sandbox.stop()
+        server = _start_mcp_server(sandbox, args, state_dir, stack)
+        if server is None:
             return 1
-        if args.keep_running:
-            record(server, state_dir)
-        else:
-            stack.callback(server.stop)
         progress.note(
             f"  MCP server ready at {server.url} (SSE, bearer key from SSM, read-only mcp-server identity) "
             f"({time.monotonic() - started:.1f}s)"
@@ -210,13 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         closing = drill.closing_checks()
         actions = {identity: sorted(used) for identity, used in drill.aws_actions.items()}
         run = DrillRun(results, args.model, started_at, time.monotonic() - started, closing, actions)
-        (args.report_dir / "drill-report.md").write_text(markdown(run))
-        (args.report_dir / "drill-report.json").write_text(dumps(run))
-        progress.note("\n" + scorecard(run) + "\n")
-        progress.note(run.summary)
-        progress.note(
-            f"reports: {args.report_dir / 'drill-report.md'}, {args.report_dir / 'drill-report.json'}"
-        )
+        _report(run, args.report_dir, progress)
         if args.keep_running:
             console = _start_console(sandbox, args.report_dir, state_dir)
             progress.note(_connect_help(sandbox, server, console, state_dir))

@@ -3,13 +3,9 @@ incident-state/incident-context → checks → restore → the world equals its 
 
 from __future__ import annotations
 
-import contextlib
-import json
 import sys
-import threading
 import time
 import traceback
-import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -17,8 +13,9 @@ from typing import Any, TextIO
 
 from chaos.aws_actions import on_each_action
 from chaos.drill.checks import Change, Check, Incident, Stage, check_incident
-from chaos.drill.infra import InfraFault, infra_fault
+from chaos.drill.notifications import notified_once
 from chaos.drill.progress import Progress
+from chaos.drill.responder import Orchestrator, Responder
 from chaos.drill.scenarios import (
     INSTRUCTIONS_DEMANDS,
     INSTRUCTIONS_FAULT,
@@ -37,14 +34,8 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_envelopes, drain_sns_events
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime, RuntimeSettings
-from supervisor.incident.audit import read_context
-from supervisor.incident.pipeline import IncidentPipeline
-from supervisor.incident.store import from_item
-from supervisor.orchestrator import build_pipeline
-from supervisor.schemas import LlmCallRecord, ToolCallRecord
 from watchdog.handler import build_watchdog
 
-DRILL_INCIDENTS_PER_HOUR = 500
 CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
 
@@ -90,18 +81,6 @@ class ScenarioResult:
         return ", ".join(f"{outcome} x{n}" if n > 1 else outcome for outcome, n in counts.items())
 
 
-@dataclass
-class _LambdaContext:
-    """The part of Lambda's context the pipeline reads: the time left before the function's timeout."""
-
-    deadline: float
-    function_name: str = "incident-supervisor"
-    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self.deadline - time.monotonic()) * 1000))
-
-
 class Drill:
     def __init__(
         self,
@@ -131,6 +110,15 @@ class Drill:
             for function in names.FUNCTIONS
         }
         self.operator_arn = self.operator.client("sts").get_caller_identity()["Arn"]
+        self.orchestrator = Orchestrator(
+            self.identities[names.SUPERVISOR],
+            model,
+            mcp_url,
+            sandbox.world.diagnoses_topic_arn,
+            self.settings,
+            self.progress,
+            log,
+        )
         self._outputs: list[Invocation] = []  # invocations whose output is to be discarded
         self._runtimes: dict[int | None, LocalLambdaRuntime] = {}
         self._world: str | None = None  # the last snapshot taken
@@ -183,7 +171,7 @@ class Drill:
         applied: list[tuple[Fault, str]] = []
         stages = {function: _StageLog() for function in names.FUNCTIONS}
         runtime = self._runtime(scenario.account_concurrency)
-        responder = _Responder(self, scenario)
+        responder = Responder(self.orchestrator, scenario, self._drain)
         try:
             if scenario.cloudtrail_delay:
                 step(f"CloudTrail: deliveries delayed by {CLOUDTRAIL_DELAY_SECONDS:.0f}s")
@@ -276,57 +264,6 @@ class Drill:
     def _notifications(self) -> list[dict[str, Any]]:
         """The notifications published since the last call, as SQS received them from the topic."""
         return drain_envelopes(self.operator.client("sqs"), self.sandbox.world.diagnoses_queue_url)
-
-    def _pipeline(self, overrides: dict[str, Any]) -> IncidentPipeline:
-        # Every alarm its own incident, and the drill's few dozen incidents an hour are no storm.
-        settings = {
-            "supervisor_model": self.model,
-            "incident_window_seconds": 0,
-            "max_incidents_per_hour": DRILL_INCIDENTS_PER_HOUR,
-            "diagnoses_topic_arn": self.sandbox.world.diagnoses_topic_arn,
-        } | overrides
-        return build_pipeline(self.identities[names.SUPERVISOR], **settings)
-
-    def _handle(self, pipeline: IncidentPipeline, event: dict[str, Any]) -> list[Incident]:
-        """Deliver one event to the orchestrator's pipeline, as Lambda would, and read back the result."""
-        alarm = json.loads(event["Records"][0]["Sns"]["Message"])
-        self.progress.step(f"alarm: {alarm.get('AlarmName') or alarm.get('error_type')} → incident pipeline")
-        counted = _Counted(self.progress)
-        pipeline.on_record = counted.record
-        context = _LambdaContext(time.monotonic() + self.settings.supervisor_timeout_seconds)
-        with contextlib.redirect_stdout(self.log) if self.log else contextlib.nullcontext():
-            response = pipeline.handle(event, context)
-        incidents = []
-        for outcome in response["outcomes"]:
-            if outcome["incident_id"] is None:
-                continue
-            incident = self._read(pipeline, outcome["incident_id"])
-            incident.tools, incident.llm_calls, incident.tokens = (
-                counted.tools,
-                counted.llm_calls,
-                counted.tokens,
-            )
-            self.progress.step(f"state: {incident.incident_id} {incident.outcome}")
-            incidents.append(incident)
-        return incidents
-
-    def _read(self, pipeline: IncidentPipeline, incident_id: str) -> Incident:
-        state = pipeline.store.get(incident_id) or {"status": "MISSING"}
-        incident = Incident(
-            incident_id,
-            str(state.get("function_name") or incident_id.split("@", 1)[0]),
-            str(state["status"]),
-            state.get("error_category"),
-            state.get("error_reason"),
-        )
-        item = pipeline.store.get_context(incident_id)
-        if item is not None:
-            context = from_item(item)
-            incident.failed_attempts = list(context.get("failed_attempts", []))
-            if context.get("diagnosis"):
-                incident.diagnosis = json.loads(context["diagnosis"])
-                incident.tool_results = [r.model_dump(mode="json") for r in read_context(item).tool_results]
-        return incident
 
     def _restore(
         self,
@@ -456,134 +393,6 @@ class Drill:
         ]
         self.progress.finish(all(c.ok for c in checks), "; ".join(c.detail for c in checks))
         return checks
-
-
-class _Responder:
-    """The orchestrator's side while a scenario runs: each alarm is handled as it reaches SNS, in a thread
-    of its own, whatever the scenario is doing then (a second fault can land mid-investigation). The
-    scenario's infrastructure fault is put in place when the first alarm arrives."""
-
-    def __init__(self, drill: Drill, scenario: Scenario) -> None:
-        self.drill = drill
-        self.scenario = scenario
-        self.incidents: list[Incident] = []
-        self.error: str | None = None
-        self._infra: InfraFault | None = None
-        self._stop = threading.Event()
-        self._changed = threading.Condition()
-        self._thread = threading.Thread(target=self._run, name=f"responder-{scenario.name}", daemon=True)
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def collect(self, expected: int, wait_seconds: float) -> list[Incident]:
-        """The incidents once ``expected`` are in, or when ``wait_seconds`` have passed (for none: a
-        second, to be sure no alarm comes)."""
-        self.drill.progress.step(f"alarm: waiting for {expected} alarm(s) through CloudWatch → SNS")
-        deadline = time.monotonic() + (wait_seconds if expected else 1.0)
-        with self._changed:
-            while (expected == 0 or len(self.incidents) < expected) and self.error is None:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    break
-                self._changed.wait(left)
-        self.stop()
-        return list(self.incidents)
-
-    def infra_checks(self) -> list[Check]:
-        if self._infra is None:
-            return []
-        return self._infra.checks([a for incident in self.incidents for a in incident.failed_attempts])
-
-    def stop(self) -> None:
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout=self.drill.settings.supervisor_timeout_seconds)
-
-    def _run(self) -> None:
-        with contextlib.ExitStack() as stack:
-            pipeline: IncidentPipeline | None = None
-            try:
-                while not self._stop.is_set():
-                    events = self.drill._drain()
-                    if not events:
-                        self._stop.wait(0.1)
-                        continue
-                    if pipeline is None:
-                        self._infra = stack.enter_context(
-                            infra_fault(self.scenario.infra, self.drill.mcp_url, self.drill.settings)
-                        )
-                        pipeline = self.drill._pipeline(self._infra.overrides)
-                    for event in events:
-                        handled = self.drill._handle(pipeline, event)
-                        with self._changed:
-                            self.incidents += handled
-                            self._changed.notify_all()
-            except Exception as error:  # reported as a failed check; the scenario still restores
-                traceback.print_exc(file=self.drill.log or sys.stderr)
-                with self._changed:
-                    self.error = f"{type(error).__name__}: {error}"
-                    self._changed.notify_all()
-
-
-class _Counted:
-    """Counts one event's model calls, tool calls and tokens while passing them on to the progress."""
-
-    def __init__(self, progress: Progress) -> None:
-        self.progress = progress
-        self.tools: list[str] = []
-        self.llm_calls = 0
-        self.tokens = 0
-
-    def record(self, record: LlmCallRecord | ToolCallRecord) -> None:
-        if isinstance(record, ToolCallRecord):
-            self.tools.append(record.tool)
-        else:
-            self.llm_calls += 1
-            self.tokens += record.usage.total_tokens
-        self.progress.record(record)
-
-
-def notified_once(incidents: list[Incident], envelopes: list[dict[str, Any]]) -> Check:
-    """Each incident has exactly one notification on the diagnoses topic, naming it, its function and its
-    status, in the chat integration's custom-notification form; and nothing else was published."""
-    wanted = {incident.incident_id: incident for incident in incidents}
-    counts = Counter(
-        str(envelope.get("MessageAttributes", {}).get("incident_id", {}).get("Value"))
-        for envelope in envelopes
-    )
-    problems = [
-        f"{incident_id}: {counts[incident_id]} notifications"
-        for incident_id in wanted
-        if counts[incident_id] != 1
-    ]
-    problems += [
-        f"{incident_id}: not an incident of the scenario"
-        for incident_id in counts
-        if incident_id not in wanted
-    ]
-    for envelope in envelopes:
-        incident = wanted.get(str(envelope.get("MessageAttributes", {}).get("incident_id", {}).get("Value")))
-        if incident is None:
-            continue
-        chat = json.loads(envelope["Message"])
-        if not str(envelope.get("Subject")).startswith(f"[{incident.status}] {incident.function}"):
-            problems.append(f"{incident.incident_id}: subject {envelope.get('Subject')!r}")
-        if (chat.get("version"), chat.get("source"), chat.get("metadata", {}).get("threadId")) != (
-            "1.0",
-            "custom",
-            incident.incident_id,
-        ):
-            problems.append(f"{incident.incident_id}: not a custom notification of it")
-    return Check(
-        "notified once",
-        not problems,
-        "; ".join(problems)
-        if problems
-        else f"{len(incidents)} incident(s), one notification each"
-        if incidents
-        else "no incident, no notification",
-    )
 
 
 def _light_event(function: str) -> dict[str, Any]:

@@ -17,7 +17,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from chaos.faults.chaos import MASK, Chaos, Fault, Target
+from chaos.faults.calls import MASK
+from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.support import check_fits, give_up, shown_call, wait_until_updated
 

@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from chaos.faults.calls import AwsCalls
 from chaos.faults.errors import ChaosError
-
-if TYPE_CHECKING:
-    from chaos.faults.chaos import Chaos
 
 MAX_VALUE_BYTES = 8192  # an advanced-tier parameter; Intelligent-Tiering upgrades past 4 KB by itself
 
@@ -31,8 +29,8 @@ class SavedState:
 class Ledger:
     DEFAULT_PREFIX = "/incident-response/chaos"
 
-    def __init__(self, chaos: Chaos, prefix: str = DEFAULT_PREFIX) -> None:
-        self._chaos = chaos
+    def __init__(self, aws: AwsCalls, prefix: str = DEFAULT_PREFIX) -> None:
+        self._aws = aws
         self.prefix = prefix.rstrip("/")
 
     def name(self, function_name: str, fault: str) -> str:
@@ -40,7 +38,7 @@ class Ledger:
 
     def load(self, function_name: str, fault: str) -> SavedState | None:
         try:
-            response = self._chaos.read("ssm", "get_parameter", Name=self.name(function_name, fault))
+            response = self._aws.read("ssm", "get_parameter", Name=self.name(function_name, fault))
         except ChaosError as error:
             if "ParameterNotFound" in str(error):
                 return None
@@ -51,7 +49,7 @@ class Ledger:
         saved: list[SavedState] = []
         params: dict[str, str] = {"Path": f"{self.prefix}/{function_name}"}
         while True:
-            page = self._chaos.read("ssm", "get_parameters_by_path", **params)
+            page = self._aws.read("ssm", "get_parameters_by_path", **params)
             saved += [_parsed(p["Value"]) for p in page["Parameters"]]
             if "NextToken" not in page:
                 return saved
@@ -68,7 +66,7 @@ class Ledger:
                 f"the prior state of {fault} on {function_name} is {len(value.encode())} bytes, more than an "
                 f"SSM parameter holds ({MAX_VALUE_BYTES}); nothing was changed"
             )
-        created = self._chaos.call(
+        created = self._aws.call(
             "ssm",
             "put_parameter",
             tolerate=("ParameterAlreadyExists",),
@@ -79,12 +77,12 @@ class Ledger:
             Overwrite=False,
             Description=f"incident-chaos: state of {function_name} before {fault}; removed by restore",
         )
-        if created is None and not self._chaos.dry_run:  # another run saved first: its state is the prior
+        if created is None and not self._aws.dry_run:  # another run saved first: its state is the prior
             return self.load(function_name, fault) or saved
         return saved
 
     def delete(self, function_name: str, fault: str) -> None:
-        self._chaos.call(
+        self._aws.call(
             "ssm", "delete_parameter", Name=self.name(function_name, fault), tolerate=("ParameterNotFound",)
         )
 

@@ -1,6 +1,6 @@
 """What the config, deploy and dependency injectors share: calls shown other than as made (values
 masked, bytes by their size), reads that tolerate a missing resource, the wait for a Lambda update to
-finish, the ledger size check, and giving up cleanly after the prior state was saved."""
+finish, the ledger size checks, and giving up cleanly after the prior state was saved."""
 
 from __future__ import annotations
 
@@ -90,6 +90,15 @@ def check_fits(fault: str, function_name: str, prior: dict[str, Any], what: str)
             f"the ledger keeps at most {MAX_VALUE_BYTES} bytes per fault (one SSM parameter); without it "
             "no exact restore is possible. Nothing was changed"
         )
+
+
+def too_big_for_ledger(what: str) -> ChaosRefused:
+    """The refusal of a part of the prior state that alone would not fit the ledger (the fault names
+    itself and the function in front of it)."""
+    return ChaosRefused(
+        f"{what} would not fit the ledger, which keeps at most {MAX_VALUE_BYTES} bytes per fault (one SSM "
+        "parameter), so it could not be restored exactly. Nothing was changed"
+    )
 
 
 def give_up(chaos: Chaos, fault: str, function_name: str, error: ChaosError, *, unchanged: bool) -> NoReturn:

@@ -11,8 +11,7 @@ import os
 import signal
 import threading
 
-UNPATCHED_ENV = "INCIDENT_SANDBOX_UNPATCHED"  # tests only: run moto exactly as released
-ALARM_INTERVAL_ENV = "INCIDENT_SANDBOX_ALARM_INTERVAL_SECONDS"  # how often alarms are evaluated
+from chaos.sandbox.emulator_env import UNPATCHED_ENV
 
 
 def main() -> None:

@@ -21,7 +21,7 @@ import boto3
 import botocore.session
 
 from chaos.sandbox import identities, names, profiles, world
-from chaos.sandbox.emulator import ALARM_INTERVAL_ENV, UNPATCHED_ENV
+from chaos.sandbox.emulator_env import ALARM_INTERVAL_ENV, UNPATCHED_ENV
 
 STATE_FILE = "sandbox.json"
 LOG_FILE = "emulator.log"
@@ -149,6 +149,25 @@ def _enforce_iam(endpoint_url: str) -> None:
             raise SandboxError(f"could not enable IAM enforcement: HTTP {response.status}")
 
 
+def _spawn_emulator(
+    host: str, port: int, log_path: Path, unpatched: bool, alarm_interval_seconds: float | None
+) -> subprocess.Popen[bytes]:
+    """The emulator process, in a session of its own, without the caller's AWS settings; its output
+    goes to ``log_path``."""
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    child_env[UNPATCHED_ENV] = "1" if unpatched else "0"
+    if alarm_interval_seconds is not None:
+        child_env[ALARM_INTERVAL_ENV] = str(alarm_interval_seconds)
+    with log_path.open("wb") as log:
+        return subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
+            [sys.executable, "-m", "chaos.sandbox.emulator", "--host", host, "--port", str(port)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=child_env,
+            start_new_session=True,
+        )
+
+
 def start_sandbox(
     state_dir: Path | str = ".sandbox",
     *,
@@ -171,18 +190,7 @@ def start_sandbox(
     port = port or _free_port(host)
     endpoint_url = f"http://{host}:{port}"
     log_path = state_dir / LOG_FILE
-    child_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
-    child_env[UNPATCHED_ENV] = "1" if unpatched else "0"
-    if alarm_interval_seconds is not None:
-        child_env[ALARM_INTERVAL_ENV] = str(alarm_interval_seconds)
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
-            [sys.executable, "-m", "chaos.sandbox.emulator", "--host", host, "--port", str(port)],
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=child_env,
-            start_new_session=True,
-        )
+    process = _spawn_emulator(host, port, log_path, unpatched, alarm_interval_seconds)
     try:
         _wait_ready(process, endpoint_url, log_path)
         keys = identities.bootstrap(

@@ -28,6 +28,7 @@ from typing import Any
 import boto3
 
 from chaos.sandbox import names
+from chaos.sandbox.vpc import Network, create_network
 from chaos.workload import functions
 from deploy.alarms import function_alarms
 from mcp_server.permissions import READ_OPERATIONS, iam_actions
@@ -139,88 +140,6 @@ def _attach_vpc_access(iam: Any) -> None:
     iam.attach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=vpc_policy_arn)
 
 
-@dataclass(frozen=True)
-class _Network:
-    vpc_id: str
-    private_subnet_id: str
-    public_subnet_id: str
-    route_table_id: str
-    network_acl_id: str
-    nat_gateway_id: str
-    security_group_id: str
-
-
-def _network(ec2: Any, region: str) -> _Network:
-    """A VPC whose private subnet reaches AWS through a NAT gateway in the public subnet."""
-    vpc_id = ec2.create_vpc(CidrBlock="10.20.0.0/16")["Vpc"]["VpcId"]
-    zone = f"{region}a"
-    public = ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.20.0.0/24", AvailabilityZone=zone)["Subnet"]
-    private = ec2.create_subnet(VpcId=vpc_id, CidrBlock="10.20.1.0/24", AvailabilityZone=zone)["Subnet"]
-    igw = ec2.create_internet_gateway()["InternetGateway"]["InternetGatewayId"]
-    ec2.attach_internet_gateway(InternetGatewayId=igw, VpcId=vpc_id)
-    public_routes = ec2.create_route_table(VpcId=vpc_id)["RouteTable"]["RouteTableId"]
-    ec2.create_route(RouteTableId=public_routes, DestinationCidrBlock="0.0.0.0/0", GatewayId=igw)
-    ec2.associate_route_table(RouteTableId=public_routes, SubnetId=public["SubnetId"])
-    allocation = ec2.allocate_address(Domain="vpc")["AllocationId"]
-    nat = ec2.create_nat_gateway(SubnetId=public["SubnetId"], AllocationId=allocation)["NatGateway"]
-    private_routes = ec2.create_route_table(VpcId=vpc_id)["RouteTable"]["RouteTableId"]
-    ec2.create_route(
-        RouteTableId=private_routes, DestinationCidrBlock="0.0.0.0/0", NatGatewayId=nat["NatGatewayId"]
-    )
-    ec2.associate_route_table(RouteTableId=private_routes, SubnetId=private["SubnetId"])
-    acl_id = _private_acl(ec2, vpc_id, private["SubnetId"])
-
-    group_id = ec2.create_security_group(
-        GroupName=names.SECURITY_GROUP_NAME, Description="data-processor: HTTPS egress only", VpcId=vpc_id
-    )["GroupId"]
-    # Replace the default allow-all egress with HTTPS only, as a hardened function would have.
-    ec2.revoke_security_group_egress(
-        GroupId=group_id, IpPermissions=[{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]
-    )
-    ec2.authorize_security_group_egress(
-        GroupId=group_id,
-        IpPermissions=[
-            {
-                "IpProtocol": "tcp",
-                "FromPort": 443,
-                "ToPort": 443,
-                "IpRanges": [{"CidrIp": "0.0.0.0/0", "Description": "HTTPS to AWS APIs"}],
-            }
-        ],
-    )
-    return _Network(
-        vpc_id, private["SubnetId"], public["SubnetId"], private_routes, acl_id, nat["NatGatewayId"], group_id
-    )
-
-
-def _private_acl(ec2: Any, vpc_id: str, subnet_id: str) -> str:
-    """The private subnet's network ACL: HTTPS out, the return traffic (ephemeral ports) in."""
-    acl_id: str = ec2.create_network_acl(
-        VpcId=vpc_id,
-        TagSpecifications=[
-            {"ResourceType": "network-acl", "Tags": [{"Key": "Name", "Value": names.NACL_NAME}]}
-        ],
-    )["NetworkAcl"]["NetworkAclId"]
-    for egress, ports in ((True, (443, 443)), (False, (1024, 65535))):
-        ec2.create_network_acl_entry(
-            NetworkAclId=acl_id,
-            RuleNumber=100,
-            Protocol="6",
-            RuleAction="allow",
-            Egress=egress,
-            CidrBlock="0.0.0.0/0",
-            PortRange={"From": ports[0], "To": ports[1]},
-        )
-    default = ec2.describe_network_acls(Filters=[{"Name": "association.subnet-id", "Values": [subnet_id]}])[
-        "NetworkAcls"
-    ][0]
-    association = next(a for a in default["Associations"] if a["SubnetId"] == subnet_id)
-    ec2.replace_network_acl_association(
-        AssociationId=association["NetworkAclAssociationId"], NetworkAclId=acl_id
-    )
-    return acl_id
-
-
 def _log_group(logs: Any, function: str) -> str:
     group = f"/aws/lambda/{function}"
     logs.create_log_group(logGroupName=group)
@@ -241,7 +160,7 @@ def _create_function(lambda_: Any, name: str, role_arn: str, module: str, **sett
     return arn
 
 
-def _data_processor(operator: boto3.Session, network: _Network) -> tuple[str, str]:
+def _data_processor(operator: boto3.Session, network: Network) -> tuple[str, str]:
     iam, s3, region = operator.client("iam"), operator.client("s3"), operator.region_name
     s3.create_bucket(Bucket=names.INPUT_BUCKET, CreateBucketConfiguration={"LocationConstraint": region})
     for batch, key in enumerate(names.INPUT_KEYS, start=1):
@@ -413,10 +332,22 @@ def _read_only_role(iam: Any) -> str:
     return arn
 
 
+def _mcp_api_key(ssm: Any) -> str:
+    """A new bearer key for the MCP server, kept in SSM where the server reads it."""
+    mcp_api_key = secrets.token_urlsafe(32)
+    ssm.put_parameter(
+        Name=names.MCP_KEY_PARAMETER,
+        Type="SecureString",
+        Value=mcp_api_key,
+        Description="Bearer key accepted by the incident-response MCP server",
+    )
+    return mcp_api_key
+
+
 def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     """Create every resource of the sandbox world; returns their identifiers."""
     region = operator.region_name
-    network = _network(operator.client("ec2"), region)
+    network = create_network(operator.client("ec2"), region)
     logs = operator.client("logs")
     function_arn, role_arn = _data_processor(operator, network)
     orders_alias_arn, _ = _orders_api(operator, names.ACCOUNT_ID)
@@ -438,13 +369,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     _log_group(second_operator.client("logs"), names.ORDERS_FUNCTION)
     read_only_role_arn = _read_only_role(second_operator.client("iam"))
 
-    mcp_api_key = secrets.token_urlsafe(32)
-    operator.client("ssm").put_parameter(
-        Name=names.MCP_KEY_PARAMETER,
-        Type="SecureString",
-        Value=mcp_api_key,
-        Description="Bearer key accepted by the incident-response MCP server",
-    )
+    mcp_api_key = _mcp_api_key(operator.client("ssm"))
     logs_policy_arn = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.LOGS_POLICY_NAME}"
     return World(
         region=region,

@@ -4,7 +4,7 @@ A daemon thread evaluates every metric alarm of every account and region each
 ``INCIDENT_SANDBOX_ALARM_INTERVAL_SECONDS`` (default 1.0) from the alarm's own stored definition: one
 metric with a statistic (SampleCount, Average, Sum, Minimum, Maximum), or metric math (``Metrics``, see
 :mod:`.metric_math`, evaluated at the longest period of its metrics). Datapoints are aggregated per
-``Period``, aligned to the period.
+``Period``, aligned to the period (:mod:`.alarm_data`).
 
 **Evaluated early.** AWS evaluates a period once it is complete, about a minute later. Here the newest
 ``EvaluationPeriods`` periods end with the current, still-open period as soon as it holds a datapoint, so
@@ -40,9 +40,17 @@ import botocore.loaders
 from moto.cloudwatch.models import CloudWatchBackend, cloudwatch_backends
 from moto.sns.models import sns_backends
 
-from chaos.sandbox.emulator import ALARM_INTERVAL_ENV
-from chaos.sandbox.extensions import log_metrics, metric_math
-from chaos.sandbox.extensions.metric_math import Series
+from chaos.sandbox.emulator_env import ALARM_INTERVAL_ENV
+from chaos.sandbox.extensions import log_metrics
+from chaos.sandbox.extensions.alarm_data import (
+    STATISTICS,
+    Datapoints,
+    UnsupportedAlarm,
+    alarm_datapoints,
+    epoch,
+    math_period,
+    target_id,
+)
 
 ALARM, OK, INSUFFICIENT_DATA = "ALARM", "OK", "INSUFFICIENT_DATA"
 
@@ -53,29 +61,7 @@ _COMPARISONS: dict[str, tuple[str, Callable[[float, float], bool]]] = {
     "LessThanThreshold": ("less than", operator.lt),
     "LessThanOrEqualToThreshold": ("less than or equal to", operator.le),
 }
-# How a notification's Trigger spells each statistic.
-_STATISTICS = {
-    "SampleCount": "SAMPLE_COUNT",
-    "Average": "AVERAGE",
-    "Sum": "SUM",
-    "Minimum": "MINIMUM",
-    "Maximum": "MAXIMUM",
-}
 _reported: set[tuple[str, datetime]] = set()  # alarm configurations whose failure is already logged
-
-
-class UnsupportedAlarm(ValueError):
-    """An alarm definition this evaluator does not handle; the alarm keeps its state."""
-
-
-@dataclass(frozen=True)
-class Datapoints:
-    """One alarm's data: its value per period start, and the sample count for a single metric."""
-
-    period: int
-    current: int  # start of the open period
-    values: Series
-    sample_counts: Series
 
 
 @dataclass(frozen=True)
@@ -140,7 +126,7 @@ def _evaluate_all(now: float) -> None:
 def _evaluate(backend: Any, alarm: Any, data: list[Any], now: float, account_id: str, region: str) -> None:
     if alarm.comparison_operator not in _COMPARISONS:
         raise UnsupportedAlarm(f"comparison operator {alarm.comparison_operator}")
-    datapoints = _datapoints(alarm, data, now)
+    datapoints = alarm_datapoints(alarm, data, now)
     verdict = _verdict(alarm, datapoints, now)
     if verdict is None or verdict.state == alarm.state_value or backend.alarms.get(alarm.name) is not alarm:
         return
@@ -148,104 +134,6 @@ def _evaluate(backend: Any, alarm: Any, data: list[Any], now: float, account_id:
     alarm.update_state(verdict.reason, json.dumps(verdict.reason_data, separators=(",", ":")), verdict.state)
     if alarm.actions_enabled:
         _notify(alarm, old_state, account_id, region)
-
-
-# --- data ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Metric:
-    namespace: str
-    name: str
-    dimensions: frozenset[tuple[str, str]]
-    stat: str
-    unit: str | None
-
-    @classmethod
-    def of(cls, namespace: str, name: str, dimensions: Iterable[Any], stat: str, unit: str | None) -> _Metric:
-        if stat not in _STATISTICS:
-            raise UnsupportedAlarm(f"statistic {stat}")
-        return cls(namespace, name, frozenset((d.name, d.value) for d in dimensions), stat, unit)
-
-
-def _epoch(moment: datetime) -> float:
-    """moto keeps naive UTC datetimes."""
-    return moment.replace(tzinfo=UTC).timestamp() if moment.tzinfo is None else moment.timestamp()
-
-
-def _aggregate(data: Iterable[Any], metric: _Metric, period: int, since: int) -> tuple[Series, Series]:
-    """The statistic and the sample count of one metric (exact dimension set) per period from ``since``."""
-    rows: dict[int, list[tuple[float, float, float, float]]] = {}  # sum, count, min, max
-    for datum in data:
-        if datum.namespace != metric.namespace or datum.name != metric.name:
-            continue
-        if (metric.unit and datum.unit != metric.unit) or {
-            (d.name, d.value) for d in datum.dimensions
-        } != metric.dimensions:
-            continue
-        start = int(_epoch(datum.timestamp) // period * period)
-        if start >= since:
-            single = hasattr(datum, "value")
-            rows.setdefault(start, []).append(
-                (datum.value, 1.0, datum.value, datum.value)
-                if single
-                else (datum.sum, datum.sample_count, datum.min, datum.max)
-            )
-    values, counts = {}, {}
-    for start, bucket in rows.items():
-        total, count = sum(r[0] for r in bucket), sum(r[1] for r in bucket)
-        counts[start] = count
-        values[start] = {
-            "Sum": total,
-            "SampleCount": count,
-            "Average": total / count if count else 0.0,
-            "Minimum": min(r[2] for r in bucket),
-            "Maximum": max(r[3] for r in bucket),
-        }[metric.stat]
-    return values, counts
-
-
-def _math_period(alarm: Any) -> int:
-    periods = [int(q.metric_stat.period) for q in alarm.metric_data_queries if q.metric_stat]
-    if not periods:
-        raise UnsupportedAlarm("Metrics has no MetricStat")
-    return max(periods)
-
-
-def _target(alarm: Any) -> str:
-    """The id of the entry of ``Metrics`` the alarm watches."""
-    queries = alarm.metric_data_queries
-    if len(queries) == 1:
-        return str(queries[0].id)
-    returned = [q.id for q in queries if q.return_data in (True, "true")]
-    if len(returned) != 1:
-        raise UnsupportedAlarm("exactly one entry of Metrics must have ReturnData true")
-    return str(returned[0])
-
-
-def _datapoints(alarm: Any, data: list[Any], now: float) -> Datapoints:
-    """The alarm's values per period over its evaluation periods, the current one, and the one before."""
-    queries = alarm.metric_data_queries
-    period = _math_period(alarm) if queries else int(alarm.period)
-    current = int(now // period * period)
-    periods = [current - i * period for i in range(alarm.evaluation_periods, -1, -1)]
-    if not queries:
-        if alarm.extended_statistic:
-            raise UnsupportedAlarm(f"extended statistic {alarm.extended_statistic}")
-        metric = _Metric.of(alarm.namespace, alarm.metric_name, alarm.dimensions, alarm.statistic, alarm.unit)
-        values, counts = _aggregate(data, metric, period, periods[0])
-        return Datapoints(period, current, values, counts)
-
-    def series(stat: Any) -> Series:
-        metric = _Metric.of(
-            stat.metric.namespace, stat.metric.metric_name, stat.metric.dimensions, stat.stat, stat.unit
-        )
-        return _aggregate(data, metric, period, periods[0])[0]
-
-    metrics = {q.id: series(q.metric_stat) for q in queries if q.metric_stat}
-    expressions = {q.id: q.expression for q in queries if q.expression}
-    values = metric_math.evaluate_queries(expressions, metrics, _target(alarm), periods)
-    return Datapoints(period, current, values, {})
 
 
 # --- state --------------------------------------------------------------------------------------------
@@ -261,7 +149,7 @@ def _was(count: int) -> str:
 
 def _stamp(moment: datetime | float) -> str:
     """CloudWatch's timestamps: 2022-09-25T18:50:37.811+0000."""
-    when = datetime.fromtimestamp(_epoch(moment) if isinstance(moment, datetime) else moment, UTC)
+    when = datetime.fromtimestamp(epoch(moment) if isinstance(moment, datetime) else moment, UTC)
     return when.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "+0000"
 
 
@@ -377,7 +265,7 @@ def _dimensions(dimensions: Iterable[Any]) -> list[dict[str, str]]:
 def _trigger(alarm: Any) -> dict[str, Any]:
     queries = alarm.metric_data_queries
     rule = {
-        "Period": _math_period(alarm) if queries else int(alarm.period),
+        "Period": math_period(alarm) if queries else int(alarm.period),
         "EvaluationPeriods": alarm.evaluation_periods,
         "DatapointsToAlarm": alarm.datapoints_to_alarm or alarm.evaluation_periods,
         "ComparisonOperator": alarm.comparison_operator,
@@ -390,11 +278,11 @@ def _trigger(alarm: Any) -> dict[str, Any]:
             "MetricName": alarm.metric_name,
             "Namespace": alarm.namespace,
             "StatisticType": "Statistic",
-            "Statistic": _STATISTICS[alarm.statistic],
+            "Statistic": STATISTICS[alarm.statistic],
             "Unit": alarm.unit,
             "Dimensions": _dimensions(alarm.dimensions),
         } | rule
-    target = _target(alarm)
+    target = target_id(alarm)
     metrics = []
     for query in queries:
         entry: dict[str, Any] = {"Expression": query.expression} if query.expression else {}
