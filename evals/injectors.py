@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import chaos.faults
-from chaos.faults.chaos import ApiCall, Chaos, Fault
+from chaos.faults.calls import ApiCall
+from chaos.faults.chaos import Chaos, Fault
 from chaos.faults.logs import KINDS, inject_lines
 
 

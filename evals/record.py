@@ -33,7 +33,8 @@ from langchain_core.language_models import BaseChatModel
 from mcp import Client
 from pydantic import ValidationError
 
-from chaos.faults.chaos import ApiCall, Chaos
+from chaos.faults.calls import ApiCall
+from chaos.faults.chaos import Chaos
 from chaos.faults.errors import ChaosError
 from chaos.sandbox import names
 from chaos.sandbox.invoke import default_event

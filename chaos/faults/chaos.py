@@ -14,12 +14,10 @@ from typing import Any
 
 import boto3
 
-from chaos.faults.calls import ApiCall as ApiCall  # re-exported: the evals read the calls an injection made
 from chaos.faults.calls import AwsCalls, Say
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.ledger import Ledger, SavedState
-
-CHAOS_TAG = ("chaos-allowed", "true")
+from chaos.sandbox import names
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,7 @@ class Chaos(AwsCalls):
                     f"no function {function_name} in {region}: check --function and --region"
                 ) from None
             raise
-        key, value = CHAOS_TAG
+        key, value = names.CHAOS_TAG
         if response.get("Tags", {}).get(key) != value:
             arn = response["Configuration"]["FunctionArn"]
             raise ChaosRefused(
