@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from markupsafe import Markup, escape
 
-from evals.prices import price_of
+from supervisor.agent.prices import price_of
 
 TIMELINE_ORDER: Final[dict[str, int]] = {
     "change": 0,

@@ -5,6 +5,9 @@
 - the sign-in in progress (``console_signin``, path /auth, ten minutes): the OAuth ``state``, the PKCE
   verifier and the page to return to, checked when the issuer sends the browser back.
 
+PyJWT checks each cookie's own expiry (an OAuth session ends with its token), its kind and its required
+claims; itsdangerous' timed serializer checks a signature and its age, so those would be hand-written again.
+
 Each kind has its own audience, so neither is accepted as the other. A bearer access token is never
 mistaken for a cookie either: the MCP server's verifier accepts asymmetric signatures only.
 """

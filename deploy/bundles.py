@@ -41,11 +41,11 @@ SUPERVISOR = Bundle(
 # The watchdog uses the supervisor's incident store, which validates names with mcp_server.lambda_names.
 WATCHDOG = Bundle("watchdog", ("watchdog", "supervisor", "mcp_server"), _STATE, "watchdog.handler:handler")
 # The image also runs the incident console (its own service in the template), which reads incidents
-# through supervisor.incident and prices LLM calls with evals.prices: source only, none of their
+# through supervisor.incident and prices LLM calls with supervisor.agent.prices: source only, none of their
 # distributions (langchain and the rest are never imported by the console).
 MCP_SERVER = Bundle(
     "mcp-server",
-    ("mcp_server", "console", "supervisor", "evals"),
+    ("mcp_server", "console", "supervisor"),
     (
         "mcp",
         "boto3",

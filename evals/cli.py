@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 from evals import leaderboard, tokens
 from evals.corpus import CorpusError, load_corpus
 from evals.definitions import DEFINITIONS, CaseDefinition, select
-from evals.prices import Price, parse_override
 from evals.runner import build_models, run_models
 from evals.score import CaseScore
 from evals.settings import EvalSettings
+from supervisor.agent.prices import Price
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 
@@ -120,6 +120,21 @@ def _record_all(
             continue
         print(f"  wrote {path}")
     return failed
+
+
+def parse_override(text: str) -> tuple[str, Price]:
+    """``MODEL=IN,OUT`` (USD per million input and output tokens); ValueError says what is wrong."""
+    model, sep, numbers = text.rpartition("=")
+    parts = numbers.split(",")
+    if not sep or not model or len(parts) != 2:
+        raise ValueError(f"--price {text!r}: expected MODEL=IN,OUT, e.g. rules=0,0 or bedrock:my-model=3,15")
+    try:
+        input_price, output_price = (float(part) for part in parts)
+    except ValueError:
+        raise ValueError(f"--price {text!r}: IN and OUT must be numbers (USD per million tokens)") from None
+    if input_price < 0 or output_price < 0:
+        raise ValueError(f"--price {text!r}: prices cannot be negative")
+    return model, Price(input_price, output_price, "--price")
 
 
 def _prices(overrides: list[str]) -> dict[str, Price]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from evals.prices import PRICE_SOURCE
 from evals.score import METRIC_TITLES, METRICS, CaseScore, ModelScore
+from supervisor.agent.prices import LIST_PRICE_SOURCE
+
+PRICE_SOURCE: Final = f"{LIST_PRICE_SOURCE}: --price overrides"
 
 
 @dataclass(frozen=True)

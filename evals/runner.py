@@ -8,10 +8,10 @@ from langchain_core.language_models import BaseChatModel
 from pydantic import ValidationError
 
 from evals.corpus import Case
-from evals.prices import Price, price_of
 from evals.replay import replay_case
 from evals.score import CaseScore, ModelScore, score_case
 from supervisor.agent.models import build_model
+from supervisor.agent.prices import Price, price_of
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from evals.corpus import Expected
-from evals.prices import Price
 from evals.replay import CaseRun
+from supervisor.agent.prices import Price
 from supervisor.schemas import Diagnosis
 
 # Pass/fail metrics, in the order they are shown. Evidence is also counted pointer by pointer.

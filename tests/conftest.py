@@ -24,10 +24,10 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore, dynamodb_client
 from supervisor.orchestrator import build_pipeline
+from tests.console_support import diagnose_incident
+from tests.fixture_types import Inject as Inject  # the tests import the fixture types from here too
+from tests.fixture_types import Undo as Undo
 from tests.pipeline_support import published_notifications
-
-Undo = Callable[[Callable[[], object]], None]
-Inject = Callable[..., None]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -126,8 +126,6 @@ def diagnosed_incident(
 ) -> str:
     """The id of a real permission-loss incident, diagnosed through the whole pipeline by the rules model,
     with a hostile line in its logs."""
-    from tests.console_support import diagnose_incident  # it imports this module
-
     return diagnose_incident(sandbox, runtime, alarm_events, inject, make_pipeline)
 
 

@@ -22,8 +22,8 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.signals import Signal
 from supervisor.incident.store import IncidentStore
-from tests.conftest import Inject
 from tests.fault_scenarios import fresh_logs
+from tests.fixture_types import Inject
 from tests.oauth_issuer import LocalIssuer
 from tests.pipeline_support import outcomes
 

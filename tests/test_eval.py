@@ -23,13 +23,13 @@ from chaos.sandbox.sandbox import Sandbox
 from evals import cli, leaderboard
 from evals.corpus import Case, load_corpus, read_case
 from evals.definitions import DEFINITIONS, select
-from evals.prices import Price, parse_override, price_of
 from evals.record import Recorder, secrets
 from evals.replay import CaseToolProvider, replay_case
 from evals.runner import run_models
 from evals.score import METRICS, CaseScore, score_case
 from evals.settings import CASES_DIR, EvalSettings
 from mcp_server.contract.registry import TOOL_NAMES
+from supervisor.agent.prices import Price, price_of
 from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.agent.providers import ToolCallFailed
 from supervisor.diagnosis.rules.conversation import Conversation, read
@@ -295,7 +295,7 @@ def test_prices_by_model_family_and_overrides() -> None:
     assert price_of("bedrock:us.anthropic.claude-3-5-haiku-20241022-v1:0", {}) == Price(0.8, 4.0)
     assert price_of("anthropic:claude-sonnet-4-5", {}) == Price(3.0, 15.0)
     assert price_of("ollama:llama3", {}) is None
-    model, price = parse_override("ollama:llama3=0.1,0.2")
+    model, price = cli.parse_override("ollama:llama3=0.1,0.2")
     assert price_of(model, {model: price}) == price
 
 

@@ -1,4 +1,5 @@
-"""What a model's tokens cost: a table of list prices, overridable per model with ``--price MODEL=IN,OUT``."""
+"""What a model's tokens cost: list prices by model family, in USD per million tokens, each overridable
+per model string by the caller (the console uses the table as is; ``incident-eval --price`` overrides)."""
 
 from __future__ import annotations
 
@@ -6,10 +7,9 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-PRICE_SOURCE: Final = (
+LIST_PRICE_SOURCE: Final = (
     "Anthropic list prices in USD per million tokens (docs.anthropic.com/en/docs/about-claude/pricing); "
-    "Bedrock bills the same models at these rates or more (regional endpoints, legacy models): --price "
-    "overrides"
+    "Bedrock bills the same models at these rates or more (regional endpoints, legacy models)"
 )
 
 
@@ -46,21 +46,6 @@ def family(model: str) -> str:
     model_id = model.partition(":")[2] if ":" in model and not model.startswith("claude") else model
     model_id = _PROFILE.sub("", model_id).removeprefix("anthropic.")
     return _SUFFIXES.sub("", model_id)
-
-
-def parse_override(text: str) -> tuple[str, Price]:
-    """``MODEL=IN,OUT`` (USD per million input and output tokens); ValueError says what is wrong."""
-    model, sep, numbers = text.rpartition("=")
-    parts = numbers.split(",")
-    if not sep or not model or len(parts) != 2:
-        raise ValueError(f"--price {text!r}: expected MODEL=IN,OUT, e.g. rules=0,0 or bedrock:my-model=3,15")
-    try:
-        input_price, output_price = (float(part) for part in parts)
-    except ValueError:
-        raise ValueError(f"--price {text!r}: IN and OUT must be numbers (USD per million tokens)") from None
-    if input_price < 0 or output_price < 0:
-        raise ValueError(f"--price {text!r}: prices cannot be negative")
-    return model, Price(input_price, output_price, "--price")
 
 
 def price_of(model: str, overrides: dict[str, Price]) -> Price | None:
