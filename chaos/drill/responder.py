@@ -143,6 +143,8 @@ class Responder:
         self._infra: InfraFault | None = None
         self._stop = threading.Event()
         self._changed = threading.Condition()
+        self._busy = 0.0  # seconds spent handling alarms so far
+        self._handling_since: float | None = None
         self._thread = threading.Thread(target=self._run, name=f"responder-{scenario.name}", daemon=True)
 
     def start(self) -> None:
@@ -150,17 +152,23 @@ class Responder:
 
     def collect(self, expected: int, wait_seconds: float) -> list[Incident]:
         """The incidents once ``expected`` are in, or when ``wait_seconds`` have passed (for none: a
-        second, to be sure no alarm comes)."""
+        second, to be sure no alarm comes). Time the responder spends handling an alarm does not count: the
+        wait is for alarms to reach SNS, however long an investigation takes on a busy machine."""
         self.orchestrator.progress.step(f"alarm: waiting for {expected} alarm(s) through CloudWatch → SNS")
-        deadline = time.monotonic() + (wait_seconds if expected else 1.0)
+        started = time.monotonic()
+        budget = wait_seconds if expected else 1.0
         with self._changed:
             while (expected == 0 or len(self.incidents) < expected) and self.error is None:
-                left = deadline - time.monotonic()
+                now = time.monotonic()
+                left = started + budget + self._busy_seconds(now) - now
                 if left <= 0:
                     break
                 self._changed.wait(left)
         self.stop()
         return list(self.incidents)
+
+    def _busy_seconds(self, now: float) -> float:
+        return self._busy + (now - self._handling_since if self._handling_since is not None else 0.0)
 
     def infra_checks(self) -> list[Check]:
         if self._infra is None:
@@ -188,9 +196,13 @@ class Responder:
                         )
                         pipeline = orchestrator.pipeline(self._infra.overrides)
                     for event in events:
+                        with self._changed:
+                            self._handling_since = time.monotonic()
                         handled = orchestrator.handle(pipeline, event)
                         with self._changed:
                             self.incidents += handled
+                            self._busy += time.monotonic() - (self._handling_since or time.monotonic())
+                            self._handling_since = None
                             self._changed.notify_all()
             except Exception as error:  # reported as a failed check; the scenario still restores
                 traceback.print_exc(file=orchestrator.log or sys.stderr)

@@ -1,0 +1,57 @@
+"""The drill's responder waits for alarms to reach SNS, not for investigations to be quick: an incident
+whose alarm arrived while another was being investigated is still collected, however slow that was."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, cast
+
+from chaos.drill.checks import Incident
+from chaos.drill.responder import Orchestrator, Responder
+from chaos.drill.scenarios import SCENARIOS
+from chaos.drill.settings import DrillSettings
+
+SLOW_INVESTIGATION = 2.0
+WAIT = 0.5  # far shorter than the first investigation
+
+
+class _SlowOrchestrator:
+    """Handles its first alarm slowly on purpose; the second alarm reaches SNS during that investigation."""
+
+    def __init__(self) -> None:
+        self.settings = DrillSettings()
+        self.mcp_url = "http://127.0.0.1:9"
+        self.log = None
+        self.progress = self
+        self.investigating = threading.Event()
+
+    def step(self, _: str) -> None:
+        pass
+
+    def pipeline(self, _: dict[str, Any]) -> object:
+        return object()
+
+    def handle(self, _: object, event: dict[str, Any]) -> list[Incident]:
+        if event["name"] == "first":
+            self.investigating.set()
+            threading.Event().wait(SLOW_INVESTIGATION)
+        return [cast(Incident, event["name"])]
+
+
+def test_an_alarm_that_arrives_during_a_slow_investigation_is_collected() -> None:
+    orchestrator = _SlowOrchestrator()
+    # The first drain finds the first alarm; the second alarm is queued by the time of the next drain,
+    # which comes only after the slow investigation of the first.
+    queued = [[{"name": "second"}], [{"name": "first"}]]
+    responder = Responder(
+        cast(Orchestrator, orchestrator), SCENARIOS[0], lambda: queued.pop() if queued else []
+    )
+    responder.start()
+    assert [str(i) for i in responder.collect(2, WAIT)] == ["first", "second"]
+    assert orchestrator.investigating.is_set()
+
+
+def test_with_no_alarm_expected_the_wait_is_short_and_nothing_is_collected() -> None:
+    responder = Responder(cast(Orchestrator, _SlowOrchestrator()), SCENARIOS[0], list)
+    responder.start()
+    assert responder.collect(0, 60.0) == []
