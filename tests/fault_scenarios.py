@@ -168,6 +168,38 @@ def _permission_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Und
     )
 
 
+DENY_POLICY = "deny-input-reads"
+
+
+def _permission_attached_deny(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Broken:
+    """A managed policy whose one statement is an explicit Deny of the function's reads, attached to its
+    role (as a guard-rail policy sometimes is, too widely)."""
+    iam = sandbox.session(names.OPERATOR).client("iam")
+    document = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Deny", "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{names.INPUT_BUCKET}/*"}
+        ],
+    }
+    arn = iam.create_policy(PolicyName=DENY_POLICY, PolicyDocument=json.dumps(document))["Policy"]["Arn"]
+    undo(lambda: iam.delete_policy(PolicyArn=arn))
+    iam.attach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=arn)
+    undo(lambda: _detached(iam, arn))
+    return Broken(
+        ("CreatePolicy", "AttachRolePolicy"),
+        IAM_EVENTS_REGION,
+        (names.input_event(0), names.input_event(1)),
+        detail={"role": names.ROLE_NAME, "attached": arn},
+    )
+
+
+def _detached(iam: Any, arn: str) -> None:
+    """Detach the policy unless the diagnosis's own command already did."""
+    attached = iam.list_attached_role_policies(RoleName=names.ROLE_NAME)["AttachedPolicies"]
+    if any(policy["PolicyArn"] == arn for policy in attached):
+        iam.detach_role_policy(RoleName=names.ROLE_NAME, PolicyArn=arn)
+
+
 def _set_concurrency(sandbox: Sandbox, undo: Undo, function: str, reserved: int) -> None:
     lambda_ = _lambda(sandbox)
     before = lambda_.get_function_concurrency(FunctionName=function).get("ReservedConcurrentExecutions")
@@ -398,6 +430,9 @@ SCENARIOS: dict[str, Scenario] = {
             "permission_wrong_resource", names.FUNCTION_NAME, "permission_loss", _permission_wrong_resource, 2
         ),
         Scenario("permission_removed", names.FUNCTION_NAME, "permission_loss", _permission_removed, 2),
+        Scenario(
+            "permission_attached_deny", names.FUNCTION_NAME, "permission_loss", _permission_attached_deny, 2
+        ),
         Scenario("throttling", names.FUNCTION_NAME, "throttling", _throttling, 6),
         Scenario("throttling_zero", names.ORDERS_FUNCTION, "throttling", _throttling_zero, 3),
         Scenario("network_block", names.FUNCTION_NAME, "network_block", _network_block, 2),
@@ -541,6 +576,9 @@ EXPECTED = {
         {"failed": 2}, "AccessDenied", error="when calling the GetObject operation: Access Denied"
     ),
     "permission_removed": _expected(
+        {"failed": 2}, "AccessDenied", error="when calling the GetObject operation: Access Denied"
+    ),
+    "permission_attached_deny": _expected(
         {"failed": 2}, "AccessDenied", error="when calling the GetObject operation: Access Denied"
     ),
     "throttling": _expected(

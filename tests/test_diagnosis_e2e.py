@@ -43,6 +43,7 @@ FAULT = {"bad_deploy": "code_error"}  # scenario fault label -> fault type, wher
 COMMAND: dict[str, tuple[str, str, dict[str, Any]]] = {
     "permission_wrong_resource": ("iam", "PutRolePolicy", {"PolicyName": names.INLINE_POLICY_NAME}),
     "permission_removed": ("iam", "PutRolePolicy", {"PolicyName": names.INLINE_POLICY_NAME}),
+    "permission_attached_deny": ("iam", "DetachRolePolicy", {"RoleName": names.ROLE_NAME}),
     "throttling": ("lambda", "PutFunctionConcurrency", {"FunctionName": names.FUNCTION_NAME}),
     "throttling_zero": ("lambda", "DeleteFunctionConcurrency", {"FunctionName": names.ORDERS_FUNCTION}),
     "network_block": ("ec2", "AuthorizeSecurityGroupEgress", {}),
@@ -176,6 +177,12 @@ async def test_each_fault_class_is_diagnosed_with_its_trigger_and_a_working_fix(
         assert trigger.time >= run.started.isoformat()[:19]
         assert kinds.index("change") < kinds.index("first_failure")
         assert f"{OPERATOR_ARN} called {operation_of(trigger.event_name)}" in diagnosis.root_cause  # names it
+
+    if name == "permission_attached_deny":  # the Deny is described as a Deny, not as a scoped Allow
+        assert "a Deny statement of data-processor-role covers it" in diagnosis.root_cause
+        attached = [p for p in diagnosis.evidence if p.field.startswith("attached_policies.")]
+        assert attached
+        assert all(p.interpretation.startswith("Denies GetObject") for p in attached), attached
 
     step = diagnosis.remediation_plan[0]
     assert step.requires_approval

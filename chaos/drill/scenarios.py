@@ -187,7 +187,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "iam-deny",
         "an explicit Deny of s3:GetObject added to the role",
         _one(DP, Injection(IAM_DENY, {"action": "s3:GetObject"})),
-        _incident(DP, "permission_loss", resources=ROLE),
+        _incident(DP, "permission_loss", resources=ROLE, command="iam delete-role-policy"),
     ),
     Scenario(
         "iam-boundary",

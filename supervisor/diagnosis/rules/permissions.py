@@ -60,12 +60,16 @@ def _evaluation_pointers(evaluation: Evaluation, iam: dict[str, Any]) -> list[Po
     that allow the action elsewhere, else the policies that have nothing for it."""
     shown = evaluation.action.removeprefix("*:")
     if evaluation.deciding:
-        what = (
-            f"Allows {shown} only on the resources it names"
-            if evaluation.decision == "conditional"
-            else f"Decides against {shown}"
-        )
-        return _statement_pointers([m.statement for m in evaluation.deciding], what, "permission_loss")
+        refs = [m.statement for m in evaluation.deciding]
+        if evaluation.decision != "conditional":
+            return _statement_pointers(refs, f"Decides against {shown}", "permission_loss")
+        return [
+            pointer
+            for kind, what in _KINDS
+            for pointer in _statement_pointers(
+                [r for r in refs if _kind(r) == kind], what.format(shown), "permission_loss"
+            )
+        ]
     if evaluation.near_misses:
         return _statement_pointers(
             evaluation.near_misses,
@@ -92,6 +96,20 @@ def _evaluation_pointers(evaluation: Evaluation, iam: dict[str, Any]) -> list[Po
             )
         )
     return pointers[:4]
+
+
+# How a statement that decides a call on a resource the denial does not name is described, by its kind.
+_KINDS = (
+    ("deny", "Denies {} on the resources it names"),
+    ("boundary", "The permissions boundary allows {} only on the resources it names"),
+    ("allow", "Allows {} only on the resources it names"),
+)
+
+
+def _kind(ref: StatementRef) -> str:
+    if ref.effect == "Deny":
+        return "deny"
+    return "boundary" if ref.path.startswith("permissions_boundary") else "allow"
 
 
 def _scoped_elsewhere(evaluation: Evaluation) -> bool:
@@ -167,6 +185,7 @@ class _Reading:
     causes: list[str] = field(default_factory=list)
     allowed: list[Match] = field(default_factory=list)
     undetermined: bool = False  # a denial neither the evaluation nor the change history settles
+    denying: list[StatementRef] = field(default_factory=list)  # Deny statements that decided a denial
 
     def read_denials(self) -> None:
         for failure, evaluation in _denials(self.c):
@@ -175,6 +194,7 @@ class _Reading:
             if evaluation.decision in _DENYING and not _once_allowed(self.c, evaluation):
                 continue  # never granted, so not lost
             if evaluation.decision in _DENYING:
+                self.denying += [m.statement for m in evaluation.deciding if _kind(m.statement) == "deny"]
                 self.pointers += [
                     failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
                     *_evaluation_pointers(evaluation, self.iam),
@@ -185,15 +205,22 @@ class _Reading:
                     failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
                     *_evaluation_pointers(evaluation, self.iam),
                 ]
-                scopes = ", ".join(str(_written(m.statement.resource)) for m in evaluation.deciding[:2])
-                self.causes.append(
-                    f"{shown} is denied; {self.role} allows it only on {scopes}, "
-                    "and its policies were changed"
-                )
+                self.causes.append(self._scoped_cause(evaluation, shown))
             elif evaluation.allowed:
                 self.allowed += list(evaluation.deciding)
             else:
                 self.undetermined = True
+
+    def _scoped_cause(self, evaluation: Evaluation, shown: str) -> str:
+        """Why a call on a resource the denial does not name failed: a Deny that covers the action (its
+        policy is then the one to remove), else allows scoped to other resources."""
+        denies = [m.statement for m in evaluation.deciding if _kind(m.statement) == "deny"]
+        if denies:
+            self.denying += denies
+            scopes = ", ".join(str(_written(ref.resource)) for ref in denies[:2])
+            return f"{shown} is denied; a Deny statement of {self.role} covers it on {scopes}"
+        scopes = ", ".join(str(_written(m.statement.resource)) for m in evaluation.deciding[:2])
+        return f"{shown} is denied; {self.role} allows it only on {scopes}, and its policies were changed"
 
     def read_log_writes(self) -> None:
         logs = _log_writes(self.c)
@@ -224,7 +251,7 @@ def check(c: Conversation) -> Verdict:
     reading.read_denials()
     reading.read_log_writes()
     if reading.causes:
-        remedy, restore = _remedy(c, reading.role)
+        remedy, restore = _remedy(c, reading.role, _policies_of(iam, reading.denying))
         return Finding(
             "permission_loss",
             "The execution role lost a permission the function needs: " + "; ".join(reading.causes) + ".",
@@ -278,10 +305,53 @@ def _policy_restore(c: Conversation, role: str, change: ChangeEvent) -> tuple[Re
     return None
 
 
-def _remedy(c: Conversation, role: str) -> tuple[Remedy, list[Pointer]]:
-    """Put back what the change history shows was taken away, when it shows it."""
+def _policies_of(iam: dict[str, Any], refs: Sequence[StatementRef]) -> set[str]:
+    """The policies the statements belong to: attached ones by ARN, inline ones by name."""
+    found = set()
+    for ref in refs:
+        parts = ref.path.split(".")
+        if parts[0] == "attached_policies" and parts[1].isdigit():
+            attached = iam.get("attached_policies") or []
+            if int(parts[1]) < len(attached):
+                found.add(str(attached[int(parts[1])].get("policy_arn")))
+        elif parts[0] == "inline_policies":
+            found.add(ref.path.removeprefix("inline_policies.").rsplit(".Statement", 1)[0])
+    return found
+
+
+def _removal(c: Conversation, role: str, change: ChangeEvent, denying: set[str]) -> Remedy | None:
+    """When the change added the policy whose Deny decides the denial (attached it, or put an inline policy
+    that had no earlier document): take that policy away again."""
+    summary = change.event.get("summary") or {}
+    who = f"{change.event.get('identity_arn')} at {change.event['time']}"
+    arn, name = summary.get("policyArn"), summary.get("policyName")
+    if change.operation == "AttachRolePolicy" and arn in denying:
+        return Remedy(
+            f"Detach {arn} from {role}",
+            f"Its Deny covers what the function calls; {who} attached it.",
+            command(c, "iam", "DetachRolePolicy", {"RoleName": role, "PolicyArn": arn}),
+        )
+    if change.operation == "PutRolePolicy" and name in denying:
+        return Remedy(
+            f"Delete the inline policy {name} of {role}",
+            f"Its Deny covers what the function calls; {who} put it.",
+            command(c, "iam", "DeleteRolePolicy", {"RoleName": role, "PolicyName": name}),
+        )
+    return None
+
+
+def _remedy(c: Conversation, role: str, denying: set[str]) -> tuple[Remedy, list[Pointer]]:
+    """Take away the policy whose Deny decides the denial, or put back what the change history shows was
+    taken away, when it shows it."""
     for change in _role_changes(c):  # the newest first
         summary = change.event.get("summary") or {}
+        if change.operation in ("PutRolePolicy", "DeleteRolePolicy"):
+            restored = _policy_restore(c, role, change)  # a rewritten policy: its earlier document
+            if restored is not None:
+                return restored
+        removal = _removal(c, role, change, denying)  # a policy added with a Deny: take it away
+        if removal is not None:
+            return removal, []
         if change.operation == "DetachRolePolicy" and summary.get("policyArn"):
             remedy = Remedy(
                 f"Attach {summary['policyArn']} to {role} again",
@@ -289,10 +359,6 @@ def _remedy(c: Conversation, role: str) -> tuple[Remedy, list[Pointer]]:
                 command(c, "iam", "AttachRolePolicy", {"RoleName": role, "PolicyArn": summary["policyArn"]}),
             )
             return remedy, []
-        if change.operation in ("PutRolePolicy", "DeleteRolePolicy"):
-            restored = _policy_restore(c, role, change)
-            if restored is not None:
-                return restored
         break
     remedy = Remedy(
         f"Grant the denied actions to {role} on the resources the function uses",
