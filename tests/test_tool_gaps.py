@@ -249,6 +249,31 @@ async def test_with_aws_unresponsive_every_tool_answers_at_its_deadline(
 
 
 @pytest.fixture
+def hung_sts(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsClients]:
+    """The MCP server's clients with STS behind a peer that accepts and never answers."""
+    with BlackHole() as hole:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_STS", hole.url)
+        settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
+        yield AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+
+
+async def test_the_server_s_own_identity_is_read_within_the_deadline_too(hung_sts: AwsClients) -> None:
+    """A function ARN is checked against the server's own account (sts:GetCallerIdentity, read once)."""
+    arn = f"arn:aws:lambda:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:function:{names.FUNCTION_NAME}"
+    server = build_server(ServerSettings(mcp_tool_deadline_seconds=1.0), hung_sts)
+    async with Client(server) as client:
+        started = time.monotonic()
+        result = await client.call_tool("get_recent_logs", {"lambda_name": arn})
+        elapsed = time.monotonic() - started
+
+    assert elapsed < UNANSWERED_READ_SECONDS / 10
+    assert result.is_error
+    text = " ".join(getattr(block, "text", "") for block in result.content)
+    assert "sts:GetCallerIdentity" in text
+    assert "not answered within the tool's 1 s deadline" in text
+
+
+@pytest.fixture
 def hung_logs(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsClients]:
     """The MCP server's clients with CloudWatch Logs behind a peer that accepts and never answers."""
     with BlackHole() as hole:
