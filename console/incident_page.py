@@ -57,7 +57,7 @@ def evidence_rows(diagnosis: dict[str, Any] | None, results: list[dict[str, Any]
                 "pointer": pointer,
                 "check": verification.get(index),
                 "source": source,
-                "highlighted": render.highlighted(source["result"], str(pointer["value"]))
+                "highlighted": render.highlighted(source["result"], pointer["field"], str(pointer["value"]))
                 if source
                 else None,
             }

@@ -5,6 +5,7 @@ is added around it."""
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -12,6 +13,8 @@ from typing import Any, Final
 from markupsafe import Markup, escape
 
 from supervisor.agent.prices import price_of
+from supervisor.diagnosis.paths import MIN_QUOTE, resolve, value_matches, walk
+from supervisor.incident.outgoing_text import shown_controls
 
 TIMELINE_ORDER: Final[dict[str, int]] = {
     "change": 0,
@@ -45,29 +48,73 @@ def age(text: object, now: datetime) -> str:
     return f"{seconds}s"
 
 
-def highlighted(response: Any, value: str) -> Markup:
-    """``response`` as indented JSON text, escaped, with every occurrence of ``value`` (as it appears
-    inside the JSON text) wrapped in ``<mark>``. The split happens on the raw text and each piece is
-    escaped on its own, so no markup from the data can survive."""
-    text = json.dumps(response, indent=2, ensure_ascii=False, sort_keys=True)
-    needles = [json.dumps(value, ensure_ascii=False)[1:-1], value]
-    needle = next((n for n in needles if n and n in text), None)
-    if needle is None:
-        return escape(text)
-    pieces = text.split(needle)
-    mark = Markup("<mark>") + escape(needle) + Markup("</mark>")
-    return mark.join(escape(piece) for piece in pieces)
+def _json(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def shown(text: str) -> Markup:
+    """``text`` escaped, its bidirectional and other control characters shown as ``[U+XXXX]``."""
+    return escape(shown_controls(text))
+
+
+def _mark(text: str) -> Markup:
+    return Markup("<mark>") + shown(text) + Markup("</mark>")
+
+
+def _replaced(data: Any, steps: list[str | int], placeholder: str) -> Any:
+    """``data`` with the value at ``steps`` replaced (the containers on the way copied, the rest shared)."""
+    if not steps:
+        return placeholder
+    head, *rest = steps
+    copy: Any = list(data) if isinstance(data, list) else dict(data)
+    copy[head] = _replaced(data[head], rest, placeholder)
+    return copy
+
+
+def _marked_value(text: str, value: Any, quoted: str) -> Markup:
+    """The value's JSON ``text`` marked: only the quoted part of a string the quote is a part of (as the
+    code's check reads a quote), else all of it."""
+    part = json.dumps(quoted.strip(), ensure_ascii=False)[1:-1]
+    inner = text[1:-1]
+    if isinstance(value, str) and len(quoted.strip()) >= MIN_QUOTE and part in inner and part != inner:
+        start = inner.index(part)
+        return shown('"' + inner[:start]) + _mark(part) + shown(inner[start + len(part) :] + '"')
+    return _mark(text)
+
+
+def highlighted(response: Any, field: str, quoted: str) -> Markup:
+    """``response`` as indented JSON text, escaped, with the value at ``field`` (the pointer's path, read
+    as the code's check reads it) in ``<mark>``: nothing else, even where the same text occurs. Every
+    piece is escaped on its own, so no markup from the data can survive; no mark when the path does not
+    resolve."""
+    try:
+        steps, value = walk(response, field)
+    except LookupError:
+        return shown(_json(response))
+    placeholder = uuid.uuid4().hex  # stands in for the value, so json.dumps places it
+    before, after = _json(_replaced(response, steps, placeholder)).split(f'"{placeholder}"')
+    line = before.rsplit("\n", 1)[-1]
+    indent = line[: len(line) - len(line.lstrip(" "))]
+    text = _json(value).replace("\n", "\n" + indent)
+    return shown(before) + _marked_value(text, value, quoted) + shown(after)
 
 
 def evidence_source(pointer: dict[str, Any], results: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The tool result a pointer quotes: the first answer of its tool whose text holds the value."""
+    """The tool result a pointer quotes: the first answer of its tool whose field holds the quote (where
+    the code's check finds it), else the first that has the field, else the tool's first answer."""
     candidates = [r for r in results if r.get("tool") == pointer.get("tool")]
-    value = str(pointer.get("value", ""))
+    field, quoted = str(pointer.get("field", "")), str(pointer.get("value", ""))
+    having = []
     for result in candidates:
-        text = json.dumps(result.get("result"), ensure_ascii=False)
-        if value in text or json.dumps(value, ensure_ascii=False)[1:-1] in text:
+        try:
+            observed = resolve(result.get("result"), field)
+        except LookupError:
+            continue
+        if value_matches(quoted, observed):
             return result
-    return candidates[0] if candidates else None
+        having.append(result)
+    first = having or candidates
+    return first[0] if first else None
 
 
 @dataclass(frozen=True)

@@ -11,15 +11,25 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
+
+from supervisor.incident.outgoing_text import shown_controls
 
 HERE: Final = Path(__file__).parent
 Render = Callable[..., HTMLResponse]  # render(request, template, status=..., **values)
 
 
+def _shown(value: Any) -> Any:
+    """Every ``{{ value }}``: text with its bidirectional and other control characters shown as
+    ``[U+XXXX]``, so no line is reordered or hidden (markup made in ``render`` has done this already)."""
+    return shown_controls(value) if isinstance(value, str) and not isinstance(value, Markup) else value
+
+
 def environment() -> Environment:
     env = Environment(
+        finalize=_shown,
         loader=FileSystemLoader(HERE / "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         trim_blocks=True,

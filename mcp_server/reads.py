@@ -39,7 +39,7 @@ class Reads:
     def __init__(self, executor: ThreadPoolExecutor, deadline_seconds: float, region: str | None) -> None:
         self._executor = executor
         self._deadline = time.monotonic() + deadline_seconds
-        self._deadline_seconds = deadline_seconds
+        self.deadline_seconds = deadline_seconds
         self.region = region
         self.gaps: list[Gap] = []
 
@@ -57,27 +57,31 @@ class Reads:
         wait(futures, timeout=self.remaining())
         return [self._result(read, future) for read, future in zip(reads, futures, strict=True)]
 
+    def bounded(self, read: Read) -> Any:
+        """The read's result, or None with a gap when it is not answered before the deadline; its AWS
+        failures are raised (the caller knows which of them still leave an answer)."""
+        future = self._executor.submit(read.call)
+        try:
+            return future.result(timeout=self.remaining())
+        except TimeoutError:
+            future.cancel()
+            self.gaps.append(self._timeout_gap(read))
+            return None
+
     def required(self, read: Read) -> Any:
         """A read the answer cannot do without: its failure is raised as the tool's error."""
         future = self._executor.submit(read.call)
         try:
             return future.result(timeout=self.remaining())
         except TimeoutError:
-            raise describe_timeout(read, self._deadline_seconds, self.region) from None
+            raise describe_timeout(read, self.deadline_seconds, self.region) from None
         except (ClientError, BotoCoreError) as error:
             raise describe_aws_failure(error, queried=read.target, region=self.region) from error
 
     def _result(self, read: Read, future: Future[Any]) -> Any:
         if not future.done():
             future.cancel()
-            self.gaps.append(
-                Gap(
-                    source=f"{read.operation} of {read.target}",
-                    error_code=TIMEOUT_CODE,
-                    meaning=f"not answered within the tool's {self._deadline_seconds:g} s deadline: "
-                    f"{read.meaning}",
-                )
-            )
+            self.gaps.append(self._timeout_gap(read))
             return None
         error = future.exception()
         if error is None:
@@ -93,6 +97,13 @@ class Reads:
             )
         )
         return None
+
+    def _timeout_gap(self, read: Read) -> Gap:
+        return Gap(
+            source=f"{read.operation} of {read.target}",
+            error_code=TIMEOUT_CODE,
+            meaning=f"not answered within the tool's {self.deadline_seconds:g} s deadline: {read.meaning}",
+        )
 
     def gap(self, source: str, meaning: str, error_code: str | None = None) -> None:
         """A gap that is not an AWS failure (events not delivered yet, say)."""

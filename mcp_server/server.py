@@ -16,7 +16,7 @@ from pydantic import BaseModel
 from mcp_server.aws import AwsClients
 from mcp_server.contract import TargetArguments
 from mcp_server.contract.registry import TOOLS
-from mcp_server.reads import Reads
+from mcp_server.reads import Read, Reads
 from mcp_server.registration import contract_tool
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.context import ToolContext
@@ -41,7 +41,8 @@ async def _off_loop(function: Callable[[], T]) -> T:
 
 class ToolRunner:
     """Runs a tool function as every caller should: target resolved first (refusals make no AWS call),
-    the target's clients, reads bounded by the tool's deadline on a shared pool of threads."""
+    the target's clients, and every read, these included, bounded by the tool's deadline on a shared
+    pool of threads."""
 
     def __init__(self, settings: ServerSettings, aws: AwsClients) -> None:
         self.settings = settings
@@ -52,10 +53,22 @@ class ToolRunner:
     def run(self, name: str, args: TargetArguments, caller_deadline: float | None = None) -> BaseModel:
         """``caller_deadline``: how long the caller waits; the tool answers within the shorter of it and
         the server's own deadline."""
-        target = self.aws.resolver.resolve(args)
         deadline = min(self.settings.mcp_tool_deadline_seconds, caller_deadline or float("inf"))
-        reads = Reads(self._executor, deadline, target.region)
-        return self._functions[name](ToolContext(self.aws.for_target(target), reads, self.settings), args)
+        reads = Reads(self._executor, deadline, args.region)
+        clients = reads.required(_target_read(self.aws, args))
+        reads.region = clients.region
+        return self._functions[name](ToolContext(clients, reads, self.settings), args)
+
+
+def _target_read(aws: AwsClients, args: TargetArguments) -> Read:
+    """The target and its clients, within the deadline too: checking a function ARN's account may read the
+    server's own identity, and another account's clients assume its role (each once, then cached)."""
+    return Read(
+        "sts:GetCallerIdentity/AssumeRole",
+        f"the account of {args.lambda_name}",
+        lambda: aws.for_target(aws.resolver.resolve(args)),
+        "the account to read is unknown",
+    )
 
 
 def build_tools(settings: ServerSettings, aws: AwsClients) -> list[Tool]:

@@ -12,13 +12,16 @@ from urllib.parse import quote
 
 import boto3
 import pytest
+from markupsafe import escape
 from starlette.testclient import TestClient
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from console.app import create_app
 from console.data import encode_token
+from console.render import evidence_source, highlighted
 from console.settings import ConsoleSettings
+from console.templating import environment
 from supervisor.incident.store import STATUS_INDEX, IncidentStore
 from tests.console_support import HOSTILE, ago, claimed
 
@@ -233,3 +236,63 @@ def test_a_non_loopback_bind_requires_the_mcp_servers_bearer_keys(
 
     loopback = console(sandbox, incidents)  # 127.0.0.1: no key needed
     assert loopback.get("/incidents").status_code == 200
+
+
+CONFIG_ANSWER = {
+    "Aliases": [{"FunctionVersion": "2", "Name": "live"}],
+    "CodeSha256": "a2b2c2",
+    "Timeout": 2,
+    "Versions": [{"Version": "2"}],
+}
+
+
+def marked(html: str) -> list[str]:
+    return re.findall(r"<mark>(.*?)</mark>", str(html), re.S)
+
+
+def test_the_highlight_marks_the_field_the_pointer_names_not_every_equal_text() -> None:
+    html = highlighted(CONFIG_ANSWER, "Aliases.0.FunctionVersion", "2")
+
+    assert marked(html) == ["&#34;2&#34;"]  # one mark, the alias's version, quotes included
+    line = next(line for line in str(html).splitlines() if "<mark>" in line)
+    assert line.strip().startswith("&#34;FunctionVersion&#34;: <mark>")
+    unmarked = re.sub(r"</?mark>", "", str(html))  # the rest is the answer as it was, unmarked
+    assert unmarked == escape(json.dumps(CONFIG_ANSWER, indent=2, ensure_ascii=False, sort_keys=True))
+
+
+def test_a_quoted_part_of_a_log_line_is_marked_in_that_line_only() -> None:
+    logs = {"events": [{"message": "AccessDenied on A"}, {"message": "then AccessDenied on B <b>"}]}
+
+    html = highlighted(logs, "events.1.message", "AccessDenied")
+
+    assert marked(html) == ["AccessDenied"]
+    assert "then <mark>AccessDenied</mark> on B &lt;b&gt;" in html
+    whole = highlighted(
+        {"configuration": {"Timeout": 3, "Memory": {"Size": 128}}}, "configuration.Memory", "{}"
+    )
+    assert marked(whole) == ["{\n      &#34;Size&#34;: 128\n    }"]  # a whole object, indented where it sits
+    assert marked(highlighted(logs, "events.7.message", "AccessDenied")) == []  # no such field: no mark
+
+
+def test_the_source_of_a_pointer_is_the_answer_where_its_field_holds_the_quote() -> None:
+    results = [
+        {"tool": "get_lambda_config", "result": CONFIG_ANSWER | {"Aliases": []}},
+        {"tool": "get_lambda_config", "result": CONFIG_ANSWER},
+    ]
+    pointer = {"tool": "get_lambda_config", "field": "Aliases.0.FunctionVersion", "value": "2"}
+    assert evidence_source(pointer, results) is results[1]
+
+
+def test_bidirectional_controls_are_shown_not_obeyed_on_every_page() -> None:
+    spoof = "invoice\u202efdp.exe \u2067x\u2069 \x1b[31m"
+    page = (
+        environment()
+        .from_string("<p>{{ text }}</p><pre>{{ data|pretty }}</pre>")
+        .render(text=spoof, data={"line": spoof})
+    )
+    assert not any(c in page for c in "\u202e\u2067\u2069\x1b")
+    assert page.count("invoice[U+202E]fdp.exe [U+2067]x[U+2069] ") == 2
+    assert "[U+001B][31m" in page  # JSON writes it as \\u001b already
+    evidence = str(highlighted({"events": [{"message": spoof}]}, "events.0.message", "invoice"))
+    assert "\u202e" not in evidence
+    assert "[U+202E]" in evidence

@@ -231,6 +231,43 @@ def test_no_secret_reaches_any_form_of_the_message() -> None:
     assert redact("MY_TOKEN=abc and nothing else") == "MY_TOKEN=[redacted] and nothing else"
 
 
+HOSTILE = (
+    "@channel <!channel> <!here|here> <@U024BE7LH> "
+    "<https://evil.example|Open in the incident console> [Open](javascript:alert(1)) "
+    "admin\u202egnp.exe \u2066isolated\u2069 & done"
+)
+
+
+def test_log_text_reaches_the_chat_inert_and_without_bidirectional_controls() -> None:
+    """Slack's markup is &, < and > (mentions, links, commands); Teams reads Markdown links; a bidi control
+    reorders what a person reads. Whatever the function logged arrives as text, in every field."""
+    hostile = _diagnosis(
+        root_cause=f"cause: {HOSTILE}",
+        evidence=[_diagnosis()["evidence"][0] | {"value": HOSTILE, "interpretation": HOSTILE}],
+        remediation_plan=[_diagnosis()["remediation_plan"][0] | {"action": HOSTILE, "command": HOSTILE}],
+        gaps=[{"source": "get_recent_logs", "reason": HOSTILE}],
+        affected_resources=[HOSTILE],
+    )
+    notification = build_notification(INCIDENT, hostile, "https://console.example.com")
+    chat = notification.chat
+    shown = json.dumps(chat["content"], ensure_ascii=False) + json.dumps(chat["metadata"], ensure_ascii=False)
+
+    for raw in ("<!channel>", "<!here", "<@U024", "<https://evil", "](javascript:", "@channel"):
+        assert raw not in shown
+    assert not any(control in shown for control in "\u202e\u2066\u2069")
+    assert "&lt;!channel&gt;" in chat["content"]["description"]  # shown as typed, never parsed
+    assert "&lt;https://evil.example|Open in the incident console&gt;" in chat["content"]["description"]
+    assert "[U+202E]" in chat["content"]["description"]
+    assert chat["content"]["description"].count("<") == 1  # the console link, the only markup link
+    assert chat["content"]["description"].endswith(
+        f"<https://console.example.com/incidents/{INCIDENT_ID.replace('@', '%40').replace(':', '%3A')}"
+        "|Open in the incident console>"
+    )
+    assert "\u202e" not in notification.text
+    assert "[U+202E]gnp.exe" in notification.text
+    assert "<!channel>" in notification.text  # e-mail is plain text: nothing there is markup
+
+
 def _failed(incidents: IncidentStore, function: str) -> str:
     incident_id = stuck_incident(incidents, minutes_ago=1, function=function)
     incidents.transition(incident_id, "INVESTIGATING", "FAILED", reason=STALE_REASON)

@@ -77,22 +77,27 @@ def test_a_policy_the_server_cannot_read_is_a_gap_and_the_rest_is_answered(limit
         assert gap.meaning.startswith("the MCP server's identity is not allowed to read it")
 
 
+# Reads of a black hole end only when their read timeout does (here far beyond every deadline), so an
+# answer well before it can only come from the deadline: no bound below rests on the machine's speed.
+UNANSWERED_READ_SECONDS = 300.0
+
+
 @pytest.fixture
 def hung_iam(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsClients]:
     """The MCP server's clients with IAM behind a peer that accepts and never answers."""
     with BlackHole() as hole:
         monkeypatch.setenv("AWS_ENDPOINT_URL_IAM", hole.url)
-        settings = ServerSettings(mcp_tool_deadline_seconds=1.5, aws_max_attempts=1)
+        settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
         yield AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
 
 
 def test_a_hung_endpoint_costs_the_deadline_not_the_answer(hung_iam: AwsClients) -> None:
-    settings = ServerSettings(mcp_tool_deadline_seconds=1.5, aws_max_attempts=1)
+    settings = ServerSettings(mcp_tool_deadline_seconds=5.0)  # room for the real configuration read
     started = time.monotonic()
 
     state = call_tool(hung_iam, iam_state, GetIAMStateArgs(lambda_name=names.FUNCTION_NAME), settings)
 
-    assert time.monotonic() - started < 2.5
+    assert time.monotonic() - started < UNANSWERED_READ_SECONDS / 10
     assert state.role_name == names.ROLE_NAME  # from the function's configuration, read in time
     assert {gap.error_code for gap in state.gaps} == {TIMEOUT_CODE}
     assert {gap.source.split(" ")[0] for gap in state.gaps} == {
@@ -100,7 +105,7 @@ def test_a_hung_endpoint_costs_the_deadline_not_the_answer(hung_iam: AwsClients)
         "iam:ListRolePolicies",
         "iam:ListAttachedRolePolicies",
     }
-    assert all("1.5 s deadline" in gap.meaning for gap in state.gaps)
+    assert all("the tool's 5 s deadline" in gap.meaning for gap in state.gaps)
 
 
 def test_logs_come_from_the_group_logging_config_names(
@@ -206,15 +211,107 @@ async def test_no_environment_variable_value_appears_in_any_tool_output(
     assert "PAYMENT_API_TOKEN" in json.dumps(answers["get_lambda_config"])  # the name, never the value
 
 
-async def test_the_caller_s_deadline_in_the_request_meta_bounds_the_answer(hung_iam: AwsClients) -> None:
+@pytest.fixture
+def hung_aws(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsClients]:
+    """The MCP server's clients with every AWS service behind a peer that accepts and never answers."""
+    with BlackHole() as hole:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", hole.url)
+        settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
+        yield AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+
+
+def _answered_at_the_deadline(result: Any, deadline: float) -> None:
+    """A tool error naming the deadline (the read it cannot do without), or an answer whose gaps are
+    exactly the reads not answered in time."""
+    text = " ".join(getattr(block, "text", "") for block in result.content)
+    if result.is_error:
+        assert f"not answered within the tool's {deadline:g} s deadline" in text
+        return
+    gaps = result.structured_content["gaps"]
+    assert gaps
+    assert {gap["error_code"] for gap in gaps} == {TIMEOUT_CODE}
+    assert all(f"{deadline:g} s deadline" in gap["meaning"] for gap in gaps)
+
+
+@pytest.mark.parametrize("tool", TOOL_NAMES)
+async def test_with_aws_unresponsive_every_tool_answers_at_its_deadline(
+    hung_aws: AwsClients, tool: str
+) -> None:
+    deadline = 1.0
+    server = build_server(ServerSettings(mcp_tool_deadline_seconds=deadline), hung_aws)
+    async with Client(server) as client:
+        started = time.monotonic()
+        result = await client.call_tool(tool, {"lambda_name": names.FUNCTION_NAME})
+        elapsed = time.monotonic() - started
+
+    assert deadline <= elapsed < UNANSWERED_READ_SECONDS / 10
+    _answered_at_the_deadline(result, deadline)
+
+
+@pytest.fixture
+def hung_sts(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsClients]:
+    """The MCP server's clients with STS behind a peer that accepts and never answers."""
+    with BlackHole() as hole:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_STS", hole.url)
+        settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
+        yield AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+
+
+async def test_the_server_s_own_identity_is_read_within_the_deadline_too(hung_sts: AwsClients) -> None:
+    """A function ARN is checked against the server's own account (sts:GetCallerIdentity, read once)."""
+    arn = f"arn:aws:lambda:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:function:{names.FUNCTION_NAME}"
+    server = build_server(ServerSettings(mcp_tool_deadline_seconds=1.0), hung_sts)
+    async with Client(server) as client:
+        started = time.monotonic()
+        result = await client.call_tool("get_recent_logs", {"lambda_name": arn})
+        elapsed = time.monotonic() - started
+
+    assert elapsed < UNANSWERED_READ_SECONDS / 10
+    assert result.is_error
+    text = " ".join(getattr(block, "text", "") for block in result.content)
+    assert "sts:GetCallerIdentity" in text
+    assert "not answered within the tool's 1 s deadline" in text
+
+
+@pytest.fixture
+def hung_logs(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsClients]:
+    """The MCP server's clients with CloudWatch Logs behind a peer that accepts and never answers."""
+    with BlackHole() as hole:
+        monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", hole.url)
+        settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
+        yield AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+
+
+def test_hung_logs_are_a_gap_at_the_deadline_and_the_log_group_is_still_named(hung_logs: AwsClients) -> None:
+    settings = ServerSettings(mcp_tool_deadline_seconds=5.0)  # room for the real configuration read
+    started = time.monotonic()
+
+    logs = call_tool(hung_logs, recent_logs, GetRecentLogsArgs(lambda_name=names.FUNCTION_NAME), settings)
+
+    assert time.monotonic() - started < UNANSWERED_READ_SECONDS / 10
+    assert logs.log_group == names.LOG_GROUP  # from the function's LoggingConfig, read in time
+    assert (logs.events, logs.matched_events) == ([], 0)
+    assert [(gap.source.split(" ")[0], gap.error_code) for gap in logs.gaps] == [
+        ("logs:FilterLogEvents", TIMEOUT_CODE)
+    ]
+    assert logs.note is not None
+    assert "not read within the tool's 5 s deadline" in logs.note
+
+
+async def test_the_caller_s_deadline_in_the_request_meta_bounds_the_answer(hung_aws: AwsClients) -> None:
     """The supervisor's provider sends how long it waits; the server answers within it, with gaps."""
-    server = build_server(ServerSettings(), hung_iam)  # the server's own deadline: 20 s
+    server = build_server(ServerSettings(mcp_tool_deadline_seconds=60), hung_aws)  # its own: 60 s
     async with Client(server) as client:
         provider = McpToolProvider(client.session, deadline_seconds=1.5)
         started = time.monotonic()
-        answer = json.loads(await provider.call_tool("get_iam_state", {"lambda_name": names.FUNCTION_NAME}))
+        answer = json.loads(await provider.call_tool("get_recent_logs", {"lambda_name": names.FUNCTION_NAME}))
+        elapsed = time.monotonic() - started
 
-    assert time.monotonic() - started < 3
-    assert answer["role_name"] == names.ROLE_NAME
+    assert 1.5 <= elapsed < 30  # the caller's 1.5 s, not the server's 60 s nor the reads' 300 s
+    assert answer["log_group"] == f"/aws/lambda/{names.FUNCTION_NAME}"  # the configuration was not read
+    assert {gap["source"].split(" ")[0] for gap in answer["gaps"]} == {
+        "lambda:GetFunctionConfiguration",
+        "logs:FilterLogEvents",
+    }
     assert {gap["error_code"] for gap in answer["gaps"]} == {TIMEOUT_CODE}
     assert all("1.5 s deadline" in gap["meaning"] for gap in answer["gaps"])

@@ -186,6 +186,7 @@ class _Read:
     raw: list[dict[str, Any]]
     scanned: int
     complete: bool
+    answered: bool = True  # False: the scan was not answered within the tool's deadline (a gap says so)
 
 
 def _query(ctx: ToolContext, minutes: int, now: datetime | None) -> _Query:
@@ -198,8 +199,18 @@ def _query(ctx: ToolContext, minutes: int, now: datetime | None) -> _Query:
     return _Query(group, start_ms=end_ms - minutes * 60_000, end_ms=end_ms, version=version)
 
 
+def _window_scan(ctx: ToolContext, request: dict[str, Any]) -> Read:
+    return Read(
+        "logs:FilterLogEvents",
+        f"log group {request['logGroupName']}",
+        lambda: _scan(ctx.clients.logs, request, ctx.settings.logs_scan_limit),
+        "the window's log lines are unknown",
+    )
+
+
 def _read_window(ctx: ToolContext, query: _Query, filter_pattern: str | None) -> _Read | None:
-    """The window's events; None when the log group does not exist."""
+    """The window's events, as many as answered within the tool's deadline (none, and a gap, when the
+    scan was not answered in time); None when the log group does not exist."""
     request: dict[str, Any] = {
         "logGroupName": query.group,
         "startTime": query.start_ms,
@@ -209,17 +220,20 @@ def _read_window(ctx: ToolContext, query: _Query, filter_pattern: str | None) ->
         request["filterPattern"] = filter_pattern
     with aws_errors(f"log group {query.group} ({ctx.target.account})", ctx.target.region):
         try:
-            raw, complete = _scan(ctx.clients.logs, request, ctx.settings.logs_scan_limit)
+            scanned = ctx.reads.bounded(_window_scan(ctx, request))
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
                 raise
             return None
-    scanned = len(raw)
+    if scanned is None:
+        return _Read([], 0, complete=False, answered=False)
+    raw, complete = scanned
+    count = len(raw)
     if not complete and filter_pattern is None:
         raw = _with_error_lines(ctx, request, raw)
     if query.version is not None:
         raw = [e for e in raw if f"[{query.version}]" in e.get("logStreamName", "")]
-    return _Read(raw, scanned, complete)
+    return _Read(raw, count, complete)
 
 
 def _notes(
@@ -286,6 +300,15 @@ def recent_logs(ctx: ToolContext, args: GetRecentLogsArgs, *, now: datetime | No
             events=[],
             note=f"log group {query.group} does not exist: the function has never been invoked here, or its "
             "execution role cannot write logs (check the role's logs permissions with get_iam_state)",
+        )
+    if not read.answered:
+        return _answer(
+            ctx,
+            args,
+            query,
+            events=[],
+            note=f"the events of log group {query.group} were not read within the tool's "
+            f"{ctx.reads.deadline_seconds:g} s deadline (see gaps): try again, or shorten `minutes`",
         )
     byte_cap = ctx.settings.logs_byte_cap
     events = _events(read.raw, min(ctx.settings.logs_message_cap, byte_cap))

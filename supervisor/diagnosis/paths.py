@@ -11,9 +11,16 @@ MIN_QUOTE = 3  # a quoted part shorter than this (a letter, a digit) proves noth
 def resolve(data: Any, path: str) -> Any:
     """The value at ``path`` (dotted, list indices as segments) or raise ``LookupError`` saying where it
     stopped. Object keys may themselves contain dots (policy names can): the longest key that matches wins."""
+    return walk(data, path)[1]
+
+
+def walk(data: Any, path: str) -> tuple[list[str | int], Any]:
+    """The keys and indices ``path`` names, step by step, and the value there; ``LookupError`` as for
+    ``resolve``."""
     parts = path.split(".")
     position = 0
     current = data
+    steps: list[str | int] = []
     while position < len(parts):
         if isinstance(current, list):
             segment = parts[position]
@@ -22,12 +29,14 @@ def resolve(data: Any, path: str) -> Any:
             if int(segment) >= len(current):
                 raise LookupError(f"index {segment} is out of range (the list has {len(current)} items)")
             current = current[int(segment)]
+            steps.append(int(segment))
             position += 1
         elif isinstance(current, dict):
             for end in range(len(parts), position, -1):
                 key = ".".join(parts[position:end])
                 if key in current:
                     current = current[key]
+                    steps.append(key)
                     position = end
                     break
             else:
@@ -35,7 +44,7 @@ def resolve(data: Any, path: str) -> Any:
                 raise LookupError(f"no key '{parts[position]}' (keys there: {keys})")
         else:
             raise LookupError(f"'{parts[position]}' goes below a {type(current).__name__} value")
-    return current
+    return steps, current
 
 
 def canonical(value: Any) -> str:

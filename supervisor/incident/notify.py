@@ -34,6 +34,8 @@ from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics, MetricUnit
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from supervisor.incident.outgoing_text import chat_markdown, shown_controls
+
 if TYPE_CHECKING:
     from supervisor.incident.store import IncidentStore
 
@@ -98,7 +100,7 @@ def cut(text: str, limit: int) -> str:
 
 
 def _clean(value: object, limit_key: str) -> str:
-    return cut(redact(" ".join(str(value).split())), LIMITS[limit_key])
+    return cut(redact(shown_controls(" ".join(str(value).split()))), LIMITS[limit_key])
 
 
 def _subject(function: str, status: str, detail: str) -> str:
@@ -291,8 +293,12 @@ def _plain_text(header: list[str], sections: list[tuple[str, list[str]]]) -> str
 
 
 def _chat(facts: _Facts, outline: _Outline) -> dict[str, Any]:
-    """The custom notification of Amazon Q Developer in chat applications."""
-    description_lines = [f"*{title}*\n" + "\n".join(lines) for title, lines in outline.sections]
+    """The custom notification of Amazon Q Developer in chat applications. Every text is escaped with
+    ``chat_markdown``; the only markup is ours: section titles in bold and the console link."""
+    description_lines = [
+        f"*{chat_markdown(title)}*\n" + "\n".join(chat_markdown(line) for line in lines)
+        for title, lines in outline.sections
+    ]
     description_lines.append(f"<{facts.link}|Open in the incident console>" if facts.link else NO_CONSOLE)
     diagnosis = facts.diagnosis or {}
     keywords = [facts.status, facts.function, *facts.fault_types]
@@ -304,16 +310,18 @@ def _chat(facts: _Facts, outline: _Outline) -> dict[str, Any]:
         "id": str(uuid.uuid5(uuid.NAMESPACE_URL, f"incident-response/{facts.incident_id}")),
         "content": {
             "textType": "client-markdown",
-            "title": outline.subject,
+            "title": chat_markdown(outline.subject),
             "description": cut("\n\n".join(description_lines), LIMITS["description"]),
-            "nextSteps": [line.strip() for line in outline.remediation if not line.startswith("...")],
-            "keywords": keywords,
+            "nextSteps": [
+                chat_markdown(line.strip()) for line in outline.remediation if not line.startswith("...")
+            ],
+            "keywords": [chat_markdown(keyword) for keyword in keywords],
         },
         "metadata": {
             "threadId": facts.incident_id,
-            "summary": outline.subject,
+            "summary": chat_markdown(outline.subject),
             "eventType": EVENT_TYPES.get(facts.status, "IncidentFinished"),
-            "relatedResources": resources or [facts.function],
+            "relatedResources": [chat_markdown(r) for r in resources or [facts.function]],
             "additionalContext": {
                 "incident_id": facts.incident_id,
                 "function_name": facts.function,
