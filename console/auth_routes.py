@@ -27,6 +27,7 @@ from console.sessions import (
 )
 from console.templating import Render
 from mcp_server.access_tokens import TokenRejected
+from mcp_server.throttle import client_of
 
 logger = logging.getLogger(__name__)
 
@@ -81,9 +82,17 @@ class AuthRoutes:
         expected = request.cookies.get(CSRF_COOKIE, "")
         if not expected or not secrets.compare_digest(form_token.encode(), expected.encode()):
             return self._refused(request, 403, "the form has expired: open the sign-in page again")
+        client = client_of(request.scope)
+        wait = setup.throttle.retry_after(client)
+        if wait:  # refused before the key is compared: a guesser learns nothing while it waits
+            problem = f"Too many wrong keys from your address: try again in {wait} s."
+            response = self._key_form(request, 429, problem)
+            response.headers["retry-after"] = str(wait)
+            return response
         key = keys_match(presented, setup.keys)
         if key is None:
-            logger.warning("key sign-in refused from %s", request.client.host if request.client else "?")
+            setup.throttle.failed(client)
+            logger.warning("key sign-in refused from %s", client)
             return self._key_form(request, 401, "That key is not accepted.")
         identity = Identity("key", "key", int(time.time()) + setup.session_seconds)
         response = RedirectResponse(next_path, status_code=303)
@@ -127,6 +136,8 @@ class AuthRoutes:
         return response
 
     async def logout(self, request: Request) -> Response:
+        """Deletes this browser's session cookie. A copy made before stays valid until its own expiry
+        (CONSOLE_SESSION_COOKIE_MINUTES at most): nothing is stored on the server to revoke it with."""
         if not _same_origin(request, self._setup.public_url):
             return self._refused(request, 403, "the sign-out was sent from another site")
         response = self._render(request, "login.html", signed_out=True, form_token=None)
@@ -160,9 +171,7 @@ def _https(request: Request) -> bool:
 def _open_session(
     response: Response, cookies: Cookies, identity: Identity, https: bool, key: str | None = None
 ) -> None:
-    value = cookies.session(identity, key=key)
-    max_age = identity.expires_at - int(time.time())
-    response.headers.append("set-cookie", cookies.header(SESSION_COOKIE, value, max_age=max_age, https=https))
+    response.headers.append("set-cookie", cookies.session_header(identity, https=https, key=key))
     logger.info(
         "signed in (%s) until %d", identity.via, identity.expires_at, extra={"subject": identity.subject}
     )

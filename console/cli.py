@@ -37,7 +37,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = f"http://{settings.host}:{settings.port}"
     public = f" (public URL {settings.public_url})" if settings.public_url and not settings.loopback() else ""
     print(f"incident-console on {where}/incidents{public}", flush=True)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+    # X-Forwarded-For is read in the app, from CONSOLE_TRUSTED_PROXIES only
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", proxy_headers=False)
     return 0
 
 

@@ -1,12 +1,17 @@
 """The console's signed cookies, as HS256 JWTs made and checked by PyJWT (the MCP server's JWT library):
 
-- the session (``console_session``): who signed in, how, and until when — never a key or a token; it
-  ends at its ``exp`` (a key session after CONSOLE_SESSION_HOURS, an OAuth session with its access token);
+- the session (``console_session``): who signed in, how, and until when the session lasts (``end``: a key
+  session CONSOLE_SESSION_HOURS after the sign-in, an OAuth session with its access token) — never a key
+  or a token. Each cookie lives CONSOLE_SESSION_COOKIE_MINUTES (its ``exp``, never past ``end``), and every
+  signed-in request gets a fresh one (``ConsoleAuth``): a browser in use stays signed in until ``end``, a
+  cookie nobody uses — left in a closed tab, or copied — dies within minutes. Nothing is stored on the
+  server, so a copy stays valid until its own ``exp`` and can be renewed by whoever holds it until then;
+  sign-out deletes the browser's cookie, and changing CONSOLE_SESSION_SECRET ends every session at once;
 - the sign-in in progress (``console_signin``, path /auth, ten minutes): the OAuth ``state``, the PKCE
   verifier and the page to return to, checked when the issuer sends the browser back.
 
-PyJWT checks each cookie's own expiry (an OAuth session ends with its token), its kind and its required
-claims; itsdangerous' timed serializer checks a signature and its age, so those would be hand-written again.
+PyJWT checks each cookie's own expiry, its kind and its required claims; itsdangerous' timed serializer
+checks a signature and its age, so those would be hand-written again.
 
 Each kind has its own audience, so neither is accepted as the other. A bearer access token is never
 mistaken for a cookie either: the MCP server's verifier accepts asymmetric signatures only.
@@ -18,7 +23,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -31,13 +36,15 @@ SIGNIN_SECONDS: Final = 600
 ALGORITHM: Final = "HS256"
 SESSION_AUDIENCE: Final = "incident-console/session"
 SIGNIN_AUDIENCE: Final = "incident-console/sign-in"
+COOKIE_SECONDS: Final = 600
 
 
 @dataclass(frozen=True)
 class Identity:
     subject: str
     via: str  # "key" or "oauth"
-    expires_at: int
+    expires_at: int  # the session's end, not one cookie's
+    key_id: str | None = None  # a key session's key, as ``Cookies.key_id`` names it
 
 
 @dataclass(frozen=True)
@@ -50,45 +57,68 @@ class PendingSignIn:
 class Cookies:
     """Makes and reads the signed cookies under one secret; ``secure`` adds the Secure attribute."""
 
-    def __init__(self, secret: bytes, *, secure: bool, keys: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        secret: bytes,
+        *,
+        secure: bool,
+        keys: Iterable[str] = (),
+        cookie_seconds: int = COOKIE_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._secret = secret
         self.secure = secure
+        self.cookie_seconds = cookie_seconds
+        self._clock = clock
         # A key session names its key by an HMAC of it, so taking a key out of MCP_API_KEY ends its sessions.
         self._key_ids = frozenset(self.key_id(key) for key in keys)
 
     @classmethod
-    def with_random_secret(cls, *, secure: bool, keys: Iterable[str] = ()) -> Cookies:
-        return cls(secrets.token_bytes(32), secure=secure, keys=keys)
+    def with_random_secret(
+        cls, *, secure: bool, keys: Iterable[str] = (), cookie_seconds: int = COOKIE_SECONDS
+    ) -> Cookies:
+        return cls(secrets.token_bytes(32), secure=secure, keys=keys, cookie_seconds=cookie_seconds)
 
     def key_id(self, key: str) -> str:
         return hmac.new(self._secret, b"key:" + key.encode(), hashlib.sha256).hexdigest()[:32]
 
     def session(self, identity: Identity, *, key: str | None = None) -> str:
+        """A cookie for ``identity`` living ``cookie_seconds`` from now, never past the session's end."""
+        now = int(self._clock())
         claims: dict[str, Any] = {
             "sub": identity.subject,
             "via": identity.via,
-            "exp": identity.expires_at,
-            "iat": int(time.time()),
+            "end": identity.expires_at,
+            "exp": min(now + self.cookie_seconds, identity.expires_at),
+            "iat": now,
             "aud": SESSION_AUDIENCE,
         }
-        if key is not None:
-            claims["key_id"] = self.key_id(key)
+        key_id = self.key_id(key) if key is not None else identity.key_id
+        if key_id is not None:
+            claims["key_id"] = key_id
         return jwt.encode(claims, self._secret, algorithm=ALGORITHM)
 
+    def session_header(self, identity: Identity, *, https: bool, key: str | None = None) -> str:
+        """The Set-Cookie value of a new session cookie for ``identity``."""
+        value = self.session(identity, key=key)
+        max_age = min(self.cookie_seconds, identity.expires_at - int(self._clock()))
+        return self.header(SESSION_COOKIE, value, max_age=max_age, https=https)
+
     def read_session(self, value: str | None) -> Identity | None:
-        claims = self._decode(value, SESSION_AUDIENCE, ("exp", "sub", "via"))
+        claims = self._decode(value, SESSION_AUDIENCE, ("exp", "end", "sub", "via"))
         if claims is None:
             return None
-        if claims["via"] == "key" and claims.get("key_id") not in self._key_ids:
+        key_id = claims.get("key_id")
+        if claims["via"] == "key" and key_id not in self._key_ids:
             return None
-        return Identity(str(claims["sub"]), str(claims["via"]), int(claims["exp"]))
+        return Identity(str(claims["sub"]), str(claims["via"]), int(claims["end"]), key_id)
 
     def sign_in(self, pending: PendingSignIn) -> str:
         claims = {
             "state": pending.state,
             "verifier": pending.verifier,
             "next": pending.next_path,
-            "exp": int(time.time()) + SIGNIN_SECONDS,
+            "exp": int(self._clock()) + SIGNIN_SECONDS,
             "aud": SIGNIN_AUDIENCE,
         }
         return jwt.encode(claims, self._secret, algorithm=ALGORITHM)

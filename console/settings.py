@@ -12,7 +12,7 @@ from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_valid
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_server.https_urls import checked_url
-from mcp_server.settings import SCOPE_PATTERN
+from mcp_server.settings import SCOPE_PATTERN, proxy_list
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 MIN_SESSION_SECRET = 32
@@ -99,6 +99,27 @@ class ConsoleSettings(BaseSettings):
         le=168,
         description="Lifetime of a session opened with a key (an OAuth session ends with its token).",
     )
+    session_cookie_minutes: int = Field(
+        default=10,
+        ge=1,
+        le=60,
+        description="Lifetime of one session cookie: each signed-in request gets a new one, until the "
+        "session ends; a cookie not used for this long (or copied and left) no longer signs in.",
+    )
+    sign_in_failures_per_minute: int = Field(
+        default=10,
+        ge=1,
+        le=10_000,
+        description="Wrong keys or bearer credentials a client may send at once, and then per minute; "
+        "beyond that it is refused with 429 and Retry-After, unchecked. Counted per task.",
+    )
+    trusted_proxies: str = Field(
+        default="",
+        validation_alias=_shared("TRUSTED_PROXIES"),
+        description="Load balancers or proxies (addresses or CIDR blocks, comma-separated; "
+        "MCP_TRUSTED_PROXIES) whose X-Forwarded-For names the client; from anyone else the "
+        "connection's address is the client.",
+    )
 
     @field_validator("oauth_issuer", "oauth_jwks_url", "public_url")
     @classmethod
@@ -116,6 +137,15 @@ class ConsoleSettings(BaseSettings):
             raise ValueError(
                 f"CONSOLE_OAUTH_SCOPES: {bad} are not scopes (ASCII, no space, quote or backslash)"
             )
+        return value
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        try:
+            proxy_list(value)
+        except ValueError as error:
+            raise ValueError(f"CONSOLE_TRUSTED_PROXIES: {error}") from None
         return value
 
     @field_validator("session_secret")
@@ -140,6 +170,9 @@ class ConsoleSettings(BaseSettings):
 
     def scopes(self) -> tuple[str, ...]:
         return tuple(scope for scope in self.oauth_scopes.replace(",", " ").split() if scope)
+
+    def proxies(self) -> list[str]:
+        return proxy_list(self.trusted_proxies)
 
     def loopback(self) -> bool:
         return self.host in LOOPBACK

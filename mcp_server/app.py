@@ -19,6 +19,7 @@ from mcp_server.oauth import OAuthMode
 from mcp_server.request_guards import HostOriginGuard, MessageBodyGuard
 from mcp_server.resource_metadata import metadata_routes, metadata_url
 from mcp_server.settings import LOOPBACK_HOSTS, ServerSettings
+from mcp_server.throttle import FailureThrottle, trusting_proxies
 
 Transport = Literal["sse", "http"]
 WILDCARD_BINDS = ("0.0.0.0", "::")  # noqa: S104 - names, not a bind
@@ -85,5 +86,6 @@ def build_app(
             tokens=oauth.verifier if oauth else None,
             resource_metadata_url=metadata_url(oauth.resource) if oauth else None,
             exempt_paths=public,
+            throttle=FailureThrottle(settings.mcp_auth_failures_per_minute),
         )
-    return RequestIdMiddleware(app)
+    return trusting_proxies(RequestIdMiddleware(app), settings.trusted_proxies())

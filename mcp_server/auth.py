@@ -5,6 +5,7 @@ time, never logged) and OAuth 2.1 access tokens from an identity provider (``Jwt
 how to authenticate (``WWW-Authenticate``, with ``resource_metadata`` in OAuth mode); a token without the
 required scopes gets 403 ``insufficient_scope`` (RFC 6750 §3.1). The caller's identity is put where the
 SDK looks for it (``scope["user"]``), so a session can only be used by the credential that opened it.
+With a ``FailureThrottle``, a client that sent too many wrong credentials gets 429 before any check.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcp_server.access_tokens import JwtVerifier, TokenRejected
+from mcp_server.throttle import FailureThrottle, client_of
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ class Refusal:
     status: int
     problem: str
     error: str | None = None  # the RFC 6750 error code; None when no credential was presented
+    retry_after: int = 0  # seconds, with 429
 
 
 class BearerAuth:
@@ -47,8 +50,10 @@ class BearerAuth:
         tokens: JwtVerifier | None = None,
         resource_metadata_url: str | None = None,
         exempt_paths: Iterable[str] = ("/healthz",),
+        throttle: FailureThrottle | None = None,
     ) -> None:
         self._app = app
+        self._throttle = throttle
         self._keys = [key.encode() for key in keys]
         self._tokens = tokens
         if not self._keys and tokens is None:
@@ -63,7 +68,7 @@ class BearerAuth:
         if scope["type"] != "http" or scope["path"] in self._exempt:
             await self._app(scope, receive, send)
             return
-        outcome = await self._authenticate(Headers(scope=scope).get("authorization"))
+        outcome = await self._checked(scope, Headers(scope=scope).get("authorization"))
         if isinstance(outcome, Refusal):
             client = (scope.get("client") or ("?", 0))[0]
             logger.warning(
@@ -80,6 +85,19 @@ class BearerAuth:
         scope["user"] = AuthenticatedUser(outcome)
         scope["auth"] = AuthCredentials(outcome.scopes)
         await self._app(scope, receive, send)
+
+    async def _checked(self, scope: Scope, header: str | None) -> AccessToken | Refusal:
+        """The credential's check, refused unchecked while its client is throttled; a wrong one counts."""
+        if self._throttle is None or not header:
+            return await self._authenticate(header)
+        client = client_of(scope)
+        wait = self._throttle.retry_after(client)
+        if wait:
+            return Refusal(429, f"too many wrong credentials from this client: retry in {wait} s", None, wait)
+        outcome = await self._authenticate(header)
+        if isinstance(outcome, Refusal) and outcome.error == "invalid_token":
+            self._throttle.failed(client)
+        return outcome
 
     async def _authenticate(self, header: str | None) -> AccessToken | Refusal:
         if not header:
@@ -117,17 +135,14 @@ class BearerAuth:
             challenge.append(f'scope="{" ".join(self._scopes)}"')
         if self._metadata_url:
             challenge.append(f'resource_metadata="{self._metadata_url}"')
-        error = "unauthorized" if refusal.status == 401 else refusal.error
+        error = {401: "unauthorized", 429: "too_many_requests"}.get(refusal.status, refusal.error)
         body = json.dumps({"error": error, "error_description": refusal.problem}).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": refusal.status,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"www-authenticate", ", ".join(challenge).encode()),
-                ],
-            }
-        )
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"www-authenticate", ", ".join(challenge).encode()),
+        ]
+        if refusal.retry_after:
+            headers.append((b"retry-after", str(refusal.retry_after).encode()))
+        await send({"type": "http.response.start", "status": refusal.status, "headers": headers})
         await send({"type": "http.response.body", "body": body})

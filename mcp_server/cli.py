@@ -17,7 +17,7 @@ from mcp_server.app import Transport, build_app
 from mcp_server.aws import AwsClients
 from mcp_server.claude_config import claude_desktop_config, config_warnings
 from mcp_server.http_server import uvicorn_config
-from mcp_server.keys import KeyConfigurationError, resolve_api_keys
+from mcp_server.keys import KeyConfigurationError, WeakKeyError, require_strong_keys, resolve_api_keys
 from mcp_server.logging_setup import configure_logging
 from mcp_server.oauth import OAuthConfigurationError, OAuthMode, oauth_mode
 from mcp_server.server import build_server
@@ -80,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
         if http and not args.insecure_no_auth:
             oauth = oauth_mode(settings, host=args.host, port=args.port)
             keys = resolve_api_keys(settings)
+            if args.host not in LOOPBACK_HOSTS:
+                require_strong_keys(keys, f"incident-mcp-server on {args.host} (not loopback)")
         else:
             keys = []
     except ValidationError as error:
@@ -87,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OAuthConfigurationError as error:
         print(f"incident-mcp-server: invalid configuration: {error}", file=sys.stderr)
+        return 2
+    except WeakKeyError as error:
+        print(f"incident-mcp-server: {error}", file=sys.stderr)
         return 2
     except KeyConfigurationError as error:
         print(f"incident-mcp-server: refusing to start without a bearer key: {error}", file=sys.stderr)

@@ -85,4 +85,5 @@ def uvicorn_config(
         access_log=False,
         lifespan="on",
         timeout_keep_alive=5,
+        proxy_headers=False,  # X-Forwarded-For is read in the app, from MCP_TRUSTED_PROXIES only
     )

@@ -1,4 +1,5 @@
-"""Where the accepted bearer keys come from: MCP_API_KEY, else the SSM SecureString, read once at startup."""
+"""Where the accepted bearer keys come from: MCP_API_KEY, else the SSM SecureString, read once at startup;
+and how strong they must be off loopback."""
 
 from __future__ import annotations
 
@@ -8,6 +9,12 @@ from botocore.exceptions import BotoCoreError, ClientError
 from mcp_server.aws import default_session, read_only_client
 from mcp_server.errors import describe_aws_failure
 from mcp_server.settings import ServerSettings
+
+MIN_KEY_LENGTH = 32  # characters; secrets.token_urlsafe(32) makes 43
+
+
+class WeakKeyError(ValueError):
+    """A bearer key too short to be served off loopback."""
 
 
 class KeyConfigurationError(RuntimeError):
@@ -37,3 +44,15 @@ def resolve_api_keys(settings: ServerSettings, session: boto3.Session | None = N
     if not keys:
         raise KeyConfigurationError(f"SSM parameter {parameter} is empty")
     return keys
+
+
+def require_strong_keys(keys: list[str], where: str) -> None:
+    """WeakKeyError when a key is shorter than MIN_KEY_LENGTH (the caller checks only off loopback, where
+    anyone who reaches the port may guess). Never says the key, only which one and how long."""
+    short = [f"key {n} of {len(keys)} has {len(k)}" for n, k in enumerate(keys, 1) if len(k) < MIN_KEY_LENGTH]
+    if short:
+        raise WeakKeyError(
+            f"{where} refuses bearer keys shorter than {MIN_KEY_LENGTH} characters ({'; '.join(short)}): "
+            "make one with `python -c 'import secrets; print(secrets.token_urlsafe(32))'` and put it in "
+            "MCP_API_KEY (or the SSM parameter), or bind to 127.0.0.1"
+        )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from typing import Final, Self
 
@@ -16,6 +17,19 @@ MCP_KEY_PARAMETER: Final = "/incident-response/mcp-api-key"  # a SecureString th
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 SCOPE_PATTERN = r"[\x21\x23-\x5b\x5d-\x7e]+"  # RFC 6749 §3.3
 ROLE_ARN_PATTERN = r"^arn:aws(?:-cn|-us-gov)?:iam::(?P<account>[0-9]{12}):role/[A-Za-z0-9+=,.@_/-]+$"
+
+
+def proxy_list(value: str) -> list[str]:
+    """The comma-separated setting as a list; ValueError naming an entry that is not an address or block."""
+    entries = [entry.strip() for entry in value.split(",") if entry.strip()]
+    for entry in entries:
+        if entry == "*":
+            raise ValueError("'*' would believe any X-Forwarded-For: name the proxies (addresses or blocks)")
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ValueError(f"{entry!r} is not an IP address or CIDR block") from None
+    return entries
 
 
 class AccountRole(BaseModel):
@@ -102,6 +116,18 @@ class ServerSettings(BaseSettings):
         description="Each tool answers within this many seconds, with what it read and the rest as gaps "
         "(below the supervisor's 30 s tool timeout).",
     )
+    mcp_auth_failures_per_minute: int = Field(
+        default=10,
+        ge=1,
+        le=10_000,
+        description="Wrong bearer credentials a client may send at once, and then per minute; beyond that "
+        "its credentials get 429 with Retry-After, unchecked. Counted per task.",
+    )
+    mcp_trusted_proxies: str = Field(
+        default="",
+        description="Load balancers or proxies (addresses or CIDR blocks, comma-separated) whose "
+        "X-Forwarded-For names the client; from anyone else the connection's address is the client.",
+    )
 
     @field_validator("mcp_accounts")
     @classmethod
@@ -111,6 +137,15 @@ class ServerSettings(BaseSettings):
                 raise ValueError(
                     f"MCP_ACCOUNTS alias {alias!r} must be 1-32 lowercase letters, digits or '-'"
                 )
+        return value
+
+    @field_validator("mcp_trusted_proxies")
+    @classmethod
+    def _proxies(cls, value: str) -> str:
+        try:
+            proxy_list(value)
+        except ValueError as error:
+            raise ValueError(f"MCP_TRUSTED_PROXIES: {error}") from None
         return value
 
     @field_validator("mcp_api_key_ssm_parameter")
@@ -153,3 +188,6 @@ class ServerSettings(BaseSettings):
 
     def extra_allowed_hosts(self) -> list[str]:
         return [host.strip() for host in self.mcp_allowed_hosts.split(",") if host.strip()]
+
+    def trusted_proxies(self) -> list[str]:
+        return proxy_list(self.mcp_trusted_proxies)

@@ -225,13 +225,14 @@ def test_a_non_loopback_bind_requires_the_mcp_servers_bearer_keys(
     with pytest.raises(ValueError, match="requires bearer keys"):
         console(sandbox, incidents, host="0.0.0.0")  # noqa: S104
 
-    monkeypatch.setenv("MCP_API_KEY", "k-one, k-two")
+    one, two = "k-one-" + "1" * 32, "k-two-" + "2" * 32
+    monkeypatch.setenv("MCP_API_KEY", f"{one}, {two}")
     settings = ConsoleSettings(host="0.0.0.0", state_table=incidents.state_table)  # noqa: S104
-    assert settings.api_keys() == ["k-one", "k-two"]  # the MCP server's variable, read the same way
+    assert settings.api_keys() == [one, two]  # the MCP server's variable, read the same way
     client = TestClient(create_app(settings, sandbox.session(names.SUPERVISOR)))
     assert client.get("/incidents").status_code == 401
     assert client.get("/incidents", headers={"Authorization": "Bearer wrong"}).status_code == 401
-    assert client.get("/incidents", headers={"Authorization": "Bearer k-two"}).status_code == 200
+    assert client.get("/incidents", headers={"Authorization": f"Bearer {two}"}).status_code == 200
     assert client.get("/healthz").status_code == 200
 
     loopback = console(sandbox, incidents)  # 127.0.0.1: no key needed

@@ -1,7 +1,8 @@
 """Signing in to incident-console off loopback: the OAuth 2.1 authorization code flow with PKCE against a
 local issuer served over HTTP (state, audience and scope checked before a session opens), the signed
-session cookie (tampered, expired, another secret, a retired key), bearer access tokens and keys for
-scripts, the key sign-in form (CSRF checks), startup errors, and loopback left open."""
+session cookie (tampered, expired, another secret, a retired key; minutes long, renewed on use, within the
+session's end), bearer access tokens and keys for scripts, the key sign-in form (CSRF checks), wrong keys
+throttled per client, startup errors (short keys), and loopback left open."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ SCOPE = "incident:read"
 CLIENT = "incident-console"
 PUBLIC = "http://127.0.0.1:9"  # the console's public URL in TestClient tests: only the issuer uses it
 SECRET = "s" * 40
-KEY = "console-key-0123456789"
+KEY = "console-key-0123456789-abcdefghijklmnop"
 HTML = {"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"}
 ANYWHERE = "0.0.0.0"  # noqa: S104 - a non-loopback bind, never actually bound by these tests
 
@@ -71,6 +72,10 @@ def issuer() -> Iterator[LocalIssuer]:
     with local_issuer(CLIENT) as served:
         served.grant_claims = {"aud": AUDIENCE}
         yield served
+
+
+def max_age_of(cookie: str) -> int:
+    return int(re.search(r"Max-Age=(\d+)", cookie)[1])  # type: ignore[index]
 
 
 def set_cookies(response: httpx.Response | httpx2.Response, name: str) -> list[str]:
@@ -119,12 +124,12 @@ def test_the_oauth_sign_in_round_trip_ends_on_the_list_with_a_session_cookie(
         assert "SameSite=Lax" in cookie
         assert "Path=/;" in cookie
         assert "Secure" not in cookie  # http on loopback; an https CONSOLE_PUBLIC_URL adds it
-        max_age = int(re.search(r"Max-Age=(\d+)", cookie)[1])  # type: ignore[index]
-        assert 880 <= max_age <= 900  # ends with the access token
+        assert max_age_of(cookie) == 600  # one cookie: CONSOLE_SESSION_COOKIE_MINUTES (10)
         session = browser.cookies[SESSION_COOKIE]
         claims = jwt.decode(session, options={"verify_signature": False})
-        assert set(claims) == {"sub", "via", "exp", "iat", "aud"}  # the identity, never the token
+        assert set(claims) == {"sub", "via", "end", "exp", "iat", "aud"}  # the identity, never the token
         assert (claims["sub"], claims["via"]) == ("user-1", "oauth")
+        assert 880 <= claims["end"] - claims["iat"] <= 900  # the session ends with the access token
 
         out = browser.post(f"{url}/auth/logout", headers={"Origin": url})
         assert out.status_code == 200
@@ -234,7 +239,7 @@ def test_bearer_access_tokens_and_keys_work_for_scripts(
 def test_the_key_form_signs_in_with_a_right_key_and_refuses_a_wrong_one(
     sandbox: Sandbox, incidents: IncidentStore, caplog: pytest.LogCaptureFixture
 ) -> None:
-    console = client(sandbox, settings(incidents, api_key=f"old-key-0000, {KEY}", session_hours=2))
+    console = client(sandbox, settings(incidents, api_key=f"old-key-0000-{KEY}, {KEY}", session_hours=2))
     sent = console.get("/incidents?since=24h", headers=HTML, follow_redirects=False)
     assert (sent.status_code, sent.headers["location"]) == (
         303,
@@ -277,8 +282,9 @@ def test_the_key_form_signs_in_with_a_right_key_and_refuses_a_wrong_one(
     (cookie,) = set_cookies(right, SESSION_COOKIE)
     assert "HttpOnly" in cookie
     assert "SameSite=Lax" in cookie
-    max_age = int(re.search(r"Max-Age=(\d+)", cookie)[1])  # type: ignore[index]
-    assert 7190 <= max_age <= 7200  # CONSOLE_SESSION_HOURS=2
+    assert max_age_of(cookie) == 600  # one cookie: CONSOLE_SESSION_COOKIE_MINUTES (10)
+    claims = jwt.decode(console.cookies[SESSION_COOKIE], options={"verify_signature": False})
+    assert 7190 <= claims["end"] - claims["iat"] <= 7200  # the session: CONSOLE_SESSION_HOURS=2
     page = console.get("/incidents?since=24h", headers=HTML)
     assert page.status_code == 200
     assert "signed in with a key" in page.text
@@ -338,3 +344,148 @@ def test_oauth_settings_come_from_the_mcp_servers_names_and_startup_errors_are_c
         monkeypatch.delenv(name)
     assert console_main(["--host", ANYWHERE]) == 2
     assert "requires bearer keys or OAuth" in capsys.readouterr().err
+
+
+def key_form(console: TestClient) -> dict[str, str]:
+    page = console.get("/auth/login")
+    token = re.search(r'name="form_token" value="([^"]+)"', page.text)
+    assert token is not None
+    return {"form_token": token[1], "next": "/incidents"}
+
+
+def claims_of(cookie_header: str) -> dict[str, Any]:
+    value = cookie_header.split(";", 1)[0].split("=", 1)[1]
+    claims: dict[str, Any] = jwt.decode(value, options={"verify_signature": False})
+    return claims
+
+
+def test_a_session_cookie_lives_minutes_is_renewed_on_use_and_a_copy_dies_unless_used(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    """Nothing is stored on the server (several tasks, read-only on DynamoDB): a cookie lives
+    CONSOLE_SESSION_COOKIE_MINUTES, each signed-in request gets a new one up to the session's end, sign-out
+    deletes the browser's; a copy stays valid only until its own expiry."""
+    console = client(sandbox, settings(incidents, api_key=KEY, session_hours=2, session_cookie_minutes=5))
+    signed_in = console.post("/auth/login", data=key_form(console) | {"key": KEY})
+    (issued,) = set_cookies(signed_in, SESSION_COOKIE)
+    claims = claims_of(issued)
+    assert max_age_of(issued) == 300
+    assert claims["exp"] - claims["iat"] == 300  # the cookie: five minutes
+    assert 7190 <= claims["end"] - claims["iat"] <= 7200  # the session: two hours
+    copied = console.cookies[SESSION_COOKIE]
+
+    used = console.get("/incidents", headers=HTML)
+    assert used.status_code == 200
+    (renewed,) = set_cookies(used, SESSION_COOKIE)
+    assert max_age_of(renewed) == 300
+    assert claims_of(renewed)["end"] == claims["end"]  # renewing never lengthens the session
+
+    out = console.post("/auth/logout")
+    (cleared,) = set_cookies(out, SESSION_COOKIE)
+    assert cleared.startswith(f"{SESSION_COOKIE}=;")
+    assert "Max-Age=0" in cleared
+    assert console.get("/incidents", headers=HTML).status_code == 303
+
+    def status(cookie: str) -> int:
+        console.cookies.clear()  # only the cookie given
+        return console.get("/incidents", headers=HTML | {"Cookie": f"{SESSION_COOKIE}={cookie}"}).status_code
+
+    assert status(copied) == 200  # what a cookie-only design cannot prevent: a copy, for its minutes
+    now = time.time()
+    end = int(now) + 3600
+    identity = Identity("key", "key", end)
+
+    def made(seconds_ago: float, cookie_end: int = end) -> str:
+        maker = Cookies(
+            SECRET.encode(), secure=False, keys=[KEY], cookie_seconds=300, clock=lambda: now - seconds_ago
+        )
+        return maker.session(Identity("key", "key", cookie_end), key=KEY)
+
+    assert status(made(360)) == 303  # copied six minutes ago and left: dead, an hour before the session ends
+    console.cookies.clear()
+    kept = console.get("/incidents", headers=HTML | {"Cookie": f"{SESSION_COOKIE}={made(240)}"})
+    assert kept.status_code == 200  # four minutes old: still alive, and renewed for five more
+    (again,) = set_cookies(kept, SESSION_COOKIE)
+    assert claims_of(again)["end"] == identity.expires_at
+    assert 299 <= claims_of(again)["exp"] - now <= 301
+
+    console.cookies.clear()
+    ending = console.get(
+        "/incidents", headers=HTML | {"Cookie": f"{SESSION_COOKIE}={made(0, int(now) + 60)}"}
+    )
+    (last,) = set_cookies(ending, SESSION_COOKIE)
+    assert max_age_of(last) <= 60  # never past the session's end
+    assert claims_of(last)["exp"] == claims_of(last)["end"]
+    assert status(made(0, int(now) - 1)) == 303  # the session is over
+
+
+def test_wrong_keys_are_throttled_per_client_at_the_form_and_as_bearer_keys(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    app = create_app(
+        settings(incidents, api_key=KEY, sign_in_failures_per_minute=2), sandbox.session(names.SUPERVISOR)
+    )
+    guesser = TestClient(app, client=("203.0.113.9", 40000), follow_redirects=False)
+    statuses = [
+        guesser.post("/auth/login", data=key_form(guesser) | {"key": f"guess-{n}"}).status_code
+        for n in range(20)
+    ]
+    assert statuses[:2] == [401, 401]
+    assert set(statuses[2:]) == {429}
+
+    right = guesser.post("/auth/login", data=key_form(guesser) | {"key": KEY})
+    assert right.status_code == 429  # not even compared: the answer says nothing about the key
+    assert "Too many wrong keys from your address" in right.text
+    assert 0 < int(right.headers["retry-after"]) <= 30
+    assert not set_cookies(right, SESSION_COOKIE)
+    bearer = guesser.get("/incidents", headers={"Authorization": f"Bearer {KEY}"})
+    assert bearer.status_code == 429  # one allowance for the form and for scripts
+
+    other = TestClient(app, client=("198.51.100.4", 40000), follow_redirects=False)
+    assert other.post("/auth/login", data=key_form(other) | {"key": KEY}).status_code == 303
+    assert other.get("/incidents", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200
+
+
+def test_behind_trusted_proxies_the_console_counts_the_forwarded_client(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    values = {"api_key": KEY, "sign_in_failures_per_minute": 1, "trusted_proxies": "10.0.0.0/8"}
+    app = create_app(settings(incidents, **values), sandbox.session(names.SUPERVISOR))
+    balancer = TestClient(app, client=("10.0.3.7", 40000), follow_redirects=False)
+
+    def bearer(forwarded_for: str, key: str = "not-the-key") -> int:
+        headers = {"Authorization": f"Bearer {key}", "X-Forwarded-For": forwarded_for}
+        return balancer.get("/incidents", headers=headers).status_code
+
+    assert bearer("203.0.113.9") == 401
+    assert bearer("198.51.100.7, 203.0.113.9") == 429  # the left of the header is the client's own writing
+    assert bearer("198.51.100.4", KEY) == 200  # another client behind the same balancer
+    https = balancer.post(
+        "/auth/login",
+        data=key_form(balancer) | {"key": KEY},
+        headers={"X-Forwarded-For": "198.51.100.4", "X-Forwarded-Proto": "https"},
+    )
+    assert "Secure" in set_cookies(https, SESSION_COOKIE)[0]  # TLS ended at the balancer
+
+
+def test_keys_shorter_than_32_characters_are_refused_off_loopback_only(
+    sandbox: Sandbox,
+    incidents: IncidentStore,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    short = settings(incidents, api_key=f"{KEY}, x")
+    with pytest.raises(
+        ValueError, match="refuses bearer keys shorter than 32 characters \\(key 2 of 2 has 1\\)"
+    ):
+        create_app(short, sandbox.session(names.SUPERVISOR))
+    for name in ("MCP_OAUTH_ISSUER", "MCP_OAUTH_AUDIENCE", "CONSOLE_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("MCP_API_KEY", "abc123")
+    assert console_main(["--host", ANYWHERE]) == 2
+    error = capsys.readouterr().err
+    assert "incident-console on 0.0.0.0 (not loopback) refuses bearer keys shorter than 32" in error
+    assert "secrets.token_urlsafe(32)" in error
+    assert "abc123" not in error
+    loopback = client(sandbox, settings(incidents, api_key="x", host="127.0.0.1"))
+    assert loopback.get("/incidents").status_code == 200

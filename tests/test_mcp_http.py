@@ -1,4 +1,5 @@
-"""The server over the network: bearer auth, Host/Origin checks, body limits, malformed requests, the CLI."""
+"""The server over the network: bearer auth (wrong credentials throttled per client), Host/Origin checks,
+body limits, malformed requests, the CLI (short keys refused off loopback)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from starlette.testclient import TestClient
 from starlette.types import ASGIApp
 
 from chaos.loopback import served_in_thread
@@ -22,6 +24,7 @@ from mcp_server.settings import ServerSettings
 from tests.mcp_support import TRANSPORTS, Transport, mcp_session
 
 OLD, NEW = "key-old-0123456789", "key-new-9876543210"
+WRONG = {"Authorization": "Bearer not-the-key"}
 MCP_HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 INITIALIZE = (
     b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
@@ -29,8 +32,9 @@ INITIALIZE = (
 )
 
 
-def _app(sandbox: Sandbox, keys: list[str]) -> ASGIApp:
-    settings = ServerSettings()
+def _app(sandbox: Sandbox, keys: list[str], **values: object) -> ASGIApp:
+    """The app; the shared servers below allow many wrong credentials (several tests send them)."""
+    settings = ServerSettings(**({"mcp_auth_failures_per_minute": 1000} | values))  # type: ignore[arg-type]
     server = build_server(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
     return build_app(server, settings, host="127.0.0.1", keys=keys)
 
@@ -188,3 +192,60 @@ def test_keys_never_reach_the_log(sandbox: Sandbox, tmp_path: Path) -> None:
     assert "401 GET /sse" in text  # rejections are logged ...
     assert sandbox.world.mcp_api_key not in text  # ... without the keys
     assert "wrong-key-value" not in text
+
+
+def _post(client: TestClient, headers: dict[str, str]) -> int:
+    return client.post("/mcp", headers={**MCP_HEADERS, **headers}, content=INITIALIZE).status_code
+
+
+def test_wrong_keys_are_throttled_per_client_and_meanwhile_even_the_right_key_is_not_checked(
+    sandbox: Sandbox,
+) -> None:
+    app = _app(sandbox, [NEW], mcp_auth_failures_per_minute=2)  # two at once, then one per 30 s
+    guesser = TestClient(app, client=("203.0.113.9", 40000))
+    statuses = [_post(guesser, WRONG) for _ in range(60)]
+    assert statuses[:2] == [401, 401]
+    assert set(statuses[2:]) == {429}
+
+    refused = guesser.post(
+        "/mcp", headers={**MCP_HEADERS, "Authorization": f"Bearer {NEW}"}, content=INITIALIZE
+    )
+    assert refused.status_code == 429  # unchecked: the answer says nothing about the key
+    assert 0 < int(refused.headers["retry-after"]) <= 30
+    assert refused.json()["error"] == "too_many_requests"
+    assert _post(guesser, {}) == 401  # no credential, nothing to throttle
+    assert guesser.get("/healthz").status_code == 200
+
+    other = TestClient(app, client=("198.51.100.4", 40000))
+    assert _post(other, WRONG) == 401  # another client has its own allowance
+    neighbour = TestClient(app, client=("2001:db8::1", 40000))
+    same_block = TestClient(app, client=("2001:db8::2", 40000))
+    assert [_post(neighbour, WRONG), _post(neighbour, WRONG), _post(same_block, WRONG)] == [401, 401, 429]
+
+
+def test_behind_a_trusted_proxy_the_client_is_the_first_address_the_proxy_did_not_add(
+    sandbox: Sandbox,
+) -> None:
+    app = _app(sandbox, [NEW], mcp_auth_failures_per_minute=1, mcp_trusted_proxies="10.0.0.0/8")
+    balancer = TestClient(app, client=("10.0.3.7", 40000))
+
+    def wrong_via(forwarded_for: str) -> int:
+        return _post(balancer, WRONG | {"X-Forwarded-For": forwarded_for})
+
+    assert wrong_via("203.0.113.9") == 401
+    assert wrong_via("203.0.113.9") == 429
+    assert wrong_via("198.51.100.7, 203.0.113.9") == 429  # what the client wrote on the left is not believed
+    assert wrong_via("198.51.100.4") == 401  # another client behind the same balancer
+
+    direct = TestClient(app, client=("203.0.113.50", 40000))  # not a proxy: its X-Forwarded-For is ignored
+    assert _post(direct, WRONG | {"X-Forwarded-For": "192.0.2.1"}) == 401
+    assert _post(direct, WRONG | {"X-Forwarded-For": "192.0.2.2"}) == 429
+
+
+def test_cli_refuses_short_keys_off_loopback() -> None:
+    env = {"MCP_API_KEY": "abc123, " + "k" * 40, "AWS_REGION": "ca-central-1"}
+    result = _run_cli(env, "--host", "0.0.0.0")  # noqa: S104
+    assert result.returncode == 2
+    assert "refuses bearer keys shorter than 32 characters (key 1 of 2 has 6)" in result.stderr
+    assert "secrets.token_urlsafe(32)" in result.stderr
+    assert "abc123" not in result.stderr

@@ -146,6 +146,7 @@ def cognito_server(
         "MCP_OAUTH_ISSUER": cognito.issuer,
         "MCP_OAUTH_AUDIENCE": cognito.client_id,
         "MCP_OAUTH_JWKS_URL": cognito.jwks_url,
+        "MCP_AUTH_FAILURES_PER_MINUTE": "1000",  # the refusals below come from one client
     }
     with server_process(env, tmp_path_factory.mktemp("oauth") / "server.log") as server:
         yield server.url
@@ -221,7 +222,7 @@ def issuer() -> Iterator[LocalIssuer]:
 
 
 def _oauth_app_url(sandbox: Sandbox, issuer: LocalIssuer, *, keys: list[str]) -> Iterator[str]:
-    settings = ServerSettings()
+    settings = ServerSettings(mcp_auth_failures_per_minute=1000)  # the refusals below come from one client
     server = build_server(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
     policy = TokenPolicy(issuer=issuer.issuer, audience=AUDIENCE, required_scopes=(SCOPE,))
     oauth = OAuthMode(JwtVerifier(policy, JwksCache(issuer.issuer)), resource=AUDIENCE)  # JWKS discovered
