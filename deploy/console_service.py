@@ -111,6 +111,7 @@ def _environment() -> list[Template]:
         {"Name": "CONSOLE_STATE_TABLE", "Value": ref("StateTableName")},
         {"Name": "CONSOLE_CONTEXT_TABLE", "Value": ref("ContextTableName")},
         {"Name": "CONSOLE_PUBLIC_URL", "Value": fargate.public_url()},
+        {"Name": "CONSOLE_TRUSTED_PROXIES", "Value": fargate.LOAD_BALANCER_SOURCES},
         {"Name": "AWS_REGION", "Value": ref("AWS::Region")},
         {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
         *fargate.oauth_environment(),

@@ -12,6 +12,10 @@ from deploy.mcp_parameters import HAS_HOST_NAME, HAS_OAUTH, HAS_OAUTH_SCOPES
 
 LOG_GROUP = "/ecs/incident-mcp-server"  # both services', each container's streams under its own prefix
 ECS_TASKS = "ecs-tasks.amazonaws.com"
+# Both services take connections only from the load balancer's security group, so every connection comes
+# through it, from an address in the VPC: its X-Forwarded-For names the client (sign-in throttling counts
+# per client). The VPC's own block is not known to the template; these are the private ranges it is in.
+LOAD_BALANCER_SOURCES = "10.0.0.0/8,172.16.0.0/12,192.168.0.0/16"
 Template = dict[str, Any]
 
 

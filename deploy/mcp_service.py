@@ -95,6 +95,7 @@ def _environment() -> list[Template]:
     return [
         {"Name": "MCP_API_KEY_SSM_PARAMETER", "Value": ref("McpKeyParameterName")},
         {"Name": "MCP_ALLOWED_HOSTS", "Value": allowed_hosts},
+        {"Name": "MCP_TRUSTED_PROXIES", "Value": fargate.LOAD_BALANCER_SOURCES},
         {"Name": "MCP_ACCOUNTS", "Value": ref("McpAccounts")},
         {"Name": "AWS_REGION", "Value": ref("AWS::Region")},
         {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
