@@ -36,14 +36,29 @@ def direct_event(
     message_id: str | None = None,
     at: datetime | None = None,
     error_type: str = "Errors",
+    sent: str | None = None,
 ) -> dict[str, Any]:
-    """The sample direct-incident event, as a new message (or a redelivery, given its id and time)."""
+    """The sample direct-incident event, as a new message (or a redelivery, given its id and time);
+    ``sent``: the SNS Timestamp's text as given."""
     event = load_event("sns_direct_incident.json")
     sns = event["Records"][0]["Sns"]
     sns["MessageId"] = message_id or str(uuid.uuid4())
-    sns["Timestamp"] = stamp(at or datetime.now(UTC))
+    sns["Timestamp"] = sent or stamp(at or datetime.now(UTC))
     message = json.loads(sns["Message"])
     sns["Message"] = json.dumps(message | {"lambda_name": function, "error_type": error_type})
+    return event
+
+
+def alarm_event(
+    state_change_time: str, *, at: datetime | None = None, sent: str | None = None
+) -> dict[str, Any]:
+    """The sample data-processor alarm as a new message: its ``StateChangeTime`` as given, published by SNS
+    ``at`` (or with the ``sent`` Timestamp text as given)."""
+    event = load_event("sns_alarm_errors.json")
+    sns = event["Records"][0]["Sns"]
+    sns["MessageId"] = str(uuid.uuid4())
+    sns["Timestamp"] = sent or stamp(at or datetime.now(UTC))
+    sns["Message"] = json.dumps(json.loads(sns["Message"]) | {"StateChangeTime": state_change_time})
     return event
 
 

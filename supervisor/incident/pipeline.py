@@ -91,7 +91,7 @@ class IncidentPipeline:
     def handle(self, event: object, context: Any) -> dict[str, Any]:
         metrics = EphemeralMetrics(namespace=METRICS_NAMESPACE, service="supervisor")
         outcomes = []
-        for parsed in parse_event(event):
+        for parsed in parse_event(event, now=self.store.clock()):
             if isinstance(parsed, MalformedMessage):
                 outcomes.append(self._reject(parsed, metrics))
             else:
@@ -131,6 +131,8 @@ class IncidentPipeline:
         if created:
             metrics.add_metric(name="IncidentsReceived", unit=MetricUnit.Count, value=1)
             self.logger.info("incident_received", extra=log | {"function_name": signal.function_name})
+        if signal.time_note:
+            self.logger.warning("incident_time_replaced", extra=log | {"reason": signal.time_note})
         try:
             started = self._start(item, created, metrics)
         except (ClientError, BotoCoreError) as error:  # it stays RECEIVED; the watchdog fails it when stale

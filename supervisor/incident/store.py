@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from supervisor.incident.signals import Signal, stamp
+from supervisor.incident.signals import MAX_AHEAD, Signal, stamp
 
 Status = Literal["RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"]
 STATUSES: Final[tuple[Status, ...]] = ("RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR")
@@ -208,6 +208,7 @@ class IncidentStore:
             "source": signal.source,
             "detail": signal.detail,
             "observed_at": stamp(signal.observed_at),
+            "time_note": signal.time_note,
             "message_id": signal.message_id,
             "investigations": 0,
         }
@@ -230,17 +231,19 @@ class IncidentStore:
         key = {"incident_id": {"S": _POINTER_PREFIX + signal.function_name}}
         opened = stamp(signal.observed_at)
         expired = stamp(signal.observed_at - window)
+        ahead = stamp(signal.observed_at + MAX_AHEAD)  # an incident opened later than this is misdated
         for _ in range(3):  # a lost race means someone else just opened one: read it again
             response = self.dynamodb.get_item(TableName=self.state_table, Key=key, ConsistentRead=True)
             latest = from_item(response["Item"]) if "Item" in response else None
-            if latest is not None and str(latest["opened_at"]) > expired:
+            if latest is not None and expired < str(latest["opened_at"]) <= ahead:
                 return str(latest["points_to"])
             try:
                 self.dynamodb.put_item(
                     TableName=self.state_table,
                     Item=key | to_item({"points_to": candidate, "opened_at": opened}),
-                    ConditionExpression="attribute_not_exists(incident_id) OR opened_at <= :expired",
-                    ExpressionAttributeValues={":expired": {"S": expired}},
+                    ConditionExpression="attribute_not_exists(incident_id) OR opened_at <= :expired"
+                    " OR opened_at > :ahead",
+                    ExpressionAttributeValues={":expired": {"S": expired}, ":ahead": {"S": ahead}},
                 )
             except ClientError as error:
                 if not _conflict(error):
