@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from chaos.sandbox import names
-from supervisor.incident.pipeline import IncidentPipeline
+from chaos.sandbox.sandbox import Sandbox
+from supervisor.incident.pipeline import IncidentPipeline, IncidentsNotRecorded, NotificationsNotSent
 from supervisor.incident.signals import Signal, stamp
-from supervisor.incident.store import IncidentStore
-from tests.pipeline_support import alarm_event, direct_event, outcomes, with_records
+from supervisor.incident.store import IncidentStore, from_item
+from tests.pipeline_support import StorageFaults, alarm_event, direct_event, outcomes, with_records
+from watchdog.handler import build_watchdog
 
 MakePipeline = Callable[..., IncidentPipeline]
 
@@ -88,3 +93,154 @@ def test_times_at_the_calendar_s_edge_neither_raise_nor_cost_the_other_records_t
     )
     assert direct["observed_at"] == stamp(now)
     assert "time_note" not in valid
+
+
+# One incident's DynamoDB writes, in order: (operation, what it writes).
+INCIDENT_WRITES = [
+    ("PutItem", "pointer"),  # the function's latest incident (the incident window)
+    ("PutItem", "item"),  # the incident, RECEIVED
+    ("UpdateItem", "-> INVESTIGATING"),
+    ("PutItem", "item"),  # incident-context: the investigation and its outcome
+    ("UpdateItem", "-> DIAGNOSED"),
+    ("UpdateItem", "notify_claim"),
+    ("UpdateItem", "notified_at"),
+]
+
+
+def _investigating(incidents: IncidentStore) -> str:
+    """The one incident left INVESTIGATING."""
+    (item,) = incidents.not_updated_since("INVESTIGATING", datetime(2999, 1, 1, tzinfo=UTC))
+    return str(item["incident_id"])
+
+
+def _deliver(pipeline: IncidentPipeline, event: dict[str, Any], attempts: int = 3) -> dict[str, Any]:
+    """Lambda's asynchronous invocation of the SNS trigger: a failed handler gets the event again (two
+    retries)."""
+    for _ in range(attempts - 1):
+        try:
+            return pipeline.handle(event, None)
+        except (IncidentsNotRecorded, NotificationsNotSent):
+            continue
+    return pipeline.handle(event, None)
+
+
+def _notifying(sandbox: Sandbox, incidents: IncidentStore, make_pipeline: MakePipeline) -> IncidentPipeline:
+    return make_pipeline(diagnoses_topic_arn=sandbox.world.diagnoses_topic_arn)
+
+
+def _sweep_later(sandbox: Sandbox, incidents: IncidentStore, minutes: float) -> dict[str, Any]:
+    watchdog = build_watchdog(
+        sandbox.session(names.WATCHDOG),
+        incident_state_table=incidents.state_table,
+        incident_context_table=incidents.context_table,
+        diagnoses_topic_arn=sandbox.world.diagnoses_topic_arn,
+    )
+    watchdog.store.clock = lambda: datetime.now(UTC) + timedelta(minutes=minutes)
+    return watchdog.run().as_dict()
+
+
+def _diagnosed_and_notified_once(
+    incidents: IncidentStore, incident_id: str, notified: Callable[[], list[dict[str, Any]]]
+) -> None:
+    state = _state(incidents, incident_id)
+    assert state["status"] == "DIAGNOSED"
+    assert state["fault_types"]  # the headline came with the move
+    assert state["severity"]
+    context = incidents.get_context(incident_id)
+    assert context is not None
+    assert json.loads(from_item(context)["diagnosis"])["fault_types"] == state["fault_types"]
+    (envelope,) = notified()
+    assert envelope["MessageAttributes"]["incident_id"]["Value"] == incident_id
+    assert envelope["MessageAttributes"]["status"]["Value"] == "DIAGNOSED"
+    assert "notified_at" in state
+
+
+def test_a_failed_write_to_diagnosed_fails_the_handler_and_the_redelivery_finishes_it(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+) -> None:
+    pipeline = _notifying(sandbox, incidents, make_pipeline)
+    faults = StorageFaults(pipeline.store.dynamodb, fail={5})
+    event = direct_event()
+    with pytest.raises(IncidentsNotRecorded, match="outcome not written") as raised:
+        pipeline.handle(event, None)  # not a success it did not make: Lambda delivers the event again
+    assert faults.writes[4] == ("UpdateItem", incidents.state_table, "-> DIAGNOSED")
+    assert "InternalServerError" in str(raised.value)
+    incident_id = _investigating(incidents)
+    assert notified() == []
+
+    again = _only(pipeline.handle(event, None))
+    assert (again["incident_id"], again["status"], again["notification"]) == (
+        incident_id,
+        "DIAGNOSED",
+        "published",
+    )
+    assert _state(incidents, incident_id)["investigations"] == 1  # finished from the stored outcome
+    _diagnosed_and_notified_once(incidents, incident_id, notified)
+    assert _sweep_later(sandbox, incidents, minutes=20)["failed"] == []
+
+
+def test_the_watchdog_finishes_a_stored_diagnosis_whose_redelivery_never_came(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+) -> None:
+    pipeline = _notifying(sandbox, incidents, make_pipeline)
+    StorageFaults(pipeline.store.dynamodb, fail={5})
+    with pytest.raises(IncidentsNotRecorded):
+        pipeline.handle(direct_event(), None)
+    incident_id = _investigating(incidents)
+    report = _sweep_later(sandbox, incidents, minutes=11)
+    assert (report["failed"], report["finished"], report["notified"]) == ([], [incident_id], [incident_id])
+    _diagnosed_and_notified_once(incidents, incident_id, notified)
+
+
+def test_a_failed_write_to_investigating_is_resumed_by_the_redelivery_of_the_message(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+) -> None:
+    pipeline = _notifying(sandbox, incidents, make_pipeline)
+    faults = StorageFaults(pipeline.store.dynamodb, fail={3})
+    event = direct_event()
+    with pytest.raises(IncidentsNotRecorded):
+        pipeline.handle(event, None)
+    assert faults.writes[2] == ("UpdateItem", incidents.state_table, "-> INVESTIGATING")
+    again = _only(pipeline.handle(event, None))  # seconds later: far younger than the stale limit
+    assert (again["action"], again["status"], again["notification"]) == (
+        "investigated",
+        "DIAGNOSED",
+        "published",
+    )
+    _diagnosed_and_notified_once(incidents, again["incident_id"], notified)
+    other = _only(pipeline.handle(direct_event(at=datetime.now(UTC)), None))  # another message: joined
+    assert (other["action"], other["incident_id"]) == ("duplicate", again["incident_id"])
+
+
+@pytest.mark.parametrize(
+    "step",
+    range(len(INCIDENT_WRITES) + 1),
+    ids=["none", *(f"{n + 1}-{w[1]}" for n, w in enumerate(INCIDENT_WRITES))],
+)
+def test_every_write_of_an_incident_failing_once_still_ends_diagnosed_and_notified_once(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+    step: int,
+) -> None:
+    pipeline = _notifying(sandbox, incidents, make_pipeline)
+    faults = StorageFaults(pipeline.store.dynamodb, fail={step} if step else set())
+    event = direct_event()
+    (outcome,) = outcomes(_deliver(pipeline, event))
+    assert faults.failed == ([step] if step else [])
+    if not step:
+        assert [(operation, what) for operation, _, what in faults.writes] == INCIDENT_WRITES
+    _diagnosed_and_notified_once(incidents, outcome["incident_id"], notified)
+    later = _sweep_later(sandbox, incidents, minutes=20)  # stale limit and notification lease both past
+    assert (later["failed"], later["finished"], later["notified"]) == ([], [], [])
+    assert notified() == []

@@ -3,7 +3,7 @@ writes, so two handlers (or a handler and the watchdog) can never both move the 
 
     RECEIVED -> INVESTIGATING -> DIAGNOSED | FAILED | ERROR
     RECEIVED -> FAILED | ERROR                  (circuit breaker, watchdog, a fault before the agent)
-    INVESTIGATING -> INVESTIGATING              (a stale investigation re-entered)
+    INVESTIGATING -> INVESTIGATING              (a stale or released investigation re-entered)
 
 Shared by the orchestrator and the watchdog. boto3 only: it is on the orchestrator's cold path.
 """
@@ -293,6 +293,7 @@ class IncidentStore:
         if target == "INVESTIGATING":
             update += " ADD investigations :one"
             values[":one"] = {"N": "1"}
+        update += " REMOVE released_for"  # a release is good for the state it was given in only
         try:
             response = self.dynamodb.update_item(
                 TableName=self.state_table,
@@ -308,6 +309,26 @@ class IncidentStore:
                 raise TransitionConflict(incident_id, source, self.get(incident_id)) from None
             raise
         return from_item(response["Attributes"])
+
+    def release(self, incident_id: str, expected_updated_at: str, message_id: str) -> None:
+        """Give an investigation that could not be finished back to the redelivery of ``message_id``:
+        that delivery may re-enter it at once instead of waiting for it to go stale. Conditional on the
+        incident being still INVESTIGATING as last seen; TransitionConflict otherwise."""
+        try:
+            self.dynamodb.update_item(
+                TableName=self.state_table,
+                Key={"incident_id": {"S": incident_id}},
+                UpdateExpression="SET released_for = :message",
+                ConditionExpression="#s = :investigating AND updated_at = :seen",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues=to_item(
+                    {":message": message_id, ":investigating": "INVESTIGATING", ":seen": expected_updated_at}
+                ),
+            )
+        except ClientError as error:
+            if _conflict(error):
+                raise TransitionConflict(incident_id, "INVESTIGATING", self.get(incident_id)) from None
+            raise
 
     # ------------------------------------------------------------------ the outcome's notification
 
