@@ -236,7 +236,7 @@ def test_the_twenty_first_incident_in_an_hour_trips_the_breaker(
     assert (twentieth["action"], twentieth["status"]) == ("investigated", "DIAGNOSED")
     capsys.readouterr()
 
-    twenty_first = _only(pipeline.handle(direct_event("other-function"), None))
+    twenty_first = _only(pipeline.handle(direct_event(names.ORDERS_FUNCTION), None))
     assert twenty_first["action"] == "circuit_open"
     state = incidents.get(twenty_first["incident_id"])
     assert state is not None

@@ -14,7 +14,14 @@ from chaos.sandbox.sandbox import Sandbox
 from supervisor.incident.pipeline import IncidentPipeline, IncidentsNotRecorded, NotificationsNotSent
 from supervisor.incident.signals import Signal, stamp
 from supervisor.incident.store import IncidentStore, from_item
-from tests.pipeline_support import StorageFaults, alarm_event, direct_event, outcomes, with_records
+from tests.pipeline_support import (
+    StorageFaults,
+    alarm_event,
+    direct_event,
+    json_logs,
+    outcomes,
+    with_records,
+)
 from watchdog.handler import build_watchdog
 
 MakePipeline = Callable[..., IncidentPipeline]
@@ -244,3 +251,26 @@ def test_every_write_of_an_incident_failing_once_still_ends_diagnosed_and_notifi
     later = _sweep_later(sandbox, incidents, minutes=20)  # stale limit and notification lease both past
     assert (later["failed"], later["finished"], later["notified"]) == ([], [], [])
     assert notified() == []
+
+
+def test_a_direct_signal_for_a_function_that_does_not_exist_is_rejected_not_investigated(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    pipeline = _notifying(sandbox, incidents, make_pipeline)
+    outcome = _only(pipeline.handle(direct_event("no-such-function"), None))
+    assert (outcome["action"], outcome["incident_id"], outcome["notification"]) == ("rejected", None, None)
+    assert outcome["reason"].startswith(
+        "lambda_name 'no-such-function' names no function (ResourceNotFoundException while reading function "
+        "no-such-function "
+    )
+    assert outcome["reason"].endswith("): not an incident")
+    (logged,) = json_logs(caplog, "rejected_message")
+    assert logged["reason"] == outcome["reason"]
+    assert notified() == []
+    operator = sandbox.session(names.OPERATOR).client("dynamodb")
+    for table in (incidents.state_table, str(incidents.context_table)):
+        assert operator.scan(TableName=table)["Count"] == 0  # nothing written: no incident, no pointer

@@ -20,7 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, notify_once
 from supervisor.incident.outcome import outcome_attributes, recorded_outcome
 from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
-from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict
+from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict, incident_id_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -131,6 +131,9 @@ class IncidentPipeline:
         return Outcome("rejected", rejected.message_id, reason=rejected.reason)
 
     def _process(self, signal: Signal, context: Any, metrics: EphemeralMetrics) -> Outcome:
+        if signal.source == "direct" and (missing := self._missing_function(signal)):
+            reason = f"lambda_name {signal.function_name!r} names no function ({missing}): not an incident"
+            return self._reject(MalformedMessage(signal.message_id, reason), metrics)
         try:
             item, created = self.store.claim(signal, self.settings.incident_window_seconds)
         except (ClientError, BotoCoreError) as error:
@@ -155,6 +158,25 @@ class IncidentPipeline:
         else:
             outcome = self._investigate(signal, started, context, metrics)
         return self._notify(outcome, None if created else item, metrics)
+
+    def _missing_function(self, signal: Signal) -> str | None:
+        """Why a direct signal's function does not exist (the MCP server's answer), or None: it exists, it
+        could not be checked, or its incident is recorded already (it was checked then)."""
+        try:
+            if self.store.get(incident_id_for(signal)) is not None:
+                return None
+        except (ClientError, BotoCoreError):  # the claim reports it
+            return None
+        from supervisor.agent.mcp_key import resolve_mcp_key  # the agent stack: a new direct signal only
+        from supervisor.incident.preflight import missing_function
+        from supervisor.schemas import AgentError
+
+        try:
+            if self._api_key is None:
+                self._api_key = resolve_mcp_key(self.settings, self.session)
+        except AgentError:  # the investigation reports it
+            return None
+        return missing_function(self.settings, self._api_key, signal.function_name)
 
     def _notify(self, outcome: Outcome, seen: Item | None, metrics: EphemeralMetrics) -> Outcome:
         """Publish the notification of a terminal incident, exactly once over every delivery (and every
