@@ -322,7 +322,7 @@ class Recorder:
         deadline = time.monotonic() + self.settings.alarm_wait_seconds
         while time.monotonic() < deadline:
             for event in self._drain(wait_seconds=1):
-                for parsed in parse_event(event):
+                for parsed in parse_event(event, now=datetime.now(UTC)):
                     if isinstance(parsed, Signal) and parsed.function_name == definition.function:
                         self.say(f"  alarm: {parsed.detail[:100]}")
                         return parsed

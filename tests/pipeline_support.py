@@ -36,14 +36,29 @@ def direct_event(
     message_id: str | None = None,
     at: datetime | None = None,
     error_type: str = "Errors",
+    sent: str | None = None,
 ) -> dict[str, Any]:
-    """The sample direct-incident event, as a new message (or a redelivery, given its id and time)."""
+    """The sample direct-incident event, as a new message (or a redelivery, given its id and time);
+    ``sent``: the SNS Timestamp's text as given."""
     event = load_event("sns_direct_incident.json")
     sns = event["Records"][0]["Sns"]
     sns["MessageId"] = message_id or str(uuid.uuid4())
-    sns["Timestamp"] = stamp(at or datetime.now(UTC))
+    sns["Timestamp"] = sent or stamp(at or datetime.now(UTC))
     message = json.loads(sns["Message"])
     sns["Message"] = json.dumps(message | {"lambda_name": function, "error_type": error_type})
+    return event
+
+
+def alarm_event(
+    state_change_time: str, *, at: datetime | None = None, sent: str | None = None
+) -> dict[str, Any]:
+    """The sample data-processor alarm as a new message: its ``StateChangeTime`` as given, published by SNS
+    ``at`` (or with the ``sent`` Timestamp text as given)."""
+    event = load_event("sns_alarm_errors.json")
+    sns = event["Records"][0]["Sns"]
+    sns["MessageId"] = str(uuid.uuid4())
+    sns["Timestamp"] = sent or stamp(at or datetime.now(UTC))
+    sns["Message"] = json.dumps(json.loads(sns["Message"]) | {"StateChangeTime": state_change_time})
     return event
 
 
@@ -133,3 +148,55 @@ def deny_publish(sandbox: Any, user: str, undo: Callable[[Callable[[], object]],
 
     undo(lift)
     return lift
+
+
+WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems"})
+
+
+class StorageFaults:
+    """Fails chosen DynamoDB writes of one boto3 client once each, as a write that failed after all of
+    botocore's retries would: a before-call hook answers for the endpoint with a 500 (no request is sent).
+
+    ``fail`` holds the 1-based numbers of the writes to fail; ``writes`` records every write seen, as
+    (operation, table, what it wrote), and ``failed`` the numbers that were failed."""
+
+    def __init__(self, client: Any, fail: set[int] | None = None) -> None:
+        self.fail = set(fail or ())
+        self.writes: list[tuple[str, str, str]] = []
+        self.failed: list[int] = []
+        self._params: dict[str, Any] = {}
+        client.meta.events.register("before-parameter-build.dynamodb", self._before_build)
+        client.meta.events.register("before-call.dynamodb", self._before_call)
+
+    def _before_build(self, params: dict[str, Any], **_: Any) -> None:
+        self._params = dict(params)  # the API's parameters; before-call sees the serialised request
+
+    def _before_call(self, model: Any, **_: Any) -> tuple[Any, dict[str, Any]] | None:
+        from botocore.awsrequest import AWSResponse
+
+        if model.name not in WRITES:
+            return None
+        params = self._params
+        self.writes.append((model.name, str(params.get("TableName")), _what(params)))
+        number = len(self.writes)
+        if number not in self.fail:
+            return None
+        self.fail.discard(number)
+        self.failed.append(number)
+        error = {"Code": "InternalServerError", "Message": f"injected: write {number} ({model.name}) failed"}
+        response = AWSResponse("https://dynamodb.invalid/", 500, {}, None)
+        return response, {"Error": error, "ResponseMetadata": {"HTTPStatusCode": 500}}
+
+
+def _what(params: dict[str, Any]) -> str:
+    """A short name for what a write does: the status it sets, or the item it puts."""
+    values = params.get("ExpressionAttributeValues") or {}
+    target = values.get(":target", {}).get("S")
+    if target:
+        return f"-> {target}"
+    expression = str(params.get("UpdateExpression", ""))
+    if expression:
+        return expression.split(",")[0].split("=")[0].removeprefix("SET ").strip()
+    item = params.get("Item") or {}
+    key = item.get("incident_id", {}).get("S", "")
+    return "pointer" if key.startswith("latest#") else "item"

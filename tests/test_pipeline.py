@@ -156,14 +156,17 @@ def test_a_redelivered_message_and_a_refired_alarm_are_the_same_incident(
     assert opened["action"] == "investigated"
 
     again = _only(pipeline.handle(first, None))  # SNS delivered the same message twice
-    refired = direct_event(at=datetime.now(UTC) + timedelta(minutes=5), error_type="Throttles")
+    now = datetime.now(UTC)
+    pipeline.store.clock = lambda: now + timedelta(minutes=5)  # the supervisor's clock moves with SNS's
+    refired = direct_event(at=now + timedelta(minutes=5), error_type="Throttles")
     joined = _only(pipeline.handle(refired, None))
 
     for duplicate in (again, joined):
         assert duplicate["action"] == "duplicate"
         assert duplicate["incident_id"] == opened["incident_id"]
         assert duplicate["reason"] == "already DIAGNOSED"
-    later = direct_event(at=datetime.now(UTC) + timedelta(hours=2))  # a new failure after the window
+    pipeline.store.clock = lambda: now + timedelta(hours=2)
+    later = direct_event(at=now + timedelta(hours=2))  # a new failure after the window
     assert _only(pipeline.handle(later, None))["incident_id"] != opened["incident_id"]
 
 
@@ -233,7 +236,7 @@ def test_the_twenty_first_incident_in_an_hour_trips_the_breaker(
     assert (twentieth["action"], twentieth["status"]) == ("investigated", "DIAGNOSED")
     capsys.readouterr()
 
-    twenty_first = _only(pipeline.handle(direct_event("other-function"), None))
+    twenty_first = _only(pipeline.handle(direct_event(names.ORDERS_FUNCTION), None))
     assert twenty_first["action"] == "circuit_open"
     state = incidents.get(twenty_first["incident_id"])
     assert state is not None

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
 from supervisor.incident.signals import MalformedMessage, parse_record
+
+NOW = datetime(2026, 11, 22, 23, 10, 2, tzinfo=UTC)  # just after the records below were published
 
 
 def _stat(query_id: str, namespace: str, metric: str, dimension: str, value: str) -> dict[str, Any]:
@@ -58,7 +61,8 @@ def test_a_metric_math_alarm_names_its_function_and_the_expression_it_alarms_on(
                 ),
                 SILENT,
             ]
-        )
+        ),
+        now=NOW,
     )
     assert (signal.source, signal.function_name) == ("cloudwatch_alarm", "data-processor")
     assert signal.error_type == "invoked without log events"
@@ -84,7 +88,7 @@ def test_a_metric_math_alarm_that_does_not_name_one_function_is_rejected(
     metrics: list[dict[str, Any]], reason: str
 ) -> None:
     with pytest.raises(MalformedMessage, match=reason):
-        parse_record(_record(metrics))
+        parse_record(_record(metrics), now=NOW)
 
 
 def test_a_signal_is_placed_by_its_alarm_arn_else_its_function_arn_else_its_topic() -> None:
@@ -102,17 +106,17 @@ def test_a_signal_is_placed_by_its_alarm_arn_else_its_function_arn_else_its_topi
         sns = {"MessageId": "m-1", "Timestamp": "2026-11-22T23:10:01.300Z", "Message": json.dumps(message)}
         return {"Sns": sns | ({"TopicArn": topic_arn} if topic_arn else {})}
 
-    signal = parse_record(record(alarm))
+    signal = parse_record(record(alarm), now=NOW)
     assert (signal.account, signal.region) == ("222222222222", "ca-central-1")
     arn = "arn:aws:lambda:us-east-2:333333333333:function:orders-api"
     direct = {"lambda_name": arn, "error_type": "Errors"}
-    signal = parse_record(record(direct))
+    signal = parse_record(record(direct), now=NOW)
     assert (signal.function_name, signal.account, signal.region) == (
         "orders-api",
         "333333333333",
         "us-east-2",
     )
-    signal = parse_record(record(direct | {"lambda_name": "orders-api"}))
+    signal = parse_record(record(direct | {"lambda_name": "orders-api"}), now=NOW)
     assert (signal.account, signal.region) == ("111111111111", "eu-west-1")
-    signal = parse_record(record(direct | {"lambda_name": "orders-api"}, topic_arn=None))
+    signal = parse_record(record(direct | {"lambda_name": "orders-api"}, topic_arn=None), now=NOW)
     assert (signal.account, signal.region) == (None, None)

@@ -71,7 +71,7 @@ def test_a_handler_killed_mid_investigation_is_failed_by_the_watchdog(
         sandbox, incidents, MCP_SERVER_URL=f"{hole.url}/sse", SUPERVISOR_MCP_CONNECT_TIMEOUT="120"
     )
     event = direct_event()
-    incident_id = incident_id_for(parse_record(event["Records"][0]))
+    incident_id = incident_id_for(parse_record(event["Records"][0], now=datetime.now(UTC)))
     log = (tmp_path / "handler.log").open("w")
     process = subprocess.Popen(
         [sys.executable, "-c", _handler_code("supervisor.orchestrator", event, tmp_path)],
@@ -155,7 +155,7 @@ def test_the_orchestrator_cold_path_does_not_import_the_agent_stack(
     """A rejected record and a duplicate are handled by ``supervisor.orchestrator.handler`` in a fresh
     process without LangGraph, LangChain or the MCP client ever being imported."""
     event = direct_event()
-    signal_ = parse_record(event["Records"][0])
+    signal_ = parse_record(event["Records"][0], now=datetime.now(UTC))
     item, _ = incidents.claim(signal_, window_seconds=3600)
     incidents.transition(str(item["incident_id"]), "RECEIVED", "FAILED", reason="finished earlier")
     both = {"Records": [*load_event("sns_alarm_ok.json")["Records"], *event["Records"]]}

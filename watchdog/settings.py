@@ -22,7 +22,8 @@ class WatchdogSettings(BaseSettings, NotificationSettings):
         validation_alias=AliasChoices("INCIDENT_CONTEXT_TABLE", "incident_context_table"),
         default=CONTEXT_TABLE,
         min_length=3,
-        description="DynamoDB table of diagnoses: read (GetItem) only to notify a DIAGNOSED incident.",
+        description="DynamoDB table of diagnoses: read (GetItem) only, to notify a DIAGNOSED incident "
+        "and to finish a stale investigation whose outcome is stored.",
     )
     stale_after_seconds: int = Field(
         default=600,

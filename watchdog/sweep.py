@@ -1,7 +1,9 @@
 """Fail incidents whose investigation died: RECEIVED or INVESTIGATING, not updated for too long.
 
 Each is moved to FAILED by a conditional write on the status and ``updated_at`` the sweep saw, so an
-incident that moved on in the meantime (a late diagnosis, a re-entry) is left as it is.
+incident that moved on in the meantime (a late diagnosis, a re-entry) is left as it is. An investigation
+that recorded its outcome in incident-context but never moved there (the write failed, and no redelivery
+came) is moved to that outcome instead: a stored diagnosis is never failed as stale.
 
 With a topic (``Notices``), every incident the sweep fails is notified, and so is every terminal incident
 of the retry window whose notification was never sent (the orchestrator's publish failed, or it died
@@ -17,8 +19,10 @@ from typing import Any
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics
+from botocore.exceptions import BotoCoreError, ClientError
 
 from supervisor.incident.notify import CLAIMED_ELSEWHERE, PUBLISHED, SENT_BEFORE, Notifier, notify_once
+from supervisor.incident.outcome import RecordedOutcome, recorded_outcome
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, Status, TransitionConflict
 
@@ -31,6 +35,7 @@ class SweepReport:
     cutoff: str
     examined: int = 0
     failed: list[str] = field(default_factory=list)
+    finished: list[str] = field(default_factory=list)  # moved to the outcome their investigation stored
     lost: list[dict[str, Any]] = field(default_factory=list)  # moved on before the watchdog's write
     notified: list[str] = field(default_factory=list)  # published by this sweep
     notify_failed: list[dict[str, Any]] = field(default_factory=list)  # left for the next sweep
@@ -40,6 +45,7 @@ class SweepReport:
             "cutoff": self.cutoff,
             "examined": self.examined,
             "failed": self.failed,
+            "finished": self.finished,
             "lost": self.lost,
             "notified": self.notified,
             "notify_failed": self.notify_failed,
@@ -83,13 +89,16 @@ def fail_stale(
     for item in items:
         incident_id = str(item["incident_id"])
         report.examined += 1
+        recorded = _recorded(store, item, logger)
+        target, reason = (recorded.status, recorded.reason) if recorded else ("FAILED", STALE_REASON)
         try:
             final = store.transition(
                 incident_id,
                 str(item["status"]),
-                "FAILED",
+                target,
                 expected_updated_at=str(item["updated_at"]),
-                reason=STALE_REASON,
+                reason=reason,
+                headline=recorded.headline if recorded else None,
             )
         except TransitionConflict as conflict:
             current = conflict.current or {}
@@ -99,18 +108,31 @@ def fail_stale(
                 extra={"incident_id": incident_id, "was": item["status"], "now": current.get("status")},
             )
             continue
-        report.failed.append(incident_id)
+        (report.finished if recorded else report.failed).append(incident_id)
         logger.warning(
-            "watchdog_failed_incident",
+            "watchdog_finished_incident" if recorded else "watchdog_failed_incident",
             extra={
                 "incident_id": incident_id,
                 "from_status": item["status"],
+                "to_status": target,
                 "last_update": item["updated_at"],
-                "reason": STALE_REASON,
+                "reason": reason,
             },
         )
         if notices is not None:
             notices.send(store, incident_id, final, report)
+
+
+def _recorded(store: IncidentStore, item: Item, logger: Logger) -> RecordedOutcome | None:
+    """The outcome a stale investigation stored; None when it stored none, or when incident-context
+    cannot be read (then it is failed as stale, as it would have been before outcomes were stored)."""
+    if item["status"] != "INVESTIGATING":
+        return None
+    try:
+        return recorded_outcome(store, str(item["incident_id"]))
+    except (ClientError, BotoCoreError, ValueError):
+        logger.exception("watchdog_context_unreadable", extra={"incident_id": item["incident_id"]})
+        return None
 
 
 def retry_unsent(store: IncidentStore, notices: Notices, report: SweepReport, logger: Logger) -> None:

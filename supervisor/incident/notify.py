@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ EVENT_TYPES: Final[dict[str, str]] = {
 NO_CONSOLE: Final[str] = "no console link: SUPERVISOR_CONSOLE_URL (WATCHDOG_CONSOLE_URL) is not set"
 METRICS_NAMESPACE: Final[str] = "IncidentResponse"  # the orchestrator's and the watchdog's metrics
 NOTIFY_LEASE: Final[timedelta] = timedelta(minutes=15)  # Lambda's longest run: an older claim was abandoned
+RECORD_ATTEMPTS: Final[int] = 3  # writes of a published notification's record (each with botocore's retries)
+RECORD_BACKOFF_SECONDS: Final[float] = 0.2
 PUBLISHED: Final[str] = "published"
 SENT_BEFORE: Final[str] = "sent before"
 CLAIMED_ELSEWHERE: Final[str] = "sent before, or being sent by another delivery"
@@ -427,8 +430,24 @@ def notify_once(
         return f"failed: {failure}"
     metrics.add_metric(name="NotificationsPublished", unit=MetricUnit.Count, value=1)
     logger.info("notification_published", extra=log | {"sns_message_id": message_id})
-    try:
-        store.notification_sent(incident_id, token, message_id)
-    except (ClientError, BotoCoreError):
-        logger.exception("notification_not_recorded", extra=log | {"sns_message_id": message_id})
+    _record_sent(store, incident_id, token, message_id, logger)
     return PUBLISHED
+
+
+def _record_sent(store: IncidentStore, incident_id: str, token: str, message_id: str, logger: Logger) -> None:
+    """Record a published message, trying again on a failed write: nobody else can record it, and once
+    the claim lapses (NOTIFY_LEASE) an unrecorded notification would be published a second time."""
+    log = {"incident_id": incident_id, "sns_message_id": message_id}
+    for attempt in range(1, RECORD_ATTEMPTS + 1):
+        try:
+            store.notification_sent(incident_id, token, message_id)
+            return
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                break  # the claim lapsed and was taken over: trying again cannot help
+        except BotoCoreError:
+            pass
+        logger.warning("notification_record_failed", extra=log | {"attempt": attempt}, exc_info=True)
+        if attempt < RECORD_ATTEMPTS:
+            time.sleep(RECORD_BACKOFF_SECONDS * attempt)
+    logger.error("notification_not_recorded", extra=log)

@@ -18,8 +18,9 @@ from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
 from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, notify_once
+from supervisor.incident.outcome import outcome_attributes, recorded_outcome
 from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
-from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict
+from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict, incident_id_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -59,9 +60,18 @@ class NotificationsNotSent(RuntimeError):
 
 
 class IncidentsNotRecorded(RuntimeError):
-    """DynamoDB failed before some records' incidents were claimed or started: the handler fails so that
-    Lambda redelivers the event. Records already handled are then skipped as duplicates, and an
-    incident left RECEIVED is failed by the watchdog once stale."""
+    """DynamoDB failed to record some records' incidents (a claim, a start, an outcome): the handler fails
+    so that Lambda redelivers the event, and the redelivery finishes the job. Records already handled are
+    then skipped as duplicates; the same message resumes an incident it left unstarted (RECEIVED) or gave
+    back (INVESTIGATING, ``released_for``), and an investigation whose outcome is stored is moved to it."""
+
+
+def _resumable(item: Item, signal: Signal) -> bool:
+    """Whether this delivery may take over an open incident at once: the message that opened it, when
+    its start was never written, or the message an unfinished investigation was given back to."""
+    if item["status"] == "RECEIVED":
+        return item.get("message_id") == signal.message_id
+    return item.get("released_for") == signal.message_id
 
 
 def _age_seconds(stamp_text: str, now: datetime) -> float:
@@ -91,7 +101,7 @@ class IncidentPipeline:
     def handle(self, event: object, context: Any) -> dict[str, Any]:
         metrics = EphemeralMetrics(namespace=METRICS_NAMESPACE, service="supervisor")
         outcomes = []
-        for parsed in parse_event(event):
+        for parsed in parse_event(event, now=self.store.clock()):
             if isinstance(parsed, MalformedMessage):
                 outcomes.append(self._reject(parsed, metrics))
             else:
@@ -121,6 +131,9 @@ class IncidentPipeline:
         return Outcome("rejected", rejected.message_id, reason=rejected.reason)
 
     def _process(self, signal: Signal, context: Any, metrics: EphemeralMetrics) -> Outcome:
+        if signal.source == "direct" and (missing := self._missing_function(signal)):
+            reason = f"lambda_name {signal.function_name!r} names no function ({missing}): not an incident"
+            return self._reject(MalformedMessage(signal.message_id, reason), metrics)
         try:
             item, created = self.store.claim(signal, self.settings.incident_window_seconds)
         except (ClientError, BotoCoreError) as error:
@@ -131,9 +144,11 @@ class IncidentPipeline:
         if created:
             metrics.add_metric(name="IncidentsReceived", unit=MetricUnit.Count, value=1)
             self.logger.info("incident_received", extra=log | {"function_name": signal.function_name})
+        if signal.time_note:
+            self.logger.warning("incident_time_replaced", extra=log | {"reason": signal.time_note})
         try:
-            started = self._start(item, created, metrics)
-        except (ClientError, BotoCoreError) as error:  # it stays RECEIVED; the watchdog fails it when stale
+            started = self._start(signal, item, created, metrics)
+        except (ClientError, BotoCoreError) as error:  # as it was: the redelivery of this message resumes it
             self.logger.exception("incident_start_failed", extra=log)
             return Outcome("unrecorded", signal.message_id, incident_id, str(item["status"]), str(error))
         if isinstance(started, Outcome):
@@ -144,6 +159,25 @@ class IncidentPipeline:
             outcome = self._investigate(signal, started, context, metrics)
         return self._notify(outcome, None if created else item, metrics)
 
+    def _missing_function(self, signal: Signal) -> str | None:
+        """Why a direct signal's function does not exist (the MCP server's answer), or None: it exists, it
+        could not be checked, or its incident is recorded already (it was checked then)."""
+        try:
+            if self.store.get(incident_id_for(signal)) is not None:
+                return None
+        except (ClientError, BotoCoreError):  # the claim reports it
+            return None
+        from supervisor.agent.mcp_key import resolve_mcp_key  # the agent stack: a new direct signal only
+        from supervisor.incident.preflight import missing_function
+        from supervisor.schemas import AgentError
+
+        try:
+            if self._api_key is None:
+                self._api_key = resolve_mcp_key(self.settings, self.session)
+        except AgentError:  # the investigation reports it
+            return None
+        return missing_function(self.settings, self._api_key, signal.function_name)
+
     def _notify(self, outcome: Outcome, seen: Item | None, metrics: EphemeralMetrics) -> Outcome:
         """Publish the notification of a terminal incident, exactly once over every delivery (and every
         watchdog sweep): ``notify_once``. Whatever happens, the outcome stands."""
@@ -153,17 +187,23 @@ class IncidentPipeline:
         outcome.notification = notify_once(self.store, self.notifier, incident_id, seen, metrics)
         return outcome
 
-    def _start(self, item: Item, created: bool, metrics: EphemeralMetrics) -> Item | Outcome:
-        """The INVESTIGATING item this delivery owns, or why it does not investigate."""
+    def _start(self, signal: Signal, item: Item, created: bool, metrics: EphemeralMetrics) -> Item | Outcome:
+        """The INVESTIGATING item this delivery owns, or why it does not investigate (or the outcome of
+        an investigation that was recorded but not finished)."""
         incident_id, status = str(item["incident_id"]), str(item["status"])
         now = self.store.clock()
         if not created:
-            age = _age_seconds(str(item["updated_at"]), now)
             if status in TERMINAL:
                 return Outcome("duplicate", None, incident_id, status, f"already {status}")
-            if age < self.settings.stale_after_seconds:
+            if status == "INVESTIGATING" and (recorded := recorded_outcome(self.store, incident_id)):
+                self.logger.warning("incident_outcome_resumed", extra={"incident_id": incident_id})
+                headline = recorded.headline
+                return self._finish(item, recorded.status, recorded.reason, None, "investigated", headline)
+            age = _age_seconds(str(item["updated_at"]), now)
+            if not _resumable(item, signal) and age < self.settings.stale_after_seconds:
                 return Outcome("duplicate", None, incident_id, status, f"{status} since {age:.0f} s ago")
-            metrics.add_metric(name="StaleIncidentsReentered", unit=MetricUnit.Count, value=1)
+            if age >= self.settings.stale_after_seconds:
+                metrics.add_metric(name="StaleIncidentsReentered", unit=MetricUnit.Count, value=1)
             self.logger.warning(
                 "incident_reentered", extra={"incident_id": incident_id, "stale_seconds": age}
             )
@@ -213,9 +253,6 @@ class IncidentPipeline:
             self.logger.warning("incident_transition_lost", extra={"incident_id": incident_id})
             current = conflict.current or {}
             return Outcome(action, None, incident_id, current.get("status"), str(conflict))
-        except (ClientError, BotoCoreError) as error:
-            self.logger.exception("incident_state_not_written", extra={"incident_id": incident_id})
-            return Outcome(action, None, incident_id, str(item["status"]), f"state not written: {error}")
         self.logger.info(
             "incident_finished",
             extra={"incident_id": incident_id, "status": status, "reason": reason, "category": category},
@@ -223,6 +260,28 @@ class IncidentPipeline:
         return Outcome(action, None, incident_id, str(final["status"]), final.get("error_reason"))
 
     def _investigate(self, signal: Signal, item: Item, context: Any, metrics: EphemeralMetrics) -> Outcome:
+        try:
+            outcome = self._conclude(signal, item, context, metrics)
+        except (ClientError, BotoCoreError) as error:  # the outcome is not recorded: never report it
+            outcome = self._give_back(signal, item, error)
+        outcome.message_id = signal.message_id
+        return outcome
+
+    def _give_back(self, signal: Signal, item: Item, error: Exception) -> Outcome:
+        """An investigation whose outcome could not be written: released to the redelivery of its message,
+        which the failed handler asks Lambda for (with its outcome stored, the redelivery only moves it)."""
+        incident_id = str(item["incident_id"])
+        log = {"incident_id": incident_id, "message_id": signal.message_id}
+        self.logger.exception("incident_state_not_written", extra=log)
+        try:
+            self.store.release(incident_id, str(item["updated_at"]), signal.message_id)
+        except (ClientError, BotoCoreError, TransitionConflict):  # it goes stale; the watchdog finishes it
+            self.logger.exception("incident_not_released", extra=log)
+        reason = f"outcome not written ({type(error).__name__}: {error}); the redelivery finishes it"
+        return Outcome("unrecorded", signal.message_id, incident_id, "INVESTIGATING", reason)
+
+    def _conclude(self, signal: Signal, item: Item, context: Any, metrics: EphemeralMetrics) -> Outcome:
+        """Run the agent and move the incident to its outcome; raises what DynamoDB raises."""
         from supervisor.schemas import AgentError  # the agent stack, paid for by investigated incidents
 
         incident_id = str(item["incident_id"])
@@ -239,7 +298,6 @@ class IncidentPipeline:
             metrics.add_metric(name="IncidentsErrored", unit=MetricUnit.Count, value=1)
         else:
             outcome = self._record(signal, item, result, metrics)
-        outcome.message_id = signal.message_id
         return outcome
 
     def _run_agent(self, signal: Signal, incident_id: str, context: Any) -> AgentResult:
@@ -273,22 +331,19 @@ class IncidentPipeline:
         incident_id = str(item["incident_id"])
         diagnosis = result.diagnosis
         self._log_run(incident_id, result, metrics)
-        try:
-            self.store.put_context(
-                context_item(
-                    incident_id=incident_id,
-                    function_name=signal.function_name,
-                    incident=signal.incident(),
-                    result=result,
-                    model=self.settings.supervisor_model,
-                    recorded_at=stamp(self.store.clock()),
-                )
+        status = "DIAGNOSED" if diagnosis is not None else "FAILED"
+        reason = None if diagnosis is not None else self._no_diagnosis_reason(result)
+        self.store.put_context(  # with its outcome first, so that a failed move below is finished later
+            context_item(
+                incident_id=incident_id,
+                function_name=signal.function_name,
+                incident=signal.incident(),
+                result=result,
+                model=self.settings.supervisor_model,
+                recorded_at=stamp(self.store.clock()),
             )
-        except (ClientError, BotoCoreError) as error:
-            self.logger.exception("context_not_written", extra={"incident_id": incident_id})
-            metrics.add_metric(name="IncidentsErrored", unit=MetricUnit.Count, value=1)
-            reason = f"the investigation finished but incident-context could not be written: {error}"
-            return self._finish(item, "ERROR", reason, "storage", "investigated")
+            | outcome_attributes(status, reason)
+        )
         if diagnosis is not None:
             metrics.add_metric(name="IncidentsDiagnosed", unit=MetricUnit.Count, value=1)
             headline: dict[str, object] = {
@@ -298,7 +353,7 @@ class IncidentPipeline:
             }
             return self._finish(item, "DIAGNOSED", None, None, "investigated", headline)
         metrics.add_metric(name="IncidentsFailed", unit=MetricUnit.Count, value=1)
-        return self._finish(item, "FAILED", self._no_diagnosis_reason(result), None, "investigated")
+        return self._finish(item, "FAILED", reason, None, "investigated")
 
     def _no_diagnosis_reason(self, result: AgentResult) -> str:
         if result.stop_reason == "recursion_limit":

@@ -2,18 +2,26 @@
 
 On the orchestrator's cold path, so plain Python only (no pydantic): a record that is not one of the
 two shapes is rejected with a reason that names what was wrong.
+
+Times are checked against the handler's clock: an alarm's ``StateChangeTime`` outside the window
+[now - ``MAX_AGE``, now + ``MAX_AHEAD``] (or beyond what UTC can hold) is replaced by the SNS
+``Timestamp``, and an SNS ``Timestamp`` outside it by now; the signal says why (``time_note``). A time
+that far off is a broken clock or a forged message, and dating an incident by it would open it in the
+far future, where every later alarm of the function would join it as a duplicate.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, Literal
 
 from mcp_server.lambda_names import function_name_of
 
 MAX_DETAIL_CHARS = 4_000
+MAX_AGE: Final[timedelta] = timedelta(days=30)  # beyond SNS's longest delivery retries (23 days)
+MAX_AHEAD: Final[timedelta] = timedelta(minutes=5)  # clock skew
 
 
 class MalformedMessage(ValueError):
@@ -37,6 +45,7 @@ class Signal:
     observed_at: datetime  # the alarm's state change, or when SNS accepted a direct message
     account: str | None = None  # where the function runs: from the alarm's ARN, else the topic's
     region: str | None = None
+    time_note: str | None = None  # why observed_at is not the time the message gave
 
     def incident(self) -> dict[str, str]:
         """What the agent is told about the incident."""
@@ -54,7 +63,13 @@ def stamp(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
-def _time(value: object, what: str) -> datetime:
+class OutOfWindow(ValueError):
+    """A well-formed time too far from now to date an incident by."""
+
+
+def _time(value: object, what: str, now: datetime) -> datetime:
+    """``value`` in UTC. ValueError when it is not an ISO 8601 time with a zone; OutOfWindow when it lies
+    outside [now - MAX_AGE, now + MAX_AHEAD] (a time at the calendar's edge included)."""
     if not isinstance(value, str):
         raise ValueError(f"{what} is missing")
     text = value.replace("Z", "+00:00")
@@ -66,7 +81,38 @@ def _time(value: object, what: str) -> datetime:
         raise ValueError(f"{what} {value!r} is not an ISO 8601 time") from None
     if moment.tzinfo is None:
         raise ValueError(f"{what} {value!r} has no time zone")
-    return moment.astimezone(UTC)
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:  # e.g. 9999-12-31T23:00:00-05:00: past the last year UTC can hold
+        raise OutOfWindow(f"{what} {value[:40]!r} lies beyond the calendar in UTC") from None
+    if moment > now + MAX_AHEAD:
+        raise OutOfWindow(f"{what} {value[:40]!r} lies {_span(moment - now)} in the future")
+    if moment < now - MAX_AGE:
+        raise OutOfWindow(f"{what} {value[:40]!r} lies {_span(now - moment)} in the past")
+    return moment
+
+
+def _span(delta: timedelta) -> str:
+    days = delta.days
+    if days >= 365:
+        return f"{days // 365} years"
+    return f"{days} days" if days else f"{int(delta.total_seconds())} s"
+
+
+def _received(value: object, now: datetime) -> tuple[datetime, str | None]:
+    """When SNS accepted the message, or now (and why) when its Timestamp is out of the window."""
+    try:
+        return _time(value, "SNS Timestamp", now), None
+    except OutOfWindow as far:
+        return now, f"{far}: the incident is dated when the supervisor received it"
+
+
+def _observed(value: object, published: datetime, now: datetime) -> tuple[datetime, str | None]:
+    """The alarm's state change, or when SNS accepted it (and why) when that is out of the window."""
+    try:
+        return _time(value, "StateChangeTime", now), None
+    except OutOfWindow as far:
+        return published, f"{far}: the incident is dated when SNS accepted the alarm"
 
 
 def _function(value: object, where: str) -> str:
@@ -87,7 +133,7 @@ def _place(*arns: object) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _alarm(message: dict[str, Any]) -> tuple[str, str, str, datetime]:
+def _alarm(message: dict[str, Any]) -> tuple[str, str, str]:
     state = message.get("NewStateValue")
     if state != "ALARM":
         name = message.get("AlarmName")
@@ -98,7 +144,7 @@ def _alarm(message: dict[str, Any]) -> tuple[str, str, str, datetime]:
     function, metric = _watched(trigger)
     reason = message.get("NewStateReason")
     detail = f"{message.get('AlarmName')}: {reason if isinstance(reason, str) else ''}".strip()
-    return function, metric, detail, _time(message.get("StateChangeTime"), "StateChangeTime")
+    return function, metric, detail
 
 
 def _lambda_function(metric: dict[str, Any], where: str) -> str:
@@ -139,7 +185,7 @@ def _has_metric(query: dict[str, Any]) -> bool:
     return isinstance(stat, dict) and isinstance(stat.get("Metric"), dict)
 
 
-def _direct(message: dict[str, Any], published: datetime) -> tuple[str, str, str, datetime]:
+def _direct(message: dict[str, Any]) -> tuple[str, str, str]:
     function = _function(message.get("lambda_name"), "lambda_name")
     error_type = message.get("error_type")
     if not isinstance(error_type, str) or not error_type.strip():
@@ -147,11 +193,12 @@ def _direct(message: dict[str, Any], published: datetime) -> tuple[str, str, str
     detail = message.get("detail", "")
     if not isinstance(detail, str):
         detail = json.dumps(detail, sort_keys=True)
-    return function, error_type.strip()[:100], detail, published
+    return function, error_type.strip()[:100], detail
 
 
-def parse_record(record: object) -> Signal:
-    """The signal in one record of an SNS Lambda event; MalformedMessage says why there is none."""
+def parse_record(record: object, *, now: datetime) -> Signal:
+    """The signal in one record of an SNS Lambda event, its times checked against ``now``;
+    MalformedMessage says why there is none."""
     sns = record.get("Sns") if isinstance(record, dict) else None
     if not isinstance(sns, dict):
         raise MalformedMessage(None, "record has no Sns object: not an SNS event record")
@@ -159,22 +206,16 @@ def parse_record(record: object) -> Signal:
     if not isinstance(message_id, str) or not message_id:
         raise MalformedMessage(None, "SNS record has no MessageId")
     try:
-        published = _time(sns.get("Timestamp"), "SNS Timestamp")
-        raw = sns.get("Message")
-        if not isinstance(raw, str):
-            raise ValueError("SNS Message is missing")
-        try:
-            message = json.loads(raw)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"SNS Message is not JSON ({error.msg} at character {error.pos})") from None
-        if not isinstance(message, dict):
-            raise ValueError(f"SNS Message is JSON {type(message).__name__}, not an object")
+        published, note = _received(sns.get("Timestamp"), now)
+        message = _message(sns.get("Message"))
         if "AlarmName" in message:
-            function, error_type, detail, observed = _alarm(message)
+            function, error_type, detail = _alarm(message)
+            observed, alarm_note = _observed(message.get("StateChangeTime"), published, now)
+            note = f"{alarm_note}; {note}" if alarm_note and note else alarm_note
             source: Literal["cloudwatch_alarm", "direct"] = "cloudwatch_alarm"
         elif "lambda_name" in message:
-            function, error_type, detail, observed = _direct(message, published)
-            source = "direct"
+            function, error_type, detail = _direct(message)
+            observed, source = published, "direct"
         else:
             raise ValueError(
                 "SNS Message is neither a CloudWatch alarm (AlarmName, Trigger, ...) nor an incident "
@@ -192,18 +233,42 @@ def parse_record(record: object) -> Signal:
         observed_at=observed,
         account=account,
         region=region,
+        time_note=note,
     )
 
 
-def parse_event(event: object) -> list[Signal | MalformedMessage]:
-    """One entry per record, in order: its signal, or why it is not one."""
+def _message(raw: object) -> dict[str, Any]:
+    if not isinstance(raw, str):
+        raise ValueError("SNS Message is missing")
+    try:
+        message = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ValueError(f"SNS Message is not JSON ({error.msg} at character {error.pos})") from None
+    except RecursionError:
+        raise ValueError("SNS Message is JSON nested too deeply to read") from None
+    if not isinstance(message, dict):
+        raise ValueError(f"SNS Message is JSON {type(message).__name__}, not an object")
+    return message
+
+
+def parse_event(event: object, *, now: datetime) -> list[Signal | MalformedMessage]:
+    """One entry per record, in order: its signal (times checked against ``now``), or why it is not one.
+    A record that breaks the parser is rejected on its own: it never costs the others their turn."""
     records = event.get("Records") if isinstance(event, dict) else None
     if not isinstance(records, list) or not records:
         return [MalformedMessage(None, "event has no Records: not an SNS Lambda event")]
     parsed: list[Signal | MalformedMessage] = []
     for record in records:
         try:
-            parsed.append(parse_record(record))
+            parsed.append(parse_record(record, now=now))
         except MalformedMessage as rejected:
             parsed.append(rejected)
+        except Exception as error:  # a parser bug must not make one record a poison message for all
+            parsed.append(MalformedMessage(_message_id(record), f"unreadable record: {type(error).__name__}"))
     return parsed
+
+
+def _message_id(record: object) -> str | None:
+    sns = record.get("Sns") if isinstance(record, dict) else None
+    message_id = sns.get("MessageId") if isinstance(sns, dict) else None
+    return message_id if isinstance(message_id, str) else None

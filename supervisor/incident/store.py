@@ -3,7 +3,7 @@ writes, so two handlers (or a handler and the watchdog) can never both move the 
 
     RECEIVED -> INVESTIGATING -> DIAGNOSED | FAILED | ERROR
     RECEIVED -> FAILED | ERROR                  (circuit breaker, watchdog, a fault before the agent)
-    INVESTIGATING -> INVESTIGATING              (a stale investigation re-entered)
+    INVESTIGATING -> INVESTIGATING              (a stale or released investigation re-entered)
 
 Shared by the orchestrator and the watchdog. boto3 only: it is on the orchestrator's cold path.
 """
@@ -17,7 +17,7 @@ from typing import Any, Final, Literal
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from supervisor.incident.signals import Signal, stamp
+from supervisor.incident.signals import MAX_AHEAD, Signal, stamp
 
 Status = Literal["RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"]
 STATUSES: Final[tuple[Status, ...]] = ("RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR")
@@ -208,6 +208,7 @@ class IncidentStore:
             "source": signal.source,
             "detail": signal.detail,
             "observed_at": stamp(signal.observed_at),
+            "time_note": signal.time_note,
             "message_id": signal.message_id,
             "investigations": 0,
         }
@@ -230,17 +231,19 @@ class IncidentStore:
         key = {"incident_id": {"S": _POINTER_PREFIX + signal.function_name}}
         opened = stamp(signal.observed_at)
         expired = stamp(signal.observed_at - window)
+        ahead = stamp(signal.observed_at + MAX_AHEAD)  # an incident opened later than this is misdated
         for _ in range(3):  # a lost race means someone else just opened one: read it again
             response = self.dynamodb.get_item(TableName=self.state_table, Key=key, ConsistentRead=True)
             latest = from_item(response["Item"]) if "Item" in response else None
-            if latest is not None and str(latest["opened_at"]) > expired:
+            if latest is not None and expired < str(latest["opened_at"]) <= ahead:
                 return str(latest["points_to"])
             try:
                 self.dynamodb.put_item(
                     TableName=self.state_table,
                     Item=key | to_item({"points_to": candidate, "opened_at": opened}),
-                    ConditionExpression="attribute_not_exists(incident_id) OR opened_at <= :expired",
-                    ExpressionAttributeValues={":expired": {"S": expired}},
+                    ConditionExpression="attribute_not_exists(incident_id) OR opened_at <= :expired"
+                    " OR opened_at > :ahead",
+                    ExpressionAttributeValues={":expired": {"S": expired}, ":ahead": {"S": ahead}},
                 )
             except ClientError as error:
                 if not _conflict(error):
@@ -290,6 +293,7 @@ class IncidentStore:
         if target == "INVESTIGATING":
             update += " ADD investigations :one"
             values[":one"] = {"N": "1"}
+        update += " REMOVE released_for"  # a release is good for the state it was given in only
         try:
             response = self.dynamodb.update_item(
                 TableName=self.state_table,
@@ -305,6 +309,26 @@ class IncidentStore:
                 raise TransitionConflict(incident_id, source, self.get(incident_id)) from None
             raise
         return from_item(response["Attributes"])
+
+    def release(self, incident_id: str, expected_updated_at: str, message_id: str) -> None:
+        """Give an investigation that could not be finished back to the redelivery of ``message_id``:
+        that delivery may re-enter it at once instead of waiting for it to go stale. Conditional on the
+        incident being still INVESTIGATING as last seen; TransitionConflict otherwise."""
+        try:
+            self.dynamodb.update_item(
+                TableName=self.state_table,
+                Key={"incident_id": {"S": incident_id}},
+                UpdateExpression="SET released_for = :message",
+                ConditionExpression="#s = :investigating AND updated_at = :seen",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues=to_item(
+                    {":message": message_id, ":investigating": "INVESTIGATING", ":seen": expected_updated_at}
+                ),
+            )
+        except ClientError as error:
+            if _conflict(error):
+                raise TransitionConflict(incident_id, "INVESTIGATING", self.get(incident_id)) from None
+            raise
 
     # ------------------------------------------------------------------ the outcome's notification
 
