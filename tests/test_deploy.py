@@ -606,7 +606,15 @@ def test_a_lambda_bundle_runs_its_handler_in_a_clean_environment(
     if bundle is SUPERVISOR:
         assert [o["action"] for o in result["outcomes"]] == ["rejected"]
     else:
-        assert set(result) == {"cutoff", "examined", "failed", "lost", "notified", "notify_failed"}
+        assert set(result) == {
+            "cutoff",
+            "examined",
+            "failed",
+            "finished",
+            "lost",
+            "notified",
+            "notify_failed",
+        }
 
 
 def test_the_mcp_server_image_contents_serve_healthz(tmp_path: Path) -> None:

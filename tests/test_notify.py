@@ -14,17 +14,14 @@ from pydantic import ValidationError
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from supervisor.incident.notification import NO_CONSOLE, build_notification, cut, redact
 from supervisor.incident.notify import (
     CLAIMED_ELSEWHERE,
-    NO_CONSOLE,
     NOTIFY_LEASE,
     PUBLISHED,
     SENT_BEFORE,
     Notifier,
-    build_notification,
-    cut,
     notify_once,
-    redact,
     sns_client,
 )
 from supervisor.incident.notify_settings import NotificationSettings
