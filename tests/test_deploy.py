@@ -35,6 +35,7 @@ from console.settings import ConsoleSettings
 from deploy import build, mcp_service, policies, template
 from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
 from deploy.console_service import CONSOLE_PORT, SESSION_SECRET
+from deploy.fargate import LOAD_BALANCER_SOURCES
 from deploy.mcp_parameters import HAS_CONSOLE
 from deploy.package import build as build_bundle
 from mcp_server.oauth import oauth_mode
@@ -655,3 +656,13 @@ def test_the_mcp_server_image_contents_serve_healthz(tmp_path: Path) -> None:
         for process in (server, console):
             process.terminate()
             process.wait(10)
+
+
+def test_both_services_trust_only_the_load_balancer_s_forwarded_for(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tasks take connections only from the load balancer, an address in the VPC: its X-Forwarded-For
+    names the client that sign-in throttling counts, and the real settings classes accept the value."""
+    stack = ResolvedStack({"ConsoleEnabled": "true"})
+    server, console = stack.environment("TaskDefinition"), stack.environment("ConsoleTaskDefinition")
+    assert server["MCP_TRUSTED_PROXIES"] == console["CONSOLE_TRUSTED_PROXIES"] == LOAD_BALANCER_SOURCES
+    _environment_only(monkeypatch, server)
+    assert ServerSettings().trusted_proxies() == ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
