@@ -63,7 +63,8 @@ def oauth(
 
 
 def client(sandbox: Sandbox, console_settings: ConsoleSettings) -> TestClient:
-    return TestClient(create_app(console_settings, sandbox.session(names.SUPERVISOR)), follow_redirects=False)
+    app = create_app(console_settings, sandbox.session(names.SUPERVISOR))
+    return TestClient(app, base_url=PUBLIC, follow_redirects=False)  # a Host the console answers
 
 
 @pytest.fixture
