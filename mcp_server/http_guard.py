@@ -46,7 +46,7 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 def _never_framed_sniffed_or_cached(
     csp: ContentSecurityPolicy, referrer: ReferrerPolicy, coop: CrossOriginOpenerPolicy | None = None
 ) -> Secure:
-    return Secure(
+    headers = Secure(
         cache=CacheControl().no_store(),
         coop=coop,
         csp=csp,
@@ -54,6 +54,7 @@ def _never_framed_sniffed_or_cached(
         xcto=XContentTypeOptions().nosniff(),
         xfo=XFrameOptions().deny(),
     )
+    return headers.validate_and_normalize_headers(on_invalid="raise", strict=True)  # checked once, at start
 
 
 def api_headers() -> Secure:
