@@ -112,7 +112,7 @@ def run(
             dynamodb = dynamodb_client(session)
             _seed(IncidentStore(dynamodb, state, context), incidents, progress)
             settings = ConsoleSettings(state_table=state, context_table=context, api_key=None)
-            client = TestClient(create_app(settings, session))
+            client = TestClient(create_app(settings, session), base_url="http://127.0.0.1:8088")
 
             def page(url: str) -> Callable[[], object]:
                 def load() -> object:

@@ -40,22 +40,28 @@ class ServerProcess:
 
 
 def start_server(
-    env: dict[str, str], log_path: Path, *args: str, detach: bool = False, module: str = "mcp_server.cli"
+    env: dict[str, str],
+    log_path: Path,
+    *args: str,
+    detach: bool = False,
+    module: str = "mcp_server.cli",
+    host: str = LOOPBACK,
 ) -> ServerProcess:
-    """Start the server (``module``: the MCP server, or ``console.cli``) with ``env`` added to ours and
-    wait until /healthz answers. ``detach`` puts it in its own session, so it outlives the caller
-    (``--keep-running``)."""
+    """Start the server (``module``: the MCP server, or ``console.cli``) on ``host`` (a loopback
+    address) with ``env`` added to ours and wait until /healthz answers. ``detach`` puts it in its own
+    session, so it outlives the caller (``--keep-running``)."""
     port = free_port()
+    bind = ["--host", host] if host != LOOPBACK else []
     with log_path.open("wb") as log:
         process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
-            [sys.executable, "-m", module, "--port", str(port), *args],
+            [sys.executable, "-m", module, *bind, "--port", str(port), *args],
             env={**os.environ, **env},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log,
             start_new_session=detach,
         )
-    server = ServerProcess(f"http://{LOOPBACK}:{port}", process.pid, log_path, process)
+    server = ServerProcess(f"http://{host}:{port}", process.pid, log_path, process)
     try:
         wait_healthy(server.url, alive=lambda: process.poll() is None)
     except BaseException:
@@ -65,8 +71,10 @@ def start_server(
 
 
 @contextmanager
-def server_process(env: dict[str, str], log_path: Path, *args: str) -> Iterator[ServerProcess]:
-    server = start_server(env, log_path, *args)
+def server_process(
+    env: dict[str, str], log_path: Path, *args: str, module: str = "mcp_server.cli", host: str = LOOPBACK
+) -> Iterator[ServerProcess]:
+    server = start_server(env, log_path, *args, module=module, host=host)
     try:
         yield server
     finally:

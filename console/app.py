@@ -1,5 +1,7 @@
 """The console's Starlette application: server-rendered pages, Jinja2 with autoescape on, no scripts
-beyond ``static/console.js`` (copy buttons, scrolling a highlight into view)."""
+beyond ``static/console.js`` (copy buttons, scrolling a highlight into view), behind the request-guard
+layer the MCP server is served through (``mcp_server.http_guard``): a Host outside the console's names is
+421, and every page says not to frame, sniff, cache or refer it, and to run its own script only."""
 
 from __future__ import annotations
 
@@ -20,13 +22,19 @@ from console.incident_page import incident_route
 from console.list_page import list_route
 from console.settings import ConsoleSettings
 from console.templating import HERE, PageRenderer, environment
+from mcp_server.http_guard import GuardPolicy, guarded, host_allow_list, page_headers
 from supervisor.incident.store import dynamodb_client
+
+# A load balancer's health check names the task's address, not the console's.
+OPEN_TO_ANY_HOST = frozenset({"/healthz"})
+MAX_BODY_BYTES = 16 * 1024  # the sign-in form is the console's only request body
 
 
 def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
     """The console over ``settings``' tables, read through ``session`` (a boto3 Session). On a
     non-loopback bind every page but /healthz, /static/* and /auth/* requires a sign-in (console.auth):
-    a session cookie, or a bearer key or access token; ValueError when none is configured."""
+    a session cookie, or a bearer key or access token; ValueError when none is configured. A Host other
+    than the loopback names, the bind address, the public URL's and CONSOLE_ALLOWED_HOSTS is refused."""
     setup = sign_in(settings)
     reader = IncidentReader(dynamodb_client(session), settings.state_table, settings.context_table)
     page = PageRenderer(environment())
@@ -50,7 +58,8 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
     )
     if setup is not None:
         app = ConsoleAuth(app, setup)
-    return app
+    hosts = host_allow_list(settings.host, settings.host_names())
+    return guarded(app, GuardPolicy(hosts, OPEN_TO_ANY_HOST, page_headers(), MAX_BODY_BYTES))
 
 
 async def home(request: Request) -> Response:

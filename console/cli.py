@@ -1,4 +1,5 @@
-"""`incident-console`: serve the read-only incident console (loopback by default)."""
+"""`incident-console`: serve the read-only incident console (loopback by default), with uvicorn as the
+MCP server runs it (a deadline for request heads, JSON log lines)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from pydantic import ValidationError
 from console.app import create_app
 from console.settings import ConsoleSettings
 from mcp_server.aws import default_session
+from mcp_server.http_server import uvicorn_config
+from mcp_server.logging_setup import configure_logging
+
+LOG_LEVEL = "INFO"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    configure_logging(LOG_LEVEL)  # JSON lines on stderr: a request path cannot forge a line
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     try:
         settings = ConsoleSettings(**overrides)
@@ -37,8 +43,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = f"http://{settings.host}:{settings.port}"
     public = f" (public URL {settings.public_url})" if settings.public_url and not settings.loopback() else ""
     print(f"incident-console on {where}/incidents{public}", flush=True)
-    # X-Forwarded-For is read in the app, from CONSOLE_TRUSTED_PROXIES only
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", proxy_headers=False)
+    config = uvicorn_config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        header_timeout=settings.request_header_timeout,
+        log_level=LOG_LEVEL,
+    )
+    uvicorn.Server(config).run()
     return 0
 
 

@@ -6,6 +6,10 @@ incidents on ``function_name-updated_at-index``, one status's on ``status-update
 incident on ``kind-updated_at-index``; a status filter the index does not key is a filter expression. A
 row needs nothing but the state item: a diagnosis' headline is written onto it with the DIAGNOSED
 transition. The ``next`` token is the index key of the last incident shown.
+
+Nothing a request carries reaches DynamoDB unchecked: an incident id is a function name or ARN, ``@`` and
+a time; a function filter is a function name or ARN; a token's key is an incident's key on the index the
+filters choose, inside their partition.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import (
     FUNCTION_INDEX,
@@ -39,12 +44,25 @@ _ROW: Final = (
 )
 _NAMES: Final = {"#s": "status", "#src": "source", "#kind": "kind", "#region": "region"}
 _ARN: Final = re.compile(r"^arn:aws[\w-]*:lambda:(?P<region>[\w-]+):(?P<account>\d{12}):function:")
+_TIME: Final = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
+_INCIDENT_ID: Final = re.compile(rf"(?:{LAMBDA_NAME_PATTERN})@{_TIME}(?:\.\d{{1,6}})?Z")
+_SORT_KEY_MAX: Final = 1024  # DynamoDB's limit for a sort key value (an empty one is refused too)
+_FUNCTION: Final = re.compile(LAMBDA_NAME_PATTERN)
 
 Attributes = dict[str, dict[str, Any]]
 
 
 class BadToken(ValueError):
     """A ``next`` token this console did not issue."""
+
+
+class BadFilter(ValueError):
+    """A filter no incident can match."""
+
+
+def is_incident_id(value: str) -> bool:
+    """Whether ``value`` has the shape of an incident id (``incident_id_for``)."""
+    return _INCIDENT_ID.fullmatch(value) is not None
 
 
 def _key_names(index: str) -> set[str]:
@@ -56,8 +74,9 @@ def encode_token(index: str, key: Attributes) -> str:
     return base64.urlsafe_b64encode(text.encode()).decode()
 
 
-def decode_token(token: str, index: str) -> Attributes:
-    """The index key a ``next`` token resumes after; BadToken unless it was issued for ``index``."""
+def decode_token(token: str, index: str, partition: str) -> Attributes:
+    """The index key a ``next`` token resumes after; BadToken unless it was issued for ``index`` and
+    names an incident in ``partition`` (the filters' value of the index's partition key)."""
     try:
         cursor = json.loads(base64.urlsafe_b64decode(token.encode()))
     except (binascii.Error, ValueError, UnicodeDecodeError):
@@ -73,6 +92,10 @@ def decode_token(token: str, index: str) -> Attributes:
         or not all(isinstance(v, dict) and set(v) == {"S"} and isinstance(v["S"], str) for v in key.values())
     ):
         raise BadToken("malformed next token")
+    if not is_incident_id(key["incident_id"]["S"]) or not 0 < len(key["updated_at"]["S"]) <= _SORT_KEY_MAX:
+        raise BadToken("malformed next token")
+    if key[INDEXES[index][0]]["S"] != partition:
+        raise BadToken("the next token does not belong to these filters")
     return key
 
 
@@ -119,6 +142,8 @@ class _Plan:
 
 def _plan(statuses: tuple[str, ...], function: str | None, since: datetime | None) -> _Plan:
     values: Attributes
+    if function and _FUNCTION.fullmatch(function) is None:
+        raise BadFilter(f"{function!r} is not a function name or ARN")
     if function:
         index, condition, values = FUNCTION_INDEX, "function_name = :key", {":key": {"S": function}}
     elif len(statuses) == 1:
@@ -155,7 +180,10 @@ class IncidentReader:
         """Up to ``size`` incidents, newest first, after the one ``token`` names: one range query (a
         few when a filter expression drops most of what the index holds)."""
         plan = _plan(statuses, function, since)
-        start = decode_token(token, plan.index) if token else None
+        start = decode_token(token, plan.index, plan.values[":key"]["S"]) if token else None
+        since_key = plan.values.get(":since")
+        if start is not None and since_key is not None and start["updated_at"]["S"] < since_key["S"]:
+            return Page([], None)  # the window moved past the token: nothing after it is inside
         kwargs: dict[str, Any] = {"FilterExpression": plan.filter} if plan.filter else {"Limit": size + 1}
         items: list[Attributes] = []
         while len(items) <= size:  # one more than shown: whether there is a next page
@@ -184,7 +212,10 @@ class IncidentReader:
     # ------------------------------------------------------------------ one incident
 
     def incident(self, incident_id: str) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
-        """The state item and the decoded context item (None before an investigation recorded one)."""
+        """The state item and the decoded context item (None before an investigation recorded one); None
+        for an incident that does not exist (or cannot: ``is_incident_id``)."""
+        if not is_incident_id(incident_id):
+            return None
         key = {"incident_id": {"S": incident_id}}
         response = self.dynamodb.get_item(TableName=self.state_table, Key=key)
         if "Item" not in response or "status" not in response["Item"]:

@@ -11,7 +11,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
 from console import render
-from console.data import BadToken, IncidentReader, Page, account_region
+from console.data import BadFilter, BadToken, IncidentReader, Page, account_region
 from console.templating import Render
 from supervisor.incident.store import STATUSES
 
@@ -46,7 +46,7 @@ def list_route(
                 size=page_size,
                 token=params.get("next") or None,
             )
-        except BadToken as error:
+        except (BadToken, BadFilter) as error:
             return PlainTextResponse(str(error), status_code=400)
         filters = {"status": status, "function": function, "since": window}
         return page(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Self
+from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -176,3 +177,24 @@ class ConsoleSettings(BaseSettings):
 
     def loopback(self) -> bool:
         return self.host in LOOPBACK
+
+    def host_names(self) -> list[str]:
+        """The configured Host names, and the public URL's."""
+        names = [host.strip() for host in self.allowed_hosts.split(",") if host.strip()]
+        return names + ([urlsplit(self.public_url).netloc] if self.public_url else [])
+
+    allowed_hosts: str = Field(
+        default="",
+        validation_alias=_shared("ALLOWED_HOSTS"),
+        description="Host names the console answers besides the loopback names, its bind address and "
+        "the public URL's (MCP_ALLOWED_HOSTS; comma-separated 'name', 'name:port' or 'name:*'). Any "
+        "other Host gets 421 (DNS rebinding).",
+    )
+    request_header_timeout: float = Field(
+        default=10.0,
+        gt=0,
+        le=300,
+        validation_alias=_shared("REQUEST_HEADER_TIMEOUT"),
+        description="Seconds a connection has to send a complete request head (MCP_REQUEST_HEADER_TIMEOUT); "
+        "an idle connection is closed after at most this long.",
+    )

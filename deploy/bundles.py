@@ -58,6 +58,7 @@ MCP_SERVER = Bundle(
         "httpx2",
         "pyjwt[crypto]",
         "jinja2",
+        "secure",
     ),
     "mcp_server.cli:main",
 )

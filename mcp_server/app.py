@@ -1,12 +1,12 @@
 """One ASGI app: SSE at /sse + /messages/, Streamable HTTP at /mcp, /healthz; bearer auth (static keys,
-OAuth access tokens or both), Host/Origin checks, request ids."""
+OAuth access tokens or both), behind the request-guard layer (``http_guard``: Host/Origin checks, security
+headers, request ids, quiet failures)."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -14,35 +14,15 @@ from starlette.routing import BaseRoute, Route
 from starlette.types import ASGIApp
 
 from mcp_server.auth import BearerAuth
-from mcp_server.logging_setup import RequestIdMiddleware
+from mcp_server.http_guard import GuardPolicy, api_headers, guarded, host_allow_list
 from mcp_server.oauth import OAuthMode
-from mcp_server.request_guards import HostOriginGuard, MessageBodyGuard
+from mcp_server.request_guards import MessageBodyGuard
 from mcp_server.resource_metadata import metadata_routes, metadata_url
-from mcp_server.settings import LOOPBACK_HOSTS, ServerSettings
+from mcp_server.settings import ServerSettings
 from mcp_server.throttle import FailureThrottle, trusting_proxies
 
 Transport = Literal["sse", "http"]
-WILDCARD_BINDS = ("0.0.0.0", "::")  # noqa: S104 - names, not a bind
 SSE_MESSAGES = "/messages/"
-MCP_PATHS = ("/sse", SSE_MESSAGES, "/mcp")
-
-
-def transport_security(host: str, extra_hosts: list[str]) -> TransportSecuritySettings:
-    """DNS-rebinding protection for every bind address (the SDK only enables it for localhost)."""
-    names = ["127.0.0.1", "localhost", "[::1]"]
-    if host not in LOOPBACK_HOSTS and host not in WILDCARD_BINDS:
-        names.append(f"[{host}]" if ":" in host else host)
-    allowed_hosts: list[str] = []
-    for name in names:
-        allowed_hosts += [name, f"{name}:*"]
-    for entry in extra_hosts:
-        allowed_hosts += (
-            [entry] if entry.endswith(":*") or entry.rsplit(":", 1)[-1].isdigit() else [entry, f"{entry}:*"]
-        )
-    origins = [f"{scheme}://{h}" for h in allowed_hosts for scheme in ("http", "https")]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=allowed_hosts, allowed_origins=origins
-    )
 
 
 async def _healthz(_: Request) -> JSONResponse:
@@ -60,7 +40,7 @@ def build_app(
 ) -> ASGIApp:
     """The HTTP app; no ``keys`` and no ``oauth`` means no authentication (the CLI allows that only on
     loopback)."""
-    security = transport_security(host, settings.extra_allowed_hosts())
+    security = host_allow_list(host, settings.extra_allowed_hosts())
     limit = settings.max_request_body_bytes
     routes: list[BaseRoute] = [Route("/healthz", _healthz, methods=["GET"])]
     if oauth is not None:
@@ -78,7 +58,7 @@ def build_app(
         ).routes
         lifespan = lambda _: server.session_manager.run()  # noqa: E731 - runs the Streamable HTTP sessions
     app: ASGIApp = Starlette(routes=routes, lifespan=lifespan)
-    app = HostOriginGuard(MessageBodyGuard(app, SSE_MESSAGES, limit), security, MCP_PATHS)
+    app = MessageBodyGuard(app, SSE_MESSAGES, limit)
     if keys or oauth is not None:
         app = BearerAuth(
             app,
@@ -88,4 +68,5 @@ def build_app(
             exempt_paths=public,
             throttle=FailureThrottle(settings.mcp_auth_failures_per_minute),
         )
-    return trusting_proxies(RequestIdMiddleware(app), settings.trusted_proxies())
+    guard = GuardPolicy(security, frozenset(public), api_headers(), limit)
+    return trusting_proxies(guarded(app, guard), settings.trusted_proxies())  # the client, then the guard

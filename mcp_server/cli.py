@@ -113,7 +113,13 @@ def main(argv: list[str] | None = None) -> int:
     logger.info(
         "serving %s on http://%s:%d (%d accepted key(s), %s)", paths, args.host, args.port, len(keys), tokens
     )
-    config = uvicorn_config(app, host=args.host, port=args.port, settings=settings, log_level=args.log_level)
+    config = uvicorn_config(
+        app,
+        host=args.host,
+        port=args.port,
+        header_timeout=settings.mcp_request_header_timeout,
+        log_level=args.log_level,
+    )
     uvicorn.Server(config).run()
     return 0
 

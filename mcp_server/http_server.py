@@ -1,9 +1,12 @@
-"""uvicorn as the server runs it: JSON logs (no uvicorn log config), and a deadline for request heads.
+"""uvicorn as the MCP server and the console run it: JSON logs (no uvicorn log config), and a deadline
+for request heads.
 
 uvicorn arms its keep-alive timer only after a response, so a connection that never sends a complete
 request line and headers would be held open for ever (slowloris). ``HeaderTimeoutProtocol`` closes any
-connection whose request head is not complete within ``MCP_REQUEST_HEADER_TIMEOUT`` seconds of the
-connection opening or of the previous response finishing.
+connection whose request head is not complete within ``header_timeout`` seconds of the connection
+opening or of the previous response finishing (``MCP_REQUEST_HEADER_TIMEOUT``, the console's
+``CONSOLE_REQUEST_HEADER_TIMEOUT``), so an idle keep-alive connection is closed after that deadline or
+``timeout_keep_alive``, whichever comes first.
 """
 
 from __future__ import annotations
@@ -15,8 +18,6 @@ from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
-
-from mcp_server.settings import ServerSettings
 
 logger = logging.getLogger(__name__)
 
@@ -71,10 +72,10 @@ class HeaderTimeoutProtocol(H11Protocol):
 
 
 def uvicorn_config(
-    app: Any, *, host: str, port: int, settings: ServerSettings, log_level: str
+    app: Any, *, host: str, port: int, header_timeout: float, log_level: str
 ) -> uvicorn.Config:
     """One process, one worker (SSE sessions live in memory); logging is left to ``configure_logging``."""
-    protocol = partial(HeaderTimeoutProtocol, header_timeout=settings.mcp_request_header_timeout)
+    protocol = partial(HeaderTimeoutProtocol, header_timeout=header_timeout)
     return uvicorn.Config(
         app,
         host=host,
@@ -85,5 +86,5 @@ def uvicorn_config(
         access_log=False,
         lifespan="on",
         timeout_keep_alive=5,
-        proxy_headers=False,  # X-Forwarded-For is read in the app, from MCP_TRUSTED_PROXIES only
+        proxy_headers=False,  # X-Forwarded-For is read in the app, from the configured trusted proxies only
     )

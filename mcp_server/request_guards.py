@@ -1,39 +1,20 @@
-"""Requests the SDK refuses correctly but noisily, refused here first with the same answer and one
-warning line: a foreign Host (421) or Origin (403) on the MCP paths — the SDK's SSE endpoint answers
-those and then raises, which logs "Exception in ASGI application" — and a body on ``/messages/`` that is
-not a JSON-RPC message (400), for which the SDK logs a traceback and then forwards the error into a
-session that may already be gone (a second traceback)."""
+"""A request the SDK refuses correctly but noisily, refused here first with the same answer and one
+warning line: a body on ``/messages/`` that is not a JSON-RPC message (400), for which the SDK logs a
+traceback and then forwards the error into a session that may already be gone (a second traceback). A
+foreign Host or Origin, which the SDK's SSE endpoint answers and then raises on, never reaches the SDK:
+``http_guard`` refuses it first."""
 
 from __future__ import annotations
 
 import logging
 
-from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from mcp_types import jsonrpc_message_adapter
 from pydantic import ValidationError
 from starlette.datastructures import Headers
-from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 logger = logging.getLogger(__name__)
-
-
-class HostOriginGuard:
-    """The SDK's own Host/Origin check, applied before the SDK on ``paths``."""
-
-    def __init__(self, app: ASGIApp, security: TransportSecuritySettings, paths: tuple[str, ...]) -> None:
-        self._app = app
-        self._check = TransportSecurityMiddleware(security)
-        self._paths = paths
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(self._paths):
-            refusal = await self._check.validate_request(Request(scope, receive), is_post=False)
-            if refusal is not None:
-                await refusal(scope, receive, send)
-                return
-        await self._app(scope, receive, send)
 
 
 class MessageBodyGuard:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -112,3 +112,22 @@ def local_issuer(client_id: str, secret: str | None = None) -> Iterator[LocalIss
     with served_in_thread(issuer.app()) as url:
         issuer.issuer = url
         yield issuer
+
+
+def assert_page_headers(headers: Mapping[str, str]) -> None:
+    """The security headers of a console page: no framing, no sniffing, no referrer to another site, no
+    caching, and a Content-Security-Policy that allows the console's own script and stylesheet only."""
+    policy = {
+        directive.split()[0]: directive.split()[1:]
+        for directive in headers["content-security-policy"].split(";")
+        if directive.strip()
+    }
+    assert policy["default-src"] == ["'none'"]
+    assert policy["script-src"] == ["'self'"]
+    assert policy["style-src"] == ["'self'"]
+    assert policy["frame-ancestors"] == ["'none'"]
+    assert policy["form-action"] == ["'self'"]
+    assert headers["x-frame-options"] == "DENY"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert headers["referrer-policy"] == "same-origin"  # no-referrer would null a form's Origin
+    assert headers["cache-control"] == "no-store"

@@ -1,6 +1,7 @@
 """incident-console over the sandbox's incident tables, through Starlette's TestClient: the list (newest
 first, filters, pages through the status index and never a Scan), a real diagnosed incident's page, the
-drill report, escaping of hostile log lines and bearer keys on a non-loopback bind."""
+drill report, escaping of hostile log lines, bearer keys on a non-loopback bind, the Host allow-list
+(DNS rebinding), the security headers, and ids, filters and page tokens checked before DynamoDB."""
 
 from __future__ import annotations
 
@@ -22,10 +23,11 @@ from console.data import encode_token
 from console.render import evidence_source, highlighted
 from console.settings import ConsoleSettings
 from console.templating import environment
-from supervisor.incident.store import STATUS_INDEX, IncidentStore
-from tests.console_support import HOSTILE, ago, claimed
+from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX, IncidentStore
+from tests.console_support import HOSTILE, ago, assert_page_headers, claimed
 
 Calls = list[str]
+BASE = "http://127.0.0.1:8088"  # the console's own name: the Host every request of a TestClient carries
 
 
 def console(
@@ -42,7 +44,7 @@ def console(
         "context_table": str(incidents.context_table),
         "api_key": None,
     }
-    return TestClient(create_app(ConsoleSettings(**(values | settings)), session))
+    return TestClient(create_app(ConsoleSettings(**(values | settings)), session), base_url=BASE)
 
 
 def ids(html: str) -> list[str]:
@@ -229,7 +231,7 @@ def test_a_non_loopback_bind_requires_the_mcp_servers_bearer_keys(
     monkeypatch.setenv("MCP_API_KEY", f"{one}, {two}")
     settings = ConsoleSettings(host="0.0.0.0", state_table=incidents.state_table)  # noqa: S104
     assert settings.api_keys() == [one, two]  # the MCP server's variable, read the same way
-    client = TestClient(create_app(settings, sandbox.session(names.SUPERVISOR)))
+    client = TestClient(create_app(settings, sandbox.session(names.SUPERVISOR)), base_url=BASE)
     assert client.get("/incidents").status_code == 401
     assert client.get("/incidents", headers={"Authorization": "Bearer wrong"}).status_code == 401
     assert client.get("/incidents", headers={"Authorization": f"Bearer {two}"}).status_code == 200
@@ -297,3 +299,128 @@ def test_bidirectional_controls_are_shown_not_obeyed_on_every_page() -> None:
     evidence = str(highlighted({"events": [{"message": spoof}]}, "events.0.message", "invoice"))
     assert "\u202e" not in evidence
     assert "[U+202E]" in evidence
+
+
+KEY = "console-key-0123456789-abcdefghijklmnop"
+BEARER = {"Authorization": f"Bearer {KEY}"}
+REBOUND = "evil.example"  # a page's own domain, resolving to the console's address (DNS rebinding)
+
+
+def test_a_page_under_another_host_name_gets_421_and_reads_nothing(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    calls: Calls = []
+    client = console(sandbox, incidents, calls)
+    paths = [
+        "/incidents",
+        "/incidents/fn%402026-01-01T00%3A00%3A00.000Z",
+        "/drill",
+        "/",
+        "/static/console.css",
+    ]
+    for path in paths:
+        for host in (REBOUND, f"{REBOUND}:8088"):
+            refused = client.get(path, headers={"Host": host})
+            assert refused.status_code == 421, path
+            assert "window" not in refused.text
+    assert client.post("/incidents", headers={"Origin": f"http://{REBOUND}"}).status_code == 403
+    assert calls == []
+    for host in ("127.0.0.1:8088", "localhost:8088", "[::1]:8088", "localhost"):
+        assert client.get("/incidents", headers={"Host": host}).status_code == 200, host
+    assert client.get("/healthz", headers={"Host": "10.0.3.7:8088"}).status_code == 200  # a load balancer
+
+
+def test_off_loopback_the_public_url_and_the_configured_hosts_are_the_consoles_names(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    client = console(
+        sandbox,
+        incidents,
+        host="0.0.0.0",  # noqa: S104 - only the settings say so: a TestClient binds nothing
+        api_key=KEY,
+        public_url="https://console.example.com",
+        allowed_hosts="ops.example.net, intranet.example.net:8443",
+    )
+    for host in (
+        "console.example.com",
+        "ops.example.net:8088",
+        "intranet.example.net:8443",
+        "127.0.0.1:8088",
+    ):
+        assert client.get("/incidents", headers=BEARER | {"Host": host}).status_code == 200, host
+    for host in (REBOUND, "intranet.example.net:8444", "console.example.com.evil.example"):
+        assert client.get("/incidents", headers=BEARER | {"Host": host}).status_code == 421, host
+
+
+def test_signed_in_pages_carry_the_security_headers(sandbox: Sandbox, incidents: IncidentStore) -> None:
+    incident_id = claimed(incidents, "fn-headers", ago(30), "DIAGNOSED")
+    client = console(sandbox, incidents, host="0.0.0.0", api_key=KEY)  # noqa: S104 - see above
+    for path in ("/incidents", f"/incidents/{quote(incident_id, safe='')}", "/drill", "/incidents/none"):
+        response = client.get(path, headers=BEARER)
+        assert response.status_code in (200, 404), path
+        assert_page_headers(response.headers)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/incidents/",
+        "/incidents/%20",
+        "/incidents/fn%0A%402026-01-01T00%3A00%3A00.000Z",
+        "/incidents/" + "f" * 3000 + "%402026-01-01T00%3A00%3A00.000Z",
+        "/incidents/no-such-incident",
+        "/incidents/fn%402026-01-01",
+    ],
+)
+def test_an_id_that_cannot_be_an_incident_is_a_404_page_without_a_dynamodb_call(
+    sandbox: Sandbox, incidents: IncidentStore, path: str
+) -> None:
+    calls: Calls = []
+    response = console(sandbox, incidents, calls).get(path)
+    assert response.status_code == 404
+    assert "No incident" in response.text or "%0A" in path  # a newline: no route's path, Starlette's 404
+    assert calls == []
+
+
+def _token(index: str, **values: str) -> str:
+    return encode_token(index, {name: {"S": value} for name, value in values.items()})
+
+
+STAMP = "2026-01-01T00:00:00.000Z"
+INCIDENT = f"fn@{STAMP}"
+BAD_LISTS = {
+    "empty key values": f"?next={_token(RECENT_INDEX, incident_id='', kind='', updated_at='')}",
+    "an id that is no incident's": "?next="
+    + _token(RECENT_INDEX, incident_id="x" * 5000, kind="incident", updated_at=STAMP),
+    "another kind": f"?next={_token(RECENT_INDEX, incident_id=INCIDENT, kind='pointer', updated_at=STAMP)}",
+    "a time too long for a key": "?next="
+    + _token(RECENT_INDEX, incident_id=INCIDENT, kind="incident", updated_at="2" * 2000),
+    "another status": "?status=FAILED&next="
+    + _token(STATUS_INDEX, incident_id=INCIDENT, status="DIAGNOSED", updated_at=STAMP),
+    "another function": "?function=fn-a&next="
+    + _token(FUNCTION_INDEX, incident_id=INCIDENT, function_name="fn-b", updated_at=STAMP),
+    "a function name no function has": "?function=" + quote("no such function!"),
+    "a long function name": "?function=" + "f" * 3000,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("query", list(BAD_LISTS.values()), ids=list(BAD_LISTS))
+def test_filters_and_page_tokens_are_checked_before_dynamodb(
+    sandbox: Sandbox, incidents: IncidentStore, query: str
+) -> None:
+    calls: Calls = []
+    response = console(sandbox, incidents, calls).get(f"/incidents{query}")
+    assert response.status_code == 400
+    assert calls == []
+
+
+def test_a_token_from_before_the_time_window_ends_the_list(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    """A page token older than the window (the window moved on while the list was open): no more rows."""
+    calls: Calls = []
+    old = _token(RECENT_INDEX, incident_id=INCIDENT, kind="incident", updated_at=STAMP)
+    response = console(sandbox, incidents, calls).get(f"/incidents?since=1h&next={old}")
+    assert response.status_code == 200
+    assert ids(response.text) == []
+    assert calls == []

@@ -64,7 +64,8 @@ def oauth(
 
 
 def client(sandbox: Sandbox, console_settings: ConsoleSettings) -> TestClient:
-    return TestClient(create_app(console_settings, sandbox.session(names.SUPERVISOR)), follow_redirects=False)
+    app = create_app(console_settings, sandbox.session(names.SUPERVISOR))
+    return TestClient(app, base_url=PUBLIC, follow_redirects=False)  # a Host the console answers
 
 
 @pytest.fixture
@@ -425,7 +426,7 @@ def test_wrong_keys_are_throttled_per_client_at_the_form_and_as_bearer_keys(
     app = create_app(
         settings(incidents, api_key=KEY, sign_in_failures_per_minute=2), sandbox.session(names.SUPERVISOR)
     )
-    guesser = TestClient(app, client=("203.0.113.9", 40000), follow_redirects=False)
+    guesser = TestClient(app, base_url=PUBLIC, client=("203.0.113.9", 40000), follow_redirects=False)
     statuses = [
         guesser.post("/auth/login", data=key_form(guesser) | {"key": f"guess-{n}"}).status_code
         for n in range(20)
@@ -441,7 +442,7 @@ def test_wrong_keys_are_throttled_per_client_at_the_form_and_as_bearer_keys(
     bearer = guesser.get("/incidents", headers={"Authorization": f"Bearer {KEY}"})
     assert bearer.status_code == 429  # one allowance for the form and for scripts
 
-    other = TestClient(app, client=("198.51.100.4", 40000), follow_redirects=False)
+    other = TestClient(app, base_url=PUBLIC, client=("198.51.100.4", 40000), follow_redirects=False)
     assert other.post("/auth/login", data=key_form(other) | {"key": KEY}).status_code == 303
     assert other.get("/incidents", headers={"Authorization": f"Bearer {KEY}"}).status_code == 200
 
@@ -451,7 +452,7 @@ def test_behind_trusted_proxies_the_console_counts_the_forwarded_client(
 ) -> None:
     values = {"api_key": KEY, "sign_in_failures_per_minute": 1, "trusted_proxies": "10.0.0.0/8"}
     app = create_app(settings(incidents, **values), sandbox.session(names.SUPERVISOR))
-    balancer = TestClient(app, client=("10.0.3.7", 40000), follow_redirects=False)
+    balancer = TestClient(app, base_url=PUBLIC, client=("10.0.3.7", 40000), follow_redirects=False)
 
     def bearer(forwarded_for: str, key: str = "not-the-key") -> int:
         headers = {"Authorization": f"Bearer {key}", "X-Forwarded-For": forwarded_for}

@@ -1,6 +1,7 @@
 """incident-console in a real browser: Debian's headless Chromium, driven by Playwright, opens the list
 and the page of a real drill-style incident (fault, alarm, SNS, pipeline), finds the timeline, the
-highlighted evidence and the commands, sees no console errors, and shows a hostile log line as text.
+highlighted evidence and the commands, sees no console errors, and shows a hostile log line as text;
+signed in, every page carries the security headers and keeps its Content-Security-Policy.
 Screenshots are saved under build/screenshots/ (CI keeps them as artefacts)."""
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ from chaos.sandbox.sandbox import Sandbox
 from console.app import create_app
 from console.settings import ConsoleSettings
 from supervisor.incident.store import IncidentStore
-from tests.console_support import ago, claimed, local_issuer, served_knowing_its_url
+from tests.console_support import ago, assert_page_headers, claimed, local_issuer, served_knowing_its_url
 
 CHROMIUM = "/usr/bin/chromium"
+KEY = "console-key-0123456789-abcdefghijklmnop"
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "build" / "screenshots"
 FLAGS = [
     "--headless",
@@ -172,3 +174,43 @@ def test_chromium_signs_in_through_the_issuer_and_lands_on_the_list(
             SCREENSHOTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(SCREENSHOTS / "signed-in-list.png"))
             page.close()
+
+
+def test_chromium_signed_in_with_a_key_gets_pages_with_the_security_headers(
+    sandbox: Sandbox, incidents: IncidentStore, tmp_path: Path
+) -> None:
+    """Off loopback with keys: Chromium signs in through the key form, and every page it is then shown
+    carries the security headers, whose Content-Security-Policy the pages keep (no violation reported)."""
+    incident_id = claimed(incidents, "fn-headers-browser", ago(30), "DIAGNOSED")
+    problems: list[str] = []
+
+    def make(url: str) -> Any:
+        settings = ConsoleSettings(
+            host="0.0.0.0",  # noqa: S104 - only the settings say so: served on loopback below
+            state_table=incidents.state_table,
+            context_table=str(incidents.context_table),
+            api_key=KEY,
+            public_url=url,
+        )
+        return create_app(settings, sandbox.session(names.SUPERVISOR))
+
+    with served_knowing_its_url(make) as url, chromium(tmp_path / "profile") as browser:
+        page = browser.new_page()
+        page.on(
+            "console",
+            lambda m: problems.append(f"{m.type}: {m.text}") if m.type in ("error", "warning") else None,
+        )
+        page.goto(f"{url}/incidents")
+        page.wait_for_url(f"{url}/auth/login?next=%2Fincidents")
+        page.fill("#key", KEY)
+        with page.expect_navigation():
+            page.click("button[type=submit]")
+        assert page.locator("h1").inner_text() == "Incidents"
+        for path in ("/incidents", f"/incidents/{quote(incident_id, safe='')}", "/drill"):
+            response = page.goto(f"{url}{path}")
+            assert response is not None
+            assert response.status == 200, path
+            assert_page_headers(response.headers)
+        assert page.locator("#remediation, h1").first.is_visible()
+        page.close()
+    assert problems == []  # a Content-Security-Policy violation is reported here

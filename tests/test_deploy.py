@@ -368,7 +368,7 @@ def test_the_console_calls_exactly_what_its_role_grants(
     settings = ConsoleSettings(
         state_table=incidents.state_table, context_table=str(incidents.context_table), api_key=None
     )
-    client = TestClient(create_app(settings, session))
+    client = TestClient(create_app(settings, session), base_url="http://127.0.0.1:8088")
     listing = client.get("/incidents")
     assert listing.status_code == 200
     assert incident_id in listing.text

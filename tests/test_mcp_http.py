@@ -32,6 +32,9 @@ INITIALIZE = (
 )
 
 
+LOCAL = "http://127.0.0.1"  # a Host the server answers (bound to loopback)
+
+
 def _app(sandbox: Sandbox, keys: list[str], **values: object) -> ASGIApp:
     """The app; the shared servers below allow many wrong credentials (several tests send them)."""
     settings = ServerSettings(**({"mcp_auth_failures_per_minute": 1000} | values))  # type: ignore[arg-type]
@@ -202,7 +205,7 @@ def test_wrong_keys_are_throttled_per_client_and_meanwhile_even_the_right_key_is
     sandbox: Sandbox,
 ) -> None:
     app = _app(sandbox, [NEW], mcp_auth_failures_per_minute=2)  # two at once, then one per 30 s
-    guesser = TestClient(app, client=("203.0.113.9", 40000))
+    guesser = TestClient(app, base_url=LOCAL, client=("203.0.113.9", 40000))
     statuses = [_post(guesser, WRONG) for _ in range(60)]
     assert statuses[:2] == [401, 401]
     assert set(statuses[2:]) == {429}
@@ -216,10 +219,10 @@ def test_wrong_keys_are_throttled_per_client_and_meanwhile_even_the_right_key_is
     assert _post(guesser, {}) == 401  # no credential, nothing to throttle
     assert guesser.get("/healthz").status_code == 200
 
-    other = TestClient(app, client=("198.51.100.4", 40000))
+    other = TestClient(app, base_url=LOCAL, client=("198.51.100.4", 40000))
     assert _post(other, WRONG) == 401  # another client has its own allowance
-    neighbour = TestClient(app, client=("2001:db8::1", 40000))
-    same_block = TestClient(app, client=("2001:db8::2", 40000))
+    neighbour = TestClient(app, base_url=LOCAL, client=("2001:db8::1", 40000))
+    same_block = TestClient(app, base_url=LOCAL, client=("2001:db8::2", 40000))
     assert [_post(neighbour, WRONG), _post(neighbour, WRONG), _post(same_block, WRONG)] == [401, 401, 429]
 
 
@@ -227,7 +230,7 @@ def test_behind_a_trusted_proxy_the_client_is_the_first_address_the_proxy_did_no
     sandbox: Sandbox,
 ) -> None:
     app = _app(sandbox, [NEW], mcp_auth_failures_per_minute=1, mcp_trusted_proxies="10.0.0.0/8")
-    balancer = TestClient(app, client=("10.0.3.7", 40000))
+    balancer = TestClient(app, base_url=LOCAL, client=("10.0.3.7", 40000))
 
     def wrong_via(forwarded_for: str) -> int:
         return _post(balancer, WRONG | {"X-Forwarded-For": forwarded_for})
@@ -237,7 +240,9 @@ def test_behind_a_trusted_proxy_the_client_is_the_first_address_the_proxy_did_no
     assert wrong_via("198.51.100.7, 203.0.113.9") == 429  # what the client wrote on the left is not believed
     assert wrong_via("198.51.100.4") == 401  # another client behind the same balancer
 
-    direct = TestClient(app, client=("203.0.113.50", 40000))  # not a proxy: its X-Forwarded-For is ignored
+    direct = TestClient(
+        app, base_url=LOCAL, client=("203.0.113.50", 40000)
+    )  # not a proxy: its X-Forwarded-For is ignored
     assert _post(direct, WRONG | {"X-Forwarded-For": "192.0.2.1"}) == 401
     assert _post(direct, WRONG | {"X-Forwarded-For": "192.0.2.2"}) == 429
 

@@ -1,11 +1,12 @@
 """The server's log under hostile requests: JSON lines that a URL cannot forge, a request id on each, and
-no traceback for a request the server refuses correctly."""
+no traceback for a request the server refuses correctly, nor for a client that leaves mid-body."""
 
 from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -138,3 +139,33 @@ def test_log_lines_are_ascii_json(server: LoggedServer) -> None:
     assert lines
     assert all(line.isascii() for line in lines)
     assert any("\u2028forged" in json.loads(line)["message"] for line in lines)
+
+
+def _entries_until(server: LoggedServer, seen: Callable[[dict[str, Any]], bool]) -> list[dict[str, Any]]:
+    """New log entries, read until one of them is ``seen`` (fails after 20 s without one)."""
+    entries: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 20
+    while not any(seen(entry) for entry in entries):
+        if time.monotonic() > deadline:
+            pytest.fail(f"the server logged nothing about the request: {entries}")
+        time.sleep(0.05)
+        entries += server.new_entries()
+    return entries
+
+
+def test_a_client_that_leaves_mid_body_is_one_info_line(server: LoggedServer) -> None:
+    """The body announced 1000 bytes; the client sends 17 and closes. Nothing for the SDK to parse: one
+    INFO line, no ERROR, no traceback."""
+    port = server.process.port
+    head = (
+        f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {server.key}\r\n"
+        "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        "Content-Length: 1000\r\n\r\n"
+    )
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(head.encode() + b'{"jsonrpc":"2.0",')
+    entries = _entries_until(server, lambda e: e["level"] == "ERROR" or "went away" in e["message"])
+    assert all(entry["level"] != "ERROR" and "exception" not in entry for entry in entries), entries
+    (left,) = [entry for entry in entries if "went away" in entry["message"]]
+    assert left["level"] == "INFO"
+    assert left["request_id"]
