@@ -14,6 +14,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_server.https_urls import checked_url
 from mcp_server.settings import SCOPE_PATTERN, proxy_list
+from supervisor.incident.resources import CONTEXT_TABLE, STATE_TABLE
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 MIN_SESSION_SECRET = 32
@@ -33,9 +34,9 @@ class ConsoleSettings(BaseSettings):
         "keys or OAuth).",
     )
     port: int = Field(default=8088, ge=1, le=65535, description="Port to listen on.")
-    state_table: str = Field(default="incident-state", min_length=1, description="The incident-state table.")
+    state_table: str = Field(default=STATE_TABLE, min_length=1, description="The incident-state table.")
     context_table: str = Field(
-        default="incident-context", min_length=1, description="The incident-context table."
+        default=CONTEXT_TABLE, min_length=1, description="The incident-context table."
     )
     page_size: int = Field(default=25, ge=1, le=100, description="Incidents per page of the list.")
     refresh_seconds: int = Field(
