@@ -35,9 +35,7 @@ class ConsoleSettings(BaseSettings):
     )
     port: int = Field(default=8088, ge=1, le=65535, description="Port to listen on.")
     state_table: str = Field(default=STATE_TABLE, min_length=1, description="The incident-state table.")
-    context_table: str = Field(
-        default=CONTEXT_TABLE, min_length=1, description="The incident-context table."
-    )
+    context_table: str = Field(default=CONTEXT_TABLE, min_length=1, description="The incident-context table.")
     page_size: int = Field(default=25, ge=1, le=100, description="Incidents per page of the list.")
     refresh_seconds: int = Field(
         default=10,
