@@ -41,7 +41,10 @@ LOGS_POLICY_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.LOGS_POLICY_NA
 VPC_POLICY_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.VPC_POLICY_NAME}"
 FUNCTION_LABELS = [f"function {names.FUNCTION_NAME}", f"function {FUNCTION_ARN}"]
 ROLE_LABEL = f"role {names.ROLE_NAME}"
-CLOCK_SLACK = timedelta(seconds=2)
+CLOCK_SLACK = timedelta(seconds=2)  # after a call: until the sandbox has recorded it
+# Before a call: rounding only (the sandbox records on this machine's clock, when the request arrives), so
+# the same change made by the test before this one, a second or two earlier, is never mistaken for it.
+ROUNDING = timedelta(milliseconds=10)
 SECRET = "planted-secret-7f3a9c"  # the value no answer may contain
 
 
@@ -71,7 +74,7 @@ def only(events: list[ChangeEvent], event_name: str, before: datetime, after: da
         e
         for e in events
         if e.event_name == event_name
-        and before - CLOCK_SLACK <= datetime.fromisoformat(e.time) <= after + CLOCK_SLACK
+        and before - ROUNDING <= datetime.fromisoformat(e.time) <= after + CLOCK_SLACK
     ]
     assert len(found) == 1, [(e.event_name, e.time) for e in events]
     return found[0]
