@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Literal
 
+import pytest
 from mcp.client.session import ClientSession
 from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
@@ -34,3 +37,15 @@ async def mcp_session(transport: Transport, base_url: str, key: str | None) -> A
         ):
             await s.initialize()
             yield s
+
+
+def closed_within(sock: socket.socket, seconds: float) -> float:
+    """Seconds until the server closes ``sock`` (fails if it is still open after ``seconds``)."""
+    started = time.monotonic()
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        pytest.fail(f"the server kept the connection open for more than {seconds:g}s")
+    return time.monotonic() - started

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from chaos.mcp_process import ServerProcess, server_process
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from tests.mcp_support import closed_within
 
 HEADER_TIMEOUT = 1.0
 KEY = "console-key-0123456789-abcdefghijklmnop"
@@ -65,22 +65,10 @@ def test_a_hostile_path_cannot_forge_a_log_line(sandbox: Sandbox, tmp_path: Path
     assert refusal["request_id"]
 
 
-def _closed_within(sock: socket.socket, seconds: float) -> float:
-    """Seconds until the console closes ``sock`` (fails if it is still open after ``seconds``)."""
-    started = time.monotonic()
-    sock.settimeout(seconds)
-    try:
-        while sock.recv(4096):
-            pass
-    except TimeoutError:
-        pytest.fail(f"the console kept the connection open for more than {seconds:g}s")
-    return time.monotonic() - started
-
-
 def test_a_connection_that_sends_no_request_head_is_closed(console: ServerProcess) -> None:
     with socket.create_connection(("127.0.0.1", console.port)) as sock:
         sock.sendall(b"GET /incidents HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and never the blank line
-        waited = _closed_within(sock, HEADER_TIMEOUT + 3)
+        waited = closed_within(sock, HEADER_TIMEOUT + 3)
     assert waited >= HEADER_TIMEOUT - 0.1
 
 
@@ -89,4 +77,4 @@ def test_an_idle_keep_alive_connection_is_closed(console: ServerProcess) -> None
     with socket.create_connection(("127.0.0.1", console.port)) as sock:
         sock.sendall(request)
         assert sock.recv(4096).startswith(b"HTTP/1.1 200")
-        _closed_within(sock, HEADER_TIMEOUT + 3)
+        closed_within(sock, HEADER_TIMEOUT + 3)

@@ -16,6 +16,7 @@ import pytest
 from chaos.mcp_process import ServerProcess, server_process
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from tests.mcp_support import closed_within
 
 HEADER_TIMEOUT = 1.0
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -98,21 +99,9 @@ def test_unserved_methods_are_method_not_found_without_a_traceback(
     assert '"level": "ERROR"' not in logged
 
 
-def _closed_within(sock: socket.socket, seconds: float) -> float:
-    """Seconds until the server closes ``sock`` (fails if it is still open after ``seconds``)."""
-    started = time.monotonic()
-    sock.settimeout(seconds)
-    try:
-        while sock.recv(4096):
-            pass
-    except TimeoutError:
-        pytest.fail(f"the server kept the connection open for more than {seconds:g}s")
-    return time.monotonic() - started
-
-
 def test_a_connection_that_sends_nothing_is_closed(server: ServerProcess) -> None:
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
-        waited = _closed_within(sock, HEADER_TIMEOUT + 3)
+        waited = closed_within(sock, HEADER_TIMEOUT + 3)
     assert waited >= HEADER_TIMEOUT - 0.1
 
 
@@ -137,7 +126,7 @@ def test_an_idle_keep_alive_connection_is_closed(server: ServerProcess) -> None:
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
         sock.sendall(request)
         assert sock.recv(4096).startswith(b"HTTP/1.1 200")
-        _closed_within(sock, HEADER_TIMEOUT + 3)
+        closed_within(sock, HEADER_TIMEOUT + 3)
 
 
 def test_long_lived_streams_outlast_the_header_timeout(server: ServerProcess) -> None:
