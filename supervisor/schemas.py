@@ -141,6 +141,26 @@ class RuledOut(_Model):
     )
 
 
+class ChangeReference(_Model):
+    """A change as CloudTrail recorded it, cited from get_recent_changes."""
+
+    event_name: str = Field(min_length=1, description="CloudTrail's eventName.")
+    time: IsoTime = Field(description="When the change was made (the event's time).")
+    evidence: EvidenceIndices = Field(
+        min_length=1, description="Indices into Diagnosis.evidence: the get_recent_changes event cited."
+    )
+
+
+class ResolvedFault(_Model):
+    """A fault a change caused and a later change undid, with no failure of that kind since: not current."""
+
+    fault_type: FaultType
+    reason: str = Field(min_length=1)
+    caused_by: ChangeReference
+    undone_by: ChangeReference
+    evidence: EvidenceIndices = Field(min_length=1, description="Indices into Diagnosis.evidence.")
+
+
 class DiagnosisSubmission(_Model):
     """What the model submits through ``submit_diagnosis``; checked in code before it becomes a Diagnosis."""
 
@@ -162,6 +182,10 @@ class DiagnosisSubmission(_Model):
     gaps: list[DiagnosisGap] = Field(default_factory=list, description="What could not be checked, and why.")
     ruled_out: list[RuledOut] = Field(
         default_factory=list, description="Fault types checked and rejected, each with the evidence."
+    )
+    resolved: list[ResolvedFault] = Field(
+        default_factory=list,
+        description="Faults a later change undid, with no failure of that kind since: not in fault_types.",
     )
 
     def citations(self) -> list[tuple[str, list[int]]]:

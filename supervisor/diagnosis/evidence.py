@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from supervisor.diagnosis import corroboration
+from supervisor.diagnosis.causality import success_after
 from supervisor.diagnosis.cli_commands import CommandError, parse_command
 from supervisor.diagnosis.paths import canonical, resolve, value_matches
 from supervisor.schemas import (
@@ -83,13 +84,17 @@ def _trigger_problem(submission: DiagnosisSubmission, held: Sequence[Sequence[An
     return "a trigger must cite the change event it names: a get_recent_changes pointer into events.<n>"
 
 
-def _entry_checks(submission: DiagnosisSubmission, held: Sequence[Sequence[Any]]) -> list[EntryCheck]:
+def _entry_checks(
+    submission: DiagnosisSubmission, held: Sequence[Sequence[Any]], responses: Responses
+) -> list[EntryCheck]:
     checks = []
     for where, indices in submission.citations():
         unverified = [i for i in indices if not held[i]]
         reason = f"cites evidence {', '.join(map(str, unverified))}, not verified" if unverified else ""
-        if not reason and where == "trigger":
-            reason = _trigger_problem(submission, held)
+        if not reason and where == "trigger" and submission.trigger is not None:
+            reason = _trigger_problem(submission, held) or success_after(
+                datetime.fromisoformat(submission.trigger.time), responses.get("get_recent_logs", [])
+            )
         only_logs = all(submission.evidence[i].tool == corroboration.LOG_TOOL for i in indices)
         if not reason and where.startswith("ruled_out") and only_logs:
             reason = "log text cannot rule a hypothesis out: cite configuration, IAM, metrics or network"
@@ -117,7 +122,7 @@ def verify(submission: DiagnosisSubmission, responses: Responses, refinement_tur
     support = corroboration.support(submission.fault_types, submission.evidence, held)
     return Verification(
         pointers=pointers,
-        entries=_entry_checks(submission, held),
+        entries=_entry_checks(submission, held, responses),
         support=support,
         unsupported_fault_types=[s.fault_type for s in support if s.missing],
         refinement_turns=refinement_turns,

@@ -7,12 +7,12 @@ from typing import Any
 from supervisor.diagnosis.iam_policy import parse_denial
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import Failure, failures, first_failure
+from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy, Verdict
+from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS, alias_pointer, alias_rollback
 from supervisor.diagnosis.rules.triggers import change_events
 
 _CONFIG = "get_lambda_config"
-DEPLOY_OPERATIONS = frozenset({"UpdateFunctionCode", "PublishVersion", "UpdateAlias", "CreateAlias"})
 CODE_RUNTIME_ERRORS = frozenset(
     {"Runtime.UserCodeSyntaxError", "Runtime.MarshalError", "Runtime.ImportModuleError"}
 )
@@ -33,26 +33,6 @@ def is_code_failure(failure: Failure) -> bool:
     return failure.error_code is None and parse_denial(failure.message) is None
 
 
-def _rollback(c: Conversation) -> tuple[dict[str, Any], int, str] | None:
-    """(alias, its index, the version it pointed at before) when a deployment moved an alias forward."""
-    for event in change_events(c):
-        if event.operation not in ("UpdateAlias", "CreateAlias"):
-            continue
-        summary = event.event.get("summary") or {}
-        name = summary.get("name") or summary.get("Name")
-        for index, alias in enumerate(c.config.get("Aliases", [])):
-            if alias.get("Name") != name:
-                continue
-            versions = sorted(
-                int(v["Version"]) for v in c.config.get("Versions", []) if str(v.get("Version")).isdigit()
-            )
-            current = str(alias.get("FunctionVersion"))
-            older = [v for v in versions if current.isdigit() and v < int(current)]
-            if older:
-                return alias, index, str(older[-1])
-    return None
-
-
 def _latest_code_failure(c: Conversation) -> Failure | None:
     """The newest failure of the code itself since the newest deployment, if any."""
     deployed = max((e.time for e in change_events(c) if _relevant(e)), default=None)
@@ -69,13 +49,7 @@ def _alias_rollback(
 ) -> tuple[Pointer, Remedy, str]:
     """The alias a deployment moved to the failing code, pointing it back, and the cause it shows."""
     name = c.name
-    pointer = Pointer(
-        _CONFIG,
-        f"Aliases.{index}.FunctionVersion",
-        alias["FunctionVersion"],
-        f"Alias {alias['Name']} now routes to version {alias['FunctionVersion']}",
-        "code_error",
-    )
+    pointer = alias_pointer(alias, index, "code_error")
     remedy = Remedy(
         f"Point alias {alias['Name']} back to version {previous}",
         f"Roll the alias back to version {previous}, the version before the deployment; then fix the code.",
@@ -120,7 +94,7 @@ def check(c: Conversation) -> Verdict:
         ),
         failure.pointer(f"The function's code raised {failure.error_type}", "code_error"),
     ]
-    rollback = _rollback(c)
+    rollback = alias_rollback(c)
     if rollback is not None:
         pointer, remedy, cause = _alias_rollback(c, failure, *rollback)
         pointers.append(pointer)
@@ -134,4 +108,5 @@ def check(c: Conversation) -> Verdict:
         remedy,
         relevant_change=_relevant,
         first_failure=first_failure(c),
+        last_failure=last_failure(c),
     )

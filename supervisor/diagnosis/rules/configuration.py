@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 
-from supervisor.diagnosis.rules.code import DEPLOY_OPERATIONS
+from supervisor.diagnosis.rules import missing_grant
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import Failure, failures, first_failure
+from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy, Verdict
+from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS
 from supervisor.diagnosis.rules.triggers import change_events, previous_setting
 
 _CONFIG = "get_lambda_config"
@@ -68,6 +69,7 @@ def _finding(
         remedy,
         relevant_change=_relevant,
         first_failure=first_failure(c),
+        last_failure=last_failure(c),
     )
 
 
@@ -75,6 +77,9 @@ def check(c: Conversation) -> Verdict:
     config = c.config
     if not config or not c.metrics.get("errors"):
         return None
+    denied = missing_grant.finding(c)
+    if denied is not None:
+        return denied
     name, handler = c.name, config.get("Handler")
     for failure in failures(c):
         if failure.error_type in HANDLER_ERRORS and (

@@ -90,9 +90,25 @@ def first_failure(
     """When failing began, with the pointer that shows it: the START of the first failed invocation (ended
     in one of ``outcomes``, the ones the finding explains) whose REPORT line was read, else the first
     minute the metrics show errors (or throttles) in."""
+    return _failure_at(c, throttles, outcomes, last=False)
+
+
+def last_failure(
+    c: Conversation, *, throttles: bool = False, outcomes: frozenset[str] = TERMINAL_KINDS
+) -> tuple[datetime, Pointer] | None:
+    """When the latest failure of that kind began: the START of the last such invocation read, else the
+    last minute the metrics show errors (or throttles) in."""
+    return _failure_at(c, throttles, outcomes, last=True)
+
+
+def _failure_at(
+    c: Conversation, throttles: bool, outcomes: frozenset[str], *, last: bool
+) -> tuple[datetime, Pointer] | None:
     since = _failing_since(c)
+    which = "last" if last else "first"
     if not throttles and since is not None:
-        for index, invocation in enumerate(c.logs.get("invocations", [])):
+        invocations = list(enumerate(c.logs.get("invocations", [])))
+        for index, invocation in reversed(invocations) if last else invocations:
             when = instant(invocation.get("started"))
             if invocation.get("outcome") in outcomes and when is not None and when >= since:
                 started = invocation["started"]
@@ -100,13 +116,27 @@ def first_failure(
                     "get_recent_logs",
                     f"invocations.{index}.started",
                     started,
-                    "The first failed invocation",
+                    f"The {which} failed invocation",
                     None,
                 )
+    what = "throttles" if throttles else "errors"
+    if last:
+        minutes = list(enumerate(c.metrics.get("minutes", [])))
+        for index, minute in reversed(minutes):
+            when = instant(minute.get("timestamp"))
+            if minute.get(what) and when is not None:
+                return when, Pointer(
+                    "get_function_metrics",
+                    f"minutes.{index}.{what}",
+                    minute[what],
+                    f"The last minute with {what}",
+                    None,
+                )
+        return None
     key = "first_throttle_minute" if throttles else "first_error_minute"
     value = c.metrics.get(key)
     when = instant(value)
     if when is None:
         return None
-    what = "throttles" if throttles else "failed invocations"
-    return when, Pointer("get_function_metrics", key, value, f"The first minute with {what}", None)
+    shown = "throttles" if throttles else "failed invocations"
+    return when, Pointer("get_function_metrics", key, value, f"The first minute with {shown}", None)

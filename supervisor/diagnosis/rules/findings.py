@@ -90,6 +90,7 @@ class Finding:
     remedy: Remedy
     relevant_change: Relevant = field(default=lambda _: False)
     first_failure: tuple[datetime, Pointer] | None = None  # when it started, and the pointer that shows it
+    last_failure: tuple[datetime, Pointer] | None = None  # when the latest failure of its kind started
     subsumes: tuple[FaultType, ...] = ()  # symptoms it explains (blocked egress explains the timeouts)
     resources: tuple[str, ...] = ()  # what it implicates besides the function (a security group, a table)
 

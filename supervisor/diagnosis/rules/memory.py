@@ -6,7 +6,7 @@ import math
 
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import first_failure
+from supervisor.diagnosis.rules.failures import first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Remedy, Verdict
 from supervisor.diagnosis.rules.triggers import previous_setting
 
@@ -74,4 +74,5 @@ def check(c: Conversation) -> Verdict:
         ),
         relevant_change=_relevant,
         first_failure=first_failure(c, outcomes=frozenset({"runtime_exit"})),
+        last_failure=last_failure(c, outcomes=frozenset({"runtime_exit"})),
     )

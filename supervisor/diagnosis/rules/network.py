@@ -8,7 +8,7 @@ from typing import Any
 
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import first_failure
+from supervisor.diagnosis.rules.failures import first_failure, last_failure
 from supervisor.diagnosis.rules.findings import (
     ChangeEvent,
     Finding,
@@ -111,6 +111,7 @@ def check(c: Conversation) -> Verdict:
         _remedy(c),
         relevant_change=_relevant_to(blocking),
         first_failure=first_failure(c, outcomes=frozenset({"timeout"})),
+        last_failure=last_failure(c, outcomes=frozenset({"timeout"})),
         subsumes=("timeout",),
         resources=tuple(sorted(blocking)),
     )

@@ -13,38 +13,23 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from supervisor.diagnosis.iam_policy import Evaluation, Match, StatementRef, evaluate_role, parse_denial
+from supervisor.diagnosis.iam_policy import Evaluation, Match, StatementRef, evaluate_role
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import Failure, failures, first_failure
+from supervisor.diagnosis.rules.failures import first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Remedy, Verdict
-from supervisor.diagnosis.rules.triggers import change_events
+from supervisor.diagnosis.rules.grants import denials, function_change, is_role_change, role_changes
 
 _IAM = "get_iam_state"
 LOG_WRITE_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
-ROLE_OPERATIONS = frozenset(
-    {
-        "PutRolePolicy",
-        "DeleteRolePolicy",
-        "AttachRolePolicy",
-        "DetachRolePolicy",
-        "PutRolePermissionsBoundary",
-        "CreatePolicyVersion",
-        "SetDefaultPolicyVersion",
-    }
-)
 _DENYING = ("denied", "implicit_deny", "boundary_excludes")
-
-
-def _relevant(event: ChangeEvent) -> bool:
-    return event.operation in ROLE_OPERATIONS
 
 
 def _written(value: str | tuple[str, ...] | None) -> Any:
     return list(value) if isinstance(value, tuple) else value
 
 
-def _statement_pointers(refs: Sequence[StatementRef], what: str, supports: str | None) -> list[Pointer]:
+def statement_pointers(refs: Sequence[StatementRef], what: str, supports: str | None) -> list[Pointer]:
     pointers = []
     for ref in refs[:3]:
         key = "Resource" if ref.resource is not None else "NotResource" if ref.not_resource else "Action"
@@ -62,16 +47,16 @@ def _evaluation_pointers(evaluation: Evaluation, iam: dict[str, Any]) -> list[Po
     if evaluation.deciding:
         refs = [m.statement for m in evaluation.deciding]
         if evaluation.decision != "conditional":
-            return _statement_pointers(refs, f"Decides against {shown}", "permission_loss")
+            return statement_pointers(refs, f"Decides against {shown}", "permission_loss")
         return [
             pointer
             for kind, what in _KINDS
-            for pointer in _statement_pointers(
+            for pointer in statement_pointers(
                 [r for r in refs if _kind(r) == kind], what.format(shown), "permission_loss"
             )
         ]
     if evaluation.near_misses:
-        return _statement_pointers(
+        return statement_pointers(
             evaluation.near_misses,
             f"Allows {shown} only on this resource, not on the one the function uses",
             "permission_loss",
@@ -124,10 +109,6 @@ def _scoped_elsewhere(evaluation: Evaluation) -> bool:
     )
 
 
-def _role_changes(c: Conversation) -> list[ChangeEvent]:
-    return [e for e in change_events(c) if _relevant(e)]
-
-
 def _log_writes(c: Conversation) -> tuple[list[Evaluation], str] | None:
     group = c.logs.get("log_group") or c.metrics.get("log_group")
     if not group or not c.region or not c.account:
@@ -140,27 +121,13 @@ def _log_writes(c: Conversation) -> tuple[list[Evaluation], str] | None:
     return evaluations, group
 
 
-def _denials(c: Conversation) -> list[tuple[Failure, Evaluation]]:
-    """Each denied action once, evaluated against the role as it is now. A denial from before the role's
-    newest change says nothing about the policies the role has now, so it is not read."""
-    changed = max((e.time for e in _role_changes(c)), default=None)
-    found: dict[str, tuple[Failure, Evaluation]] = {}
-    for failure in failures(c):
-        if changed is not None and (failure.started is None or failure.started < changed):
-            continue
-        denied = parse_denial(failure.message)
-        if denied is not None and denied.action not in found:
-            found[denied.action] = (failure, evaluate_role(c.iam, denied.action, denied.resource))
-    return list(found.values())
-
-
 def _once_allowed(c: Conversation, evaluation: Evaluation) -> bool:
     """Whether the role had the action before: an Allow for it on another resource now, or a policy
     document in the change history that allowed it. A denial of an action the role never had is no
     permission *loss*: a line anyone could have written, or code calling what it never could."""
     if evaluation.decision != "implicit_deny" or evaluation.near_misses:
         return True
-    for event in _role_changes(c):
+    for event in role_changes(c):
         _, document = event.setting("policyDocument") or (None, None)
         if isinstance(document, str):
             try:
@@ -188,9 +155,11 @@ class _Reading:
     denying: list[StatementRef] = field(default_factory=list)  # Deny statements that decided a denial
 
     def read_denials(self) -> None:
-        for failure, evaluation in _denials(self.c):
+        for failure, evaluation in denials(self.c):
             shown = evaluation.action.removeprefix("*:")
             where = f" on {evaluation.resource}" if evaluation.resource else ""
+            if evaluation.decision == "implicit_deny" and function_change(self.c, failure) is not None:
+                continue  # the role did not change: the function did (a configuration error)
             if evaluation.decision in _DENYING and not _once_allowed(self.c, evaluation):
                 continue  # never granted, so not lost
             if evaluation.decision in _DENYING:
@@ -200,7 +169,7 @@ class _Reading:
                     *_evaluation_pointers(evaluation, self.iam),
                 ]
                 self.causes.append(f"{self.role} does not allow {shown}{where} ({evaluation.reason})")
-            elif _scoped_elsewhere(evaluation) and _role_changes(self.c):
+            elif _scoped_elsewhere(evaluation) and role_changes(self.c):
                 self.pointers += [
                     failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
                     *_evaluation_pointers(evaluation, self.iam),
@@ -258,8 +227,9 @@ def check(c: Conversation) -> Verdict:
             "high",
             [*reading.pointers, *restore],
             remedy,
-            relevant_change=_relevant,
+            relevant_change=is_role_change,
             first_failure=first_failure(c),
+            last_failure=last_failure(c),
         )
     if not reading.allowed or reading.undetermined:
         return None
@@ -268,14 +238,14 @@ def check(c: Conversation) -> Verdict:
         "permission_loss",
         f"{reading.role} allows what was checked: its log writes, "
         "and every call a failed invocation was denied",
-        _statement_pointers(refs, "Allows the call", None),
+        statement_pointers(refs, "Allows the call", None),
     )
 
 
 def _policy_restore(c: Conversation, role: str, change: ChangeEvent) -> tuple[Remedy, list[Pointer]] | None:
     """When an inline policy was rewritten or deleted: the document an older PutRolePolicy wrote for it."""
     name = (change.event.get("summary") or {}).get("policyName")
-    for event in _role_changes(c):
+    for event in role_changes(c):
         summary = event.event.get("summary") or {}
         document = summary.get("policyDocument")
         if (
@@ -343,7 +313,7 @@ def _removal(c: Conversation, role: str, change: ChangeEvent, denying: set[str])
 def _remedy(c: Conversation, role: str, denying: set[str]) -> tuple[Remedy, list[Pointer]]:
     """Take away the policy whose Deny decides the denial, or put back what the change history shows was
     taken away, when it shows it."""
-    for change in _role_changes(c):  # the newest first
+    for change in role_changes(c):  # the newest first
         summary = change.event.get("summary") or {}
         if change.operation in ("PutRolePolicy", "DeleteRolePolicy"):
             restored = _policy_restore(c, role, change)  # a rewritten policy: its earlier document

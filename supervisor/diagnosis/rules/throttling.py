@@ -6,7 +6,7 @@ import math
 
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import first_failure
+from supervisor.diagnosis.rules.failures import first_failure, last_failure
 from supervisor.diagnosis.rules.findings import Finding, Pointer, Rejection, Remedy, Verdict
 
 _METRICS = "get_function_metrics"
@@ -31,6 +31,7 @@ def check(c: Conversation) -> Verdict:
         remedy,
         relevant_change=lambda e: e.operation in ("PutFunctionConcurrency", "DeleteFunctionConcurrency"),
         first_failure=first_failure(c, throttles=True),
+        last_failure=last_failure(c, throttles=True),
     )
 
 

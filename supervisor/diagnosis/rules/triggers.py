@@ -1,13 +1,12 @@
-"""What changed: the change events that can explain a finding, and the one that started it."""
+"""What changed: the change events the history lists, the pointers that cite one, and earlier settings."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from supervisor.diagnosis.rules.conversation import Conversation, instant
-from supervisor.diagnosis.rules.failures import MINUTE
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer
+from supervisor.faults.registry import FaultType
 
 
 def change_events(c: Conversation) -> list[ChangeEvent]:
@@ -20,24 +19,7 @@ def change_events(c: Conversation) -> list[ChangeEvent]:
     return found
 
 
-def trigger(c: Conversation, finding: Finding) -> ChangeEvent | None:
-    """The newest relevant change made before the first failure (the newest relevant one at all when the
-    failures' start is not known)."""
-    latest = failure_bound(finding)
-    relevant = [e for e in change_events(c) if finding.relevant_change(e)]
-    before = [e for e in relevant if latest is None or e.time <= latest]
-    return max(before, key=lambda e: e.time, default=None)
-
-
-def failure_bound(finding: Finding) -> datetime | None:
-    """The latest instant the first failure can have happened at (a metrics minute: its end)."""
-    if finding.first_failure is None:
-        return None
-    when, pointer = finding.first_failure
-    return when + MINUTE if pointer.tool == "get_function_metrics" else when
-
-
-def change_pointers(event: ChangeEvent, finding: Finding) -> list[Pointer]:
+def change_pointers(event: ChangeEvent, supports: FaultType | None) -> list[Pointer]:
     where = f"events.{event.index}"
     who = event.event.get("identity_arn") or "an unknown identity"
     pointers = [
@@ -46,7 +28,7 @@ def change_pointers(event: ChangeEvent, finding: Finding) -> list[Pointer]:
             f"{where}.event_name",
             event.event["event_name"],
             f"{who} called {event.operation} at {event.event['time']}",
-            finding.fault,
+            supports,
         ),
         Pointer("get_recent_changes", f"{where}.time", event.event["time"], "When the change was made", None),
     ]
