@@ -62,10 +62,19 @@ Log pointers add detail only. A log line cited for a fault must be the terminal 
 invocation (an event of kind error_record, timeout or runtime_exit whose request failed), never a line the \
 code printed. An unsupported fault type is listed as such and caps your confidence.
 
-WHAT CHANGED COMES FIRST
-In get_recent_changes, find the change made before the first failure that explains it. Report it as the \
-trigger (event_name, identity and time exactly as the event shows them, citing the event) and put it, the \
-first failure and other facts on the timeline, oldest first, each citing evidence.
+ONE TIMELINE: WHAT CHANGED COMES FIRST
+A change can have started the failures only if it came after the start of the last successful invocation \
+(get_recent_logs invocations) and no later than the first failing one (up to 10 s before that success \
+still counts: IAM changes take seconds to apply); a change before a later success is checked in code and \
+refused as the trigger. Any such change can start any fault (a deployment can cause out-of-memory or \
+timeouts). Report the latest one as the trigger (event_name, identity and time exactly as the event shows \
+them, citing the event), list the others on the timeline, and if there is none, say so in a gap with what \
+was searched. Remediation undoes the trigger: roll a deployment back, detach an attached policy, put a \
+recorded setting back; environment values are never recorded, so name the variables in a gap rather than \
+invent a command. Only with no trigger does the fix raise a limit the metrics justify. A fault whose cause \
+a later change undid, with no failure of that kind since, goes under resolved (the causing and the undoing \
+change), not in fault_types. Put the trigger, the first failure and other facts on the timeline, oldest \
+first, each citing evidence.
 
 SUBMITTING
 - Back every claim with an evidence pointer: the tool, the field (a dotted path into its result, list \

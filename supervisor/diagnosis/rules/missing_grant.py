@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import re
 
-from supervisor.diagnosis.iam_policy import Evaluation
+from supervisor.diagnosis.iam_policy import Evaluation, parse_denial
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import Failure, first_failure, last_failure
+from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy
 from supervisor.diagnosis.rules.grants import denials, function_change
 from supervisor.diagnosis.rules.permissions import statement_pointers
@@ -68,11 +68,14 @@ def _remedy(
 
 def finding(c: Conversation) -> Finding | None:
     """The configuration error a denied call since a change to the function shows, if any."""
-    iam = c.iam
-    if not iam:
+    iam, failed = c.iam, failures(c)
+    if not iam or not failed:
         return None
+    newest = parse_denial(failed[-1].message)  # a denial older than the newest failure is not what fails now
     for failure, evaluation in denials(c):
-        change = function_change(c, failure) if evaluation.decision == "implicit_deny" else None
+        if newest is None or newest.action != evaluation.action or evaluation.decision != "implicit_deny":
+            continue
+        change = function_change(c, failure)
         if change is not None:
             return _finding(c, failure, evaluation, change, str(iam.get("role_name") or c.role))
     return None

@@ -1,0 +1,200 @@
+"""The causal timeline's rules on hand-made tool answers: the candidate window and its tolerance at the
+edges, which candidate is the trigger, a fault undone by a later change, and the remedy that follows the
+trigger. Whole diagnoses on the sandbox are in test_timeline_e2e.py and the drill."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from supervisor.diagnosis.causality import PROPAGATION, success_after
+from supervisor.diagnosis.rules import timeline, trigger_remedy
+from supervisor.diagnosis.rules.conversation import Conversation
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy
+
+T0 = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+FUNCTION_ARN = "arn:aws:lambda:eu-west-1:123456789012:function:orders-api"
+
+
+def _at(seconds: float) -> str:
+    return (T0 + timedelta(seconds=seconds)).isoformat()
+
+
+def _event(seconds: float, event_name: str, **summary: Any) -> dict[str, Any]:
+    return {
+        "event_id": event_name + str(seconds),
+        "time": _at(seconds),
+        "event_name": event_name,
+        "service": "lambda.amazonaws.com",
+        "identity_arn": "arn:aws:iam::123456789012:user/operator",
+        "summary": summary,
+    }
+
+
+def _invocation(seconds: float, outcome: str) -> dict[str, Any]:
+    return {"request_id": f"r{seconds}", "started": _at(seconds), "outcome": outcome}
+
+
+def _conversation(
+    changes: list[dict[str, Any]], invocations: list[dict[str, Any]], **config: Any
+) -> Conversation:
+    newest_first = sorted(changes, key=lambda e: e["time"], reverse=True)
+    return Conversation(
+        function_name="orders-api",
+        alarm={},
+        results={
+            "get_recent_changes": {"events": newest_first, "searched": ["function orders-api"]},
+            "get_recent_logs": {"invocations": invocations},
+            "get_function_metrics": {"first_error_minute": T0.isoformat(), "minutes": []},
+            "get_lambda_config": {"FunctionName": "orders-api", "FunctionArn": FUNCTION_ARN, **config},
+        },
+    )
+
+
+def _finding(c: Conversation, first: float, last: float | None = None, relevant: str = "") -> Finding:
+    def pointer(seconds: float) -> tuple[datetime, Pointer]:
+        when = T0 + timedelta(seconds=seconds)
+        return when, Pointer("get_recent_logs", "invocations.0.started", when.isoformat(), "", None)
+
+    return Finding(
+        "out_of_memory",
+        "runs out of memory",
+        "high",
+        [],
+        Remedy("Raise the memory", "raise it"),
+        relevant_change=lambda e: e.operation == relevant,
+        first_failure=pointer(first),
+        last_failure=pointer(last if last is not None else first),
+    )
+
+
+SUCCESS_AT = 100.0
+FAILURE_AT = 200.0
+EDGE = PROPAGATION.total_seconds()
+
+
+@pytest.mark.parametrize(
+    ("change_at", "candidate"),
+    [
+        (SUCCESS_AT - EDGE - 1, False),  # before the last success, beyond the propagation tolerance
+        (SUCCESS_AT - EDGE + 1, True),  # a success this soon after may not have seen it yet
+        (SUCCESS_AT + 1, True),
+        (FAILURE_AT, True),  # made the instant the first failing invocation started
+        (FAILURE_AT + 1, False),  # after the first failure: it cannot have started it
+    ],
+)
+def test_a_change_is_a_candidate_only_between_the_last_success_and_the_first_failure(
+    change_at: float, candidate: bool
+) -> None:
+    c = _conversation(
+        [_event(change_at, "UpdateFunctionConfiguration20150331v2", changed_fields=["Environment"])],
+        [
+            _invocation(10, "no_error_seen"),
+            _invocation(SUCCESS_AT, "no_error_seen"),
+            _invocation(FAILURE_AT, "runtime_exit"),
+        ],
+    )
+    finding = _finding(c, FAILURE_AT)
+    assert [e.time for e in timeline.candidates(c, finding)] == (
+        [T0 + timedelta(seconds=change_at)] if candidate else []
+    )
+    assert (timeline.trigger(c, finding) is not None) is candidate
+
+
+def test_the_latest_candidate_is_the_trigger_unless_one_is_of_the_fault_s_own_kind() -> None:
+    changes = [
+        _event(120, "UpdateFunctionConfiguration20150331v2", changed_fields=["MemorySize"], memorySize=128),
+        _event(150, "UpdateFunctionCode20150331v2"),
+        _event(160, "UpdateAlias20150331", name="live", functionVersion="2"),
+    ]
+    c = _conversation(
+        changes, [_invocation(SUCCESS_AT, "no_error_seen"), _invocation(FAILURE_AT, "runtime_exit")]
+    )
+    latest = timeline.trigger(c, _finding(c, FAILURE_AT))
+    assert latest is not None
+    assert latest.operation == "UpdateAlias"
+    own_kind = timeline.trigger(c, _finding(c, FAILURE_AT, relevant="UpdateFunctionConfiguration"))
+    assert own_kind is not None
+    assert own_kind.operation == "UpdateFunctionConfiguration"
+    assert [e.operation for e in timeline.candidates(c, _finding(c, FAILURE_AT))] == [
+        "UpdateAlias",
+        "UpdateFunctionCode",
+        "UpdateFunctionConfiguration",
+    ]
+
+
+def test_without_a_success_only_changes_of_the_fault_s_own_kind_are_candidates() -> None:
+    changes = [
+        _event(150, "UpdateFunctionCode20150331v2"),
+        _event(-3600, "UpdateFunctionConfiguration20150331v2"),
+    ]
+    c = _conversation(changes, [_invocation(FAILURE_AT, "runtime_exit")])
+    assert timeline.trigger(c, _finding(c, FAILURE_AT)) is None
+    chosen = timeline.trigger(c, _finding(c, FAILURE_AT, relevant="UpdateFunctionConfiguration"))
+    assert chosen is not None
+    assert chosen.time == T0 - timedelta(seconds=3600)
+
+
+@pytest.mark.parametrize(
+    ("last_failure_at", "resolved"),
+    [(250, True), (300 + EDGE - 1, True), (300 + EDGE + 1, False)],
+)
+def test_a_fault_undone_by_a_later_change_to_the_same_thing_is_resolved(
+    last_failure_at: float, resolved: bool
+) -> None:
+    changes = [
+        _event(
+            150, "PutFunctionConcurrency20171031", functionName="orders-api", reservedConcurrentExecutions=0
+        ),
+        _event(300, "DeleteFunctionConcurrency20171031", functionName="orders-api"),
+        _event(400, "UpdateFunctionConfiguration20150331v2", changed_fields=["Timeout"]),  # another thing
+    ]
+    c = _conversation(
+        changes, [_invocation(SUCCESS_AT, "no_error_seen"), _invocation(FAILURE_AT, "runtime_exit")]
+    )
+    finding = _finding(c, FAILURE_AT, last_failure_at, relevant="PutFunctionConcurrency")
+    cause = timeline.trigger(c, finding)
+    assert cause is not None
+    assert cause.operation == "PutFunctionConcurrency"
+    undo = timeline.undoing(c, finding, cause)
+    assert (undo.operation if undo else None) == ("DeleteFunctionConcurrency" if resolved else None)
+
+
+def test_a_deployment_trigger_is_rolled_back_and_an_environment_change_is_a_named_gap() -> None:
+    aliases = [{"Name": "live", "FunctionVersion": "3"}]
+    versions = [{"Version": "$LATEST"}, {"Version": "2"}, {"Version": "3"}]
+    moved = _event(160, "UpdateAlias20150331", name="live")
+    c = _conversation([moved], [], Aliases=aliases, Versions=versions, EnvironmentVariableNames=["REPORT_MB"])
+    alias_move = ChangeEvent(0, moved, T0)
+    undo = trigger_remedy.undo(c, alias_move)
+    assert undo is not None
+    assert undo.gap is None
+    assert undo.remedy.command is not None
+    assert "update-alias" in undo.remedy.command
+    assert "--function-version 2" in undo.remedy.command
+    env = ChangeEvent(
+        0, _event(160, "UpdateFunctionConfiguration20150331v2", changed_fields=["Environment"]), T0
+    )
+    named = trigger_remedy.undo(c, env)
+    assert named is not None
+    assert named.remedy.command is None
+    assert named.gap is not None
+    assert "REPORT_MB" in named.gap
+    assert "not recorded" in named.gap
+
+
+@pytest.mark.parametrize(
+    ("success_at", "refused"),
+    [(30 - EDGE + 1, False), (30 + EDGE + 1, True), (FAILURE_AT + 1, False)],
+)
+def test_verification_refuses_a_trigger_a_later_success_clears(success_at: float, refused: bool) -> None:
+    logs = {
+        "invocations": [_invocation(success_at, "no_error_seen"), _invocation(FAILURE_AT, "runtime_exit")]
+    }
+    reason = success_after(T0 + timedelta(seconds=30), [logs])
+    assert bool(reason) is refused, reason
+    if refused:
+        assert _at(success_at) in reason
+        assert "last successful invocation" in reason
