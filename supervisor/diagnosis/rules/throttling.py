@@ -29,7 +29,7 @@ def check(c: Conversation) -> Verdict:
         "critical" if reserved == 0 else "high",
         pointers,
         remedy,
-        relevant_change=lambda e: e.operation in ("PutFunctionConcurrency", "DeleteFunctionConcurrency"),
+        relevant_change=lambda e: e.operation == "PutFunctionConcurrency",  # a limit set, not lifted
         first_failure=first_failure(c, throttles=True),
         last_failure=last_failure(c, throttles=True),
     )
