@@ -70,7 +70,7 @@ class _Report:
         self.current.append(finding)
         basis = self.evidence.add(finding.pointers)
         cause = finding.cause.rstrip(".") + "."
-        remedy, gap, cited = finding.remedy, None, []
+        remedy, gap, cited = finding.remedy, finding.gap, []
         if change is None:
             self._no_trigger(finding)
         else:
@@ -79,13 +79,13 @@ class _Report:
             cause += self._change(change, finding, cited)
             following = None if finding.relevant_change(change) else trigger_remedy.undo(self.c, change)
             if following is not None:
-                remedy, gap = following.remedy, following.gap
+                remedy, gap = following.remedy, following.gap or gap
                 basis += self.evidence.add(following.pointers)
         if finding.first_failure is not None:
             self._first_failure(finding, finding.first_failure, change)
         self.causes.append(cause)
         if gap is not None:
-            self.gaps.append({"source": "remediation", "reason": gap, "evidence": cited})
+            self.gaps.append({"source": "remediation", "reason": gap, "evidence": cited or basis})
         self.steps.append(
             {
                 "action": remedy.action,

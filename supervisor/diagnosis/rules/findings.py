@@ -93,6 +93,7 @@ class Finding:
     last_failure: tuple[datetime, Pointer] | None = None  # when the latest failure of its kind started
     subsumes: tuple[FaultType, ...] = ()  # symptoms it explains (blocked egress explains the timeouts)
     resources: tuple[str, ...] = ()  # what it implicates besides the function (a security group, a table)
+    gap: str | None = None  # what the evidence cannot settle about it (a fix no command can apply)
 
 
 @dataclass(frozen=True)

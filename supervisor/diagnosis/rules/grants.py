@@ -74,6 +74,22 @@ def _since(c: Conversation, change: ChangeEvent) -> bool:
     return False
 
 
+def _within(c: Conversation, failure: Failure) -> tuple[timeline.Window, list[ChangeEvent]]:
+    """The window before the failure, and the changes in it."""
+    assert failure.started is not None
+    pointer = Pointer("get_recent_logs", f"events.{failure.index}.message", failure.headline, "", None)
+    bounds = timeline.window_at(c, (failure.started, pointer))
+    return bounds, [e for e in change_events(c) if bounds.holds(e)]
+
+
+def role_change(c: Conversation, failure: Failure) -> ChangeEvent | None:
+    """The latest change to the role that can have caused the denied invocation (any before it when no
+    success bounds the search)."""
+    if failure.started is None:
+        return None
+    return max((e for e in _within(c, failure)[1] if is_role_change(e)), key=lambda e: e.time, default=None)
+
+
 def function_change(c: Conversation, failure: Failure) -> ChangeEvent | None:
     """The change to the function the denied invocation followed, when no role change could have caused the
     denial instead: the latest function change between the last success and the failure, with no role
@@ -81,9 +97,7 @@ def function_change(c: Conversation, failure: Failure) -> ChangeEvent | None:
     the metrics show no success since."""
     if failure.started is None:
         return None
-    pointer = Pointer("get_recent_logs", f"events.{failure.index}.message", failure.headline, "", None)
-    bounds = timeline.window_at(c, (failure.started, pointer))
-    within = [e for e in change_events(c) if bounds.holds(e)]
+    bounds, within = _within(c, failure)
     changed = max((e for e in within if is_function_change(e)), key=lambda e: e.time, default=None)
     if changed is None or any(is_role_change(e) and e.time >= changed.time for e in within):
         return None

@@ -16,7 +16,7 @@ from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy
 from supervisor.diagnosis.rules.grants import denials, function_change
-from supervisor.diagnosis.rules.permissions import statement_pointers
+from supervisor.diagnosis.rules.permissions import scoped_elsewhere, statement_pointers
 from supervisor.diagnosis.rules.trigger_remedy import environment_undo, rollback
 
 _S3_OBJECT = re.compile(r"^(arn:aws[\w-]*:s3:::[^/]+)/.+$")
@@ -37,9 +37,12 @@ def _statement(evaluation: Evaluation) -> dict[str, str] | None:
 def _grant(c: Conversation, role: str, evaluation: Evaluation) -> Remedy:
     statement = _statement(evaluation)
     if statement is None:
+        operation = evaluation.action.removeprefix("*:")
         return Remedy(
-            f"Grant {evaluation.action} to {role}",
-            f"Add an Allow of {evaluation.action} on the resource the function calls to {role}'s policy.",
+            f"Grant {operation} to {role} on the resource the function calls",
+            f"Add an Allow of {operation} (in the service the code calls) on the resource it reads to "
+            f"{role}'s policy; the error names neither, so the statement cannot be written from the "
+            "evidence.",
         )
     name = f"allow-{evaluation.action.replace(':', '-')}"
     document = json.dumps({"Version": "2012-10-17", "Statement": [statement]}, separators=(",", ":"))
@@ -55,15 +58,25 @@ def _grant(c: Conversation, role: str, evaluation: Evaluation) -> Remedy:
 
 def _remedy(
     c: Conversation, role: str, evaluation: Evaluation, change: ChangeEvent
-) -> tuple[Remedy, list[Pointer]]:
-    if change.operation == "CreateFunction":
-        return _grant(c, role, evaluation), []
-    undo = (
-        environment_undo(c, change)
-        if change.operation == "UpdateFunctionConfiguration"
-        else rollback(c, change)
+) -> tuple[Remedy, list[Pointer], str | None]:
+    """Undo the function's change (a deployment rolled back, an environment restored); after its creation,
+    add the statement, or say why it cannot be written."""
+    if change.operation != "CreateFunction":
+        undo = (
+            environment_undo(c, change)
+            if change.operation == "UpdateFunctionConfiguration"
+            else rollback(c, change)
+        )
+        return undo.remedy, undo.pointers, undo.gap
+    remedy = _grant(c, role, evaluation)
+    if remedy.command is not None:
+        return remedy, [], None
+    operation = evaluation.action.removeprefix("*:")
+    gap = (
+        f"the denial of {operation} names neither its service nor its resource: the statement the role "
+        "lacks cannot be written from the evidence"
     )
-    return undo.remedy, undo.pointers
+    return remedy, [], gap
 
 
 def finding(c: Conversation) -> Finding | None:
@@ -73,7 +86,8 @@ def finding(c: Conversation) -> Finding | None:
         return None
     newest = parse_denial(failed[-1].message)  # a denial older than the newest failure is not what fails now
     for failure, evaluation in denials(c):
-        if newest is None or newest.action != evaluation.action or evaluation.decision != "implicit_deny":
+        unscoped = evaluation.decision == "implicit_deny" or scoped_elsewhere(evaluation)
+        if newest is None or newest.action != evaluation.action or not unscoped:
             continue
         change = function_change(c, failure)
         if change is not None:
@@ -84,7 +98,7 @@ def finding(c: Conversation) -> Finding | None:
 def _finding(
     c: Conversation, failure: Failure, evaluation: Evaluation, change: ChangeEvent, role: str
 ) -> Finding:
-    shown = evaluation.action
+    shown = evaluation.action if evaluation.service_known else evaluation.action.removeprefix("*:")
     where = f" on {evaluation.resource}" if evaluation.resource else ""
     since = _SINCE.get(change.operation, "since new code was deployed")
     statement = _statement(evaluation)
@@ -92,7 +106,7 @@ def _finding(
     allowed = statement_pointers(
         evaluation.near_misses, f"Allows {shown} only on this resource, not on the one called", None
     )
-    remedy, restore = _remedy(c, role, evaluation, change)
+    remedy, restore, gap = _remedy(c, role, evaluation, change)
     pointers = [
         failure.pointer(f"An invocation failed: {shown} was denied", "configuration_error"),
         Pointer("get_iam_state", "role_name", role, f"{role} does not allow {shown}{where}", None),
@@ -121,4 +135,5 @@ def _finding(
         first_failure=first_failure(c),
         last_failure=last_failure(c),
         resources=(role,),
+        gap=gap,
     )

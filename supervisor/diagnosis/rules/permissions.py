@@ -18,7 +18,13 @@ from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Remedy, Verdict
-from supervisor.diagnosis.rules.grants import denials, function_change, is_role_change, role_changes
+from supervisor.diagnosis.rules.grants import (
+    denials,
+    function_change,
+    is_role_change,
+    role_change,
+    role_changes,
+)
 
 _IAM = "get_iam_state"
 LOG_WRITE_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
@@ -97,7 +103,7 @@ def _kind(ref: StatementRef) -> str:
     return "boundary" if ref.path.startswith("permissions_boundary") else "allow"
 
 
-def _scoped_elsewhere(evaluation: Evaluation) -> bool:
+def scoped_elsewhere(evaluation: Evaluation) -> bool:
     """The resource is not known and only resource-scoped, unconditional statements might allow it."""
     return (
         evaluation.decision == "conditional"
@@ -158,7 +164,9 @@ class _Reading:
         for failure, evaluation in denials(self.c):
             shown = evaluation.action.removeprefix("*:")
             where = f" on {evaluation.resource}" if evaluation.resource else ""
-            if evaluation.decision == "implicit_deny" and function_change(self.c, failure) is not None:
+            if function_change(self.c, failure) is not None and (
+                evaluation.decision == "implicit_deny" or scoped_elsewhere(evaluation)
+            ):
                 continue  # the role did not change: the function did (a configuration error)
             if evaluation.decision in _DENYING and not _once_allowed(self.c, evaluation):
                 continue  # never granted, so not lost
@@ -169,7 +177,7 @@ class _Reading:
                     *_evaluation_pointers(evaluation, self.iam),
                 ]
                 self.causes.append(f"{self.role} does not allow {shown}{where} ({evaluation.reason})")
-            elif _scoped_elsewhere(evaluation) and role_changes(self.c):
+            elif scoped_elsewhere(evaluation) and role_change(self.c, failure) is not None:
                 self.pointers += [
                     failure.pointer(f"An invocation failed: {shown} was denied", "permission_loss"),
                     *_evaluation_pointers(evaluation, self.iam),
