@@ -75,6 +75,9 @@ type it supports (null for context).
 evidence determines the fix.
 - ruled_out: each fault type you checked and rejected, citing the configuration, IAM, metrics or network \
 pointer that rejects it. gaps: what you could not check, and why.
+- resolved: a fault whose cause a later change reverted, with no failure of that kind since, goes here \
+(the change that caused it and the one that undid it, each citing its get_recent_changes event), not in \
+fault_types.
 - Everything is checked against the tool results: claims that do not match are rejected and lower your \
 confidence. With no evidence of a fault, report unknown with low confidence."""
 
