@@ -128,7 +128,7 @@ METRICS = {  # what the Lambda service measured while reserved concurrency 0 ref
 }
 OPERATOR = "arn:aws:iam::123456789012:user/operator"
 CHANGE_TIME = "2026-11-21T09:59:30+00:00"
-CHANGES = {  # the change that set the limit, as CloudTrail recorded it
+CHANGES: dict[str, Any] = {  # the change that set the limit, as CloudTrail recorded it
     "function_name": FUNCTION,
     "window_start": "2026-11-20T10:01:00+00:00",
     "window_end": "2026-11-21T10:01:00+00:00",
