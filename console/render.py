@@ -134,11 +134,12 @@ _LEFT, _RIGHT, _ROW = 16.0, 300.0, 34.0
 def timeline(
     diagnosis: dict[str, Any] | None, state: dict[str, Any], context: dict[str, Any] | None
 ) -> list[Mark]:
-    """The chart's points: the diagnosis' timeline, the alarm (when the diagnosis has none) and the
-    diagnosis itself, in time order, each placed on a time axis."""
+    """The chart's points: the diagnosis' timeline, the changes behind its resolved faults, the alarm (when
+    the diagnosis has none) and the diagnosis itself, in time order, each placed on a time axis."""
     entries: list[tuple[str, str, str]] = [
         (str(e["kind"]), str(e["time"]), str(e["description"])) for e in (diagnosis or {}).get("timeline", [])
     ]
+    entries += _resolved_changes(diagnosis, entries)
     if not any(kind == "alarm" for kind, _, _ in entries) and state.get("observed_at"):
         entries.append(("alarm", str(state["observed_at"]), f"{state.get('source', 'signal')} received"))
     if context is not None and context.get("recorded_at"):
@@ -158,6 +159,22 @@ def timeline(
         x = _LEFT + (_RIGHT - _LEFT) * seconds / span
         marks.append(Mark(kind, text, description, round(x, 1), 24 + row * _ROW, f"+{seconds:.1f}s"))
     return marks
+
+
+def _resolved_changes(
+    diagnosis: dict[str, Any] | None, entries: list[tuple[str, str, str]]
+) -> list[tuple[str, str, str]]:
+    """The changes that caused and undid each resolved fault, as change points, but for those the
+    diagnosis' timeline already has (a change at the same instant)."""
+    placed = {parse_time(time) for kind, time, _ in entries if kind == "change"}
+    added = []
+    for fault in (diagnosis or {}).get("resolved") or []:
+        for key, verb in (("caused_by", "caused"), ("undone_by", "undid")):
+            change = fault.get(key) or {}
+            if parse_time(change.get("time")) not in placed:
+                description = f"{change.get('event_name')} {verb} {fault.get('fault_type')} (resolved)"
+                added.append(("change", str(change.get("time")), description))
+    return added
 
 
 def timeline_height(marks: list[Mark]) -> int:

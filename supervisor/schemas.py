@@ -145,9 +145,10 @@ class ChangeReference(_Model):
     """A change as CloudTrail recorded it, cited from get_recent_changes."""
 
     event_name: str = Field(min_length=1, description="CloudTrail's eventName.")
-    time: IsoTime = Field(description="When the change was made (the event's time).")
+    time: IsoTime
     evidence: EvidenceIndices = Field(
-        min_length=1, description="Indices into Diagnosis.evidence: the get_recent_changes event cited."
+        min_length=1,
+        description="Indices into Diagnosis.evidence, one the get_recent_changes events.<n> pointer to it.",
     )
 
 
@@ -156,9 +157,12 @@ class ResolvedFault(_Model):
 
     fault_type: FaultType
     reason: str = Field(min_length=1)
-    caused_by: ChangeReference
-    undone_by: ChangeReference
-    evidence: EvidenceIndices = Field(min_length=1, description="Indices into Diagnosis.evidence.")
+    caused_by: ChangeReference = Field(description="The change that caused it.")
+    undone_by: ChangeReference = Field(description="The later change that undid it.")
+    evidence: EvidenceIndices = Field(
+        min_length=1,
+        description="Indices into Diagnosis.evidence showing it is over (config, metrics now).",
+    )
 
 
 class DiagnosisSubmission(_Model):
@@ -185,7 +189,7 @@ class DiagnosisSubmission(_Model):
     )
     resolved: list[ResolvedFault] = Field(
         default_factory=list,
-        description="Faults a later change undid, with no failure of that kind since: not in fault_types.",
+        description="Faults a change caused and a later change undid, with no failure of that kind since.",
     )
 
     def citations(self) -> list[tuple[str, list[int]]]:
@@ -195,6 +199,10 @@ class DiagnosisSubmission(_Model):
         cited += [(f"timeline.{n}", entry.evidence) for n, entry in enumerate(self.timeline)]
         cited += [(f"gaps.{n}", gap.evidence) for n, gap in enumerate(self.gaps)]
         cited += [(f"ruled_out.{n}", entry.evidence) for n, entry in enumerate(self.ruled_out)]
+        for n, fault in enumerate(self.resolved):
+            cited += [(f"resolved.{n}", fault.evidence)]
+            cited += [(f"resolved.{n}.caused_by", fault.caused_by.evidence)]
+            cited += [(f"resolved.{n}.undone_by", fault.undone_by.evidence)]
         return cited
 
     @model_validator(mode="after")
@@ -214,7 +222,30 @@ class DiagnosisSubmission(_Model):
                 raise ValueError(
                     f"ruled_out lists '{entry.fault_type}', which is also reported (or is 'unknown')"
                 )
+        self._resolved_consistent()
         return self
+
+    def _resolved_consistent(self) -> None:
+        """Each resolved fault named, not also current, listed once, and undone after it was caused."""
+        seen: set[str] = set()
+        for n, entry in enumerate(self.resolved):
+            fault = entry.fault_type
+            if fault == "unknown":
+                raise ValueError(f"resolved.{n} is 'unknown': only a named fault type can be resolved")
+            if fault in self.fault_types:
+                raise ValueError(
+                    f"resolved.{n} lists '{fault}', which fault_types also reports: a fault is current or "
+                    "resolved, not both. If it has failed since the change that undid it, keep it in "
+                    "fault_types and drop it from resolved; otherwise remove it from fault_types"
+                )
+            if fault in seen:
+                raise ValueError(f"resolved lists '{fault}' more than once: one entry per fault type")
+            seen.add(fault)
+            caused, undone = entry.caused_by.time, entry.undone_by.time
+            if datetime.fromisoformat(undone) <= datetime.fromisoformat(caused):
+                raise ValueError(
+                    f"resolved.{n}: undone_by ({undone}) must be later than caused_by ({caused})"
+                )
 
 
 class PointerCheck(_Model):

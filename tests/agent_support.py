@@ -128,7 +128,7 @@ METRICS = {  # what the Lambda service measured while reserved concurrency 0 ref
 }
 OPERATOR = "arn:aws:iam::123456789012:user/operator"
 CHANGE_TIME = "2026-11-21T09:59:30+00:00"
-CHANGES = {  # the change that set the limit, as CloudTrail recorded it
+CHANGES: dict[str, Any] = {  # the change that set the limit, as CloudTrail recorded it
     "function_name": FUNCTION,
     "window_start": "2026-11-20T10:01:00+00:00",
     "window_end": "2026-11-21T10:01:00+00:00",
@@ -148,6 +148,32 @@ CHANGES = {  # the change that set the limit, as CloudTrail recorded it
         }
     ],
     "note": "CloudTrail delivers events minutes after the call: the newest changes may be missing.",
+}
+POLICY_DELETED = "2026-11-21T09:40:00+00:00"
+POLICY_RESTORED = "2026-11-21T09:45:00+00:00"
+
+
+def _role_event(event_id: str, time: str, event_name: str) -> dict[str, Any]:
+    return {
+        "event_id": event_id,
+        "time": time,
+        "event_name": event_name,
+        "service": "iam.amazonaws.com",
+        "identity_arn": OPERATOR,
+        "identity_type": "IAMUser",
+        "matched": ["role data-processor-role"],
+        "summary": {"roleName": "data-processor-role", "policyName": "data-processor-access"},
+    }
+
+
+UNDONE_CHANGES = CHANGES | {  # the same, after a fault undone: the role's policy deleted, then put back
+    "matched_events": 3,
+    "returned_events": 3,
+    "events": [
+        *CHANGES["events"],  # events.0: the concurrency change, as in CHANGES
+        _role_event("evt-3", POLICY_RESTORED, "PutRolePolicy"),  # events.1
+        _role_event("evt-2", POLICY_DELETED, "DeleteRolePolicy"),  # events.2
+    ],
 }
 RESPONSES = {  # one canned answer per tool, each valid under its tool declaration's response model
     "get_recent_logs": json.dumps(LOGS),
@@ -195,6 +221,26 @@ def submission(**overrides: Any) -> dict[str, Any]:
     }
     payload.update(overrides)
     return payload
+
+
+def with_resolved(payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` with a resolved permission_loss that holds against UNDONE_CHANGES: three pointers
+    appended to its evidence (the DeleteRolePolicy event that caused it, the PutRolePolicy event that
+    undid it, no error in the metrics since) and one ``resolved`` entry citing them."""
+    first = len(payload["evidence"])
+    evidence = [
+        pointer("get_recent_changes", "events.2.event_name", "DeleteRolePolicy", None),
+        pointer("get_recent_changes", "events.1.event_name", "PutRolePolicy", None),
+        pointer("get_function_metrics", "errors", "0.0", None),
+    ]
+    resolved = {
+        "fault_type": "permission_loss",
+        "reason": "The inline policy deleted was put back; no invocation failed since.",
+        "caused_by": {"event_name": "DeleteRolePolicy", "time": POLICY_DELETED, "evidence": [first]},
+        "undone_by": {"event_name": "PutRolePolicy", "time": POLICY_RESTORED, "evidence": [first + 1]},
+        "evidence": [first + 2],
+    }
+    return payload | {"evidence": [*payload["evidence"], *evidence], "resolved": [resolved]}
 
 
 @dataclass

@@ -20,10 +20,20 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from console.app import create_app
 from console.data import encode_token
-from console.render import evidence_source, highlighted
+from console.render import evidence_source, highlighted, timeline
 from console.settings import ConsoleSettings
 from console.templating import environment
-from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX, IncidentStore
+from supervisor.diagnosis.evidence import verify
+from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX, IncidentStore, to_item
+from supervisor.schemas import Diagnosis, DiagnosisSubmission
+from tests.agent_support import (
+    POLICY_DELETED,
+    POLICY_RESTORED,
+    RESPONSES,
+    UNDONE_CHANGES,
+    submission,
+    with_resolved,
+)
 from tests.console_support import HOSTILE, ago, assert_page_headers, claimed
 
 Calls = list[str]
@@ -174,6 +184,88 @@ def test_a_diagnosed_incident_page_shows_its_evidence_commands_and_hostile_lines
     assert "<script>window" not in html
     assert "<img src=x" not in html
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+
+
+def _resolved_diagnosis(event_name: str, reason: str) -> Diagnosis:
+    """The canned throttling diagnosis with a resolved permission_loss, verified against the canned
+    answers, then given the event name and reason to show (what a model could write there)."""
+    payload = with_resolved(submission())
+    responses = {tool: [json.loads(answer)] for tool, answer in RESPONSES.items()}
+    responses["get_recent_changes"] = [UNDONE_CHANGES]
+    accepted = DiagnosisSubmission.model_validate(payload)
+    verification = verify(accepted, responses, 0)
+    assert verification.passed
+    (resolved,) = accepted.resolved
+    shown = resolved.model_copy(
+        update={
+            "reason": reason,
+            "caused_by": resolved.caused_by.model_copy(update={"event_name": event_name}),
+        }
+    )
+    return Diagnosis(**accepted.model_dump(exclude={"resolved"}), resolved=[shown], verification=verification)
+
+
+def test_a_resolved_fault_is_shown_as_text_with_its_changes_on_the_timeline(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    incident_id = claimed(incidents, "fn-resolved", ago(30), "DIAGNOSED")
+    name, reason = f"DeleteRolePolicy{HOSTILE}", f"put back \u202e{HOSTILE}"
+    diagnosis = _resolved_diagnosis(name, reason)
+    incidents.put_context(
+        to_item(
+            {
+                "incident_id": incident_id,
+                "recorded_at": ago(20).isoformat(),
+                "model": "rules",
+                "diagnosis": diagnosis.model_dump_json(),
+            }
+        )
+    )
+    html = console(sandbox, incidents).get(f"/incidents/{quote(incident_id, safe='')}").text
+
+    shown_reason = escape(reason.replace("\u202e", "[U+202E]"))
+    assert (
+        '<p class="resolved">Resolved: <strong>permission_loss</strong> — caused by '
+        f"<code>{escape(name)}</code> at {POLICY_DELETED}, undone by <code>PutRolePolicy</code> at "
+        f"{POLICY_RESTORED}: {shown_reason} "
+        '<span class="basis">(evidence #4)</span></p>'
+    ) in html
+    assert HOSTILE not in html
+    assert "<script>window" not in html
+    assert "\u202e" not in html
+    marks = re.findall(r'<g class="tl-entry tl-(\w+)".*?<title>(.*?)</title>', html, re.S)
+    assert marks[:2] == [
+        ("change", f"{POLICY_DELETED}: {escape(name)} caused permission_loss (resolved)"),
+        ("change", f"{POLICY_RESTORED}: PutRolePolicy undid permission_loss (resolved)"),
+    ]
+
+    older = claimed(incidents, "fn-stored-before", ago(30), "DIAGNOSED")  # before resolved faults existed
+    stored = {
+        key: value for key, value in json.loads(diagnosis.model_dump_json()).items() if key != "resolved"
+    }
+    incidents.put_context(to_item({"incident_id": older, "model": "rules", "diagnosis": json.dumps(stored)}))
+    page = console(sandbox, incidents).get(f"/incidents/{quote(older, safe='')}")
+    assert page.status_code == 200
+    assert 'class="resolved"' not in page.text
+    assert "Reserved concurrency 0 throttles every invocation." in page.text
+
+
+def test_a_resolved_change_already_on_the_timeline_is_not_charted_twice() -> None:
+    diagnosis = json.loads(_resolved_diagnosis("DeleteRolePolicy", "put back").model_dump_json())
+    entry = {
+        "time": "2026-11-21T05:40:00-04:00",
+        "kind": "change",
+        "description": "policy deleted",
+        "evidence": [2],
+    }
+    diagnosis["timeline"] = [entry]  # DeleteRolePolicy's instant, written with another offset
+    assert [(m.kind, m.description) for m in timeline(diagnosis, {}, None)] == [
+        ("change", "policy deleted"),
+        ("change", "PutRolePolicy undid permission_loss (resolved)"),
+    ]
+    assert [m.description for m in timeline({**diagnosis, "resolved": []}, {}, None)] == ["policy deleted"]
+    stored_before = {"timeline": [entry]}  # a diagnosis stored before resolved faults existed
+    assert [m.description for m in timeline(stored_before, {}, None)] == ["policy deleted"]
 
 
 def test_the_drill_page_is_the_scorecard_linking_each_scenario_to_its_incidents(

@@ -1,5 +1,5 @@
-"""The trigger, timeline, gaps and ruled-out hypotheses of a diagnosis, and the commands of its remediation:
-what the schema refuses, and what the code verifies against the run's tool results."""
+"""The trigger, timeline, gaps, ruled-out hypotheses and resolved faults of a diagnosis, and the commands of
+its remediation: what the schema refuses, and what the code verifies against the run's tool results."""
 
 from __future__ import annotations
 
@@ -22,9 +22,13 @@ from tests.agent_support import (
     METRICS,
     NETWORK,
     OPERATOR,
+    POLICY_DELETED,
+    POLICY_RESTORED,
     THROTTLED_MINUTE,
+    UNDONE_CHANGES,
     pointer,
     submission,
+    with_resolved,
 )
 
 RESPONSES: dict[str, list[Any]] = {
@@ -98,7 +102,7 @@ def test_a_complete_diagnosis_checks_out_entry_by_entry() -> None:
 
 def test_the_new_parts_are_optional() -> None:
     bare = DiagnosisSubmission.model_validate(submission())
-    assert (bare.trigger, bare.timeline, bare.gaps, bare.ruled_out) == (None, [], [], [])
+    assert (bare.trigger, bare.timeline, bare.gaps, bare.ruled_out, bare.resolved) == (None, [], [], [], [])
 
 
 # --------------------------------------------------------------------------- what the schema refuses
@@ -367,3 +371,189 @@ def test_an_entry_citing_an_unverified_pointer_fails(entry: str) -> None:
     others = {name: check for name, check in _entries(verification).items() if name != entry}
     assert all(verified for verified, _ in others.values())
     assert not verification.passed
+
+
+# --------------------------------------------------------------------------- resolved faults
+
+UNDONE: dict[str, list[Any]] = RESPONSES | {"get_recent_changes": [UNDONE_CHANGES]}
+
+
+def _resolved(**overrides: Any) -> dict[str, Any]:
+    """``_full()`` with a resolved permission_loss, all of it holding against UNDONE: evidence 7 the
+    DeleteRolePolicy event that caused it, 8 the PutRolePolicy event that undid it, 9 no error since."""
+    payload = with_resolved(_full())
+    payload.update(overrides)
+    return payload
+
+
+def _checked_undone(payload: dict[str, Any]) -> Verification:
+    return verify(DiagnosisSubmission.model_validate(payload), UNDONE, 0)
+
+
+def test_a_resolved_fault_citing_the_events_it_names_checks_out() -> None:
+    accepted = DiagnosisSubmission.model_validate(_resolved())
+    assert [(r.fault_type, r.caused_by.event_name, r.undone_by.event_name) for r in accepted.resolved] == [
+        ("permission_loss", "DeleteRolePolicy", "PutRolePolicy")
+    ]
+    assert accepted.citations()[-3:] == [
+        ("resolved.0", [9]),
+        ("resolved.0.caused_by", [7]),
+        ("resolved.0.undone_by", [8]),
+    ]
+    verification = _checked_undone(_resolved())
+    assert all(check.verified for check in verification.pointers)
+    assert _entries(verification) == {
+        "remediation_plan.0": (True, ""),
+        "trigger": (True, ""),
+        "timeline.0": (True, ""),
+        "timeline.1": (True, ""),
+        "gaps.0": (True, ""),
+        "ruled_out.0": (True, ""),
+        "resolved.0": (True, ""),
+        "resolved.0.caused_by": (True, ""),
+        "resolved.0.undone_by": (True, ""),
+        "remediation_plan.0.command": (True, ""),
+    }
+    assert [s.fault_type for s in verification.support] == ["throttling"]  # a resolved fault needs none
+    assert verification.passed
+    assert capped_confidence(verification) == 0.9
+
+
+CONTRADICTION = (
+    "resolved.0 lists 'throttling', which fault_types also reports: a fault is current or resolved, not "
+    "both. If it has failed since the change that undid it, keep it in fault_types and drop it from "
+    "resolved; otherwise remove it from fault_types"
+)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (_set("resolved.0.fault_type", "throttling"), CONTRADICTION),
+        (
+            _set("resolved.0.fault_type", "unknown"),
+            "resolved.0 is 'unknown': only a named fault type can be resolved",
+        ),
+        (
+            _set("resolved.0.undone_by.time", POLICY_DELETED),
+            f"resolved.0: undone_by ({POLICY_DELETED}) must be later than caused_by ({POLICY_DELETED})",
+        ),
+        (
+            _set("resolved.0.undone_by.time", "2026-11-21T05:39:59-04:00"),  # 09:39:59 UTC
+            "resolved.0: undone_by (2026-11-21T05:39:59-04:00) must be later than caused_by "
+            f"({POLICY_DELETED})",
+        ),
+        (_set("resolved.0.evidence", [10]), "resolved.0 refers to evidence 10, but there are only 10"),
+        (_set("resolved.0.caused_by.evidence", [70]), "resolved.0.caused_by refers to evidence 70"),
+        (_set("resolved.0.undone_by.evidence", [10]), "resolved.0.undone_by refers to evidence 10"),
+        (_set("resolved.0.evidence", []), "at least 1 item"),
+        (_set("resolved.0.caused_by.evidence", []), "at least 1 item"),
+        (_set("resolved.0.undone_by.evidence", [-1]), "greater than or equal to 0"),
+        (_set("resolved.0.reason", ""), "at least 1 character"),
+        (_set("resolved.0.caused_by.event_name", ""), "at least 1 character"),
+        (_set("resolved.0.undone_by.time", "2026-11-21T09:45:00"), "time must carry its UTC offset"),
+        (_set("resolved.0.caused_by.time", "before lunch"), "time must be ISO-8601 with its offset"),
+        (_set("resolved.0.fault_type", "disk_full"), "Input should be 'permission_loss'"),
+        (_set("resolved.0.caused_by.identity", OPERATOR), "Extra inputs are not permitted"),
+        (_set("resolved.0.surprise", True), "Extra inputs are not permitted"),
+    ],
+    ids=_change_id,
+)
+def test_malformed_resolved_faults_are_refused(change: _Set, message: str) -> None:
+    payload = _resolved()
+    assert DiagnosisSubmission.model_validate(payload).resolved
+    change(payload)
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        DiagnosisSubmission.model_validate(payload)
+
+
+def test_a_fault_is_resolved_at_most_once() -> None:
+    payload = _resolved()
+    payload["resolved"].append(payload["resolved"][0] | {"reason": "again"})
+    with pytest.raises(
+        ValidationError,
+        match=re.escape("resolved lists 'permission_loss' more than once: one entry per fault"),
+    ):
+        DiagnosisSubmission.model_validate(payload)
+
+
+def test_unknown_as_the_current_verdict_beside_a_resolved_fault_is_accepted() -> None:
+    """Nothing current but a fault undone: only a fault also in fault_types contradicts resolved."""
+    payload = _resolved(fault_types=["unknown"])
+    assert DiagnosisSubmission.model_validate(payload).resolved[0].fault_type == "permission_loss"
+
+
+@pytest.mark.parametrize(
+    ("change", "entry", "reason"),
+    [
+        (
+            _set("resolved.0.caused_by.evidence", [8]),  # the PutRolePolicy event, named DeleteRolePolicy
+            "resolved.0.caused_by",
+            f"the event cited (evidence 8, events.1) is not a DeleteRolePolicy at {POLICY_DELETED}",
+        ),
+        (
+            _set("resolved.0.undone_by.evidence", [2]),  # the concurrency change, named PutRolePolicy
+            "resolved.0.undone_by",
+            f"the event cited (evidence 2, events.0) is not a PutRolePolicy at {POLICY_RESTORED}",
+        ),
+        (
+            _set("resolved.0.caused_by.time", "2026-11-21T09:41:00+00:00"),
+            "resolved.0.caused_by",
+            "the event cited (evidence 7, events.2) is not a DeleteRolePolicy at 2026-11-21T09:41:00+00:00",
+        ),
+        (
+            _set("resolved.0.undone_by.event_name", "AttachRolePolicy"),
+            "resolved.0.undone_by",
+            f"the event cited (evidence 8, events.1) is not a AttachRolePolicy at {POLICY_RESTORED}",
+        ),
+        (
+            _set("resolved.0.caused_by.evidence", [9]),  # the metrics, not a change
+            "resolved.0.caused_by",
+            "the change that caused a resolved fault must cite the change event it names: a "
+            "get_recent_changes pointer into events.<n>",
+        ),
+        (
+            _set("resolved.0.undone_by.evidence", [0]),  # the configuration, not a change
+            "resolved.0.undone_by",
+            "the change that undid a resolved fault must cite the change event it names: a "
+            "get_recent_changes pointer into events.<n>",
+        ),
+        (
+            _set("resolved.0.evidence", [5]),  # a log line alone
+            "resolved.0",
+            "log text cannot show that a fault is over: cite configuration, IAM, metrics or network",
+        ),
+    ],
+    ids=["caused-by-other-event", "undone-by-other-event", "other-time", "other-name", "cites-metrics",
+         "cites-config", "only-logs"],
+)  # fmt: skip
+def test_a_resolved_fault_must_be_the_changes_it_cites(change: _Set, entry: str, reason: str) -> None:
+    payload = _resolved(confidence=1.0)
+    assert capped_confidence(_checked_undone(payload)) == 1.0
+    change(payload)
+    verification = _checked_undone(payload)
+    assert all(check.verified for check in verification.pointers)  # every pointer holds ...
+    failed = {name: check for name, check in _entries(verification).items() if not check[0]}
+    assert failed == {entry: (False, reason)}  # ... this one entry does not
+    assert not verification.passed
+    assert capped_confidence(verification) == round(19 / 20, 3)  # 10 pointers and 9 of 10 entries hold
+    assert f"- {entry}: {reason}" in describe_failures(
+        DiagnosisSubmission.model_validate(payload), verification
+    )
+
+
+def test_a_resolved_fault_citing_logs_and_the_metrics_holds() -> None:
+    assert _entries(_checked_undone(_resolved()))["resolved.0"] == (True, "")
+    payload = _resolved()
+    payload["resolved"][0]["evidence"] = [5, 9]
+    assert _entries(_checked_undone(payload))["resolved.0"] == (True, "")
+
+
+def test_a_resolved_fault_citing_a_change_that_is_not_there_fails_on_its_pointer() -> None:
+    payload = _resolved()
+    assert _entries(_checked(payload))["resolved.0.caused_by"] == (False, "cites evidence 7, not verified")
+    payload["evidence"][8] = pointer("get_recent_changes", "events.5.event_name", "PutRolePolicy", None)
+    verification = _checked_undone(payload)
+    assert [check.index for check in verification.pointers if not check.verified] == [8]
+    assert _entries(verification)["resolved.0.undone_by"] == (False, "cites evidence 8, not verified")
+    assert _entries(verification)["resolved.0.caused_by"] == (True, "")

@@ -1,5 +1,5 @@
 """The drill's judge on hand-made incidents: each check fails for the mistake it is there to catch, and
-passes the same incident without it."""
+passes the same incident without it; and how the Markdown report shows a diagnosis."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from typing import Any
 import pytest
 
 from chaos.drill.checks import Change, Incident, Stage, check_incident, cloudtrail_name_of
-from chaos.drill.scenarios import ExpectedIncident
+from chaos.drill.report import DrillRun, markdown
+from chaos.drill.runner import ScenarioResult
+from chaos.drill.scenarios import ExpectedIncident, Scenario
 from chaos.sandbox import names
 
 OPERATOR = f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}"
@@ -202,3 +204,33 @@ def test_partial_expectations_accept_a_subset_but_not_a_stranger() -> None:
     assert "fault types" not in _failed(_incident(), both)
     assert "fault types" in _failed(_incident(fault_types=["timeout"]), both)
     assert "fault types" in _failed(_incident(fault_types=[]), both)
+
+
+def test_the_markdown_report_names_each_resolved_fault_under_the_root_cause() -> None:
+    resolved = {
+        "fault_type": "throttling",
+        "reason": "-",
+        "caused_by": {"event_name": "PutFunctionConcurrency20171031", "time": "2026-11-23T09:00:00+00:00"},
+        "undone_by": {"event_name": "DeleteFunctionConcurrency20171031", "time": "2026-11-23T09:05:00+00:00"},
+        "evidence": [3],
+    }
+    steps = [
+        {"action": "Put the policy back", "details": "-", "evidence_basis": [0, 1], "risk_level": "medium"}
+    ]
+    scenario = Scenario("undone", "a fault undone, then another", acts=())
+    result = ScenarioResult(scenario, [_incident(resolved=[resolved], remediation_plan=steps)])
+    lines = markdown(DrillRun([result], "rules", "2026-11-23T10:00:00Z", 1.0)).splitlines()
+
+    start = lines.index("`data-processor@t` root cause: data-processor-role lost s3:GetObject")
+    assert lines[start : start + 5] == [
+        "`data-processor@t` root cause: data-processor-role lost s3:GetObject",
+        "",
+        "`data-processor@t` resolved: throttling — caused by PutFunctionConcurrency20171031 at "
+        "2026-11-23T09:00:00+00:00, undone by DeleteFunctionConcurrency20171031 at 2026-11-23T09:05:00+00:00",
+        "",
+        "1. Put the policy back (evidence [0, 1], medium risk)",
+    ]
+    plain = markdown(
+        DrillRun([ScenarioResult(scenario, [_incident(remediation_plan=steps)])], "rules", "t", 1.0)
+    )
+    assert "resolved:" not in plain  # a diagnosis without resolved faults (or stored before they existed)

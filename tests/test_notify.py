@@ -265,6 +265,92 @@ def test_log_text_reaches_the_chat_inert_and_without_bidirectional_controls() ->
     assert "<!channel>" in notification.text  # e-mail is plain text: nothing there is markup
 
 
+RESOLVED: dict[str, Any] = {
+    "fault_type": "throttling",
+    "reason": "Concurrency is unreserved again; nothing was throttled since.",
+    "caused_by": {
+        "event_name": "PutFunctionConcurrency20171031",
+        "time": "2026-11-23T04:40:00+00:00",
+        "evidence": [1],
+    },
+    "undone_by": {
+        "event_name": "DeleteFunctionConcurrency20171031",
+        "time": "2026-11-23T04:45:00+00:00",
+        "evidence": [1],
+    },
+    "evidence": [1],
+}
+RESOLVED_TITLE = "Resolved (undone by a later change; not current)"
+RESOLVED_LINE = (
+    "- throttling: caused by PutFunctionConcurrency20171031 at 2026-11-23T04:40:00+00:00, undone by "
+    "DeleteFunctionConcurrency20171031 at 2026-11-23T04:45:00+00:00. Concurrency is unreserved again; "
+    "nothing was throttled since."
+)
+
+
+def test_a_resolved_fault_is_named_with_the_changes_that_caused_and_undid_it() -> None:
+    notification = build_notification(INCIDENT, _diagnosis(resolved=[RESOLVED]), None)
+
+    assert (
+        "First failure\n  2026-11-23T04:49:09.830000+00:00: The first failed invocation\n\n"
+        f"{RESOLVED_TITLE}\n  {RESOLVED_LINE}\n\nTop evidence\n"
+    ) in notification.text
+    assert (
+        f"*{RESOLVED_TITLE}*\n{RESOLVED_LINE}\n\n*Top evidence*"
+        in notification.chat["content"]["description"]
+    )
+    # Not current: neither in the subject nor in what subscription filters match.
+    assert notification.subject == "[DIAGNOSED] data-processor: permission_loss (high)"
+    assert notification.attributes["fault_types"]["StringValue"] == '["permission_loss"]'
+    assert notification.chat["content"]["keywords"] == [
+        "DIAGNOSED",
+        "data-processor",
+        "permission_loss",
+        "high",
+    ]
+
+    for without in (_diagnosis(), _diagnosis(resolved=[])):  # a stored diagnosis from before has no key
+        assert "Resolved" not in build_notification(INCIDENT, without, None).text
+    many = build_notification(INCIDENT, _diagnosis(resolved=[RESOLVED] * 7), None).text
+    assert many.count(RESOLVED_LINE) == 5
+    assert f"{RESOLVED_LINE}\n  ... and 2 more resolved faults\n" in many
+
+
+HOSTILE_IN_CHAT = (
+    "\uff20channel &lt;!channel&gt; &lt;!here|here&gt; &lt;\uff20U024BE7LH&gt; "
+    "&lt;https://evil.example|Open in the incident console&gt; [Open] (javascript:alert(1)) "
+    "admin[U+202E]gnp.exe [U+2066]isolated[U+2069] &amp; done"
+)
+
+
+def test_a_resolved_faults_text_reaches_the_chat_and_the_email_inert() -> None:
+    """The changes' names and the reason are the diagnosis's text (a model may quote a log line there):
+    escaped for the chat, controls shown and secrets redacted in every form, as every other field."""
+    changed = RESOLVED["caused_by"] | {"event_name": "Put<!here|here>\u202e@channel [x](javascript:y)"}
+    reason = f"DB_PASSWORD=hunter2 {HOSTILE}"
+    notification = build_notification(
+        INCIDENT, _diagnosis(resolved=[RESOLVED | {"caused_by": changed, "reason": reason}]), None
+    )
+
+    description = notification.chat["content"]["description"]
+    section = description.split(f"*{RESOLVED_TITLE}*\n", 1)[1].split("\n\n", 1)[0]
+    assert section == (
+        "- throttling: caused by Put&lt;!here|here&gt;[U+202E]\uff20channel [x] (javascript:y) at "
+        "2026-11-23T04:40:00+00:00, undone by DeleteFunctionConcurrency20171031 at "
+        f"2026-11-23T04:45:00+00:00. DB_PASSWORD=[redacted] {HOSTILE_IN_CHAT}"
+    )
+    assert "<" not in description  # no console link here: no markup at all
+    line = notification.text.split(f"{RESOLVED_TITLE}\n  ", 1)[1].split("\n", 1)[0]
+    assert line == (
+        "- throttling: caused by Put<!here|here>[U+202E]@channel [x](javascript:y) at "
+        "2026-11-23T04:40:00+00:00, undone by DeleteFunctionConcurrency20171031 at "
+        "2026-11-23T04:45:00+00:00. DB_PASSWORD=[redacted] @channel <!channel> <!here|here> <@U024BE7LH> "
+        "<https://evil.example|Open in the incident console> [Open](javascript:alert(1)) "
+        "admin[U+202E]gnp.exe [U+2066]isolated[U+2069] & done"
+    )  # e-mail is plain text: nothing there is markup, but no control reorders it
+    assert "hunter2" not in json.dumps(notification.publish_arguments("arn:aws:sns:ca-central-1:1:t"))
+
+
 def _failed(incidents: IncidentStore, function: str) -> str:
     incident_id = stuck_incident(incidents, minutes_ago=1, function=function)
     incidents.transition(incident_id, "INVESTIGATING", "FAILED", reason=STALE_REASON)

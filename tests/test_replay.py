@@ -20,6 +20,8 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.contract.registry import TOOLS
 from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.agent.providers import RecordedToolProvider, ToolCallFailed
+from supervisor.agent.report import render
+from supervisor.diagnosis.evidence import verify
 from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.incident.audit import (
     REPLAY_HASH_VERSION,
@@ -34,17 +36,21 @@ from supervisor.incident.audit import (
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.replay import load_recorded, replay
 from supervisor.incident.store import IncidentStore, from_item, to_item
-from supervisor.schemas import Diagnosis, DiagnosisGap, ToolResult
+from supervisor.schemas import Diagnosis, DiagnosisGap, DiagnosisSubmission, ToolResult
 from supervisor.settings import SupervisorSettings
 from tests.agent_support import (
     FUNCTION,
+    POLICY_DELETED,
+    POLICY_RESTORED,
     RESPONSES,
+    UNDONE_CHANGES,
     ScriptedChatModel,
     ai,
     call,
     diagnose_with,
     pointer,
     submission,
+    with_resolved,
 )
 from tests.conftest import Inject
 from tests.fault_scenarios import fresh_logs
@@ -371,3 +377,153 @@ def test_the_version_2_hash_leaves_free_text_out(diagnosed: tuple[list[ToolResul
         }
     )
     assert replay_hash(INCIDENT, results, reworded) == replay_hash(INCIDENT, results, diagnosis)
+
+
+# --------------------------------------------------------------------------- resolved faults (version 3)
+
+UNDONE_TOOLS = ("get_lambda_config", "get_function_metrics", "get_recent_changes")
+
+
+def _undone_results() -> list[ToolResult]:
+    """The three answers a diagnosis with a resolved fault rests on, validated as the graph keeps them."""
+    answers = RESPONSES | {"get_recent_changes": json.dumps(UNDONE_CHANGES)}
+    return [
+        ToolResult(
+            tool=tool,
+            arguments={"lambda_name": FUNCTION},
+            result=TOOLS[tool].response.model_validate_json(answers[tool]).model_dump(mode="json"),
+        )
+        for tool in UNDONE_TOOLS
+    ]
+
+
+def _resolving(**changes: Any) -> ScriptedChatModel:
+    """The three tools, then the canned throttling diagnosis with a resolved permission_loss."""
+    payload = with_resolved(submission())
+    payload["resolved"][0] |= changes
+    return ScriptedChatModel([ai(*(call(tool) for tool in UNDONE_TOOLS)), ai(call(SUBMIT_TOOL, payload))])
+
+
+def _unrecorded(results: list[ToolResult]) -> RecordedIncident:
+    return RecordedIncident(
+        incident_id="inc-resolved",
+        function_name=FUNCTION,
+        incident=INCIDENT,
+        tool_results=results,
+        replay_hash="",
+        replay_hash_version=REPLAY_HASH_VERSION,
+        model="rules",
+        diagnosis=None,
+    )
+
+
+async def test_a_diagnosis_with_a_resolved_fault_round_trips_through_incident_context(
+    incidents: IncidentStore,
+) -> None:
+    run = await replay(_unrecorded(_undone_results()), settings=SupervisorSettings(), model=_resolving())
+    diagnosis = run.result.diagnosis
+    assert diagnosis is not None
+    assert diagnosis.verification.passed
+    assert [(r.fault_type, r.caused_by.evidence, r.undone_by.evidence) for r in diagnosis.resolved] == [
+        ("permission_loss", [2], [3])
+    ]
+    item = context_item(
+        incident_id="inc-resolved",
+        function_name=FUNCTION,
+        incident=INCIDENT,
+        result=run.result,
+        model="rules",
+        recorded_at="2026-11-21T10:02:00+00:00",
+    )
+    incidents.put_context(item)
+    stored = incidents.get_context("inc-resolved")
+    assert stored is not None
+
+    recorded = read_context(stored)
+    assert recorded.diagnosis == diagnosis
+    assert recorded.replay_hash_version == 3
+    again = await replay(recorded, settings=SupervisorSettings(), model=_resolving())
+    assert again.matches
+    reworded = await replay(recorded, settings=SupervisorSettings(), model=_resolving(reason="reworded"))
+    assert reworded.matches  # the reason is prose: left out of the hash
+    other = {"event_name": "PutRolePolicy", "time": POLICY_RESTORED, "evidence": [3, 4]}
+    cited = await replay(recorded, settings=SupervisorSettings(), model=_resolving(undone_by=other))
+    assert cited.result.diagnosis is not None
+    assert cited.result.diagnosis.verification.passed
+    assert not cited.matches  # what the undoing change cites is structure
+
+
+def test_the_cli_report_names_each_resolved_fault_with_its_changes() -> None:
+    async def run() -> str:
+        replayed = await replay(
+            _unrecorded(_undone_results()), settings=SupervisorSettings(), model=_resolving()
+        )
+        return render(replayed.result, FUNCTION)
+
+    report = asyncio.run(run())
+    assert (
+        "\n\nResolved (not current):\n"
+        f"  permission_loss: caused by DeleteRolePolicy at {POLICY_DELETED}, undone by PutRolePolicy at "
+        f"{POLICY_RESTORED}. The inline policy deleted was put back; no invocation failed since. [4]\n"
+    ) in report
+    assert "Fault types: throttling\n" in report
+
+
+async def test_a_record_from_version_2_loads_without_resolved_faults_and_matches() -> None:
+    """A diagnosis stored before ``resolved`` existed: no such key in its JSON, hashed over version 2."""
+    run = await replay(_unrecorded(_recorded_results()), settings=SupervisorSettings(), model=_scripted())
+    diagnosis = run.result.diagnosis
+    assert diagnosis is not None
+    plain = from_item(
+        context_item(
+            incident_id="inc-v2",
+            function_name=FUNCTION,
+            incident=INCIDENT,
+            result=run.result,
+            model="rules",
+            recorded_at="2026-11-21T10:02:00+00:00",
+        )
+    )
+    stored = json.loads(plain["diagnosis"])
+    del stored["resolved"]
+    plain |= {
+        "diagnosis": json.dumps(stored),
+        "replay_hash_version": 2,
+        "replay_hash": replay_hash(INCIDENT, run.result.tool_results, diagnosis, version=2),
+    }
+
+    recorded = read_context(to_item(plain))
+    assert recorded.diagnosis is not None
+    assert recorded.diagnosis.resolved == []
+    assert recorded.replay_hash_version == 2
+    again = await replay(recorded, settings=SupervisorSettings(), model=_scripted())
+    assert again.matches
+    assert again.replay_hash == recorded.replay_hash
+
+
+def test_the_version_3_hash_covers_resolved_faults_and_version_2_does_not() -> None:
+    payload = with_resolved(submission())
+    responses = {tool: [r.result for r in _undone_results() if r.tool == tool] for tool in UNDONE_TOOLS}
+    accepted = DiagnosisSubmission.model_validate(payload)
+    diagnosis = Diagnosis(**accepted.model_dump(), verification=verify(accepted, responses, 0))
+    (resolved,) = diagnosis.resolved
+    undone = resolved.undone_by.model_copy(update={"time": "2026-11-21T09:46:00+00:00"})
+    for changed in (
+        diagnosis.model_copy(update={"resolved": []}),
+        diagnosis.model_copy(update={"resolved": [resolved.model_copy(update={"fault_type": "timeout"})]}),
+        diagnosis.model_copy(update={"resolved": [resolved.model_copy(update={"undone_by": undone})]}),
+        diagnosis.model_copy(update={"resolved": [resolved.model_copy(update={"evidence": [2, 4]})]}),
+    ):
+        assert replay_hash(INCIDENT, [], changed) != replay_hash(INCIDENT, [], diagnosis)
+        assert replay_hash(INCIDENT, [], changed, version=2) == replay_hash(
+            INCIDENT, [], diagnosis, version=2
+        )
+    assert structured_fields(diagnosis)["resolved"] == [
+        {
+            "fault_type": "permission_loss",
+            "caused_by": {"event_name": "DeleteRolePolicy", "time": POLICY_DELETED, "evidence": [2]},
+            "undone_by": {"event_name": "PutRolePolicy", "time": POLICY_RESTORED, "evidence": [3]},
+            "evidence": [4],
+        }
+    ]
+    assert "resolved" not in structured_fields(diagnosis, 2)

@@ -105,6 +105,11 @@ def markdown(run: DrillRun) -> str:
                 lines += [
                     "",
                     f"`{incident.incident_id}` root cause: {diagnosis['root_cause']}",
+                    *(
+                        line
+                        for fault in diagnosis.get("resolved") or []
+                        for line in ("", _resolved(incident.incident_id, fault))
+                    ),
                     "",
                     *(_step(n, step) for n, step in enumerate(diagnosis["remediation_plan"], start=1)),
                 ]
@@ -114,6 +119,14 @@ def markdown(run: DrillRun) -> str:
 
 def _check(check: Check) -> str:
     return f"- {'✅' if check.ok else '❌'} **{check.name}** — {check.detail}"
+
+
+def _resolved(incident_id: str, fault: dict[str, Any]) -> str:
+    caused, undone = fault["caused_by"], fault["undone_by"]
+    return (
+        f"`{incident_id}` resolved: {fault['fault_type']} — caused by {caused['event_name']} at "
+        f"{caused['time']}, undone by {undone['event_name']} at {undone['time']}"
+    )
 
 
 def _step(number: int, step: dict[str, Any]) -> str:

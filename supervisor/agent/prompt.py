@@ -71,10 +71,8 @@ timeouts). Report the latest one as the trigger (event_name, identity and time e
 them, citing the event), list the others on the timeline, and if there is none, say so in a gap with what \
 was searched. Remediation undoes the trigger: roll a deployment back, detach an attached policy, put a \
 recorded setting back; environment values are never recorded, so name the variables in a gap rather than \
-invent a command. Only with no trigger does the fix raise a limit the metrics justify. A fault whose cause \
-a later change undid, with no failure of that kind since, goes under resolved (the causing and the undoing \
-change), not in fault_types. Put the trigger, the first failure and other facts on the timeline, oldest \
-first, each citing evidence.
+invent a command. Only with no trigger does the fix raise a limit the metrics justify. Put the trigger, \
+the first failure and other facts on the timeline, oldest first, each citing evidence.
 
 SUBMITTING
 - Back every claim with an evidence pointer: the tool, the field (a dotted path into its result, list \
@@ -84,6 +82,9 @@ type it supports (null for context).
 evidence determines the fix.
 - ruled_out: each fault type you checked and rejected, citing the configuration, IAM, metrics or network \
 pointer that rejects it. gaps: what you could not check, and why.
+- resolved: a fault whose cause a later change reverted, with no failure of that kind since, goes here \
+(the change that caused it and the one that undid it, each citing its get_recent_changes event), not in \
+fault_types.
 - Everything is checked against the tool results: claims that do not match are rejected and lower your \
 confidence. With no evidence of a fault, report unknown with low confidence."""
 

@@ -87,7 +87,7 @@ def render(result: AgentResult, function_name: str) -> str:
 
 
 def _story(diagnosis: Diagnosis) -> list[str]:
-    """Trigger, timeline, ruled-out hypotheses and gaps, each with the evidence it cites."""
+    """Trigger, timeline, ruled-out hypotheses, resolved faults and gaps, each with the evidence it cites."""
     lines = []
     if diagnosis.trigger is not None:
         trigger = diagnosis.trigger
@@ -107,6 +107,13 @@ def _story(diagnosis: Diagnosis) -> list[str]:
     if diagnosis.ruled_out:
         lines += ["", "Ruled out:"]
         lines += [f"  {r.fault_type}: {r.reason} {r.evidence}" for r in diagnosis.ruled_out]
+    if diagnosis.resolved:
+        lines += ["", "Resolved (not current):"]
+        lines += [
+            f"  {r.fault_type}: caused by {r.caused_by.event_name} at {r.caused_by.time}, undone by "
+            f"{r.undone_by.event_name} at {r.undone_by.time}. {r.reason} {r.evidence}"
+            for r in diagnosis.resolved
+        ]
     if diagnosis.gaps:
         lines += ["", "Gaps:"]
         lines += [f"  {g.source}: {g.reason}" for g in diagnosis.gaps]

@@ -2,27 +2,30 @@
 
 The model cannot vouch for itself. A pointer is verified only if its tool was called in this run and
 returned valid data, its dotted path resolves in one of those responses, and its value is what is there.
-Every entry that cites pointers (remediation steps, trigger, timeline, gaps, ruled-out hypotheses) holds
-only if all it cites is verified; a command must parse against the AWS service model; and each fault type
-needs the support ``corroboration.POLICY`` asks for.
+Every entry that cites pointers (remediation steps, trigger, timeline, gaps, ruled-out hypotheses, resolved
+faults) holds only if all it cites is verified; a change it names (the trigger, what caused and what undid a
+resolved fault) must be the event it cites; a command must parse against the AWS service model; and each
+fault type needs the support ``corroboration.POLICY`` asks for.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from supervisor.diagnosis import corroboration
 from supervisor.diagnosis.causality import success_after
 from supervisor.diagnosis.cli_commands import CommandError, parse_command
 from supervisor.diagnosis.paths import canonical, resolve, value_matches
 from supervisor.schemas import (
+    ChangeReference,
     DiagnosisSubmission,
     EntryCheck,
     EvidencePointer,
     PointerCheck,
     ToolCallRecord,
+    Trigger,
     Verification,
 )
 
@@ -63,41 +66,64 @@ def _same_instant(left: Any, right: str) -> bool:
         return False
 
 
-def _trigger_problem(submission: DiagnosisSubmission, held: Sequence[Sequence[Any]]) -> str:
-    trigger = submission.trigger
-    assert trigger is not None
-    for index in trigger.evidence:
+def _change_problem(
+    change: Trigger | ChangeReference,
+    noun: str,
+    submission: DiagnosisSubmission,
+    held: Sequence[Sequence[Any]],
+) -> str:
+    """Empty when ``change`` cites, among its pointers, the get_recent_changes event it names (that event
+    name at that time), else why not; ``noun`` names it in the reason ("a trigger")."""
+    for index in change.evidence:
         pointer = submission.evidence[index]
         parts = pointer.field.split(".")
         if pointer.tool != "get_recent_changes" or parts[0] != "events" or len(parts) < 2:
             continue
         for response in held[index]:
             event = resolve(response, ".".join(parts[:2]))
-            if event.get("event_name") == trigger.event_name and _same_instant(
-                event.get("time"), trigger.time
-            ):
+            if event.get("event_name") == change.event_name and _same_instant(event.get("time"), change.time):
                 return ""
         return (
-            f"the event cited (evidence {index}, {'.'.join(parts[:2])}) is not a {trigger.event_name} "
-            f"at {trigger.time}"
+            f"the event cited (evidence {index}, {'.'.join(parts[:2])}) is not a {change.event_name} "
+            f"at {change.time}"
         )
-    return "a trigger must cite the change event it names: a get_recent_changes pointer into events.<n>"
+    return f"{noun} must cite the change event it names: a get_recent_changes pointer into events.<n>"
+
+
+def _cited_changes(submission: DiagnosisSubmission) -> dict[str, tuple[Trigger | ChangeReference, str]]:
+    """Each entry that names a change, by where it is: the trigger and each resolved fault's two changes."""
+    changes: dict[str, tuple[Trigger | ChangeReference, str]] = {}
+    if submission.trigger is not None:
+        changes["trigger"] = (submission.trigger, "a trigger")
+    for n, fault in enumerate(submission.resolved):
+        changes[f"resolved.{n}.caused_by"] = (fault.caused_by, "the change that caused a resolved fault")
+        changes[f"resolved.{n}.undone_by"] = (fault.undone_by, "the change that undid a resolved fault")
+    return changes
+
+
+_ONLY_LOGS: Final[dict[str, str]] = {  # entries that may not rest on log text alone, by where they are
+    "ruled_out": "log text cannot rule a hypothesis out: cite configuration, IAM, metrics or network",
+    "resolved": "log text cannot show that a fault is over: cite configuration, IAM, metrics or network",
+}
 
 
 def _entry_checks(
     submission: DiagnosisSubmission, held: Sequence[Sequence[Any]], responses: Responses
 ) -> list[EntryCheck]:
     checks = []
+    changes = _cited_changes(submission)
     for where, indices in submission.citations():
         unverified = [i for i in indices if not held[i]]
         reason = f"cites evidence {', '.join(map(str, unverified))}, not verified" if unverified else ""
+        if not reason and where in changes:
+            reason = _change_problem(*changes[where], submission, held)
         if not reason and where == "trigger" and submission.trigger is not None:
-            reason = _trigger_problem(submission, held) or success_after(
-                datetime.fromisoformat(submission.trigger.time), responses.get("get_recent_logs", [])
-            )
+            when = datetime.fromisoformat(submission.trigger.time)
+            reason = success_after(when, responses.get("get_recent_logs", []))
         only_logs = all(submission.evidence[i].tool == corroboration.LOG_TOOL for i in indices)
-        if not reason and where.startswith("ruled_out") and only_logs:
-            reason = "log text cannot rule a hypothesis out: cite configuration, IAM, metrics or network"
+        kind = where.split(".")[0] if where.count(".") == 1 else ""  # ruled_out.<n>, resolved.<n>
+        if not reason and kind in _ONLY_LOGS and only_logs:
+            reason = _ONLY_LOGS[kind]
         checks.append(EntryCheck(entry=where, verified=not reason, reason=reason))
     for number, step in enumerate(submission.remediation_plan):
         if step.command is not None:

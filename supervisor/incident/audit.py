@@ -105,13 +105,15 @@ def canonical_json(value: Any) -> str:
     return json.dumps(_rounded(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-REPLAY_HASH_VERSION: Final[int] = 2  # 1: before trigger, timeline, gaps, ruled-out, commands and support
+# 1: before trigger, timeline, gaps, ruled-out, commands and support; 2: before resolved faults
+REPLAY_HASH_VERSION: Final[int] = 3
 
 
 def structured_fields(diagnosis: Diagnosis, version: int = REPLAY_HASH_VERSION) -> dict[str, Any]:
     """The parts of a diagnosis a replay must reproduce exactly; free text (root cause, interpretations,
-    remediation prose) is worded differently by different models and is left out. ``version`` 1 is the
-    field set of records made before version 2, so that they are still compared like for like."""
+    remediation prose, reasons) is worded differently by different models and is left out. An older
+    ``version`` is the field set of the records made with it, so that they are still compared like for
+    like."""
     fields: dict[str, Any] = {
         "fault_types": sorted(diagnosis.fault_types),
         "severity": diagnosis.severity,
@@ -127,7 +129,7 @@ def structured_fields(diagnosis: Diagnosis, version: int = REPLAY_HASH_VERSION) 
     if version == 1:
         return fields
     trigger = diagnosis.trigger
-    return fields | {
+    fields |= {
         "trigger": trigger.model_dump(include={"event_name", "identity", "time", "evidence"})
         if trigger
         else None,
@@ -137,6 +139,14 @@ def structured_fields(diagnosis: Diagnosis, version: int = REPLAY_HASH_VERSION) 
         "commands": [step.command for step in diagnosis.remediation_plan],
         "entries_verified": [(check.entry, check.verified) for check in diagnosis.verification.entries],
         "support": [(s.fault_type, s.supported_by) for s in diagnosis.verification.support],
+    }
+    if version == 2:
+        return fields
+    return fields | {
+        "resolved": [
+            fault.model_dump(mode="json", exclude={"reason"})
+            for fault in sorted(diagnosis.resolved, key=lambda fault: fault.fault_type)
+        ]
     }
 
 

@@ -3,10 +3,10 @@ JSON of an Amazon Q Developer in chat applications (formerly AWS Chatbot) custom
 attributes for subscription filters.
 
 The message is built only from an allowlist: the incident item's own fields (function, status, times,
-reason) and the stored diagnosis's fields (root cause, fault types, severity, trigger, timeline, evidence,
-remediation, gaps). Nothing else reaches it: no settings, no environment, no raw tool answers. Text is
-also passed through ``redact`` (evidence values may quote log lines, which whoever calls the function
-can shape), and every long field is cut with a visible marker.
+reason) and the stored diagnosis's fields (root cause, fault types, severity, trigger, timeline, resolved
+faults, evidence, remediation, gaps). Nothing else reaches it: no settings, no environment, no raw tool
+answers. Text is also passed through ``redact`` (evidence values may quote log lines, which whoever calls
+the function can shape), and every long field is cut with a visible marker.
 
 Schema of the chat JSON: https://docs.aws.amazon.com/chatbot/latest/adminguide/custom-notifs.html
 Per-protocol messages (MessageStructure=json): https://docs.aws.amazon.com/sns/latest/api/API_Publish.html
@@ -26,7 +26,7 @@ from supervisor.incident.outgoing_text import chat_markdown, shown_controls
 
 SUBJECT_MAX: Final[int] = 99  # SNS: "less than 100 characters", ASCII, no line breaks
 TOP_EVIDENCE: Final[int] = 5
-MAX_LISTED: Final[int] = 5  # remediation steps, gaps and next steps shown
+MAX_LISTED: Final[int] = 5  # remediation steps, resolved faults, gaps and next steps shown
 LIMITS: Final[dict[str, int]] = {
     "root_cause": 600,
     "reason": 500,
@@ -175,6 +175,29 @@ def _remediation_lines(diagnosis: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _change(change: object) -> str:
+    """``<event name> at <time>`` of a change a diagnosis names."""
+    named = change if isinstance(change, Mapping) else {}
+    return f"{named.get('event_name', '?')} at {named.get('time', '?')}"
+
+
+def _resolved_lines(diagnosis: Mapping[str, Any]) -> list[str]:
+    """Each fault a later change undid: what caused it, what undid it, and why it is over."""
+    resolved = list(diagnosis.get("resolved") or [])
+    lines = [
+        _clean(
+            f"- {entry.get('fault_type')}: caused by {_change(entry.get('caused_by'))}, undone by "
+            f"{_change(entry.get('undone_by'))}.",
+            "line",
+        )
+        + f" {_clean(entry.get('reason', ''), 'reason')}"
+        for entry in resolved[:MAX_LISTED]
+    ]
+    if len(resolved) > MAX_LISTED:
+        lines.append(f"... and {len(resolved) - MAX_LISTED} more resolved faults")
+    return lines
+
+
 def _gap_lines(diagnosis: Mapping[str, Any]) -> list[str]:
     gaps = list(diagnosis.get("gaps") or [])
     lines = [
@@ -254,6 +277,8 @@ def _diagnosed(facts: _Facts, diagnosis: Mapping[str, Any]) -> _Outline:
         ("Remediation (nothing is run; every step needs approval)", remediation),
         ("Gaps", _gap_lines(diagnosis) or ["none"]),
     ]
+    if resolved := _resolved_lines(diagnosis):
+        sections.insert(3, ("Resolved (undone by a later change; not current)", resolved))
     return _Outline(
         _subject(facts.function, facts.status, f"{faults} ({facts.severity})"), header, sections, remediation
     )
