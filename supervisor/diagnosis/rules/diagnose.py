@@ -143,7 +143,10 @@ def diagnose(c: Conversation) -> dict[str, Any]:
         for r in results
         if isinstance(r, Rejection) and r.fault not in found
     ]
-    gaps = _gaps(c, report.evidence, findings, report.trigger is not None)
+    gaps = [
+        *_stated_gaps(report.evidence, findings),
+        *_gaps(c, report.evidence, findings, report.trigger is not None),
+    ]
     if not findings:
         return _unknown(c, report, ruled_out, gaps)
     return {
@@ -186,6 +189,15 @@ def _unknown(
 
 def _implicated(findings: list[Finding]) -> list[str]:
     return [resource for finding in findings for resource in finding.resources]
+
+
+def _stated_gaps(evidence: _Evidence, findings: list[Finding]) -> list[dict[str, Any]]:
+    """The gaps the findings state themselves (e.g. no command can fix a bad input)."""
+    return [
+        {"source": gap.source, "reason": gap.reason, "evidence": evidence.add(list(gap.pointers))}
+        for finding in findings
+        for gap in finding.gaps
+    ]
 
 
 def _gaps(

@@ -79,6 +79,16 @@ class ChangeEvent:
 Relevant = Callable[[ChangeEvent], bool]
 
 
+@dataclass(frozen=True)
+class Gap:
+    """What a finding leaves open that no tool answer can settle (e.g. no command can fix it), with the
+    pointers that show it."""
+
+    source: str
+    reason: str
+    pointers: tuple[Pointer, ...] = ()
+
+
 @dataclass
 class Finding:
     """A fault the evidence confirms."""
@@ -92,6 +102,7 @@ class Finding:
     first_failure: tuple[datetime, Pointer] | None = None  # when it started, and the pointer that shows it
     subsumes: tuple[FaultType, ...] = ()  # symptoms it explains (blocked egress explains the timeouts)
     resources: tuple[str, ...] = ()  # what it implicates besides the function (a security group, a table)
+    gaps: tuple[Gap, ...] = ()  # what it leaves open, stated in the diagnosis's gaps
 
 
 @dataclass(frozen=True)
