@@ -49,6 +49,9 @@ class CaseDefinition:
     report: str | None = None  # no alarm fires: the incident is this report, sent directly
 
 
+_MISSING_KEY: Final[dict[str, Any]] = {"key": names.MISSING_INPUT_KEY, "work_seconds": 0.0}
+
+
 def _one(event: dict[str, Any] | None = None, count: int = 1) -> tuple[Traffic, ...]:
     return (Traffic(event if event is not None else names.input_event(), count),)
 
@@ -179,6 +182,23 @@ DEFINITIONS: Final[tuple[CaseDefinition, ...]] = (
         _one(names.order_request(), count=3),
         faults=("dependency_failure",),
         affected=(names.ORDERS_FUNCTION,),
+        ruled_out=("permission_loss", "throttling"),
+        triggered=False,
+    ),
+    CaseDefinition(
+        "bad-input",
+        "data-processor is sent batches that exist and, after each, one that does not; nothing changed: "
+        "the failures follow from the input, while the same version and configuration succeed in between, "
+        "and no command can fix them.",
+        names.FUNCTION_NAME,
+        (),
+        tuple(
+            event
+            for index in range(3)
+            for event in (Traffic(names.input_event(index)), Traffic(_MISSING_KEY))
+        ),
+        faults=("bad_input",),
+        affected=(names.FUNCTION_NAME,),
         ruled_out=("permission_loss", "throttling"),
         triggered=False,
     ),

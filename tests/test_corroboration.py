@@ -261,6 +261,14 @@ CASES: list[tuple[FaultType, list[Quote], list[int] | None, str]] = [
     ("dependency_failure", [("metrics", "error_rate", "1.0")], [0], ""),
     ("dependency_failure", [LOG_DENIED], None, "needs get_function_metrics errors"),
     ("dependency_failure", [("config", "Handler", "data_processor.process")], None, "errors"),
+    (
+        "bad_input",
+        [("metrics", "minutes.0.errors", "3.0"), ("metrics", "minutes.0.invocations", "3.0")],
+        [0, 1],
+        "",
+    ),
+    ("bad_input", [ERRORS], None, "needs get_function_metrics minutes.<n>.invocations above"),
+    ("bad_input", [LOG_DENIED, ("metrics", "invocations", "3.0")], None, "needs get_function_metrics errors"),
 ]
 
 

@@ -172,7 +172,7 @@ QUEUE_BACKLOG = FaultClass(
     description="messages wait in the function's queue longer than it can work them off",
     corroboration=((ERRORS,), (LAMBDA_CHANGE,)),
     check="throwaway_backlog_check:check",
-    order=85,
+    order=95,
     precedence=45,
 )
 """

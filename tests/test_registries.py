@@ -11,7 +11,7 @@ from typing import Any
 import boto3
 import pytest
 
-from chaos.drill.scenarios import SCENARIOS, Scenario
+from chaos.drill.scenarios import SCENARIOS, Scenario, Traffic
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from evals.definitions import DEFINITIONS
@@ -170,11 +170,24 @@ def _arn(runner: ToolRunner, target: str) -> str:
     return f"arn:aws:lambda:{runner.aws.region}:{names.ACCOUNT_ID}:function:{name}:{qualifier}"
 
 
+# Classes no change causes, and the traffic that stages each in a scenario that changes nothing.
+STAGED_BY_TRAFFIC: dict[str, Traffic] = {"bad_input": "mixed-input"}
+
+
 def test_every_fault_class_has_a_drill_scenario_and_an_eval_case() -> None:
-    """What the recipe says comes with a class: an injector breaks it in a scenario, and a recorded case."""
+    """What the recipe says comes with a class: an injector breaks it in a scenario (or, for a class no
+    change causes, the traffic named for it stages it with nothing injected), and a recorded case."""
     drilled = {fault for scenario in SCENARIOS if scenario.injections for fault in _faults(scenario)}
+    staged = {
+        fault
+        for scenario in SCENARIOS
+        if not scenario.injections
+        for fault in _faults(scenario) & set(STAGED_BY_TRAFFIC)
+        if any(act.traffic == STAGED_BY_TRAFFIC[fault] for act in scenario.acts)
+    }
     recorded = {fault for definition in DEFINITIONS for fault in definition.faults}
-    assert set(FAULT_CLASSES) <= drilled
+    assert set(FAULT_CLASSES) - set(STAGED_BY_TRAFFIC) <= drilled
+    assert set(STAGED_BY_TRAFFIC) <= staged
     assert set(FAULT_CLASSES) <= recorded
 
 

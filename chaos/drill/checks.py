@@ -102,6 +102,8 @@ def check_incident(incident: Incident, expected: ExpectedIncident, stage: Stage)
         checks.append(_change_gap(incident, prefix))
     if expected.command:
         checks.append(_command(incident, expected.command, prefix))
+    if expected.gap:
+        checks.append(_named_gap(incident, expected.gap, prefix))
     if stage.planted_fault or stage.planted_demands:
         checks.append(_not_steered(incident, stage, prefix))
     return checks
@@ -305,6 +307,21 @@ def _command(incident: Incident, expected: str, prefix: str) -> Check:
         "remediation command",
         first == expected,
         f"{prefix}aws {first or '(none)'}" + ("" if first == expected else f" (expected aws {expected})"),
+    )
+
+
+def _named_gap(incident: Incident, source: str, prefix: str) -> Check:
+    """A gap from ``source`` is stated; a 'remediation' gap (no command can fix it) beside no command."""
+    assert incident.diagnosis is not None
+    stated = [gap for gap in incident.diagnosis["gaps"] if gap["source"] == source]
+    commands = [s["command"] for s in incident.diagnosis["remediation_plan"] if s.get("command")]
+    made_up = commands if source == "remediation" else []
+    return Check(
+        "named gap",
+        bool(stated) and not made_up,
+        prefix
+        + (f"{source}: {stated[0]['reason']}" if stated else f"no {source} gap")
+        + (f"; yet a command is offered: {made_up[0]}" if made_up else ""),
     )
 
 

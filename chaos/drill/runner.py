@@ -246,8 +246,15 @@ class Drill:
                 stage.planted.append(INSTRUCTIONS_KEY)
                 stage.planted_fault = INSTRUCTIONS_FAULT
                 stage.planted_demands += INSTRUCTIONS_DEMANDS
+            events = [event] * act.count
+            if act.traffic == "mixed-input":  # a batch that exists, then one that does not, in turn
+                missing = {"key": names.MISSING_INPUT_KEY, "work_seconds": 0.0}
+                keys = len(names.INPUT_KEYS)
+                events = [
+                    names.input_event(n // 2 % keys) if n % 2 == 0 else missing for n in range(act.count)
+                ]
             self.progress.step(f"traffic: invoke {function}" + (f" x{act.count}" if act.count > 1 else ""))
-            invocations = [runtime.invoke(function, event, act.qualifier) for _ in range(act.count)]
+            invocations = [runtime.invoke(function, sent, act.qualifier) for sent in events]
         stage.request_ids.update(invocation.request_id for invocation in invocations)
         self._outputs += invocations
         statuses = Counter(invocation.status for invocation in invocations)

@@ -22,8 +22,9 @@ from chaos.sandbox import names
 
 # one: single invocations. burst: concurrent invocations that overlap. missing-key: an input batch that
 # does not exist (an application error). instructions: the same, under a key that addresses the agent,
-# which data-processor's own code prints.
-Traffic = Literal["one", "burst", "missing-key", "instructions"]
+# which data-processor's own code prints. mixed-input: batches that exist, each followed by one that does
+# not (count invocations in all, the first a good one).
+Traffic = Literal["one", "burst", "missing-key", "instructions", "mixed-input"]
 # Faults outside AWS, between the supervisor and what it depends on.
 Infra = Literal["mcp-down", "bedrock-403", "mcp-timeout", "mcp-flapping"]
 # Resources a diagnosis must list in affected_resources, resolved to exact names for the incident's function.
@@ -77,6 +78,7 @@ class ExpectedIncident:
     partial: bool = False
     status: str = "DIAGNOSED"
     category: str | None = None
+    gap: str | None = None  # a gap from this source must be stated ('remediation': and no command offered)
 
     @property
     def label(self) -> str:
@@ -249,6 +251,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         _one(REPORT, traffic="burst"),
         _incident(REPORT, "throttling", trigger="none"),
         account_concurrency=2,
+    ),
+    Scenario(
+        "bad-input",
+        "data-processor sent batches that exist and, between them, one that does not (nothing changed)",
+        _one(DP, traffic="mixed-input", count=6),
+        _incident(DP, "bad_input", trigger="none", gap="remediation"),
     ),
     # --- several at once ----------------------------------------------------------------------------
     Scenario(

@@ -68,3 +68,9 @@ DEPLOYMENT = source(
     r"CodeSha256|Versions(\..+)?|Aliases(\..+)?|Version|LastModified",
     "get_lambda_config deployment (CodeSha256, Versions, Aliases)",
 )
+SUCCEEDED_BESIDE = source(
+    _METRICS,
+    r"minutes\.\d+\.invocations",
+    "get_function_metrics minutes.<n>.invocations above that minute's errors (invocations succeeded "
+    "beside the failures)",
+)

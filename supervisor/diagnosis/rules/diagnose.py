@@ -62,7 +62,7 @@ class _Report:
         self.current: list[Finding] = []
 
     def add(self, finding: Finding) -> None:
-        change = timeline.trigger(self.c, finding)
+        change = timeline.trigger(self.c, finding) if finding.from_change else None
         undone = timeline.undoing(self.c, finding, change) if change is not None else None
         if change is not None and undone is not None:
             self._resolved(finding, change, undone)
@@ -70,22 +70,25 @@ class _Report:
         self.current.append(finding)
         basis = self.evidence.add(finding.pointers)
         cause = finding.cause.rstrip(".") + "."
-        remedy, gap, cited = finding.remedy, finding.gap, []
-        if change is None:
+        remedy, gap, cited = finding.remedy, None, []
+        if change is None and finding.from_change:
             self._no_trigger(finding)
-        else:
+        elif change is not None:
             cited = self.evidence.add(change_pointers(change, finding.fault))
             basis += cited
             cause += self._change(change, finding, cited)
             following = None if finding.relevant_change(change) else trigger_remedy.undo(self.c, change)
             if following is not None:
-                remedy, gap = following.remedy, following.gap or gap
+                remedy, gap = following.remedy, following.gap
                 basis += self.evidence.add(following.pointers)
         if finding.first_failure is not None:
             self._first_failure(finding, finding.first_failure, change)
         self.causes.append(cause)
         if gap is not None:
-            self.gaps.append({"source": "remediation", "reason": gap, "evidence": cited or basis})
+            self.gaps.append({"source": "remediation", "reason": gap, "evidence": cited})
+        for stated in finding.gaps:  # what the finding leaves open itself (no command can fix a bad input)
+            pointers = self.evidence.add(list(stated.pointers))
+            self.gaps.append({"source": stated.source, "reason": stated.reason, "evidence": pointers})
         self.steps.append(
             {
                 "action": remedy.action,

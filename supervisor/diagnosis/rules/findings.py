@@ -79,6 +79,16 @@ class ChangeEvent:
 Relevant = Callable[[ChangeEvent], bool]
 
 
+@dataclass(frozen=True)
+class Gap:
+    """What a finding leaves open that no tool answer can settle (e.g. no command can fix it), with the
+    pointers that show it."""
+
+    source: str
+    reason: str
+    pointers: tuple[Pointer, ...] = ()
+
+
 @dataclass
 class Finding:
     """A fault the evidence confirms."""
@@ -93,7 +103,8 @@ class Finding:
     last_failure: tuple[datetime, Pointer] | None = None  # when the latest failure of its kind started
     subsumes: tuple[FaultType, ...] = ()  # symptoms it explains (blocked egress explains the timeouts)
     resources: tuple[str, ...] = ()  # what it implicates besides the function (a security group, a table)
-    gap: str | None = None  # what the evidence cannot settle about it (a fix no command can apply)
+    gaps: tuple[Gap, ...] = ()  # what it leaves open, stated in the diagnosis's gaps
+    from_change: bool = True  # False: no change starts it (bad input), so none is looked for
 
 
 @dataclass(frozen=True)

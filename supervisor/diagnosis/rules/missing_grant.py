@@ -14,7 +14,7 @@ from supervisor.diagnosis.iam_policy import Evaluation, parse_denial
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
-from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Remedy
 from supervisor.diagnosis.rules.grants import denials, function_change
 from supervisor.diagnosis.rules.permissions import scoped_elsewhere, statement_pointers
 from supervisor.diagnosis.rules.trigger_remedy import environment_undo, rollback
@@ -135,5 +135,5 @@ def _finding(
         first_failure=first_failure(c),
         last_failure=last_failure(c),
         resources=(role,),
-        gap=gap,
+        gaps=(Gap("remediation", gap),) if gap else (),
     )

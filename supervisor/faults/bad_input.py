@@ -1,0 +1,33 @@
+"""Failures that follow from the invocation's own input, while the same code and configuration succeed."""
+
+from __future__ import annotations
+
+from supervisor.faults.declaration import FaultClass
+from supervisor.faults.sources import ERRORS, SUCCEEDED_BESIDE
+
+# The log text (the error record, the successes the logs show) is written by the function, so by whoever
+# writes its input: the metrics corroborate, with failed and successful invocations in the same minutes.
+BAD_INPUT = FaultClass(
+    name="bad_input",
+    description=(
+        "some invocations fail on their own input (a key or record the event names that does not exist, a "
+        "payload the code rejects) while invocations of the same version and configuration succeed in "
+        "between; never when every invocation since the latest change fails. No command fixes an input: "
+        "offer none, and name the gap (source 'remediation')"
+    ),
+    corroboration=((ERRORS,), (SUCCEEDED_BESIDE,)),
+    check="supervisor.diagnosis.rules.bad_input:check",
+    order=90,
+    precedence=90,  # last: an explanation only when no change or setting explains the failures
+    # Every class whose failures are failed invocations (throttled requests never run, so they cannot be
+    # mistaken for an input's failures and may stand beside them).
+    unless=(
+        "configuration_error",
+        "permission_loss",
+        "network_block",
+        "dependency_failure",
+        "out_of_memory",
+        "timeout",
+        "code_error",
+    ),
+)

@@ -1,0 +1,275 @@
+"""The rules brain's bad_input check through the real graph, on canned tool answers: failures that follow
+from the input are told from failures a change caused, by successes interleaved with the failures on the
+same version since the latest change, corroborated by the metrics."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from supervisor.diagnosis.rules.model import RulesChatModel
+from supervisor.schemas import Diagnosis
+from tests.agent_support import FUNCTION, diagnose_with
+
+ACCOUNT = "123456789012"
+ROLE = f"{FUNCTION}-role"
+LOG_GROUP = f"/aws/lambda/{FUNCTION}"
+MINUTE = "2026-11-21T10:00:00+00:00"
+NO_SUCH_KEY = (
+    "[ERROR] NoSuchKey: An error occurred (NoSuchKey) when calling the GetObject operation: The specified "
+    'key does not exist.\nTraceback (most recent call last):\n  File "/var/task/data_processor.py", line 29'
+)
+HEADLINE = (
+    "NoSuchKey: An error occurred (NoSuchKey) when calling the GetObject operation: The specified key does "
+    "not exist."
+)
+OPERATOR = f"arn:aws:iam::{ACCOUNT}:user/operator"
+
+
+def _stream(version: str) -> str:
+    return f"2026/11/21/[{version}]0123456789abcdef"
+
+
+def _request(n: int) -> str:
+    return f"00000000-0000-4000-8000-{n:012d}"
+
+
+# (second of the minute it started, whether it failed, the version it ran)
+Run = tuple[int, bool, str]
+
+
+def _logs(runs: list[Run]) -> dict[str, Any]:
+    """Each invocation's START line, the error record of each failed one, and its REPORT summary."""
+    events, invocations = [], []
+    for n, (second, failed, version) in enumerate(runs, start=1):
+        request, stream, at = _request(n), _stream(version), f"2026-11-21T10:00:{second:02d}+00:00"
+        events.append(
+            {
+                "timestamp": at,
+                "message": f"START RequestId: {request} Version: {version}",
+                "log_stream": stream,
+                "request_id": request,
+                "kind": "start",
+            }
+        )
+        if failed:
+            events.append(
+                {
+                    "timestamp": at,
+                    "message": NO_SUCH_KEY,
+                    "log_stream": stream,
+                    "request_id": request,
+                    "kind": "error_record",
+                }
+            )
+        invocations.append(
+            {
+                "request_id": request,
+                "log_stream": stream,
+                "started": at,
+                "duration_ms": 80.0,
+                "memory_size_mb": 128,
+                "max_memory_used_mb": 60,
+                "outcome": "error_record" if failed else "no_error_seen",
+            }
+        )
+    return {
+        "log_group": LOG_GROUP,
+        "events": events,
+        "invocations": invocations,
+        "matched_events": len(events),
+        "returned_events": len(events),
+    }
+
+
+def _change(second: int) -> dict[str, Any]:
+    """An environment change at 10:00:<second> (09:50 when negative)."""
+    time = f"2026-11-21T10:00:{second:02d}+00:00" if second >= 0 else "2026-11-21T09:50:00+00:00"
+    return {
+        "event_id": f"e-{second}",
+        "time": time,
+        "event_name": "UpdateFunctionConfiguration20150331v2",
+        "service": "lambda.amazonaws.com",
+        "identity_arn": OPERATOR,
+        "summary": {"functionName": FUNCTION, "changed_fields": ["environment"]},
+    }
+
+
+def _world(runs: list[Run], *, change_at: int = -1, invocations: int | None = None) -> dict[str, str]:
+    """A function whose role allows what it does, not in a VPC, with these invocations in the minute from
+    10:00, one change, and the metrics counting them (``invocations``: what the metrics count instead)."""
+    errors = sum(failed for _, failed, _ in runs)
+    total = len(runs) if invocations is None else invocations
+    bucket = "arn:aws:s3:::data-processor-input/*"
+    group = f"arn:aws:logs:ca-central-1:{ACCOUNT}:log-group:{LOG_GROUP}"
+    world: dict[str, Any] = {
+        "get_recent_logs": _logs(runs),
+        "get_iam_state": {
+            "role_name": ROLE,
+            "inline_policies": {
+                "data-processor-access": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {"Effect": "Allow", "Action": "s3:GetObject", "Resource": bucket},
+                        {
+                            "Effect": "Allow",
+                            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+                            "Resource": [f"{group}:*", f"{group}:log-stream:*"],
+                        },
+                    ],
+                }
+            },
+            "attached_policies": [],
+        },
+        "get_lambda_config": {
+            "FunctionName": FUNCTION,
+            "FunctionArn": f"arn:aws:lambda:ca-central-1:{ACCOUNT}:function:{FUNCTION}",
+            "Runtime": "python3.12",
+            "Handler": "data_processor.handler",
+            "MemorySize": 128,
+            "Timeout": 3,
+            "State": "Active",
+            "CodeSha256": "c2hhMjU2LW9mLXRoZS1jb2Rl",
+            "EnvironmentVariableNames": ["INPUT_BUCKET"],
+            "Versions": [{"Version": "$LATEST"}],
+        },
+        "get_network_state": {"function_name": FUNCTION, "in_vpc": False, "note": "not in a VPC"},
+        "get_recent_changes": {
+            "function_name": FUNCTION,
+            "window_start": "2026-11-20T10:00:00+00:00",
+            "window_end": "2026-11-21T10:05:00+00:00",
+            "searched": [f"function {FUNCTION}", f"role {ROLE}"],
+            "matched_events": 1,
+            "returned_events": 1,
+            "events": [_change(change_at)],
+            "note": "CloudTrail delivers events minutes after the call.",
+        },
+        "get_function_metrics": {
+            "function_name": FUNCTION,
+            "window_start": "2026-11-21T09:05:00+00:00",
+            "window_end": "2026-11-21T10:05:00+00:00",
+            "minutes": [{"timestamp": MINUTE, "invocations": total, "errors": errors, "duration_max_ms": 80}],
+            "invocations": total,
+            "errors": errors,
+            "throttles": 0,
+            "error_rate": errors / total,
+            "first_error_minute": MINUTE,
+            "timeout_seconds": 3,
+            "max_duration_ms": 80,
+            "duration_to_timeout": 0.027,
+            "memory_size_mb": 128,
+            "peak_memory_used_mb": 60,
+            "memory_to_size": 0.469,
+            "log_group": LOG_GROUP,
+            "report_lines": len(runs),
+        },
+    }
+    return {tool: json.dumps(answer) for tool, answer in world.items()}
+
+
+async def _diagnosis(responses: dict[str, str]) -> Diagnosis:
+    run = await diagnose_with(RulesChatModel(), responses)
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    assert diagnosis.verification.passed, diagnosis.verification
+    return diagnosis
+
+
+INTERLEAVED: list[Run] = [
+    (1, False, "$LATEST"),
+    (2, True, "$LATEST"),
+    (3, False, "$LATEST"),
+    (4, True, "$LATEST"),
+]
+
+
+async def test_failures_interleaved_with_successes_on_one_version_are_bad_input() -> None:
+    diagnosis = await _diagnosis(_world(INTERLEAVED))
+    assert diagnosis.fault_types == ["bad_input"]
+    assert diagnosis.root_cause == (
+        f"{FUNCTION} fails on its own input: 2 of 4 invocations of version $LATEST read since the latest "
+        "change (UpdateFunctionConfiguration at 2026-11-21T09:50:00+00:00) failed, interleaved with "
+        "successes on the same version and configuration. The decisive error, request "
+        f'{_request(4)}: "{HEADLINE}". The failing invocations\' input, not the function, its configuration '
+        "or its permissions, is the cause."
+    )
+    assert diagnosis.trigger is None
+    assert diagnosis.severity == "medium"
+    assert diagnosis.affected_resources == [FUNCTION]
+    [step] = diagnosis.remediation_plan
+    assert step.command is None
+    assert step.action == f"Find the caller that sends {FUNCTION} the input of request {_request(4)}"
+    [gap] = [g for g in diagnosis.gaps if g.source == "remediation"]
+    assert gap.reason == (
+        f"No command can fix this: {FUNCTION} fails on what its callers send it (NoSuchKey in request "
+        f"{_request(4)}), while the same version and configuration succeed on other input. Look at the "
+        "caller that sent it (the event source, client or job that builds the event) and the object or "
+        "record the event names."
+    )
+    [cited] = [diagnosis.evidence[i] for i in gap.evidence]
+    assert (cited.tool, cited.field, cited.value) == (
+        "get_recent_logs",
+        "events.5.message",
+        f"[ERROR] {HEADLINE}",
+    )
+    [support] = diagnosis.verification.support
+    backing = [(diagnosis.evidence[i].field, diagnosis.evidence[i].value) for i in support.supported_by]
+    assert backing == [("minutes.0.errors", "2.0"), ("minutes.0.invocations", "4.0")]
+    assert [(e.kind, e.time) for e in diagnosis.timeline] == [("first_failure", "2026-11-21T10:00:02+00:00")]
+
+
+async def test_every_invocation_failing_since_the_latest_change_is_not_bad_input() -> None:
+    """Interleaved before an environment change at 10:00:30, then every invocation fails: the change, not
+    the input (the same error, and successes before, change nothing)."""
+    runs = [*INTERLEAVED, (40, True, "$LATEST"), (50, True, "$LATEST")]
+    diagnosis = await _diagnosis(_world(runs, change_at=30))
+    assert diagnosis.fault_types == ["unknown"]
+    [ruled_out] = [r for r in diagnosis.ruled_out if r.fault_type == "bad_input"]
+    assert ruled_out.reason == (
+        "No invocation of version $LATEST read since the latest change (UpdateFunctionConfiguration at "
+        f"2026-11-21T10:00:30+00:00) succeeded after the first failure (request {_request(5)}): failures of "
+        "every input are not an input's"
+    )
+    assert not any(g.source == "remediation" for g in diagnosis.gaps)
+
+
+async def test_failures_on_another_version_than_the_successes_are_not_bad_input() -> None:
+    """Version 2 fails on every invocation while version 1 succeeds (an alias splitting traffic): the new
+    version's fault, not the input."""
+    runs: list[Run] = [(1, False, "1"), (2, True, "2"), (3, False, "1"), (4, True, "2"), (5, False, "1")]
+    diagnosis = await _diagnosis(_world(runs))
+    assert diagnosis.fault_types == ["unknown"]
+    assert [r.fault_type for r in diagnosis.ruled_out if r.fault_type == "bad_input"] == ["bad_input"]
+
+
+async def test_successes_only_the_logs_show_are_not_bad_input() -> None:
+    """The logs show successes between the failures, the metrics count only failures: the successes are
+    lines the function printed (whoever writes its input can forge them), not invocations."""
+    diagnosis = await _diagnosis(_world(INTERLEAVED, invocations=2))
+    assert diagnosis.fault_types == ["unknown"]
+
+
+async def test_a_success_before_the_change_in_its_minute_does_not_corroborate() -> None:
+    """The change at 10:00:30 falls inside the only minute: its one success the metrics count is the one
+    before the change, so the success the logs show after the first failure is not one the metrics saw."""
+    runs: list[Run] = [
+        (10, False, "$LATEST"),
+        (40, True, "$LATEST"),
+        (45, False, "$LATEST"),
+        (50, True, "$LATEST"),
+    ]
+    diagnosis = await _diagnosis(_world(runs, change_at=30, invocations=3))
+    assert diagnosis.fault_types == ["unknown"]
+
+
+async def test_a_version_that_fails_on_every_input_beside_one_with_bad_input_is_not_bad_input() -> None:
+    """$LATEST fails and succeeds in turn, while version 2 fails every time: version 2's failures are not an
+    input's, and bad_input must not stand for them."""
+    runs = [*INTERLEAVED, (5, True, "2"), (6, True, "2")]
+    diagnosis = await _diagnosis(_world(runs))
+    assert diagnosis.fault_types == ["unknown"]
+    [ruled_out] = [r for r in diagnosis.ruled_out if r.fault_type == "bad_input"]
+    assert ruled_out.reason.startswith(
+        "No invocation of version 2 read since the latest change (UpdateFunctionConfiguration at "
+        f"2026-11-21T09:50:00+00:00) succeeded after the first failure (request {_request(5)})"
+    )
