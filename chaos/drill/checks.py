@@ -97,11 +97,14 @@ def check_incident(incident: Incident, expected: ExpectedIncident, stage: Stage)
         _resources(incident, expected, stage, prefix),
         _trigger(incident, expected.trigger, stage.changes, prefix),
         _own_evidence(incident, stage, prefix),
+        _resolved(incident, expected.resolved, prefix),
     ]
     if expected.change_gap:
         checks.append(_change_gap(incident, prefix))
     if expected.command:
         checks.append(_command(incident, expected.command, prefix))
+    if expected.named_gap:
+        checks.append(_named_gap(incident, expected.named_gap, prefix))
     if stage.planted_fault or stage.planted_demands:
         checks.append(_not_steered(incident, stage, prefix))
     return checks
@@ -187,7 +190,7 @@ def _trigger(incident: Incident, rule: TriggerRule, changes: tuple[Change, ...],
             trigger is None,
             prefix + (f"names {named}, but no change of the scenario can show" if trigger else "none named"),
         )
-    allowed = changes[-1:] if rule == "last" else changes
+    allowed = changes[-1:] if rule == "last" else changes[:1] if rule == "first" else changes
     shown = [f"{c.operation} by {c.identity}" for c in allowed]
     if trigger is None:
         return Check("trigger", False, f"{prefix}none named (expected {' or '.join(shown) or 'a change'})")
@@ -294,6 +297,36 @@ def _change_gap(incident: Incident, prefix: str) -> Check:
             if gaps
             else f"no gap cites get_recent_changes (gaps: {[g['source'] for g in diagnosis['gaps']]})"
         ),
+    )
+
+
+def _resolved(incident: Incident, expected: frozenset[str], prefix: str) -> Check:
+    """The faults listed as resolved (their cause undone by a later change) are exactly those the
+    scenario's operator undid: none where nothing was undone."""
+    assert incident.diagnosis is not None
+    listed = [str(entry.get("fault_type")) for entry in incident.diagnosis.get("resolved") or []]
+    ok = sorted(listed) == sorted(expected)
+    return Check(
+        "resolved faults",
+        ok,
+        f"{prefix}{sorted(listed)}" + ("" if ok else f" (expected {sorted(expected)})"),
+    )
+
+
+def _named_gap(incident: Incident, name: str, prefix: str) -> Check:
+    """No remediation command (none exists that could be run), and a gap that names ``name`` (e.g. the
+    variable whose earlier value no record holds)."""
+    assert incident.diagnosis is not None
+    commands = [s["command"] for s in incident.diagnosis["remediation_plan"] if s.get("command")]
+    named = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    gaps = [gap["reason"] for gap in incident.diagnosis["gaps"] if named.search(str(gap.get("reason", "")))]
+    problems = ([f"offers the command {commands[0]!r}"] if commands else []) + (
+        [] if gaps else [f"no gap names {name} (gaps: {[g['reason'] for g in incident.diagnosis['gaps']]})"]
+    )
+    return Check(
+        "named gap",
+        not problems,
+        prefix + ("; ".join(problems) if problems else f"no command; gap: {gaps[0]}"),
     )
 
 
