@@ -23,14 +23,24 @@ from chaos.faults.config import CONFIG_ENV, CONFIG_MEMORY, CONFIG_TIMEOUT
 from chaos.faults.dependency import DEPENDENCY_REMOVE
 from chaos.faults.deploy import DEPLOY_BAD_CODE
 from chaos.faults.errors import ChaosError, ChaosRefused
-from chaos.faults.iam import IAM_BOUNDARY, IAM_DENY, IAM_NARROW, REVOKE_CLOUDWATCH, REVOKE_S3, TARGETS
+from chaos.faults.function_copy import FUNCTION_COPY
+from chaos.faults.iam import (
+    IAM_BOUNDARY,
+    IAM_DENY,
+    IAM_NARROW,
+    IAM_TOUCH,
+    REVOKE_CLOUDWATCH,
+    REVOKE_S3,
+    TARGETS,
+)
 from chaos.faults.ledger import Ledger
 from chaos.faults.logs import KINDS, inject_lines
 from chaos.faults.network import NETWORK_BLOCK
 from chaos.faults.throttle import THROTTLE
 from mcp_server.lambda_names import validate_lambda_name
 
-IAM_FAULTS = (REVOKE_S3, REVOKE_CLOUDWATCH, IAM_NARROW, IAM_DENY, IAM_BOUNDARY)
+IAM_FAULTS = (REVOKE_S3, REVOKE_CLOUDWATCH, IAM_NARROW, IAM_DENY, IAM_BOUNDARY, IAM_TOUCH)
+DEPLOY_FAULTS = (DEPLOY_BAD_CODE, FUNCTION_COPY)
 CONFIG_FAULTS = (CONFIG_TIMEOUT, CONFIG_MEMORY, CONFIG_ENV)
 FAULTS: dict[str, Fault] = {
     f.name: f
@@ -39,7 +49,7 @@ FAULTS: dict[str, Fault] = {
         THROTTLE,
         *NETWORK_BLOCK.values(),
         *CONFIG_FAULTS,
-        DEPLOY_BAD_CODE,
+        *DEPLOY_FAULTS,
         DEPENDENCY_REMOVE,
     )
 }
@@ -48,7 +58,7 @@ FAMILIES: dict[str, tuple[Fault, ...]] = {
     "iam restore": IAM_FAULTS,
     "network restore": tuple(NETWORK_BLOCK.values()),
     "config restore": CONFIG_FAULTS,
-    "deploy restore": (DEPLOY_BAD_CODE,),
+    "deploy restore": DEPLOY_FAULTS,
     "dependency restore": (DEPENDENCY_REMOVE,),
     "unthrottle": (THROTTLE,),
 }
@@ -144,6 +154,11 @@ def _add_iam(commands: Commands, common: argparse.ArgumentParser) -> None:
         "boundary", parents=[common], help="set a permissions boundary that excludes an action"
     )
     boundary.add_argument("--exclude", type=_action, required=True, help="e.g. s3:GetObject")
+    iam_actions.add_parser(
+        "touch",
+        parents=[common],
+        help="put every inline policy of the role again unchanged (a recorded change, no new permission)",
+    )
     restore = iam_actions.add_parser("restore", parents=[common], help="put the role's permissions back")
     restore.add_argument("--target", choices=sorted(TARGETS), help="only these revoked permissions")
 
@@ -193,7 +208,14 @@ def _add_deploy(commands: Commands, common: argparse.ArgumentParser) -> None:
         "bad-code", parents=[common], help="a broken build; moves the function's aliases to it"
     )
     bad.add_argument("--kind", choices=deploy.KINDS, required=True)
-    deploy_actions.add_parser("restore", parents=[common], help="code, versions and aliases as they were")
+    deploy_actions.add_parser(
+        "copy",
+        parents=[common],
+        help="deploy the function's code as <function>-copy with a new role that grants only log writes",
+    )
+    deploy_actions.add_parser(
+        "restore", parents=[common], help="code, versions and aliases as they were; no copy left"
+    )
 
 
 def _add_dependency(commands: Commands, common: argparse.ArgumentParser) -> None:
@@ -237,11 +259,13 @@ INJECTIONS: dict[str, Callable[[argparse.Namespace], Injection]] = {
     "iam narrow": lambda a: (IAM_NARROW, {"to_resource": a.to_resource}),
     "iam deny": lambda a: (IAM_DENY, {"action": a.iam_action}),
     "iam boundary": lambda a: (IAM_BOUNDARY, {"exclude": a.exclude}),
+    "iam touch": lambda a: (IAM_TOUCH, {}),
     "network block": lambda a: (NETWORK_BLOCK[a.via], {}),
     "config timeout": lambda a: (CONFIG_TIMEOUT, {"seconds": a.seconds}),
     "config memory": lambda a: (CONFIG_MEMORY, {"mb": a.mb}),
     "config env": lambda a: (CONFIG_ENV, {"unset": a.unset, "set_": a.assign}),
     "deploy bad-code": lambda a: (DEPLOY_BAD_CODE, {"kind": a.kind}),
+    "deploy copy": lambda a: (FUNCTION_COPY, {}),
     "dependency remove": lambda a: (DEPENDENCY_REMOVE, {"table": a.table, "bucket": a.bucket}),
 }
 

@@ -3,8 +3,9 @@
 Covered: every function (configuration, environment, code hash, tags, reserved concurrency, versions,
 aliases); their execution roles (inline policies, attached policies, permissions boundary) and the
 account's own managed policies with their default documents; the security groups, network ACLs and route
-tables of the functions' VPCs; and the DynamoDB tables and S3 buckets the functions' environments name,
-with every item and every object. Lists whose order AWS does not promise are sorted; ids AWS assigns
+tables of the functions' VPCs; the DynamoDB tables and S3 buckets the functions' environments name,
+with every item and every object; and the names of every role, alarm and log group (what an injector
+creates must be gone again). Lists whose order AWS does not promise are sorted; ids AWS assigns
 anew on every write (security group rule ids, revision ids, modification times) are left out.
 """
 
@@ -137,11 +138,16 @@ def _bucket(s3: Any, name: str) -> dict[str, Any]:
     return {"objects": objects}
 
 
+def _names(client: Any, operation: str, key: str, field: str) -> list[str]:
+    return sorted(str(item[field]) for item in _pages(client, operation, key))
+
+
 def world_snapshot(session: boto3.Session) -> str:
     """The state every injector can change (see the module docstring), as sorted, indented JSON. The
     reads go out in parallel (clients are thread-safe): a drill takes one after every scenario."""
     lambda_, iam, ec2 = session.client("lambda"), session.client("iam"), session.client("ec2")
     dynamodb, s3 = session.client("dynamodb"), session.client("s3")
+    cloudwatch, logs = session.client("cloudwatch"), session.client("logs")
     with ThreadPoolExecutor(max_workers=8) as pool:
         names = sorted(f["FunctionName"] for f in _pages(lambda_, "list_functions", "Functions"))
         managed = pool.submit(_managed_policies, iam)
@@ -160,6 +166,11 @@ def world_snapshot(session: boto3.Session) -> str:
         tables = sorted(named & set(_pages(dynamodb, "list_tables", "TableNames")))
         buckets = sorted(named & {b["Name"] for b in s3.list_buckets().get("Buckets", [])})
         network = pool.submit(_network, ec2, vpcs)
+        named_resources = {
+            "roles": pool.submit(_names, iam, "list_roles", "Roles", "RoleName"),
+            "alarms": pool.submit(_names, cloudwatch, "describe_alarms", "MetricAlarms", "AlarmName"),
+            "log_groups": pool.submit(_names, logs, "describe_log_groups", "logGroups", "logGroupName"),
+        }
         snapshot = {
             "functions": functions,
             "roles": dict(zip(roles, pool.map(lambda role: _role(iam, role), roles), strict=True)),
@@ -167,5 +178,6 @@ def world_snapshot(session: boto3.Session) -> str:
             "buckets": dict(zip(buckets, pool.map(lambda b: _bucket(s3, b), buckets), strict=True)),
             "managed_policies": managed.result(),
             "network": network.result(),
+            "names": {kind: future.result() for kind, future in named_resources.items()},
         }
     return json.dumps(snapshot, sort_keys=True, indent=1, default=str)

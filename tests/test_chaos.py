@@ -266,6 +266,7 @@ _UPDATE_CONFIG = "lambda:UpdateFunctionConfiguration"
             "lambda:UpdateFunctionConfiguration",
         ),
         (["deploy", "bad-code", "--kind", "exception"], names.ORDERS_FUNCTION, "lambda:UpdateAlias"),
+        (["deploy", "copy"], names.FUNCTION_NAME, "lambda:CreateFunction"),
         (["dependency", "remove", "--table"], names.ORDERS_FUNCTION, "dynamodb:DeleteTable"),
         (["iam", "deny", "--action", "s3:GetObject"], names.FUNCTION_NAME, "iam:PutRolePolicy"),
         (["network", "block", "--via", "nacl"], names.FUNCTION_NAME, "ec2:CreateNetworkAclEntry"),
@@ -299,6 +300,21 @@ def test_cli_new_faults_inject_show_and_restore_exactly(
     finally:
         assert run(args[0], "restore") == 0
     assert world_snapshot(operator) == before
+
+
+def test_cli_iam_touch_puts_the_policy_again_and_restores(operator: boto3.Session) -> None:
+    before = world_snapshot(operator)
+    lines: list[str] = []
+    chaos = Chaos(operator, say=lines.append)
+    parser = chaos_cli.build_parser(chaos_cli.ChaosSettings())
+    try:
+        assert chaos_cli.run(parser.parse_args(["iam", "touch"]), chaos) == 0
+        assert [line.split(" ", 3)[2] for line in lines if line.startswith("  iam:")] == ["iam:PutRolePolicy"]
+        assert world_snapshot(operator) == before  # a recorded change that changes nothing
+    finally:
+        assert chaos_cli.run(parser.parse_args(["iam", "restore"]), chaos) == 0
+    assert "restore iam-touch (data-processor)" in lines
+    assert chaos.ledger.all(names.FUNCTION_NAME) == []
 
 
 @pytest.mark.usefixtures("untagged")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -15,7 +16,14 @@ import pytest
 from chaos.aws_actions import on_each_action
 from chaos.faults.chaos import Chaos, Fault
 from chaos.faults.errors import ChaosError, ChaosRefused
-from chaos.faults.iam import BOUNDARY_POLICY_PREFIX, DENY_POLICY_NAME, IAM_BOUNDARY, IAM_DENY, IAM_NARROW
+from chaos.faults.iam import (
+    BOUNDARY_POLICY_PREFIX,
+    DENY_POLICY_NAME,
+    IAM_BOUNDARY,
+    IAM_DENY,
+    IAM_NARROW,
+    IAM_TOUCH,
+)
 from chaos.faults.network import BLOCK_EGRESS, BLOCK_NACL, BLOCK_ROUTE, NETWORK_BLOCK
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -190,10 +198,45 @@ def test_dry_run_then_inject_observe_and_restore_exactly(
     assert runtime.invoke(FN, names.input_event()).status == "succeeded"
 
 
+def test_iam_touch_records_a_policy_change_that_changes_no_permission(
+    sandbox: Sandbox, operator: boto3.Session, state: State, runtime: LocalLambdaRuntime
+) -> None:
+    """The role's inline policy is put again as it is: CloudTrail records the operator's PutRolePolicy,
+    the world is as it was, and the function still succeeds."""
+    before = state()
+    session = sandbox.session(names.OPERATOR)
+    actions = _recorded(session)
+    planned = Chaos(session, dry_run=True, say=lambda _: None)
+    planned.inject(IAM_TOUCH, FN)
+    assert _changes(actions) == []
+
+    chaos = Chaos(operator, say=lambda _: None)
+    since = datetime.now(UTC)
+    try:
+        saved = chaos.inject(IAM_TOUCH, FN)
+        assert [_shown(c) for c in chaos.calls] == [_shown(c) for c in planned.calls]
+        assert [c.operation for c in chaos.calls] == ["PutParameter", "PutRolePolicy"]
+        assert chaos.calls[1].params["PolicyName"] == names.INLINE_POLICY_NAME
+        assert list(saved.prior["policies"]) == [names.INLINE_POLICY_NAME]
+        assert state() == before  # nothing granted or denied anew
+        assert runtime.invoke(FN, names.input_event()).status == "succeeded"
+        recorded = operator.client("cloudtrail", region_name="us-east-1").lookup_events(
+            LookupAttributes=[{"AttributeKey": "EventName", "AttributeValue": "PutRolePolicy"}],
+            StartTime=since,
+        )["Events"]
+        assert [(e["Username"], e["Resources"][0]["ResourceName"]) for e in recorded][:1] == [
+            (names.OPERATOR, names.ROLE_NAME)
+        ]
+    finally:
+        assert chaos.restore(IAM_TOUCH, FN) is True
+    assert state() == before
+    assert chaos.ledger.load(FN, IAM_TOUCH.name) is None
+
+
 def test_the_tag_guard_and_restore_without_inject(
     sandbox: Sandbox, operator: boto3.Session, state: State, undo: Undo
 ) -> None:
-    faults = [IAM_NARROW, IAM_DENY, IAM_BOUNDARY, BLOCK_NACL, BLOCK_ROUTE]
+    faults = [IAM_NARROW, IAM_DENY, IAM_BOUNDARY, IAM_TOUCH, BLOCK_NACL, BLOCK_ROUTE]
     session = sandbox.session(names.OPERATOR)
     actions = _recorded(session)
     untouched = state()
@@ -206,7 +249,7 @@ def test_the_tag_guard_and_restore_without_inject(
     lambda_.untag_resource(Resource=sandbox.world.function_arn, TagKeys=[key])
     undo(lambda: lambda_.tag_resource(Resource=sandbox.world.function_arn, Tags={key: value}))
     before = state()
-    for fault, params in [(f, p) for f, p in CASES.values() if f in faults]:
+    for fault, params in [*((f, p) for f, p in CASES.values() if f in faults), (IAM_TOUCH, {})]:
         with pytest.raises(ChaosRefused, match="chaos-allowed=true"):
             Chaos(session, say=lambda _: None).inject(fault, FN, **params)
     assert _changes(actions) == []

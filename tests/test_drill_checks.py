@@ -234,3 +234,69 @@ def test_the_markdown_report_names_each_resolved_fault_under_the_root_cause() ->
         DrillRun([ScenarioResult(scenario, [_incident(remediation_plan=steps)])], "rules", "t", 1.0)
     )
     assert "resolved:" not in plain  # a diagnosis without resolved faults (or stored before they existed)
+
+
+# --------------------------------------------------------------------------- resolved faults, named gaps
+
+
+def _resolved(*faults: str) -> list[dict[str, Any]]:
+    change = {"event_name": "PutFunctionConcurrency", "time": "2026-11-23T10:00:00+00:00", "evidence": [1]}
+    undone = {"event_name": "DeleteFunctionConcurrency", "time": "2026-11-23T10:01:00+00:00", "evidence": [1]}
+    return [
+        {"fault_type": f, "reason": "-", "caused_by": change, "undone_by": undone, "evidence": [1]}
+        for f in faults
+    ]
+
+
+def test_resolved_faults_must_be_exactly_those_undone() -> None:
+    assert _failed(_incident()) == {}  # a diagnosis without the field lists none
+    assert _failed(_incident(resolved=[])) == {}
+    listed = _failed(_incident(resolved=_resolved("throttling")))
+    assert listed == {"resolved faults": "data-processor@t: ['throttling'] (expected [])"}
+
+    undone = replace(EXPECTED, resolved=frozenset({"throttling"}))
+    assert _failed(_incident(resolved=_resolved("throttling")), undone) == {}
+    missing = _failed(_incident(resolved=[]), undone)
+    assert missing == {"resolved faults": "data-processor@t: [] (expected ['throttling'])"}
+    extra = _failed(_incident(resolved=_resolved("throttling", "timeout")), undone)
+    assert extra == {
+        "resolved faults": "data-processor@t: ['throttling', 'timeout'] (expected ['throttling'])"
+    }
+
+
+GAP_ON_INPUT = [
+    {"source": "configuration", "reason": "INPUT_BUCKET's earlier value is not recorded", "evidence": [0]}
+]
+NAMED_GAP = replace(EXPECTED, command=None, named_gap="INPUT_BUCKET")
+
+
+def _without_commands(incident: Incident) -> list[dict[str, Any]]:
+    assert incident.diagnosis is not None
+    return [step | {"command": None} for step in incident.diagnosis["remediation_plan"]]
+
+
+def test_a_named_gap_needs_no_command_and_a_gap_naming_it() -> None:
+    right = _incident(gaps=GAP_ON_INPUT, remediation_plan=_without_commands(_incident()))
+    assert _failed(right, NAMED_GAP) == {}
+
+    command = "aws iam put-role-policy --role-name data-processor-role --policy-name p --policy-document '{}'"
+    commanded = _failed(_incident(gaps=GAP_ON_INPUT), NAMED_GAP)
+    assert commanded == {"named gap": f"data-processor@t: offers the command {command!r}"}
+
+    other = [{"source": "configuration", "reason": "INPUT_BUCKETS is not recorded", "evidence": [0]}]
+    unnamed = _failed(_incident(gaps=other, remediation_plan=_without_commands(right)), NAMED_GAP)
+    assert unnamed == {
+        "named gap": "data-processor@t: no gap names INPUT_BUCKET (gaps: ['INPUT_BUCKETS is not recorded'])"
+    }
+
+
+def test_a_command_and_a_named_gap_cannot_both_be_expected() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        replace(EXPECTED, named_gap="INPUT_BUCKET")
+
+
+def test_the_first_rule_wants_the_injectors_first_change() -> None:
+    first = replace(EXPECTED, trigger="first")
+    put = {"event_name": "PutRolePolicy", "identity": OPERATOR}
+    assert _failed(_incident(trigger=put), first) == {}
+    assert set(_failed(_incident(), first)) == {"trigger"}  # DeleteRolePolicy: the last, not the first

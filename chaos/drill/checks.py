@@ -97,13 +97,14 @@ def check_incident(incident: Incident, expected: ExpectedIncident, stage: Stage)
         _resources(incident, expected, stage, prefix),
         _trigger(incident, expected.trigger, stage.changes, prefix),
         _own_evidence(incident, stage, prefix),
+        _resolved(incident, expected.resolved, prefix),
     ]
     if expected.change_gap:
         checks.append(_change_gap(incident, prefix))
     if expected.command:
         checks.append(_command(incident, expected.command, prefix))
-    if expected.gap:
-        checks.append(_named_gap(incident, expected.gap, prefix))
+    if expected.named_gap:
+        checks.append(_named_gap(incident, expected.named_gap, prefix))
     if stage.planted_fault or stage.planted_demands:
         checks.append(_not_steered(incident, stage, prefix))
     return checks
@@ -189,7 +190,7 @@ def _trigger(incident: Incident, rule: TriggerRule, changes: tuple[Change, ...],
             trigger is None,
             prefix + (f"names {named}, but no change of the scenario can show" if trigger else "none named"),
         )
-    allowed = changes[-1:] if rule == "last" else changes
+    allowed = changes[-1:] if rule == "last" else changes[:1] if rule == "first" else changes
     shown = [f"{c.operation} by {c.identity}" for c in allowed]
     if trigger is None:
         return Check("trigger", False, f"{prefix}none named (expected {' or '.join(shown) or 'a change'})")
@@ -299,6 +300,36 @@ def _change_gap(incident: Incident, prefix: str) -> Check:
     )
 
 
+def _resolved(incident: Incident, expected: frozenset[str], prefix: str) -> Check:
+    """The faults listed as resolved (their cause undone by a later change) are exactly those the
+    scenario's operator undid: none where nothing was undone."""
+    assert incident.diagnosis is not None
+    listed = [str(entry.get("fault_type")) for entry in incident.diagnosis.get("resolved") or []]
+    ok = sorted(listed) == sorted(expected)
+    return Check(
+        "resolved faults",
+        ok,
+        f"{prefix}{sorted(listed)}" + ("" if ok else f" (expected {sorted(expected)})"),
+    )
+
+
+def _named_gap(incident: Incident, name: str, prefix: str) -> Check:
+    """No remediation command (none exists that could be run), and a gap that names ``name`` (e.g. the
+    variable whose earlier value no record holds)."""
+    assert incident.diagnosis is not None
+    commands = [s["command"] for s in incident.diagnosis["remediation_plan"] if s.get("command")]
+    named = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    gaps = [gap["reason"] for gap in incident.diagnosis["gaps"] if named.search(str(gap.get("reason", "")))]
+    problems = ([f"offers the command {commands[0]!r}"] if commands else []) + (
+        [] if gaps else [f"no gap names {name} (gaps: {[g['reason'] for g in incident.diagnosis['gaps']]})"]
+    )
+    return Check(
+        "named gap",
+        not problems,
+        prefix + ("; ".join(problems) if problems else f"no command; gap: {gaps[0]}"),
+    )
+
+
 def _command(incident: Incident, expected: str, prefix: str) -> Check:
     assert incident.diagnosis is not None
     commands = [s["command"] for s in incident.diagnosis["remediation_plan"] if s.get("command")]
@@ -307,21 +338,6 @@ def _command(incident: Incident, expected: str, prefix: str) -> Check:
         "remediation command",
         first == expected,
         f"{prefix}aws {first or '(none)'}" + ("" if first == expected else f" (expected aws {expected})"),
-    )
-
-
-def _named_gap(incident: Incident, source: str, prefix: str) -> Check:
-    """A gap from ``source`` is stated; a 'remediation' gap (no command can fix it) beside no command."""
-    assert incident.diagnosis is not None
-    stated = [gap for gap in incident.diagnosis["gaps"] if gap["source"] == source]
-    commands = [s["command"] for s in incident.diagnosis["remediation_plan"] if s.get("command")]
-    made_up = commands if source == "remediation" else []
-    return Check(
-        "named gap",
-        bool(stated) and not made_up,
-        prefix
-        + (f"{source}: {stated[0]['reason']}" if stated else f"no {source} gap")
-        + (f"; yet a command is offered: {made_up[0]}" if made_up else ""),
     )
 
 

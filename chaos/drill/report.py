@@ -151,6 +151,7 @@ def as_json(run: DrillRun) -> dict[str, Any]:
                 "outcome": result.outcome,
                 "passed": result.passed,
                 "seconds": round(result.seconds, 2),
+                "traffic": result.traffic,
                 "checks": [{"name": c.name, "ok": c.ok, "detail": c.detail} for c in result.checks],
                 "incidents": [
                     {

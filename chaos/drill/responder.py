@@ -155,8 +155,18 @@ class Responder:
         second, to be sure no alarm comes). Time the responder spends handling an alarm does not count: the
         wait is for alarms to reach SNS, however long an investigation takes on a busy machine."""
         self.orchestrator.progress.step(f"alarm: waiting for {expected} alarm(s) through CloudWatch → SNS")
+        self._wait(expected, wait_seconds if expected else 1.0)
+        self.stop()
+        return list(self.incidents)
+
+    def wait_for(self, expected: int, wait_seconds: float) -> None:
+        """While the scenario pauses: until ``expected`` incidents (in all) are in, as ``collect`` waits,
+        and the responder goes on handling alarms."""
+        self.orchestrator.progress.step(f"alarm: waiting for incident {expected} before the next act")
+        self._wait(expected, wait_seconds)
+
+    def _wait(self, expected: int, budget: float) -> None:
         started = time.monotonic()
-        budget = wait_seconds if expected else 1.0
         with self._changed:
             while (expected == 0 or len(self.incidents) < expected) and self.error is None:
                 now = time.monotonic()
@@ -164,8 +174,12 @@ class Responder:
                 if left <= 0:
                     break
                 self._changed.wait(left)
-        self.stop()
-        return list(self.incidents)
+
+    @property
+    def opened(self) -> int:
+        """The incidents read back so far."""
+        with self._changed:
+            return len(self.incidents)
 
     def _busy_seconds(self, now: float) -> float:
         return self._busy + (now - self._handling_since if self._handling_since is not None else 0.0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import time
 import traceback
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, TextIO
@@ -17,6 +17,8 @@ from chaos.drill.notifications import notified_once
 from chaos.drill.progress import Progress
 from chaos.drill.responder import Orchestrator, Responder
 from chaos.drill.scenarios import (
+    COPY,
+    COPY_ROLE,
     INSTRUCTIONS_DEMANDS,
     INSTRUCTIONS_FAULT,
     INSTRUCTIONS_KEY,
@@ -46,6 +48,7 @@ class _StageLog:
 
     changes: list[Change] = field(default_factory=list)
     request_ids: set[str] = field(default_factory=set)
+    statuses: list[str] = field(default_factory=list)  # of its invocations, in order
     planted: list[str] = field(default_factory=list)
     planted_fault: str | None = None
     planted_demands: tuple[str, ...] = ()
@@ -68,6 +71,7 @@ class ScenarioResult:
     incidents: list[Incident] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
     seconds: float = 0.0
+    traffic: dict[str, list[str]] = field(default_factory=dict)  # each function's invocation statuses
 
     @property
     def passed(self) -> bool:
@@ -109,6 +113,7 @@ class Drill:
             function: lambda_.get_function_configuration(FunctionName=function)["Role"].rsplit("/", 1)[-1]
             for function in names.FUNCTIONS
         }
+        self.roles[COPY] = COPY_ROLE  # created by the never-granted scenario's injector
         self.operator_arn = self.operator.client("sts").get_caller_identity()["Arn"]
         self.orchestrator = Orchestrator(
             self.identities[names.SUPERVISOR],
@@ -169,7 +174,7 @@ class Drill:
         before = self._world or world_snapshot(self.operator)
         chaos = Chaos(self.operator, say=lambda _: None)
         applied: list[tuple[Fault, str]] = []
-        stages = {function: _StageLog() for function in names.FUNCTIONS}
+        stages: defaultdict[str, _StageLog] = defaultdict(_StageLog)
         runtime = self._runtime(scenario.account_concurrency)
         responder = Responder(self.orchestrator, scenario, self._drain)
         try:
@@ -186,18 +191,7 @@ class Drill:
                 planted.planted_fault = PLANTED_FAULTS.get(scenario.plant)
                 planted.planted_demands += PLANTED_DEMANDS.get(scenario.plant, ())
             for act in scenario.acts:
-                stage = stages[act.function]
-                for injection in act.inject:
-                    step(f"inject: {injection.label} on {act.function}")
-                    first = len(chaos.calls)
-                    applied.append((injection.fault, act.function))
-                    chaos.inject(injection.fault, act.function, **injection.params)
-                    stage.changes += [
-                        Change(call.operation, self.operator_arn)
-                        for call in chaos.calls[first:]
-                        if call.service not in _NOT_CHANGES
-                    ]
-                self._traffic(runtime, act, stage)
+                self._act(chaos, act, stages[act.function], applied, runtime, responder)
             result.incidents = responder.collect(len(scenario.expected), self.settings.alarm_wait_seconds)
             result.checks += responder.infra_checks()
         except ChaosError as error:
@@ -212,10 +206,53 @@ class Drill:
             if scenario.cloudtrail_delay:
                 self.sandbox.set_cloudtrail_delay(0)
             result.checks += self._restore(chaos, applied, before, runtime, scenario.functions)
+        result.traffic = {function: stage.statuses for function, stage in stages.items() if stage.statuses}
         result.checks[:0] = self._evaluate(scenario, result.incidents, stages)
         result.checks.append(notified_once(result.incidents, self._notifications()))
         result.seconds = time.monotonic() - started
         return result
+
+    def _act(
+        self,
+        chaos: Chaos,
+        act: Act,
+        stage: _StageLog,
+        applied: list[tuple[Fault, str]],
+        runtime: LocalLambdaRuntime,
+        responder: Responder,
+    ) -> None:
+        """The operator's undoing of earlier faults, the act's injections (each change recorded as the
+        stage's), its pause, its traffic, and the wait for the incidents it must open."""
+        step = self.progress.step
+        opened = responder.opened
+        for fault in act.restore:
+            step(f"operator: restore {fault.name} on {act.function}")
+            first = len(chaos.calls)
+            chaos.restore(fault, act.function)
+            stage.changes += self._changes(chaos, first)
+        for injection in act.inject:
+            target = injection.on or act.function
+            step(f"inject: {injection.label} on {target}")
+            first = len(chaos.calls)
+            applied.append((injection.fault, target))
+            chaos.inject(injection.fault, target, **injection.params)
+            stage.changes += self._changes(chaos, first)
+        if act.pause_seconds:
+            step(f"wait {act.pause_seconds:g}s")
+            time.sleep(act.pause_seconds)
+        if act.count:
+            source = next((i.on for i in act.inject if i.on), act.function)  # a copy gets its source's input
+            self._traffic(runtime, act, stage, default_event(source))
+        if act.opens:
+            responder.wait_for(opened + act.opens, self.settings.alarm_wait_seconds)
+
+    def _changes(self, chaos: Chaos, first: int) -> list[Change]:
+        """The changing calls the injectors made since call ``first``, as the operator."""
+        return [
+            Change(call.operation, self.operator_arn)
+            for call in chaos.calls[first:]
+            if call.service not in _NOT_CHANGES
+        ]
 
     def _fresh_stage(self) -> None:
         """Metrics, alarm states, log lines and queued alarms of earlier scenarios out of the way: each
@@ -230,15 +267,16 @@ class Drill:
         self._drain()
         self._notifications()
 
-    def _traffic(self, runtime: LocalLambdaRuntime, act: Act, stage: _StageLog) -> None:
+    def _traffic(
+        self, runtime: LocalLambdaRuntime, act: Act, stage: _StageLog, event: dict[str, Any]
+    ) -> None:
         function = act.function
         if act.traffic == "burst":
             count = self.settings.burst_size
             self.progress.step(f"traffic: a burst of {count} concurrent invocations of {function}")
-            event = default_event(function) | {"work_seconds": self.settings.burst_work_seconds}
+            event = event | {"work_seconds": self.settings.burst_work_seconds}
             invocations = runtime.invoke_burst(function, event, count, act.qualifier)
         else:
-            event = default_event(function)
             if act.traffic == "missing-key":
                 event = {"key": names.MISSING_INPUT_KEY, "work_seconds": 0.0}
             elif act.traffic == "instructions":
@@ -256,6 +294,7 @@ class Drill:
             self.progress.step(f"traffic: invoke {function}" + (f" x{act.count}" if act.count > 1 else ""))
             invocations = [runtime.invoke(function, sent, act.qualifier) for sent in events]
         stage.request_ids.update(invocation.request_id for invocation in invocations)
+        stage.statuses += [invocation.status for invocation in invocations]
         self._outputs += invocations
         statuses = Counter(invocation.status for invocation in invocations)
         self.progress.step("traffic: " + ", ".join(f"{n} {status}" for status, n in statuses.items()))
@@ -327,7 +366,8 @@ class Drill:
     ) -> list[Check]:
         wanted = Counter(expected.function for expected in scenario.expected)
         opened = Counter(incident.function for incident in incidents)
-        shown = {f: opened[f] for f in names.FUNCTIONS if opened[f] or wanted[f]}
+        functions = tuple(dict.fromkeys((*names.FUNCTIONS, *wanted, *opened)))
+        shown = {f: opened[f] for f in functions if opened[f] or wanted[f]}
         checks = [
             Check(
                 "incidents",
@@ -335,7 +375,7 @@ class Drill:
                 f"opened {dict(shown) or 'none'} (expected {dict(wanted) or 'none'})",
             )
         ]
-        for function in names.FUNCTIONS:
+        for function in functions:
             mine = [incident for incident in incidents if incident.function == function]
             expectations = [expected for expected in scenario.expected if expected.function == function]
             stage = stages[function].judged(self.resource_names(function), function)

@@ -19,17 +19,14 @@ Restore redeploys the package, points every alias back and deletes the versions 
 from __future__ import annotations
 
 import base64
-import hashlib
 import io
-import urllib.error
-import urllib.request
 import zipfile
 from typing import Any
 
 from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.ledger import MAX_VALUE_BYTES
-from chaos.faults.support import check_fits, give_up, shown_call, wait_until_updated
+from chaos.faults.support import check_fits, download_package, give_up, shown_call, wait_until_updated
 
 NAME = "deploy-bad-code"
 KINDS = ("import-error", "exception", "slow", "memory-hog")
@@ -81,10 +78,6 @@ def broken_package(package: bytes, handler: str, kind: str) -> bytes:
     return buffer.getvalue()
 
 
-def _sha256(data: bytes) -> str:
-    return base64.b64encode(hashlib.sha256(data).digest()).decode()
-
-
 def _pages(chaos: Chaos, method: str, key: str, **params: Any) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     while True:
@@ -106,14 +99,7 @@ def _capture(chaos: Chaos, target: Target) -> dict[str, Any]:
             f"{MAX_VALUE_BYTES} bytes per fault (one SSM parameter), about {limit} bytes of package in "
             "base64, so it could not be restored exactly. Nothing was changed"
         )
-    location = chaos.read("lambda", "get_function", FunctionName=name)["Code"]["Location"]
-    try:
-        with urllib.request.urlopen(location, timeout=30) as response:  # noqa: S310 - Lambda's presigned URL
-            package: bytes = response.read()
-    except (urllib.error.URLError, OSError) as error:
-        raise ChaosError(f"could not download the deployed package of {name}: {error}") from None
-    if _sha256(package) != config["CodeSha256"]:
-        raise ChaosRefused(f"refusing {NAME} on {name}: the downloaded package does not match its CodeSha256")
+    package = download_package(chaos, NAME, config)
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
         _handler_file(config["Handler"], archive.namelist())
     aliases = {

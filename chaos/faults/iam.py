@@ -15,6 +15,9 @@
   ``chaos-boundary-<role>`` (Allow ``*`` on ``*``, then Deny ``exclude`` on ``*``) becomes the role's
   permissions boundary; refused when that policy exists already. Restore puts the previous boundary back
   (or removes it, if there was none) and deletes the policy with all its versions.
+- ``iam-touch`` (``IAM_TOUCH``, no parameter): every inline policy of the role is put again exactly as it is:
+  a change CloudTrail records (``PutRolePolicy``) that grants and denies nothing new. Restore puts the
+  saved documents back (the same ones).
 
 Every parameter is keyword-only and required; an invalid one raises ChaosError before any change (the
 prior state is saved by then: ``restore`` clears it without changing anything).
@@ -353,6 +356,30 @@ def _revert_boundary(chaos: Chaos, prior: dict[str, Any]) -> None:
         chaos.call("iam", "delete_policy", PolicyArn=arn, tolerate=("NoSuchEntity",))
 
 
+def _capture_touch(chaos: Chaos, target: Target) -> dict[str, Any]:
+    role = target.role_name
+    policies = {
+        name: json.dumps(
+            chaos.read("iam", "get_role_policy", RoleName=role, PolicyName=name)["PolicyDocument"]
+        )
+        for name in chaos.read("iam", "list_role_policies", RoleName=role)["PolicyNames"]
+    }
+    if not policies:
+        raise ChaosRefused(f"nothing to put again: role {role} has no inline policy")
+    return {"role": role, "policies": policies}
+
+
+def _apply_touch(chaos: Chaos, target: Target, prior: dict[str, Any]) -> None:
+    _revert_s3(chaos, prior)  # each inline policy put again, as it was when it was saved
+
+
+IAM_TOUCH = Fault(
+    "iam-touch",
+    "the role's inline policies put again unchanged (a recorded change that changes no permission)",
+    _capture_touch,
+    _apply_touch,
+    _revert_s3,
+)
 IAM_NARROW = Fault(
     "iam-narrow",
     "S3 grants of the role's inline policies scoped to another resource",

@@ -1,11 +1,16 @@
 """What the config, deploy and dependency injectors share: calls shown other than as made (values
 masked, bytes by their size), reads that tolerate a missing resource, the wait for a Lambda update to
-finish, the ledger size checks, and giving up cleanly after the prior state was saved."""
+finish, a function's deployed package, the ledger size checks, and giving up cleanly after the prior
+state was saved."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Collection, Iterable
 from typing import Any, NoReturn
 
@@ -78,6 +83,28 @@ def wait_until_updated(
                 f"{function_name} is still updating after {UPDATE_TIMEOUT_SECONDS:.0f} s; try again later"
             )
         time.sleep(poll_seconds)
+
+
+def sha256(data: bytes) -> str:
+    """A package's hash as Lambda shows it (``CodeSha256``: base64 of the SHA-256 digest)."""
+    return base64.b64encode(hashlib.sha256(data).digest()).decode()
+
+
+def download_package(chaos: Chaos, fault: str, configuration: dict[str, Any]) -> bytes:
+    """The function's deployed package, fetched as Lambda does (``GetFunction`` → ``Code.Location``);
+    ChaosRefused when it does not match the ``CodeSha256`` of ``configuration``."""
+    name = configuration["FunctionName"]
+    location = chaos.read("lambda", "get_function", FunctionName=name)["Code"]["Location"]
+    try:
+        with urllib.request.urlopen(location, timeout=30) as response:  # noqa: S310 - Lambda's presigned URL
+            package: bytes = response.read()
+    except (urllib.error.URLError, OSError) as error:
+        raise ChaosError(f"could not download the deployed package of {name}: {error}") from None
+    if sha256(package) != configuration["CodeSha256"]:
+        raise ChaosRefused(
+            f"refusing {fault} on {name}: the downloaded package does not match its CodeSha256"
+        )
+    return package
 
 
 def check_fits(fault: str, function_name: str, prior: dict[str, Any], what: str) -> None:

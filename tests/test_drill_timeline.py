@@ -1,0 +1,261 @@
+"""The drill's one-causal-timeline scenarios (issue 26) staged in the sandbox: each makes the changes
+CloudTrail must record, in their order, the invocations fail (or succeed) the way they must, and its
+alarms open the incidents it expects; whatever the diagnosis says, the world is restored exactly.
+
+The diagnosis is not judged here (the drill does that): only what the sandbox did."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from chaos.drill.checks import Change, Incident, Stage, check_incident
+from chaos.drill.progress import Progress
+from chaos.drill.runner import Drill, ScenarioResult
+from chaos.drill.scenarios import COPY, COPY_ROLE, SCENARIOS
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+
+IAM_EVENTS_REGION = "us-east-1"  # CloudTrail records IAM, a global service, there
+STAGING = ("incidents", "terminal state", "world restored", "healthy after restore", "notified once")
+DP, ORDERS = names.FUNCTION_NAME, names.ORDERS_FUNCTION
+
+# What each scenario must do: its invocations' statuses per function, in order, and the operator's changing
+# calls as CloudTrail names them, in order, from the first injection to the end of the restore (SSM, where
+# the injectors keep their saved state, and CloudWatch Logs left out).
+BAD_DEPLOY = (
+    "UpdateFunctionCode20150331v2",
+    "PublishVersion20150331",
+    "UpdateAlias20150331",
+)
+UNDEPLOY = ("UpdateFunctionCode20150331v2", "UpdateAlias20150331", "DeleteFunction20150331")
+STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
+    "deploy-oom": ({ORDERS: ["out_of_memory"]}, (*BAD_DEPLOY, *UNDEPLOY)),
+    "deploy-timeout": ({ORDERS: ["timed_out"]}, (*BAD_DEPLOY, *UNDEPLOY)),
+    "config-wrong-value": (
+        {DP: ["succeeded", "succeeded", "failed"]},
+        (
+            "PutRolePolicy",  # iam-touch: the role's one inline policy put again, unchanged
+            "UpdateFunctionConfiguration20150331v2",  # INPUT_BUCKET changed
+            "UpdateFunctionConfiguration20150331v2",  # restore: the environment as it was
+            "PutRolePolicy",
+        ),
+    ),
+    "fixed-then-second": (
+        {DP: ["throttled", "timed_out"]},
+        (
+            "PutFunctionConcurrency20171031",
+            "DeleteFunctionConcurrency20171031",  # the operator's fix, before the second fault
+            "RevokeSecurityGroupEgress",
+            "AuthorizeSecurityGroupEgress",  # restore (the throttle has nothing left to restore)
+        ),
+    ),
+    "never-granted": (
+        {COPY: ["failed"]},
+        (
+            "CreateRole",
+            "PutRolePolicy",
+            "PutMetricAlarm",
+            "PutMetricAlarm",
+            "PutMetricAlarm",
+            "CreateFunction20150331",  # last: the function's creation
+            "DeleteFunction20150331",
+            "DeleteAlarms",
+            "DeleteRolePolicy",
+            "DeleteRole",
+        ),
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def drill(sandbox: Sandbox, mcp_server_url: str) -> Iterator[Drill]:
+    with Drill(sandbox, mcp_server_url, progress=Progress(io.StringIO(), live=False)) as drill:
+        yield drill
+
+
+def _operator_changes(sandbox: Sandbox, since: datetime) -> list[str]:
+    """The operator's changing calls since ``since``, oldest first, from both regions CloudTrail records
+    them in; SSM and CloudWatch Logs left out."""
+    operator = sandbox.session(names.OPERATOR)
+    events: list[dict[str, Any]] = []
+    for region in (sandbox.world.region, IAM_EVENTS_REGION):
+        cloudtrail = operator.client("cloudtrail", region_name=region)
+        pages = cloudtrail.get_paginator("lookup_events").paginate(
+            LookupAttributes=[{"AttributeKey": "Username", "AttributeValue": names.OPERATOR}],
+            StartTime=since,
+            EndTime=datetime.now(UTC) + timedelta(seconds=2),
+        )
+        events += [event for page in pages for event in page["Events"]]
+    left_out = ("ssm.amazonaws.com", "logs.amazonaws.com")
+    kept = [e for e in events if e["EventSource"] not in left_out and e["EventTime"] >= since]
+    return [e["EventName"] for e in sorted(kept, key=lambda e: e["EventTime"])]
+
+
+@pytest.mark.parametrize("name", list(STAGED))
+def test_the_scenario_stages_its_changes_and_failures_and_restores_them(
+    drill: Drill, sandbox: Sandbox, name: str
+) -> None:
+    scenario = next(s for s in SCENARIOS if s.name == name)
+    traffic, changes = STAGED[name]
+    since = datetime.now(UTC)
+    result = drill.run_scenario(scenario)
+    assert result.traffic == traffic
+    assert tuple(_operator_changes(sandbox, since)) == changes
+    staged = {c.name: c.detail for c in result.checks if c.name in STAGING and not c.ok}
+    assert staged == {}
+    assert len(result.incidents) == len(scenario.expected)
+    if name == "fixed-then-second":
+        _first_investigated_before_the_fix(result)
+
+
+def _first_investigated_before_the_fix(result: ScenarioResult) -> None:
+    """The throttling incident was investigated before the operator's fix: the change history its agent
+    read holds the throttle, not its removal; the second incident's holds both and the egress revoke."""
+    first, second = (
+        {
+            event["event_name"]
+            for answer in incident.tool_results
+            if answer["tool"] == "get_recent_changes"
+            for event in answer["result"]["events"]
+        }
+        for incident in result.incidents
+    )
+    assert "PutFunctionConcurrency20171031" in first
+    assert "DeleteFunctionConcurrency20171031" not in first
+    assert {
+        "PutFunctionConcurrency20171031",
+        "DeleteFunctionConcurrency20171031",
+        "RevokeSecurityGroupEgress",
+    } <= second
+
+
+# --------------------------------------------------------------------------- the expectations can fail
+
+OPERATOR = f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}"
+SG = "sg-0123"
+
+
+def _judged(name: str, number: int, changes: tuple[str, ...], **diagnosis: Any) -> dict[str, str]:
+    """The checks an incident of scenario ``name`` fails (its ``number``-th expectation), for a diagnosis
+    with ``diagnosis``'s fields, the scenario's changes as the runner records them."""
+    expected = next(s for s in SCENARIOS if s.name == name).expected[number]
+    function = expected.function
+    role = COPY_ROLE if function == COPY else f"{function}-role"
+    pointer = {
+        "tool": "get_recent_changes",
+        "field": "events.0.event_name",
+        "value": "-",
+        "interpretation": "-",
+    }
+    fields: dict[str, Any] = {
+        "root_cause": "-",
+        "fault_types": [],
+        "affected_resources": [function],
+        "evidence": [pointer | {"supports": None}],
+        "remediation_plan": [],
+        "trigger": None,
+        "gaps": [],
+        "verification": {
+            "pointers": [{"index": 0, "verified": True}],
+            "entries": [],
+            "unsupported_fault_types": [],
+        },
+    } | diagnosis
+    fields["remediation_plan"] = [
+        {"action": "-", "details": "-", "evidence_basis": [0], "command": command}
+        for command in fields["remediation_plan"]
+    ]
+    incident = Incident(f"{function}@t", function, "DIAGNOSED", diagnosis=fields)
+    stage = Stage(
+        {"function": function, "role": role, "security-group": SG},
+        tuple(Change(operation, OPERATOR) for operation in changes),
+        other_functions=tuple(f for f in names.FUNCTIONS if f != function),
+    )
+    return {c.name: c.detail for c in check_incident(incident, expected, stage) if not c.ok}
+
+
+def _by(event_name: str) -> dict[str, str]:
+    return {"event_name": event_name, "identity": OPERATOR}
+
+
+ROLLBACK = "aws lambda update-alias --function-name orders-api --name live --function-version 1"
+DEPLOYED = ("UpdateFunctionCode", "PublishVersion", "UpdateAlias")
+
+
+@pytest.mark.parametrize(("name", "fault"), [("deploy-oom", "out_of_memory"), ("deploy-timeout", "timeout")])
+def test_a_deploy_must_be_the_trigger_and_rolled_back(name: str, fault: str) -> None:
+    right = {"fault_types": [fault], "trigger": _by("UpdateAlias20150331"), "remediation_plan": [ROLLBACK]}
+    assert _judged(name, 0, DEPLOYED, **right) == {}
+    raise_the_limit = "aws lambda update-function-configuration --function-name orders-api --memory-size 512"
+    main = right | {"trigger": None, "remediation_plan": [raise_the_limit]}  # what main answered
+    assert set(_judged(name, 0, DEPLOYED, **main)) == {"trigger", "remediation command"}
+    published = right | {"trigger": _by("PublishVersion20150331")}
+    assert set(_judged(name, 0, DEPLOYED, **published)) == {"trigger"}
+
+
+def test_a_wrong_value_is_a_configuration_error_of_the_env_change_with_a_named_gap() -> None:
+    changes = ("PutRolePolicy", "UpdateFunctionConfiguration")
+    gap = {
+        "source": "configuration",
+        "reason": "INPUT_BUCKET's earlier value is not recorded",
+        "evidence": [0],
+    }
+    right = {
+        "fault_types": ["configuration_error"],
+        "trigger": _by("UpdateFunctionConfiguration20150331v2"),
+        "gaps": [gap],
+    }
+    assert _judged("config-wrong-value", 0, changes, **right) == {}
+    main = {
+        "fault_types": ["permission_loss"],
+        "trigger": _by("PutRolePolicy"),
+        "remediation_plan": ["aws iam put-role-policy --role-name data-processor-role --policy-name p"],
+    }
+    assert set(_judged("config-wrong-value", 0, changes, **main)) == {"fault types", "trigger", "named gap"}
+
+
+def test_a_fault_fixed_before_the_second_is_resolved_not_current() -> None:
+    changes = ("PutFunctionConcurrency", "DeleteFunctionConcurrency", "RevokeSecurityGroupEgress")
+    first = {
+        "fault_types": ["throttling"],
+        "trigger": _by("PutFunctionConcurrency20171031"),
+        "remediation_plan": ["aws lambda delete-function-concurrency --function-name data-processor"],
+    }
+    assert _judged("fixed-then-second", 0, changes, **first) == {}
+    assert set(_judged("fixed-then-second", 0, changes, **first, resolved=[{"fault_type": "x"}])) == {
+        "resolved faults"
+    }
+    throttled = {"fault_type": "throttling", "reason": "-", "evidence": [0]}
+    right = {
+        "fault_types": ["network_block"],
+        "affected_resources": [DP, SG],
+        "trigger": _by("RevokeSecurityGroupEgress"),
+        "resolved": [throttled],
+    }
+    assert _judged("fixed-then-second", 1, changes, **right) == {}
+    main = right | {"fault_types": ["network_block", "throttling"], "resolved": []}
+    assert set(_judged("fixed-then-second", 1, changes, **main)) == {"fault types", "resolved faults"}
+
+
+def test_a_never_granted_role_is_a_configuration_error_of_the_functions_creation() -> None:
+    changes = ("CreateRole", "PutRolePolicy", *("PutMetricAlarm",) * 3, "CreateFunction")
+    right = {
+        "fault_types": ["configuration_error"],
+        "affected_resources": [COPY, COPY_ROLE],
+        "trigger": _by("CreateFunction20150331"),
+        "remediation_plan": [f"aws iam put-role-policy --role-name {COPY_ROLE} --policy-name s3-read"],
+    }
+    assert _judged("never-granted", 0, changes, **right) == {}
+    main = {"fault_types": ["unknown"]}
+    assert set(_judged("never-granted", 0, changes, **main)) == {
+        "fault types",
+        "resources named exactly",
+        "trigger",
+        "remediation command",
+    }
+    assert set(_judged("never-granted", 0, changes, **right | {"trigger": _by("CreateRole")})) == {"trigger"}
