@@ -33,7 +33,7 @@ from watchdog.handler import build_watchdog
 from watchdog.sweep import Notices, SweepReport, fail_stale, find_stale
 
 # The whole drill runs inside the fixture these tests share: more than the suite's default per test.
-FULL_DRILL_TIMEOUT = pytest.mark.timeout(420)
+FULL_DRILL_TIMEOUT = pytest.mark.timeout(540)
 
 
 def _drill(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -44,7 +44,7 @@ def _drill(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=420,
     )
 
 

@@ -6,7 +6,8 @@
   (``Runtime.ImportModuleError``);
 - ``exception``: the handler raises ``RuntimeError`` (:data:`EXCEPTION_MESSAGE`);
 - ``slow``: the handler sleeps past the function's timeout;
-- ``memory-hog``: the handler allocates more than the function's memory size.
+- ``memory-hog``: the handler allocates more than the function's memory size and holds it (Lambda kills it
+  at the limit; a runtime that checks memory now and then still sees it).
 
 The package is fetched as Lambda does (``GetFunction`` → ``Code.Location``) and the handler's source file
 rewritten (a Python zip package only). When the function has aliases, a version of the bad code is
@@ -44,9 +45,11 @@ _BROKEN = {
     ),
     "memory-hog": (
         "def {handler}(event, context):\n"
+        "    import time\n"
         "    held = []\n"
         "    for _ in range(int(context.memory_limit_in_mb) // 16 + 8):\n"
         "        held.append(b'\\x01' * (16 << 20))\n"
+        "    time.sleep(context.get_remaining_time_in_millis() / 1000 + 2)  # held until it is killed\n"
         "    return len(held)\n"
     ),
 }
