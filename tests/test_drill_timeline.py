@@ -35,8 +35,8 @@ BAD_DEPLOY = (
 )
 UNDEPLOY = ("UpdateFunctionCode20150331v2", "UpdateAlias20150331", "DeleteFunction20150331")
 STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
-    "deploy-oom": ({ORDERS: ["out_of_memory"]}, (*BAD_DEPLOY, *UNDEPLOY)),
-    "deploy-timeout": ({ORDERS: ["timed_out"]}, (*BAD_DEPLOY, *UNDEPLOY)),
+    "deploy-oom": ({ORDERS: ["succeeded", "succeeded", "out_of_memory"]}, (*BAD_DEPLOY, *UNDEPLOY)),
+    "deploy-timeout": ({ORDERS: ["succeeded", "succeeded", "timed_out"]}, (*BAD_DEPLOY, *UNDEPLOY)),
     "config-wrong-value": (
         {DP: ["succeeded", "succeeded", "failed"]},
         (
@@ -251,19 +251,26 @@ def test_a_fault_fixed_before_the_second_is_resolved_not_current() -> None:
 
 
 def test_a_never_granted_role_is_a_configuration_error_of_the_functions_creation() -> None:
+    """No command: the statement to add is the fix, but its resource is the code's to say; a gap names
+    the action the role never granted."""
     changes = ("CreateRole", "PutRolePolicy", *("PutMetricAlarm",) * 3, "CreateFunction")
+    gap = {"source": "iam", "reason": f"{COPY_ROLE} never allowed s3:GetObject", "evidence": [0]}
     right = {
         "fault_types": ["configuration_error"],
         "affected_resources": [COPY, COPY_ROLE],
         "trigger": _by("CreateFunction20150331"),
-        "remediation_plan": [f"aws iam put-role-policy --role-name {COPY_ROLE} --policy-name s3-read"],
+        "gaps": [gap],
     }
     assert _judged("never-granted", 0, changes, **right) == {}
-    main = {"fault_types": ["unknown"]}
+    main = {"fault_types": ["unknown"]}  # what main answered before the timeline
     assert set(_judged("never-granted", 0, changes, **main)) == {
         "fault types",
         "resources named exactly",
         "trigger",
-        "remediation command",
+        "named gap",
     }
     assert set(_judged("never-granted", 0, changes, **right | {"trigger": _by("CreateRole")})) == {"trigger"}
+    invented = right | {
+        "remediation_plan": [f"aws iam put-role-policy --role-name {COPY_ROLE} --policy-name x"]
+    }
+    assert set(_judged("never-granted", 0, changes, **invented)) == {"named gap"}
