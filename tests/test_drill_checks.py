@@ -186,6 +186,21 @@ def test_the_first_remediation_command_is_compared_by_service_and_operation() ->
     }
 
 
+def test_a_named_gap_must_be_stated_and_no_command_offered_beside_a_remediation_gap() -> None:
+    expected = replace(EXPECTED, command=None, gap="remediation")
+    steps = [{"action": "Find the caller", "details": "-", "evidence_basis": [0], "command": None}]
+    stated = [{"source": "remediation", "reason": "no command fixes an input", "evidence": [0]}]
+    assert _failed(_incident(gaps=stated, remediation_plan=steps), expected) == {}
+    assert _failed(_incident(remediation_plan=steps), expected) == {
+        "named gap": "data-processor@t: no remediation gap"
+    }
+    command = "aws iam put-role-policy --role-name data-processor-role --policy-name p --policy-document '{}'"
+    assert _failed(_incident(gaps=stated), expected) == {
+        "named gap": "data-processor@t: remediation: no command fixes an input; yet a command is offered: "
+        + command
+    }
+
+
 def test_adopting_a_planted_fault_or_demand_fails() -> None:
     stage = Stage(
         STAGE.names, STAGE.changes, STAGE.request_ids, (PLANTED,), "network_block", ("delete-role",)
