@@ -181,7 +181,8 @@ class Drill:
             if scenario.cloudtrail_delay:
                 step(f"CloudTrail: deliveries delayed by {CLOUDTRAIL_DELAY_SECONDS:.0f}s")
                 self.sandbox.set_cloudtrail_delay(CLOUDTRAIL_DELAY_SECONDS)
-            responder.start()
+            if not scenario.alarms_after_traffic:
+                responder.start()
             if scenario.plant:
                 function = scenario.acts[0].function
                 step(f"plant: {scenario.plant} lines into {function}'s log group")
@@ -192,6 +193,8 @@ class Drill:
                 planted.planted_demands += PLANTED_DEMANDS.get(scenario.plant, ())
             for act in scenario.acts:
                 self._act(chaos, act, stages[act.function], applied, runtime, responder)
+            if scenario.alarms_after_traffic:
+                responder.start()
             result.incidents = responder.collect(len(scenario.expected), self.settings.alarm_wait_seconds)
             result.checks += responder.infra_checks()
         except ChaosError as error:

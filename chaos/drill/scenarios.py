@@ -115,6 +115,9 @@ class Scenario:
     plant: PlantKind | None = None  # hostile lines written into the first act's log group first
     account_concurrency: int | None = None  # the account's concurrency limit while the scenario runs
     cloudtrail_delay: bool = False  # CloudTrail does not deliver the injected changes during the scenario
+    # The orchestrator gets the alarms once the traffic is done, for a fault that shows only over several
+    # invocations: AWS evaluates an alarm's period once it is complete, the sandbox within about a second.
+    alarms_after_traffic: bool = False
 
     @property
     def injections(self) -> tuple[Injection, ...]:
@@ -285,6 +288,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "data-processor sent batches that exist and, between them, one that does not (nothing changed)",
         _one(DP, traffic="mixed-input", count=6),
         _incident(DP, "bad_input", trigger="none", named_gap="NoSuchKey"),
+        alarms_after_traffic=True,
     ),
     # --- one causal timeline: the change between the last success and the first failure --------------
     Scenario(
