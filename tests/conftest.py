@@ -7,6 +7,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TypeVar
 
 import boto3
@@ -25,6 +26,7 @@ from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore, dynamodb_client
 from supervisor.orchestrator import build_pipeline
 from tests.console_support import diagnose_incident
+from tests.fault_scenarios import RestoreSteps
 from tests.fixture_types import Inject as Inject  # the tests import the fixture types from here too
 from tests.fixture_types import Undo as Undo
 from tests.pipeline_support import published_notifications
@@ -60,8 +62,15 @@ def operator(sandbox: Sandbox) -> boto3.Session:
 def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`incident-mcp-server` as shipped, for the whole session: key from SSM, AWS as the read-only
     mcp-server profile, SSE and Streamable HTTP on one port."""
+    with shipped_mcp_server(sandbox, tmp_path_factory.mktemp("mcp")) as url:
+        yield url
+
+
+@contextmanager
+def shipped_mcp_server(sandbox: Sandbox, log_dir: Path) -> Iterator[str]:
+    """The shipped server on ``sandbox``: its key from SSM, AWS as the read-only mcp-server profile."""
     env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
-    with server_process(env, tmp_path_factory.mktemp("mcp") / "server.log") as server:
+    with server_process(env, log_dir / "server.log") as server:
         yield server.url
 
 
@@ -72,6 +81,14 @@ def undo() -> Iterator[Undo]:
     yield steps.append
     for step in reversed(steps):
         step()
+
+
+@pytest.fixture
+def steps(undo: Undo) -> RestoreSteps:
+    """Restore steps a test can also run on demand (to check the restore), run after it in any case."""
+    restore = RestoreSteps()
+    undo(restore.restore)
+    return restore
 
 
 @pytest.fixture

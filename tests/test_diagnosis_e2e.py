@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from botocore import xform_name
 
-from chaos.mcp_process import server_process
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -24,7 +23,7 @@ from supervisor.diagnosis.cli_commands import parse_command
 from supervisor.diagnosis.rules.findings import operation as operation_of
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings
-from tests.conftest import Undo
+from tests.conftest import shipped_mcp_server
 from tests.fault_scenarios import (
     EXPECTED,
     OPERATOR_ARN,
@@ -66,9 +65,8 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
 
 @pytest.fixture(scope="module")
 def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
-    with server_process(env, tmp_path_factory.mktemp("e2e-mcp") / "server.log") as server:
-        yield server.url
+    with shipped_mcp_server(sandbox, tmp_path_factory.mktemp("e2e-mcp")) as url:
+        yield url
 
 
 def test_every_scenario_has_expectations() -> None:
@@ -127,13 +125,6 @@ def _restored_exactly(
 def before(sandbox: Sandbox) -> dict[str, Any]:
     """The world as the test found it."""
     return world_state(sandbox)
-
-
-@pytest.fixture
-def steps(undo: Undo) -> RestoreSteps:
-    restore = RestoreSteps()
-    undo(restore.restore)
-    return restore
 
 
 @pytest.mark.parametrize("name", FAULTY)

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from botocore import xform_name
 
-from chaos.mcp_process import server_process
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -25,7 +24,7 @@ from supervisor.agent.run import run_agent
 from supervisor.diagnosis.cli_commands import parse_command
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings
-from tests.conftest import Undo
+from tests.conftest import shipped_mcp_server
 from tests.fault_scenarios import OPERATOR_ARN, RestoreSteps
 from tests.timeline_scenarios import NEW_ROLE, SITUATIONS, Change, Staged, world
 
@@ -41,21 +40,13 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
 
 @pytest.fixture(scope="module")
 def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
-    with server_process(env, tmp_path_factory.mktemp("timeline-mcp") / "server.log") as server:
-        yield server.url
+    with shipped_mcp_server(sandbox, tmp_path_factory.mktemp("timeline-mcp")) as url:
+        yield url
 
 
 @pytest.fixture
 def before(sandbox: Sandbox) -> dict[str, Any]:
     return world(sandbox)
-
-
-@pytest.fixture
-def steps(undo: Undo) -> RestoreSteps:
-    restore = RestoreSteps()
-    undo(restore.restore)
-    return restore
 
 
 class Case:
