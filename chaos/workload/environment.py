@@ -45,6 +45,10 @@ class Spec:
     log_group: str
     log_stream: str
     region: str
+    runtime: str = "python3.12"
+    log_format: str = "Text"  # LoggingConfig.LogFormat: Text or JSON
+    application_log_level: str | None = None  # JSON only (TRACE, DEBUG, INFO, WARN, ERROR, FATAL)
+    system_log_level: str | None = None  # JSON only (DEBUG, INFO, WARN)
 
 
 @dataclass
@@ -228,7 +232,11 @@ def _function_environment(
         # Where the function's network leads: the sandbox's endpoint, or its VPC's (see network.py).
         "AWS_ENDPOINT_URL": endpoint_url,
         "AWS_EC2_METADATA_DISABLED": "true",
+        # Lambda's advanced logging controls, as the runtime reads them.
+        "AWS_LAMBDA_LOG_FORMAT": spec.log_format.upper(),
     }
+    if spec.log_format.upper() == "JSON":
+        reserved["AWS_LAMBDA_LOG_LEVEL"] = spec.application_log_level or "INFO"
     return {**spec.variables, **reserved}
 
 

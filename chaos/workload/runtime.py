@@ -345,7 +345,8 @@ class LocalLambdaRuntime:
                 lambda service: self._network.verdict(vpc, service, subnet_index).reachable,
             )
             endpoint_url = proxy.url
-        log_group = (config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{name}"
+        logging_config = config.get("LoggingConfig") or {}
+        log_group = logging_config.get("LogGroup") or f"/aws/lambda/{name}"
         spec = Spec(
             function_name=name,
             version=version,
@@ -356,6 +357,10 @@ class LocalLambdaRuntime:
             log_group=log_group,
             log_stream=f"{datetime.now(UTC):%Y/%m/%d}/[{version}]{uuid.uuid4().hex}",
             region=self._platform.region_name or "",
+            runtime=config.get("Runtime") or "python3.12",
+            log_format=logging_config.get("LogFormat") or "Text",
+            application_log_level=logging_config.get("ApplicationLogLevel"),
+            system_log_level=logging_config.get("SystemLogLevel"),
         )
         environment = ExecutionEnvironment(
             spec, package, {k: str(v) for k, v in credentials.items()}, endpoint_url

@@ -37,6 +37,7 @@ from mcp_server.contract.iam import (
     PolicyDocument,
 )
 from mcp_server.contract.logs import (
+    ErrorDetail,
     FilterPattern,
     GetRecentLogsArgs,
     InvocationReport,
@@ -66,6 +67,7 @@ __all__ = [
     "ChangedResource",
     "ContractModel",
     "EgressVerdict",
+    "ErrorDetail",
     "FilterPattern",
     "FunctionAlias",
     "FunctionMetricsResponse",

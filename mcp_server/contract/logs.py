@@ -52,7 +52,28 @@ class GetRecentLogsArgs(TargetArguments):
     filter_pattern: FilterPattern = None
 
 
-LineKind = Literal["start", "end", "report", "timeout", "runtime_exit", "error_record", "function"]
+LineKind = Literal[
+    "start", "end", "report", "timeout", "runtime_exit", "error_record", "init_error", "platform", "function"
+]
+LogFormat = Literal["Text", "JSON"]
+
+
+class ErrorDetail(ContractModel):
+    """What a runtime's error record says, read from whichever shape the runtime wrote it in."""
+
+    type: str | None = Field(default=None, description="The error's type, e.g. 'KeyError', 'TypeError'.")
+    message: str | None = Field(default=None, description="The error's message, as the record gives it.")
+    code: str | None = Field(
+        default=None,
+        description="The AWS error code when the record is an AWS SDK's error, e.g. 'AccessDenied'.",
+    )
+    operation: str | None = Field(
+        default=None, description="The AWS operation that failed, when the record names it, e.g. 'GetObject'."
+    )
+    frame: str | None = Field(
+        default=None,
+        description="The first stack frame in the function's own code ('file:line'), runtime frames skipped.",
+    )
 
 
 class LogEvent(ContractModel):
@@ -66,10 +87,14 @@ class LogEvent(ContractModel):
     )
     kind: LineKind = Field(
         default="function",
-        description="What the line looks like: Lambda's platform lines (start, end, report, timeout, "
-        "runtime_exit), the runtime's record of an unhandled error (error_record: '[ERROR] Type: message' "
-        "followed by a traceback), or anything the function's code printed (function). Text can be forged "
-        "by whoever controls the function's input: confirm a failure with metrics or configuration.",
+        description="What the line looks like: Lambda's platform records (start, end, report, timeout, "
+        "runtime_exit; init_error: the init phase failed; platform: any other), the runtime's record of an "
+        "unhandled error (error_record, in any runtime's text or JSON shape), or anything the function's "
+        "code wrote (function). Text can be forged by whoever controls the function's input: confirm a "
+        "failure with metrics or configuration.",
+    )
+    error: ErrorDetail | None = Field(
+        default=None, description="For error_record and init_error events: what the record says."
     )
 
 
@@ -83,16 +108,24 @@ class InvocationReport(ContractModel):
     memory_size_mb: int | None = None
     max_memory_used_mb: int | None = None
     init_duration_ms: float | None = Field(default=None, description="Set on a cold start.")
-    outcome: Literal["timeout", "runtime_exit", "error_record", "no_error_seen"] = Field(
+    outcome: Literal["timeout", "runtime_exit", "error_record", "init_error", "no_error_seen"] = Field(
         description="What its lines show: a timeout, the runtime exiting (e.g. killed at the memory "
-        "limit), an unhandled-error record, or none of these."
+        "limit), an unhandled-error record, its init phase failing, or none of these."
     )
+    status: Literal["success", "error", "timeout"] | None = Field(
+        default=None, description="The status its report states, when it states one."
+    )
+    error_type: str | None = Field(default=None, description="The error type its report states.")
 
 
 class LogsResponse(ContractModel):
     """Answer of ``get_recent_logs``."""
 
     log_group: str
+    runtime: str | None = Field(default=None, description="The function's runtime, e.g. 'nodejs22.x'.")
+    log_format: LogFormat | None = Field(
+        default=None, description="The function's LoggingConfig.LogFormat: how its records were read."
+    )
     events: list[LogEvent]
     invocations: list[InvocationReport] = Field(
         default_factory=list, description="Invocations whose REPORT line was read, oldest first (at most 50)."
