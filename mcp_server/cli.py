@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         host=args.host,
         port=args.port,
         header_timeout=settings.mcp_request_header_timeout,
+        keep_alive=settings.mcp_keep_alive_timeout,
         log_level=args.log_level,
     )
     uvicorn.Server(config).run()
