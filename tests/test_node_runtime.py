@@ -531,3 +531,41 @@ def test_without_the_sdk_a_node_function_does_not_start(
 
     with pytest.raises(NodeRuntimeUnavailable, match=r"not installed in .*node_sdk: run `make sandbox`"):
         runtime.invoke(names.ORDER_INTAKE_FUNCTION, names.order_submission())
+
+
+def test_an_exception_in_a_timer_fails_the_invocation_and_ends_the_process(
+    deploy: Deploy, runtime: LocalLambdaRuntime
+) -> None:
+    source = (
+        "export const handler = async () => {\n"
+        "  setTimeout(() => { throw new Error('flush failed'); }, 10);\n"
+        "  await new Promise((resolve) => setTimeout(resolve, 500));\n"
+        "};\n"
+    )
+    name = deploy({"index.mjs": source})
+
+    first, second = runtime.invoke(name, {}), runtime.invoke(name, {})
+
+    assert (first.error_type, first.error) == ("Error", "Error: flush failed")
+    [line] = _function_lines(first)
+    record = _record(line, first.request_id, "ERROR", "Uncaught Exception")
+    assert (record["errorType"], record["errorMessage"]) == ("Error", "flush failed")
+    assert re.fullmatch(_user_frame("index.mjs", 2, 28, function="Timeout._onTimeout"), record["stack"][1])
+    assert second.init_duration_ms is not None  # the process ended (exit 129): a new environment
+
+
+def test_a_json_init_error_names_the_error_class(deploy: Deploy, runtime: LocalLambdaRuntime) -> None:
+    name = deploy(
+        {"index.js": "require('order-schema');\nexports.handler = async () => 1;\n"},
+        LoggingConfig={"LogFormat": "JSON"},
+    )
+
+    invocation = runtime.invoke(name, {})
+
+    assert invocation.error_type == "Runtime.ImportModuleError"
+    [record] = _json_records(_init_lines(invocation))
+    message = record.pop("message")
+    assert record == {"level": "ERROR"}  # outside any invocation: no requestId
+    assert message["errorType"] == "ImportModuleError"  # the JSON logger writes the constructor's name
+    assert message["errorMessage"].startswith("Error: Cannot find module 'order-schema'\nRequire stack:\n")
+    assert message["stackTrace"][0] == "Runtime.ImportModuleError: Error: Cannot find module 'order-schema'"
