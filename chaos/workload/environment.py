@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from chaos.workload import node_runtime
+
 WORKER = Path(__file__).with_name("worker.py")
 INIT_TIMEOUT_SECONDS = 10.0  # Lambda's limit for the init phase
 MEMORY_POLL_SECONDS = 0.005
@@ -64,6 +66,12 @@ class RunResult:
 class ExecutionEnvironment:
     def __init__(self, spec: Spec, package: bytes, credentials: dict[str, str], endpoint_url: str) -> None:
         self.spec = spec
+        node = node_runtime.is_node(spec.runtime)
+        runtime = (
+            node_runtime.command(spec.runtime, spec.variables)
+            if node
+            else [sys.executable, "-I", str(WORKER)]
+        )
         self.root = Path(tempfile.mkdtemp(prefix=f"lambda-{spec.function_name}-"))
         code_dir = self.root / "task"
         with zipfile.ZipFile(io.BytesIO(package)) as archive:
@@ -71,12 +79,12 @@ class ExecutionEnvironment:
         requests_read, self._requests = os.pipe()
         self._frames, frames_write = os.pipe()
         env = _function_environment(spec, credentials, endpoint_url, code_dir)
+        if node:
+            node_runtime.prepare(self.root)
         started = time.perf_counter()
         self._process = subprocess.Popen(  # noqa: S603 - our worker, fixed arguments
             [
-                sys.executable,
-                "-I",
-                str(WORKER),
+                *runtime,
                 str(code_dir),
                 spec.handler,
                 str(requests_read),
@@ -93,6 +101,7 @@ class ExecutionEnvironment:
         self._inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._lines: list[str] = []
         self._killed_for_memory = False
+        self._gone = False  # the worker closed its frames pipe: it exited (maybe not yet reaped)
         threading.Thread(target=self._read_frames, daemon=True).start()
         threading.Thread(target=self._read_native_output, daemon=True).start()
         self.busy = False
@@ -135,7 +144,7 @@ class ExecutionEnvironment:
             return RunResult(
                 "out_of_memory", lines=lines, duration_ms=duration_ms, exit_detail="signal: killed"
             )
-        if self.alive:
+        if not self._gone and self.alive:
             self.kill()
             return RunResult("timed_out", lines=lines, duration_ms=duration_ms)
         return RunResult("crashed", lines=lines, duration_ms=duration_ms, exit_detail=self._exit_detail())
@@ -162,6 +171,7 @@ class ExecutionEnvironment:
                 except queue.Empty:
                     break
                 if frame is None:  # the worker is gone
+                    self._gone = True
                     break
                 if "log" in frame:
                     self._lines.append(frame["log"])
@@ -197,7 +207,7 @@ class ExecutionEnvironment:
     def _init_failure(self) -> dict[str, Any]:
         if self._killed_for_memory:
             detail = "signal: killed"
-        elif self.alive:
+        elif not self._gone and self.alive:
             detail = f"init did not finish within {INIT_TIMEOUT_SECONDS:.0f} s"
         else:
             detail = self._exit_detail()
@@ -218,7 +228,7 @@ def _function_environment(
         "TZ": ":UTC",
         "LAMBDA_TASK_ROOT": str(code_dir),
         "_HANDLER": spec.handler,
-        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12",
+        "AWS_EXECUTION_ENV": f"AWS_Lambda_{spec.runtime}",
         "AWS_LAMBDA_FUNCTION_NAME": spec.function_name,
         "AWS_LAMBDA_FUNCTION_VERSION": spec.version,
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
@@ -237,7 +247,8 @@ def _function_environment(
     }
     if spec.log_format.upper() == "JSON":
         reserved["AWS_LAMBDA_LOG_LEVEL"] = spec.application_log_level or "INFO"
-    return {**spec.variables, **reserved}
+    defaults = node_runtime.default_variables(code_dir) if node_runtime.is_node(spec.runtime) else {}
+    return {**defaults, **spec.variables, **reserved}
 
 
 def _status_kb(pid: int, key: str) -> int:
