@@ -68,17 +68,51 @@ def deploy(sandbox: Sandbox) -> Iterator[Deploy]:
         logs.delete_log_group(logGroupName=f"/aws/lambda/{name}")
 
 
+STARTS = ("START", "platform.start")
+
+
 def _function_lines(invocation: Invocation) -> list[str]:
-    """What the function's runtime wrote: the lines between START and END."""
+    """What the function's runtime wrote during the invocation: the lines between its start and the next
+    platform record (END, or platform.runtimeDone)."""
     lines = invocation.log_lines
-    start = next(i for i, line in enumerate(lines) if line.startswith("START RequestId: "))
-    end = next(i for i, line in enumerate(lines) if line.startswith("END RequestId: "))
+    start = next(i for i, line in enumerate(lines) if (_platform(line) or {}).get("type") in STARTS)
+    end = next(i for i in range(start + 1, len(lines)) if _platform(lines[i]) is not None)
     return lines[start + 1 : end]
 
 
-def _init_lines(invocation: Invocation) -> list[str]:
-    lines = invocation.log_lines
-    return lines[: next(i for i, line in enumerate(lines) if line.startswith("START RequestId: "))]
+def _platform(line: str) -> dict[str, Any] | None:
+    """A platform record of either format as a dict (text lines as ``{"type": <first word>}``), else None."""
+    if line.startswith(("INIT_START ", "INIT_REPORT ", "START RequestId: ", "END RequestId: ", "REPORT ")):
+        return {"type": line.split(" ", 1)[0], "line": line}
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    is_platform = isinstance(record, dict) and str(record.get("type", "")).startswith("platform.")
+    return record if is_platform else None
+
+
+def _init_lines(invocation: Invocation, phase: str = "init") -> list[str]:
+    """What the runtime wrote in an init phase (``init``: at the cold start; ``invoke``: the init Lambda
+    runs again, suppressed, for an invocation after a failed one), in either log format."""
+    lines: list[str] = []
+    for line in invocation.log_lines:
+        record = _platform(line)
+        if record is None:
+            lines.append(line)
+            continue
+        ended = (
+            record["line"].split("\tPhase: ")[1].split("\t")[0]
+            if record["type"] == "INIT_REPORT"
+            else (record.get("record") or {}).get("phase")
+            if record["type"] == "platform.initReport"
+            else None
+        )
+        if ended == phase or (phase == "init" and record["type"] in ("START", "platform.start")):
+            return lines
+        if ended is not None:
+            lines = []
+    raise AssertionError(f"no init phase {phase} in {invocation.log_lines}")
 
 
 def _record(line: str, request_id: str, level: str, head: str) -> dict[str, Any]:
@@ -295,7 +329,7 @@ def test_a_missing_module_fails_init_and_every_invocation(
     assert record["errorMessage"].startswith(message)
     assert re.fullmatch(r"- .*/task/index\.js", record["errorMessage"].split("\n")[2])
     assert record["stack"][0] == f"Runtime.ImportModuleError: {message.splitlines()[0]}"
-    [again] = _function_lines(second)  # the init runs again, outside any invocation, and fails the same way
+    [again] = _init_lines(second, "invoke")  # the init runs again, before the invocation, and fails alike
     assert (
         _record(again, "undefined", "ERROR", "Uncaught Exception")["errorType"] == "Runtime.ImportModuleError"
     )
