@@ -94,17 +94,17 @@ class _Ahead:
                 ahead.reporting.add(stream)
         return ahead
 
-    def reports_after(self, stream: Any, request_id: str | None, index: int) -> bool:
-        found = self.reports.get((stream, request_id or ""))
-        return bool(found) and found[-1] > index  # type: ignore[index]
-
     def last_report(self, stream: Any, request_id: str | None) -> int | None:
         found = self.reports.get((stream, request_id or ""))
         return found[-1] if found else None
 
+    def reports_after(self, stream: Any, request_id: str | None, index: int) -> bool:
+        last = self.last_report(stream, request_id)
+        return last is not None and last > index
+
     def starts_after(self, stream: Any, index: int) -> bool:
-        found = self.starts.get(stream)
-        return bool(found) and found[-1] > index  # type: ignore[index]
+        found = self.starts.get(stream) or []
+        return bool(found) and found[-1] > index
 
 
 def _counts(ahead: _Ahead, shape: Shape, stream: Any, index: int, current: str | None) -> bool:
