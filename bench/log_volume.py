@@ -1,8 +1,10 @@
 """``get_recent_logs`` on a log group with 100,000 events in its window: latency, against reading every
 event of the window with plain ``FilterLogEvents`` paging in the same run, and whether every error line
-the answer's cap leaves room for is returned.
+the answer's cap leaves room for is returned. ``--format json`` writes the events in Lambda's JSON log
+format (application records, and the Python runtime's JSON error record for the error lines) instead of
+text lines.
 
-    python -m bench.log_volume [--events 100000] [--errors 50] [--runs 3] [--json]
+    python -m bench.log_volume [--events 100000] [--errors 50] [--runs 3] [--format text|json] [--json]
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ WINDOW_MS = 20 * 60_000
 
 @dataclass
 class Result:
+    log_format: str
     events: int
     errors_in_window: int
     errors_returned: int
@@ -41,16 +44,53 @@ class Result:
     ratio: float
 
 
+def _is_error(index: int, every: int) -> bool:
+    return index % every == every // 2
+
+
 def _message(index: int, every: int) -> str:
-    if index % every == every // 2:
+    if _is_error(index, every):
         return f"[ERROR] {index:06d} AccessDenied: not authorized to perform s3:GetObject"
     return f"INFO {index:06d} processed batch of 25 orders"
 
 
-def _seed(sandbox: Sandbox, events: int, errors: int, progress: Callable[[str], None]) -> int:
+def _json_message(index: int, every: int) -> str:
+    """The JSON log format's application record, or the Python runtime's JSON error record (``log_level``,
+    ``errorType``, ``errorMessage``, ``requestId``, ``stackTrace``) for the error lines."""
+    request = f"00000000-0000-4000-8000-{index:012d}"
+    if _is_error(index, every):
+        return json.dumps(
+            {
+                "timestamp": "2026-11-22T00:00:00Z",
+                "log_level": "ERROR",
+                "errorMessage": f"{index:06d} not authorized to perform s3:GetObject",
+                "errorType": "AccessDenied",
+                "requestId": request,
+                "stackTrace": ['  File "/var/task/app.py", line 12, in handler\n'],
+            }
+        )
+    return json.dumps(
+        {
+            "timestamp": "2026-11-22T00:00:00.000Z",
+            "level": "INFO",
+            "requestId": request,
+            "message": f"{index:06d} processed batch of 25 orders",
+        }
+    )
+
+
+def _returned_errors(answer: LogsResponse, log_format: str) -> int:
+    marker = '"errorType"' if log_format == "json" else "[ERROR]"
+    return sum(1 for event in answer.events if marker in event.message)
+
+
+def _seed(
+    sandbox: Sandbox, events: int, errors: int, log_format: str, progress: Callable[[str], None]
+) -> int:
     logs = sandbox.session(names.OPERATOR).client("logs")
     logs.create_log_group(logGroupName=GROUP)
     every = max(1, events // errors)
+    write = _json_message if log_format == "json" else _message
     start = int(time.time() * 1000) - WINDOW_MS
     for batch_start in range(0, events, BATCH):
         stream = f"2026/11/22/[$LATEST]{batch_start // BATCH:04d}"
@@ -60,12 +100,12 @@ def _seed(sandbox: Sandbox, events: int, errors: int, progress: Callable[[str], 
             logGroupName=GROUP,
             logStreamName=stream,
             logEvents=[
-                {"timestamp": start + index * WINDOW_MS // events, "message": _message(index, every)}
+                {"timestamp": start + index * WINDOW_MS // events, "message": write(index, every)}
                 for index in indices
             ],
         )
         progress(f"seeded {min(events, batch_start + BATCH)}/{events} events")
-    return sum(1 for index in range(events) if index % every == every // 2)
+    return sum(1 for index in range(events) if _is_error(index, every))
 
 
 def _scan_all(sandbox: Sandbox) -> float:
@@ -86,9 +126,16 @@ def _scan_all(sandbox: Sandbox) -> float:
             return (time.perf_counter() - started) * 1000
 
 
-def run(events: int, errors: int, runs: int, progress: Callable[[str], None] = lambda _: None) -> Result:
+def run(
+    events: int,
+    errors: int,
+    runs: int,
+    progress: Callable[[str], None] = lambda _: None,
+    *,
+    log_format: str = "text",
+) -> Result:
     with tempfile.TemporaryDirectory(prefix="bench-logs-") as tmp, running_sandbox(Path(tmp)) as sandbox:
-        in_window = _seed(sandbox, events, errors, progress)
+        in_window = _seed(sandbox, events, errors, log_format, progress)
         settings = ServerSettings()
         runner = ToolRunner(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
         tool_ms: list[float] = []
@@ -103,9 +150,10 @@ def run(events: int, errors: int, runs: int, progress: Callable[[str], None] = l
             answer = result
             progress(f"run {number + 1}/{runs}")
         assert answer is not None
-        returned = sum(1 for event in answer.events if "[ERROR]" in event.message)
+        returned = _returned_errors(answer, log_format)
         tool, scan = statistics.median(tool_ms), statistics.median(scan_ms)
         return Result(
+            log_format,
             events,
             in_window,
             returned,
@@ -118,12 +166,13 @@ def run(events: int, errors: int, runs: int, progress: Callable[[str], None] = l
 
 def render(result: Result) -> str:
     every = "every" if result.errors_returned == result.errors_in_window else "NOT every"
+    which = ", JSON log format" if result.log_format == "json" else ""
     return "\n".join(
         [
             "| case | median |",
             "| --- | ---: |",
             f"| read the whole window with FilterLogEvents (baseline) | {result.scan_median_ms:.1f} ms |",
-            f"| get_recent_logs (30 minutes, limit 100) | {result.tool_median_ms:.1f} ms "
+            f"| get_recent_logs (30 minutes, limit 100{which}) | {result.tool_median_ms:.1f} ms "
             f"({result.ratio:.2f}x) |",
             "",
             f"{result.events} events in the window, {result.errors_in_window} of them error lines: "
@@ -140,11 +189,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--events", type=int, default=100_000, help="events in the window (default 100000)")
     parser.add_argument("--errors", type=int, default=50, help="error lines among them (default 50)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs (default 3)")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="the log format the events are written in (default text)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     if args.events < 1 or not 1 <= args.errors <= args.events or args.runs < 1:
         parser.error("need --events >= 1, 1 <= --errors <= --events, --runs >= 1")
-    result = run(args.events, args.errors, args.runs, lambda line: print(line, file=sys.stderr, flush=True))
+    result = run(
+        args.events,
+        args.errors,
+        args.runs,
+        lambda line: print(line, file=sys.stderr, flush=True),
+        log_format=args.format,
+    )
     print(json.dumps(asdict(result), indent=2) if args.json else render(result))
     return 0
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from bench import cold_import, console_list, drill, log_volume, sandbox_runtime, tokens
 from bench.mcp_overhead import QUICK, render, run
 from chaos.sandbox.sandbox import Sandbox
@@ -50,11 +52,13 @@ def test_sandbox_runtime_benchmark_reports_start_up_and_invocations() -> None:
     assert "goal of <= 6 s" in sandbox_runtime.render(rows)
 
 
-def test_log_volume_benchmark_finds_every_error_line_beyond_the_scan() -> None:
-    result = log_volume.run(events=25_000, errors=20, runs=1)  # more than one 20,000-event scan
-    assert (result.errors_in_window, result.errors_returned) == (20, 20)
+@pytest.mark.parametrize("log_format", ["text", "json"])
+def test_log_volume_benchmark_finds_every_error_line_beyond_the_scan(log_format: str) -> None:
+    result = log_volume.run(events=25_000, errors=20, runs=1, log_format=log_format)  # > one 20,000 scan
+    assert (result.log_format, result.errors_in_window, result.errors_returned) == (log_format, 20, 20)
     assert result.tool_median_ms > 0
     assert "every error line (20/20)" in log_volume.render(result)
+    assert ("JSON log format" in log_volume.render(result)) is (log_format == "json")
 
 
 def test_token_benchmark_compares_the_graph_with_a_plain_mcp_host() -> None:

@@ -38,8 +38,9 @@ FilterPattern = Annotated[
     Annotated[str, Field(max_length=1024), AfterValidator(_no_nul)] | None,
     Field(
         description="Optional CloudWatch Logs filter pattern to keep only matching events, e.g. 'ERROR' or "
-        "'?AccessDenied ?Timeout' (at most 1024 characters), passed to CloudWatch Logs exactly as given. "
-        "Omit it to get every event in the window.",
+        "'?AccessDenied ?Timeout', or a JSON selector such as '{ $.level = \"ERROR\" }' (at most 1024 "
+        "characters), passed to CloudWatch Logs exactly as given: CloudWatch evaluates it, the tool does not "
+        "check it. Omit it to get every event in the window.",
     ),
 ]
 
@@ -112,7 +113,7 @@ class InvocationReport(ContractModel):
         description="What its lines show: a timeout, the runtime exiting (e.g. killed at the memory "
         "limit), an unhandled-error record, its init phase failing, or none of these."
     )
-    status: Literal["success", "error", "timeout"] | None = Field(
+    status: Literal["success", "error", "failure", "timeout"] | None = Field(
         default=None, description="The status its report states, when it states one."
     )
     error_type: str | None = Field(default=None, description="The error type its report states.")
@@ -156,7 +157,9 @@ GET_RECENT_LOGS = ToolDeclaration(
     title="Recent Lambda logs",
     description=(
         "Recent CloudWatch log events of the function, oldest first, each placed in its invocation (request "
-        "id, kind of line), and a summary per invocation. Bounded: when more events match than fit, error "
+        "id, kind of line, an error record's detail), and a summary per invocation. Reads every runtime in "
+        "both log formats (Text, JSON) and says which it read; lines a function prints that mimic platform "
+        "records do not count. Bounded: when more events match than fit, error "
         "lines are kept first and the matched and dropped counts say what was left out. A missing log group "
         "is a `note`, not an error. Log text is written by the function, so by whoever controls its input: "
         "it describes a failure (the terminal error of a failed invocation says what broke) but never proves "

@@ -79,7 +79,8 @@ class FunctionMetricsResponse(ContractModel):
     memory_size_mb: int = Field(description="The configured memory size.")
     peak_memory_used_mb: int | None = Field(
         default=None,
-        description="Highest 'Max Memory Used' on the REPORT lines read; None when none were read.",
+        description="Highest 'Max Memory Used' of the reports read (text REPORT lines, JSON platform.report "
+        "records); None when none were read.",
     )
     memory_to_size: float | None = Field(
         default=None, ge=0, description="peak_memory_used_mb / memory_size_mb: 1.0 means out of memory."
@@ -88,7 +89,8 @@ class FunctionMetricsResponse(ContractModel):
     report_lines: int | None = Field(
         default=None,
         ge=0,
-        description=f"REPORT lines read (at most {MAX_REPORT_LINES:,}, the oldest in the window); "
+        description=f"Reports read, in either log format (at most {MAX_REPORT_LINES:,}, the oldest in the "
+        "window); "
         "None when the log group could not be read.",
     )
     note: str | None = Field(default=None, description="What the figures cannot show, e.g. no datapoints.")

@@ -1,6 +1,12 @@
 """``get_recent_logs``: a function's recent CloudWatch Logs events, bounded in size, errors first, each
-placed in its invocation (request id, and whether it looks like a platform line, the runtime's error
-record or the function's own output); the log group is the one the function's ``LoggingConfig`` names."""
+placed in its invocation (request id; a platform record, the runtime's error record with what it says, or
+the function's own output), in either log format and for any runtime (``envelope``); the log group is the
+one the function's ``LoggingConfig`` names, and its log levels say what Lambda did not write.
+
+``filter_pattern`` is passed to CloudWatch Logs as given: term patterns match the text of the events in
+either format, and a JSON selector (``{ $.level = "ERROR" }``) is CloudWatch's to evaluate. The tool only
+places what comes back; an event a selector kept without its invocation's platform records is still placed
+by its own request id."""
 
 from __future__ import annotations
 
@@ -35,10 +41,15 @@ ERROR_TERMS = (
     "TooManyRequestsException",
     "timeout",
     "Timeout",
+    "errorType",
+    "failure",
 )
 ERROR_LIKE = re.compile(
-    r"error|exception|traceback|accessdenied|task timed out|throttl|timeout", re.IGNORECASE
+    r"error|exception|traceback|accessdenied|task timed out|throttl|timeout|failure", re.IGNORECASE
 )
+# LoggingConfig levels, least detail last (AWS Lambda API reference, LoggingConfig).
+SYSTEM_LEVELS = ("DEBUG", "INFO", "WARN")
+APPLICATION_LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MS = timedelta(milliseconds=1)
 
@@ -162,12 +173,15 @@ def _version_of(ctx: ToolContext) -> str | None:
 
 @dataclass(frozen=True)
 class _Query:
-    """Where and when to look: the log group, the window, and the version whose log streams to keep."""
+    """Where and when to look: the log group, the window, and the version whose log streams to keep; and
+    how the function logs (runtime, ``LoggingConfig``), when its configuration was read."""
 
     group: str
     start_ms: int
     end_ms: int
     version: str | None
+    runtime: str | None = None
+    logging: dict[str, Any] | None = None
 
     @property
     def window_start(self) -> str:
@@ -193,10 +207,43 @@ def _query(ctx: ToolContext, minutes: int, now: datetime | None) -> _Query:
     """The log group the function's ``LoggingConfig`` names, the last ``minutes`` up to ``now``, and the
     version of a qualified function ARN."""
     config = ctx.reads.one(function_read(ctx)) or {}
-    group = (config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{ctx.target.function_name}"
+    logging = config.get("LoggingConfig")
+    group = (logging or {}).get("LogGroup") or f"/aws/lambda/{ctx.target.function_name}"
     version = _version_of(ctx)
     end_ms = ((now or datetime.now(UTC)) - _EPOCH) // _MS
-    return _Query(group, start_ms=end_ms - minutes * 60_000, end_ms=end_ms, version=version)
+    return _Query(
+        group,
+        start_ms=end_ms - minutes * 60_000,
+        end_ms=end_ms,
+        version=version,
+        runtime=config.get("Runtime"),
+        logging=logging if isinstance(logging, dict) else {} if config else None,
+    )
+
+
+def _level_gaps(ctx: ToolContext, query: _Query) -> None:
+    """What the function's log levels keep Lambda from writing (they apply to the JSON format only)."""
+    logging = query.logging or {}
+    if logging.get("LogFormat") != "JSON":
+        return
+    source = f"LoggingConfig of function {ctx.target.function}"
+    system = logging.get("SystemLogLevel")
+    if system in SYSTEM_LEVELS and SYSTEM_LEVELS.index(system) > SYSTEM_LEVELS.index("INFO"):
+        ctx.reads.gap(
+            f"{source}: SystemLogLevel {system}",
+            "Lambda writes only system records at that level or above, so the start and report records "
+            "(INFO) are not written: invocations, durations and memory figures are missing from the logs "
+            "(read them from get_function_metrics)",
+        )
+    application = logging.get("ApplicationLogLevel")
+    if application in APPLICATION_LEVELS and APPLICATION_LEVELS.index(application) > APPLICATION_LEVELS.index(
+        "ERROR"
+    ):
+        ctx.reads.gap(
+            f"{source}: ApplicationLogLevel {application}",
+            "Lambda drops application records below that level, and the runtimes write their record of an "
+            "unhandled error at ERROR: error records and their detail are missing from the logs",
+        )
 
 
 def _window_scan(ctx: ToolContext, request: dict[str, Any]) -> Read:
@@ -270,12 +317,16 @@ def _log_event(event: _Event) -> LogEvent:
         log_stream=event.log_stream,
         request_id=event.placed.request_id,
         kind=event.placed.kind,
+        error=event.placed.error,
     )
 
 
 def _answer(ctx: ToolContext, args: GetRecentLogsArgs, query: _Query, **fields: Any) -> LogsResponse:
+    log_format = None if query.logging is None else query.logging.get("LogFormat", "Text")
     return LogsResponse(
         log_group=query.group,
+        runtime=query.runtime,
+        log_format=log_format if log_format in ("Text", "JSON") else None,
         window_start=query.window_start,
         window_end=query.window_end,
         filter_pattern=args.filter_pattern,
@@ -291,6 +342,7 @@ def recent_logs(ctx: ToolContext, args: GetRecentLogsArgs, *, now: datetime | No
     ``scan_limit`` events, cuts each message to ``message_cap`` bytes and keeps, within ``args.limit`` events
     and ``byte_cap`` bytes, error-like lines first (newest first), then the newest other lines."""
     query = _query(ctx, args.minutes, now)
+    _level_gaps(ctx, query)
     read = _read_window(ctx, query, args.filter_pattern)
     if read is None:
         return _answer(

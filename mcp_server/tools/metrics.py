@@ -1,5 +1,6 @@
 """``get_function_metrics``: the function's AWS/Lambda metrics minute by minute (one GetMetricData request,
-paginated) and its peak memory from the REPORT lines of its log group, the two read concurrently; totals
+paginated) and its peak memory from the reports of its log group (text ``REPORT`` lines and JSON
+``platform.report`` records), the two read concurrently; totals
 and derived figures (error rate, first failing minute, duration against the timeout, memory against the
 size) cover the whole window, while the listed minutes are bounded."""
 
@@ -14,12 +15,13 @@ from mcp_server.contract.metrics import MAX_METRIC_MINUTES, MAX_REPORT_LINES
 from mcp_server.reads import Read
 from mcp_server.targets import Target
 from mcp_server.tools.context import ToolContext
-from mcp_server.tools.envelope import place, report_figures
+from mcp_server.tools.envelope import place
 from mcp_server.tools.lambda_config import function_configuration
 
 NAMESPACE = "AWS/Lambda"
 MINUTE = timedelta(minutes=1)
-REPORT_PATTERN = '"REPORT RequestId"'
+# One lookup per log format: the text REPORT line, the JSON platform.report record.
+REPORT_PATTERNS = ('"REPORT RequestId"', '"platform.report"')
 # (query id, which is the MetricMinute field it fills; metric; statistic)
 QUERIES: tuple[tuple[str, str, str], ...] = (
     ("invocations", "Invocations", "Sum"),
@@ -102,30 +104,34 @@ def _metric_fields(series: list[MetricMinute], timeout_seconds: int) -> dict[str
 
 
 def _report_events(logs: Any, group: str, start: datetime, end: datetime) -> list[dict[str, Any]]:
-    """At most ``MAX_REPORT_LINES`` events mentioning a REPORT line, oldest first; none without the group."""
-    pages = logs.get_paginator("filter_log_events").paginate(
-        logGroupName=group,
-        startTime=int(start.timestamp() * 1000),
-        endTime=int(end.timestamp() * 1000),
-        filterPattern=REPORT_PATTERN,
-        PaginationConfig={"MaxItems": MAX_REPORT_LINES, "PageSize": MAX_REPORT_LINES},
-    )
-    try:
-        return [event for page in pages for event in page.get("events", [])]
-    except logs.exceptions.ResourceNotFoundException:
-        return []
+    """At most ``MAX_REPORT_LINES`` events mentioning a report (either format), oldest first; none without
+    the group."""
+    found: dict[Any, dict[str, Any]] = {}
+    for pattern in REPORT_PATTERNS:
+        pages = logs.get_paginator("filter_log_events").paginate(
+            logGroupName=group,
+            startTime=int(start.timestamp() * 1000),
+            endTime=int(end.timestamp() * 1000),
+            filterPattern=pattern,
+            PaginationConfig={"MaxItems": MAX_REPORT_LINES, "PageSize": MAX_REPORT_LINES},
+        )
+        try:
+            for event in (event for page in pages for event in page.get("events", [])):
+                found.setdefault(event.get("eventId") or (event["timestamp"], event.get("message")), event)
+        except logs.exceptions.ResourceNotFoundException:
+            return []
+    return sorted(found.values(), key=lambda event: event["timestamp"])[:MAX_REPORT_LINES]
 
 
 def _peak_memory(events: list[dict[str, Any]], version: str | None) -> tuple[int | None, int]:
-    """The highest Max Memory Used of the REPORT lines (in ``version``'s log streams when given), and how
-    many REPORT lines there were."""
-    reports = [
-        event["message"]
+    """The highest Max Memory Used of the reports (in ``version``'s log streams when given), and how many
+    reports there were."""
+    used = [
+        placed.figures.max_memory_used_mb if placed.figures else None
         for event, placed in zip(events, place(events), strict=True)
         if placed.kind == "report" and (version is None or f"[{version}]" in event.get("logStreamName", ""))
     ]
-    used = (report_figures(message)["max_memory_used_mb"] for message in reports)
-    return max((int(mb) for mb in used if mb is not None), default=None), len(reports)
+    return max((mb for mb in used if mb is not None), default=None), len(used)
 
 
 def _note(
@@ -143,9 +149,15 @@ def _note(
             "minutes cover the whole window"
         )
     if report_lines == 0:
-        notes.append("no REPORT lines in the window (or no log group): peak memory is unknown")
+        notes.append(
+            "no REPORT lines or platform.report records in the window (or no log group): peak memory is "
+            "unknown"
+        )
     if events is not None and len(events) >= MAX_REPORT_LINES:
-        notes.append(f"peak memory is over the first {MAX_REPORT_LINES:,} REPORT lines of the window only")
+        notes.append(
+            f"peak memory is over the first {MAX_REPORT_LINES:,} REPORT lines (or platform.report records) "
+            "of the window only"
+        )
     return "; ".join(notes) or None
 
 
@@ -169,7 +181,7 @@ def function_metrics(
             ),
             Read(
                 "logs:FilterLogEvents",
-                f"REPORT lines of log group {group} ({target.account})",
+                f"reports (REPORT lines, platform.report records) of log group {group} ({target.account})",
                 lambda: _report_events(ctx.clients.logs, group, start, end),
                 "peak memory used is unknown",
             ),

@@ -1,0 +1,1 @@
+"""Recorded and rendered samples the tests read; each names its source."""
