@@ -204,7 +204,7 @@ SIGNS: dict[str, tuple[str, str | None] | None] = {
     "python_text_none_split": ("python_none_setting", None),
     "python_json_param_validation": ("boto_param_validation", None),
     "python_text_event_key_error": None,  # event['order_id']: the input's key, not a variable
-    "python_json_event_upper_key_error": None,  # event['ORDER_ID']: shaped like a variable, read from the input
+    "python_json_event_upper_key_error": None,  # event['ORDER_ID']: a variable's shape, the input's key
     "python_text_import_module_error": None,  # a runtime error: the handler's check reads it
     "node_text_undefined_read": ("node_undefined_read", None),
     "node_json_undefined_read": ("node_undefined_read", None),
