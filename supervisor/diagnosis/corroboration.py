@@ -5,7 +5,8 @@ Log text is written by the function's code, and so by whoever controls its input
 as supported only when a verified pointer from a source the function's users cannot write backs it: IAM
 policies, configuration, metrics, the network's verdict, the change history. Log pointers add detail and
 never support alone, and a log line cited for a fault must be the terminal error of a failed invocation
-(the runtime's error record, a timeout, the runtime exiting), not any line the code printed.
+(the runtime's error record, its init phase failing, a timeout, the runtime exiting), not any line the code
+printed.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from supervisor.faults.registry import FAULT_CLASSES, UNKNOWN, FaultType
 from supervisor.schemas import EvidencePointer, FaultSupport
 
 LOG_TOOL = "get_recent_logs"
-TERMINAL_KINDS = frozenset({"error_record", "timeout", "runtime_exit"})
+TERMINAL_KINDS = frozenset({"error_record", "init_error", "timeout", "runtime_exit"})
 
 
 # Each fault class: groups that must all be met; a group is met by a verified pointer from any of its sources.

@@ -1,4 +1,12 @@
-"""The denied call an AWS error message shows: its action, resource, reason and the quoted words."""
+"""The denied call an AWS error message shows: its action, resource, reason and the quoted words.
+
+The message is IAM's (https://docs.aws.amazon.com/IAM/latest/UserGuide/troubleshoot_access-denied.html:
+"User: <arn> is not authorized to perform: <action> on resource: <arn> because no <type> policy allows the
+<action> action"), whichever SDK carried it: boto3 prefixes it with "An error occurred (<code>) when calling
+the <Op> operation: " (botocore/exceptions.py ClientError), the AWS SDK for JavaScript v3 gives the code as
+the error's ``name`` (https://docs.aws.amazon.com/sdk-for-javascript/v3/developer-guide/the-response-object.html),
+which the logs tool reads into the record's error detail and passes here as ``code``.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +21,9 @@ class DeniedCall:
     resource: str | None
     reason: Literal["explicit_deny", "no_allow"] | None
     policy_type: str | None  # "identity-based policy", "permissions boundary", ... as the message says
-    error_code: str | None  # "AccessDenied", "AccessDeniedException", ... when boto's prefix is there
+    error_code: (
+        str | None
+    )  # "AccessDenied", "AccessDeniedException", ... from boto's prefix or the SDK's code
     quote: str  # the exact part of the message that shows the denial
 
 
@@ -25,17 +35,20 @@ _NOT_AUTHORIZED = re.compile(
     rf"(?: because no (?P<absent>{_POLICY_TYPE}) allows(?: the {_ACTION} action)?"
     rf"| with an explicit deny in (?:an? )?(?P<denier>{_POLICY_TYPE}))?"
 )
+DENIAL_CODES = frozenset({"AccessDenied", "AccessDeniedException", "UnauthorizedOperation"})
 _BOTO = re.compile(
-    r"(?:An error occurred )?\((?P<code>AccessDenied|AccessDeniedException|UnauthorizedOperation)\) "
+    rf"(?:An error occurred )?\((?P<code>{'|'.join(sorted(DENIAL_CODES))})\) "
     r"when calling the (?P<operation>\w+) operation(?:: Access Denied\.?)?"
 )
 
 
-def parse_denial(message: str) -> DeniedCall | None:
+def parse_denial(message: str, code: str | None = None, operation: str | None = None) -> DeniedCall | None:
     """The denied call an AWS error message shows, or None when it shows none. Boto's "(AccessDenied) when
-    calling the Op operation" alone gives the service-less action ``*:Op`` and no resource."""
+    calling the Op operation" alone gives the service-less action ``*:Op`` and no resource; so does an SDK
+    error whose ``code`` is a denial's when its ``operation`` is known."""
     boto = _BOTO.search(message)
     denied = _NOT_AUTHORIZED.search(message)
+    code = boto["code"] if boto is not None else code if code in DENIAL_CODES else None
     if denied is not None:
         start = denied.start()
         if boto is not None and boto.end() <= start and not message[boto.end() : start].strip(": "):
@@ -46,7 +59,7 @@ def parse_denial(message: str) -> DeniedCall | None:
             resource=denied["quoted"] or denied["bare"],
             reason="explicit_deny" if denier else "no_allow" if absent else None,
             policy_type=denier or absent,
-            error_code=boto["code"] if boto is not None else None,
+            error_code=code,
             quote=message[start : denied.end()],
         )
     if boto is not None:
@@ -58,4 +71,6 @@ def parse_denial(message: str) -> DeniedCall | None:
             error_code=boto["code"],
             quote=boto[0],
         )
+    if code is not None and operation:
+        return DeniedCall(f"*:{operation}", None, None, None, code, message.strip() or code)
     return None

@@ -106,7 +106,7 @@ def _decisive(c: Conversation, mixed: _Mixed) -> Failure | None:
 
 
 def _quoted(failure: Failure) -> str:
-    text = failure.headline.removeprefix("[ERROR] ")
+    text = failure.summary
     return text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
 
 

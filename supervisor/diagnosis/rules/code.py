@@ -4,17 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor.diagnosis.iam_policy import parse_denial
+from supervisor.diagnosis.rules import signs
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy, Verdict
+from supervisor.diagnosis.rules.memory import AT_LIMIT
 from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS, alias_pointer, alias_rollback
 from supervisor.diagnosis.rules.triggers import change_events
 
 _CONFIG = "get_lambda_config"
 CODE_RUNTIME_ERRORS = frozenset(
-    {"Runtime.UserCodeSyntaxError", "Runtime.MarshalError", "Runtime.ImportModuleError"}
+    {
+        "Runtime.UserCodeSyntaxError",
+        "Runtime.MarshalError",
+        "Runtime.ImportModuleError",
+        "Runtime.UnhandledPromiseRejection",  # Node: the code's rejected promise, its reason in the message
+        "Runtime.NodeJsExit",  # Node: the code left a promise that never settled
+    }
 )
 
 
@@ -23,23 +30,30 @@ def _relevant(event: ChangeEvent) -> bool:
 
 
 def is_code_failure(failure: Failure) -> bool:
-    """An exception of the code itself: a Python exception or a runtime error about the code. An AWS error
-    (a ClientError with its code, a denial) is not one: it says what a call met, which the other checks
-    judge."""
-    if failure.kind != "error_record" or failure.error_type is None:
+    """An exception of the code itself, in any runtime, while it runs or while it initialises: an exception
+    of the language or a runtime error about the code, or the runtime exiting during the init phase. An AWS
+    error (one with its code, a denial) is not one: it says what a call met, which the other checks judge."""
+    if failure.kind not in ("error_record", "init_error") or failure.error_type is None:
         return False
-    if failure.error_type.startswith("Runtime."):
-        return failure.error_type in CODE_RUNTIME_ERRORS
-    return failure.error_code is None and parse_denial(failure.message) is None
+    if failure.error_code is not None or failure.denial() is not None:
+        return False
+    error = signs.runtime_error(failure)
+    if error is not None:
+        return error in CODE_RUNTIME_ERRORS or (error == "Runtime.ExitError" and failure.kind == "init_error")
+    return True
 
 
 def _latest_code_failure(c: Conversation) -> Failure | None:
-    """The newest failure of the code itself since the newest deployment, if any."""
+    """The newest failure of the code itself since the newest deployment, if any. The runtime exiting at
+    init while the memory is at its size is the memory's failure, not the code's."""
     deployed = max((e.time for e in change_events(c) if _relevant(e)), default=None)
+    out_of_memory = (c.metrics.get("memory_to_size") or 0) >= AT_LIMIT
     found = [
         f
         for f in failures(c)
-        if is_code_failure(f) and (deployed is None or (f.started or deployed) >= deployed)
+        if is_code_failure(f)
+        and (deployed is None or (f.started or deployed) >= deployed)
+        and not (out_of_memory and f.error_type == "Runtime.ExitError")
     ]  # an error from before the newest deployment is not an error of the code deployed now
     return found[-1] if found else None
 
@@ -63,19 +77,28 @@ def _alias_rollback(
     )
     cause = (
         f"A deployment broke {name}: alias {alias['Name']} was moved to version "
-        f"{alias['FunctionVersion']}, whose code fails with {failure.headline.removeprefix('[ERROR] ')}"
+        f"{alias['FunctionVersion']}, whose code fails with {_failing(failure)}"
     )
     return pointer, remedy, cause
 
 
+def _failing(failure: Failure) -> str:
+    """What the code fails with, and where when the record names the line: 'KeyError: 'x' (at app.py:12)'."""
+    return failure.summary + (f" (at {failure.frame})" if failure.frame else "")
+
+
 def _code_fix(c: Conversation, failure: Failure) -> tuple[Remedy, str]:
     name = c.name
+    where = (
+        f"It is raised at {failure.frame}, the first frame of the function's own code: fix it there"
+        if failure.frame
+        else "Find where the exception is raised (the stack trace follows the error record) and fix it"
+    )
     remedy = Remedy(
         f"Fix the {failure.error_type} in {name}'s code",
-        "Find where the exception is raised (the traceback follows the error record) and fix it, or "
-        "redeploy the last version that worked.",
+        f"{where}, or redeploy the last version that worked.",
     )
-    return remedy, f"{name}'s code fails: {failure.headline.removeprefix('[ERROR] ')}"
+    return remedy, f"{name}'s code fails: {_failing(failure)}"
 
 
 def check(c: Conversation) -> Verdict:
@@ -93,6 +116,7 @@ def check(c: Conversation) -> Verdict:
             "code_error",
         ),
         failure.pointer(f"The function's code raised {failure.error_type}", "code_error"),
+        *[p for p in (failure.frame_pointer(),) if p is not None],
     ]
     rollback = alias_rollback(c)
     if rollback is not None:

@@ -1,22 +1,27 @@
-"""Configuration error: a handler, runtime, environment or setting with which the function cannot work."""
+"""Configuration error: a handler, runtime, environment or setting with which the function cannot work.
+
+Read from the runtime's own signs in the failed invocations' error records (``signs``), in any runtime and
+log format, each tied to the function's configuration so that a bug of the code is not called one: a handler
+that cannot be loaded after the handler (not the code) changed; a variable the code reads that the
+configuration does not set; a value the code cannot use after the environment changed, with nothing deployed
+and nothing succeeding since.
+"""
 
 from __future__ import annotations
 
-import re
-
-from supervisor.diagnosis.rules import missing_grant
+from supervisor.diagnosis.causality import PROPAGATION
+from supervisor.diagnosis.rules import missing_grant, signs, timeline
 from supervisor.diagnosis.rules.commands import command
-from supervisor.diagnosis.rules.conversation import Conversation
+from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
-from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy, Verdict
-from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Remedy, Verdict
+from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS, environment_undo
 from supervisor.diagnosis.rules.triggers import change_events, previous_setting
 
 _CONFIG = "get_lambda_config"
 HANDLER_ERRORS = frozenset(
     {"Runtime.HandlerNotFound", "Runtime.MalformedHandlerName", "Runtime.ImportModuleError"}
 )
-_MISSING_VARIABLE = re.compile(r"^\[ERROR\] KeyError: '([A-Z_][A-Z0-9_]*)'")
 _SETTINGS = frozenset({"handler", "runtime", "environment", "layers", "kmskeyarn", "architectures"})
 
 
@@ -80,43 +85,114 @@ def check(c: Conversation) -> Verdict:
     denied = missing_grant.finding(c)
     if denied is not None:
         return denied
-    name, handler = c.name, config.get("Handler")
     for failure in failures(c):
-        if failure.error_type in HANDLER_ERRORS and (
-            failure.error_type != "Runtime.ImportModuleError" or _handler_changed(c, failure)
-        ):
-            remedy, restore_pointers = _handler_remedy(c, str(handler))
-            loaded = failure.headline.removeprefix("[ERROR] ")
-            return _finding(
-                c,
-                failure,
-                f"The handler of {name} ({handler}) cannot be loaded: {loaded}.",
-                [
-                    Pointer(_CONFIG, "Handler", handler, "The handler Lambda runs", "configuration_error"),
-                    *restore_pointers,
-                ],
-                remedy,
-            )
-        missing = _MISSING_VARIABLE.match(failure.message)
-        variables = config.get("EnvironmentVariableNames") or []
-        if missing and missing[1] not in variables:
-            return _finding(
-                c,
-                failure,
-                f"{name} reads the environment variable {missing[1]}, which its configuration does not set.",
-                [
-                    Pointer(
-                        _CONFIG,
-                        "EnvironmentVariableNames",
-                        variables,
-                        f"The variables set: {missing[1]} is not among them",
-                        "configuration_error",
-                    )
-                ],
-                Remedy(
-                    f"Set {missing[1]} on {name} again",
-                    f"Add {missing[1]} to the function's environment with the value the code expects (keep "
-                    "the other variables: update-function-configuration replaces the whole environment).",
-                ),
-            )
+        error = signs.runtime_error(failure)
+        if error in HANDLER_ERRORS and (error != "Runtime.ImportModuleError" or _handler_changed(c, failure)):
+            return _handler_finding(c, failure)
+        sign = signs.read(failure)
+        found = None
+        if sign is not None and sign.variable is not None:
+            found = _unset_variable(c, failure, sign.variable)
+        elif sign is not None:
+            found = _changed_environment(c, failure, sign)
+        if found is not None:
+            return found
     return None
+
+
+def _handler_finding(c: Conversation, failure: Failure) -> Finding:
+    handler = c.config.get("Handler")
+    remedy, restore_pointers = _handler_remedy(c, str(handler))
+    return _finding(
+        c,
+        failure,
+        f"The handler of {c.name} ({handler}) cannot be loaded: {failure.summary}.",
+        [
+            Pointer(_CONFIG, "Handler", handler, "The handler Lambda runs", "configuration_error"),
+            *restore_pointers,
+        ],
+        remedy,
+    )
+
+
+def _unset_variable(c: Conversation, failure: Failure, variable: str) -> Finding | None:
+    """The code reads a variable the configuration does not set (none when it does: the bug is elsewhere)."""
+    name, variables = c.name, c.config.get("EnvironmentVariableNames") or []
+    if variable in variables:
+        return None
+    return _finding(
+        c,
+        failure,
+        f"{name} reads the environment variable {variable}, which its configuration does not set.",
+        [
+            Pointer(
+                _CONFIG,
+                "EnvironmentVariableNames",
+                variables,
+                f"The variables set: {variable} is not among them",
+                "configuration_error",
+            )
+        ],
+        Remedy(
+            f"Set {variable} on {name} again",
+            f"Add {variable} to the function's environment with the value the code expects (keep the other "
+            "variables: update-function-configuration replaces the whole environment).",
+        ),
+    )
+
+
+def _changed_environment(c: Conversation, failure: Failure, sign: signs.Sign) -> Finding | None:
+    """A sign that names no variable is the configuration's only when the function's environment changed
+    before the failure (after its last success), nothing was deployed after that change, and no invocation
+    read has succeeded since: else the value the code could not use is the code's own bug."""
+    change = _environment_change(c, failure)
+    if change is None:
+        return None
+    variables = c.config.get("EnvironmentVariableNames") or []
+    shown = ", ".join(variables) or "none"
+    undo = environment_undo(c, change)
+    finding = _finding(
+        c,
+        failure,
+        f"{c.name} cannot work with its environment as it was changed at {change.event['time']}: "
+        f"{sign.shows}: a value its code reads from the environment is missing or not valid "
+        f"(variables set now: {shown}).",
+        [
+            Pointer(
+                _CONFIG,
+                "EnvironmentVariableNames",
+                variables,
+                "The variables set since the environment was changed",
+                "configuration_error",
+            )
+        ],
+        undo.remedy,
+    )
+    finding.gaps = (Gap("remediation", undo.gap),) if undo.gap else ()
+    return finding
+
+
+def _environment_change(c: Conversation, failure: Failure) -> ChangeEvent | None:
+    """The environment change the failure followed: the newest change to the function's code or environment
+    before it, within the failure's causal window, with no invocation read succeeding after it."""
+    if failure.started is None:
+        return None
+    bounds = timeline.window_at(c, (failure.started, failure.pointer("", None)))
+    changes = [
+        e
+        for e in change_events(c)
+        if bounds.holds(e) and (e.operation in DEPLOY_OPERATIONS or _environment(e))
+    ]
+    newest = max(changes, key=lambda e: e.time, default=None)
+    if newest is None or not _environment(newest):
+        return None
+    since = newest.time + PROPAGATION
+    for invocation in c.logs.get("invocations", []):
+        started = instant(invocation.get("started"))
+        if invocation.get("outcome") == "no_error_seen" and started is not None and started > since:
+            return None
+    return newest
+
+
+def _environment(event: ChangeEvent) -> bool:
+    return event.operation == "UpdateFunctionConfiguration" and "environment" in event.changed_fields

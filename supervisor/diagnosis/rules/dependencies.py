@@ -46,11 +46,12 @@ def check(c: Conversation) -> Verdict:
         return None
     failure = found[-1]
     state = "is missing" if failure.error_code in MISSING else "is failing"
+    call = failure.operation or "a call"  # the AWS SDK for JavaScript's errors do not name the operation
     pointers = [
         Pointer(
             "get_function_metrics", "errors", errors, "Invocations ended in an error", "dependency_failure"
         ),
-        failure.pointer(f"{failure.operation} failed with {failure.error_code}", "dependency_failure"),
+        failure.pointer(f"{call} failed with {failure.error_code}", "dependency_failure"),
     ]
     granted = list(_granted(c, str(failure.operation or "")))
     names = sorted({name for name, _ in granted})
@@ -64,14 +65,14 @@ def check(c: Conversation) -> Verdict:
         ]
     return Finding(
         "dependency_failure",
-        f"A resource {c.name} calls {state}: {failure.operation} fails with {failure.error_code} "
+        f"A resource {c.name} calls {state}: {call} fails with {failure.error_code} "
         + (f"on {resource}, the only one its role allows it on " if resource else "")
         + "(its role allows the call; the resource itself is the problem).",
         "high",
         pointers,
         Remedy(
-            f"Restore the resource {failure.operation} reads",
-            f"{failure.headline.removeprefix('[ERROR] ')}: recreate or repair the resource the function "
+            f"Restore the resource {failure.operation or 'the failing call'} reads",
+            f"{failure.summary}: recreate or repair the resource the function "
             "calls (its name is in the function's configuration), or point the function at one that exists.",
         ),
         first_failure=first_failure(c),

@@ -1,47 +1,145 @@
 """The failures the evidence shows: terminal errors of failed invocations, and when failing started.
 
-Only the runtime's record of a failed invocation (its request id's error record, timeout or exit line)
-counts; whatever else the code printed is never read as a failure.
+Only the runtime's record of a failed invocation (its request id's error record, init error, timeout or exit
+line) counts; whatever else the code printed is never read as a failure. What a record says (its error type,
+message, AWS error code, operation and first frame in the function's own code) is read from the error detail
+the logs tool gives for it, whichever runtime and log format wrote it; an answer without that detail (one
+recorded before the tool gave it) is read from the Python runtime's text record, the only shape read before.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from supervisor.diagnosis.corroboration import TERMINAL_KINDS
+from supervisor.diagnosis.iam_policy import DeniedCall, parse_denial
+from supervisor.diagnosis.paths import MIN_QUOTE
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.findings import Pointer
 from supervisor.faults.registry import FaultType
 
 MINUTE = timedelta(minutes=1)  # the grain of the metrics: a failure in a minute began before its end
-_RECORD = re.compile(r"^\[ERROR\] ([A-Za-z_.]+): ?(.*)", re.DOTALL)
-_CLIENT_ERROR = re.compile(r"An error occurred \((\w+)\) when calling the (\w+) operation")
+QUOTE_CHARS = 300  # a pointer quotes at most this much of a record's message (a verbatim part is enough)
+_RECORD = re.compile(r"^\[ERROR\] ([A-Za-z_.]+): ?(.*)", re.DOTALL)  # Python text, for answers without detail
+_CLIENT_ERROR = re.compile(r"An error occurred \((\w+)\) when calling the (\w+) operation")  # boto3
+# An AWS error code ('AccessDenied', 'AWS.SimpleQueueService.NonExistentQueue') has lower-case letters; Node's
+# own error codes ('ERR_INVALID_ARG_TYPE', 'ENOENT'), which its records also carry as `code`, have none.
+_AWS_CODE = re.compile(r"[A-Z][A-Za-z0-9.]*[a-z][A-Za-z0-9.]*")
+_EPOCH = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
 class Failure:
-    """The terminal line of one failed invocation."""
+    """The terminal record of one failed invocation, and what it says."""
 
-    index: int  # in get_recent_logs events
+    index: int  # in get_recent_logs events (in its invocations when ``field`` names one)
     request_id: str
-    kind: str  # error_record, timeout or runtime_exit
-    message: str
-    error_type: str | None  # e.g. 'ClientError', 'Runtime.HandlerNotFound'
-    error_code: str | None  # an AWS error code inside it, e.g. 'AccessDenied', 'ResourceNotFoundException'
-    operation: str | None  # the AWS operation that failed, e.g. 'GetObject'
+    kind: str  # error_record, init_error, timeout or runtime_exit
+    message: str  # the record as the answer holds it
+    error_type: str | None  # e.g. 'KeyError', 'TypeError', 'ClientError', 'Runtime.HandlerNotFound'
+    error_code: str | None  # an AWS error code it carries, e.g. 'AccessDenied', 'ResourceNotFoundException'
+    operation: str | None  # the AWS operation that failed, e.g. 'GetObject', when the record names it
     started: datetime | None  # the START of its invocation
+    error_message: str | None = None  # the error's own message
+    frame: str | None = None  # the first frame in the function's own code, 'file:line'
+    detailed: bool = False  # the answer gave the record's error detail
+    field: str = ""  # the answer's field that shows it, with ``quote``; empty: the event's own fields
+    quote: str = ""
 
     @property
     def headline(self) -> str:
         """The first line of the record, quoted verbatim."""
         return self.message.split("\n", 1)[0].strip()
 
+    @property
+    def summary(self) -> str:
+        """'Type: message' (its first line), whatever shape the record was written in."""
+        said = (self.error_message or "").split("\n", 1)[0].strip()
+        if self.error_type and said:
+            return f"{self.error_type}: {said}"
+        return self.error_type or said or self.headline
+
+    @property
+    def text(self) -> str:
+        """What the error says, to read: the detail's message, else the whole record."""
+        return self.error_message if self.detailed and self.error_message else self.message
+
+    def denial(self) -> DeniedCall | None:
+        """The denied call the record shows, in either SDK's shape, or None."""
+        return parse_denial(self.text, code=self.error_code, operation=self.operation)
+
+    def quoted(self) -> tuple[str, str]:
+        """(the answer's field, the verbatim value there) that shows this failure."""
+        if self.field:
+            return self.field, self.quote
+        said = (self.error_message or "").split("\n", 1)[0].strip()
+        if self.detailed and len(said) >= MIN_QUOTE:
+            return f"events.{self.index}.error.message", said[:QUOTE_CHARS]
+        if self.detailed and self.error_type:
+            return f"events.{self.index}.error.type", self.error_type
+        return f"events.{self.index}.message", self.headline[:QUOTE_CHARS]
+
     def pointer(self, interpretation: str, supports: FaultType | None) -> Pointer:
+        field, value = self.quoted()
+        return Pointer("get_recent_logs", field, value, interpretation, supports)
+
+    def frame_pointer(self) -> Pointer | None:
+        """The record's first frame in the function's own code, when the answer gives it."""
+        if self.frame is None or self.field:
+            return None
+        where = f"events.{self.index}.error.frame"
         return Pointer(
-            "get_recent_logs", f"events.{self.index}.message", self.headline, interpretation, supports
+            "get_recent_logs", where, self.frame, "Where in the function's own code it failed", None
         )
+
+
+def _aws_code(code: Any) -> str | None:
+    return code if isinstance(code, str) and _AWS_CODE.fullmatch(code) else None
+
+
+def _detail(event: dict[str, Any]) -> dict[str, Any] | None:
+    detail = event.get("error")
+    if isinstance(detail, dict) and any(detail.get(key) for key in ("type", "message", "code")):
+        return detail
+    return None
+
+
+def _read(index: int, event: dict[str, Any], request_id: str, started: datetime | None) -> Failure:
+    """One terminal record: from its error detail, else (an answer without it) the Python text record."""
+    message, kind = str(event.get("message", "")), str(event.get("kind"))
+    detail = _detail(event)
+    if detail is not None:
+        said = str(detail["message"]) if detail.get("message") else None
+        client = _CLIENT_ERROR.search(said or "")
+        return Failure(
+            index=index,
+            request_id=request_id,
+            kind=kind,
+            message=message,
+            error_type=str(detail["type"]) if detail.get("type") else None,
+            error_code=_aws_code(detail.get("code")) or (client[1] if client else None),
+            operation=detail.get("operation") or (client[2] if client else None),
+            started=started,
+            error_message=said,
+            frame=str(detail["frame"]) if detail.get("frame") else None,
+            detailed=True,
+        )
+    record = _RECORD.match(message) if kind in ("error_record", "init_error") else None
+    client = _CLIENT_ERROR.search(message)
+    return Failure(
+        index=index,
+        request_id=request_id,
+        kind=kind,
+        message=message,
+        error_type=record[1] if record else None,
+        error_code=client[1] if client else None,
+        operation=client[2] if client else None,
+        started=started,
+        error_message=record[2] if record else None,
+    )
 
 
 def _failing_since(c: Conversation) -> datetime | None:
@@ -62,23 +160,50 @@ def failures(c: Conversation) -> list[Failure]:
         for i in logs.get("invocations", [])
         if i.get("outcome") in TERMINAL_KINDS and (instant(i.get("started")) or since) >= since
     }
+    found = [
+        _read(index, event, str(event["request_id"]), failed[event["request_id"]])
+        for index, event in enumerate(logs.get("events", []))
+        if event.get("kind") in TERMINAL_KINDS and event.get("request_id") in failed
+    ]
+    unrecorded = _init_failures(c, failed, {f.request_id for f in found})
+    return sorted([*found, *unrecorded], key=lambda f: f.started or _EPOCH) if unrecorded else found
+
+
+def _init_failures(c: Conversation, failed: dict[Any, datetime | None], recorded: set[str]) -> list[Failure]:
+    """Invocations whose init phase failed and whose own lines hold no terminal record (Lambda writes the init
+    phase's lines before the invocation's START): shown by the invocation's report, and read from the latest
+    init error record of its log stream before it started."""
     found = []
-    for index, event in enumerate(logs.get("events", [])):
-        if event.get("kind") not in TERMINAL_KINDS or event.get("request_id") not in failed:
+    events = c.logs.get("events", [])
+    for index, invocation in enumerate(c.logs.get("invocations", [])):
+        request = invocation.get("request_id")
+        if invocation.get("outcome") != "init_error" or request not in failed or request in recorded:
             continue
-        message = str(event.get("message", ""))
-        record = _RECORD.match(message) if event.get("kind") == "error_record" else None
-        client = _CLIENT_ERROR.search(message)
+        started = failed[request]
+        before = [
+            (n, e)
+            for n, e in enumerate(events)
+            if e.get("kind") == "init_error"
+            and e.get("log_stream") == invocation.get("log_stream")
+            and (started is None or (instant(e.get("timestamp")) or started) <= started)
+        ]
+        read = _read(*before[-1], str(request), started) if before else None
+        reported = invocation.get("error_type")
         found.append(
             Failure(
                 index=index,
-                request_id=str(event["request_id"]),
-                kind=str(event["kind"]),
-                message=message,
-                error_type=record[1] if record else None,
-                error_code=client[1] if client else None,
-                operation=client[2] if client else None,
-                started=failed[event["request_id"]],
+                request_id=str(request),
+                kind="init_error",
+                message=read.message if read else "",
+                error_type=(read.error_type if read else None) or reported,
+                error_code=read.error_code if read else None,
+                operation=read.operation if read else None,
+                started=started,
+                error_message=read.error_message if read else None,
+                frame=read.frame if read else None,
+                detailed=read.detailed if read else False,
+                field=f"invocations.{index}." + ("error_type" if reported else "outcome"),
+                quote=str(reported or "init_error"),
             )
         )
     return found

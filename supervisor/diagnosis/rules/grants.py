@@ -8,11 +8,11 @@ names the missing statement.
 
 from __future__ import annotations
 
-from supervisor.diagnosis.iam_policy import Evaluation, evaluate_role, parse_denial
+from supervisor.diagnosis.iam_policy import Evaluation, evaluate_role
 from supervisor.diagnosis.rules import timeline
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import Failure, failures
-from supervisor.diagnosis.rules.findings import ChangeEvent, Pointer
+from supervisor.diagnosis.rules.findings import ChangeEvent
 from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS
 from supervisor.diagnosis.rules.triggers import change_events
 
@@ -46,7 +46,7 @@ def denials(c: Conversation) -> list[tuple[Failure, Evaluation]]:
     for failure in failures(c):
         if changed is not None and (failure.started is None or failure.started < changed):
             continue
-        denied = parse_denial(failure.message)
+        denied = failure.denial()
         if denied is not None and denied.action not in found:
             found[denied.action] = (failure, evaluate_role(c.iam, denied.action, denied.resource))
     return list(found.values())
@@ -77,7 +77,7 @@ def _since(c: Conversation, change: ChangeEvent) -> bool:
 def _within(c: Conversation, failure: Failure) -> tuple[timeline.Window, list[ChangeEvent]]:
     """The window before the failure, and the changes in it."""
     assert failure.started is not None
-    pointer = Pointer("get_recent_logs", f"events.{failure.index}.message", failure.headline, "", None)
+    pointer = failure.pointer("", None)
     bounds = timeline.window_at(c, (failure.started, pointer))
     return bounds, [e for e in change_events(c) if bounds.holds(e)]
 

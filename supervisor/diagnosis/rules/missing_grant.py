@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 
-from supervisor.diagnosis.iam_policy import Evaluation, parse_denial
+from supervisor.diagnosis.iam_policy import Evaluation
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
@@ -84,7 +84,7 @@ def finding(c: Conversation) -> Finding | None:
     iam, failed = c.iam, failures(c)
     if not iam or not failed:
         return None
-    newest = parse_denial(failed[-1].message)  # a denial older than the newest failure is not what fails now
+    newest = failed[-1].denial()  # a denial older than the newest failure is not what fails now
     for failure, evaluation in denials(c):
         unscoped = evaluation.decision == "implicit_deny" or scoped_elsewhere(evaluation)
         if newest is None or newest.action != evaluation.action or not unscoped:
