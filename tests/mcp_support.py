@@ -52,6 +52,24 @@ def closed_within(sock: socket.socket, seconds: float) -> float:
 
 
 def get_healthz(sock: socket.socket, port: int) -> bytes:
-    """``GET /healthz`` on an open connection (kept alive); the start of the response."""
+    """``GET /healthz`` on an open connection (kept alive); the whole response, read to its end so that the
+    connection is ready for the next request."""
     sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
-    return sock.recv(4096)
+    response = b""
+    while b"\r\n\r\n" not in response:
+        chunk = sock.recv(4096)
+        if not chunk:
+            return response
+        response += chunk
+    head, _, body = response.partition(b"\r\n\r\n")
+    length = next(
+        (
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        ),
+        0,
+    )
+    while len(body) < length and (chunk := sock.recv(4096)):
+        body += chunk
+    return head + b"\r\n\r\n" + body

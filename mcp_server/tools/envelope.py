@@ -20,8 +20,10 @@ through unchanged), so a platform-shaped event counts only where the platform wr
   records) counts unless another invocation is open in its stream. The ``Runtime.ExitError`` line right
   after a runtime-exit line belongs to it.
 - of the error-shaped records of an invocation only the last counts (the runtime writes its record when the
-  handler has failed, after everything the handler printed), and none if the invocation's report states
-  ``success``.
+  handler has failed, after everything the handler printed). A report's ``success`` does not deny it: the
+  platform reports ``success`` whenever the runtime answered, with a result or with the handler's error
+  (aws/aws-lambda-runtime-interface-emulator, ``internal/lambda/rapid/handlers.go``: the runtimeDone of a
+  completed invoke is always ``RuntimeDoneSuccess``; ``error``/``timeout``/``failure`` only on a reset).
 
 What does not count stays a ``function`` line of the invocation open in its stream. An event that names no
 request id belongs to the invocation open in its stream; one written when none is open (the init phase, or
@@ -31,8 +33,8 @@ What this cannot tell apart: a start the function prints in the init phase under
 prints a report for (the start counts, though its report does not, and the init-phase lines go with it); a
 report it prints for its own request id when the real one is missing (a ``SystemLogLevel`` above ``INFO``
 drops real reports); a report it prints for an earlier request id during a later invocation hides that
-report (the invocation is then not listed, never misreported); and, in the text format, an error record it
-prints as the last thing of a failed invocation. Log text describes; metrics, configuration and changes
+report (the invocation is then not listed, never misreported); and an error record it prints as the last
+thing of an invocation (in either format: the platform's ``success`` does not deny one). Log text describes; metrics, configuration and changes
 confirm (the tool's description says so).
 """
 
@@ -78,7 +80,6 @@ class _Ahead:
     """Where the start- and report-shaped events of each stream are, to look ahead from any event."""
 
     reports: dict[tuple[Any, str], list[int]] = field(default_factory=lambda: defaultdict(list))
-    statuses: dict[tuple[Any, str], str | None] = field(default_factory=dict)
     starts: dict[Any, list[int]] = field(default_factory=lambda: defaultdict(list))
     reporting: set[Any] = field(default_factory=set)  # streams with a report-shaped event
 
@@ -90,7 +91,6 @@ class _Ahead:
                 ahead.starts[stream].append(index)
             elif shape.kind == "report" and shape.request_id:
                 ahead.reports[(stream, shape.request_id)].append(index)
-                ahead.statuses[(stream, shape.request_id)] = shape.figures.status if shape.figures else None
                 ahead.reporting.add(stream)
         return ahead
 
@@ -168,16 +168,13 @@ def _forward(streams: list[Any], shapes: list[Shape], ahead: _Ahead) -> list[Pla
     return state.placed
 
 
-def _last_error_only(streams: list[Any], placed: list[Placed], ahead: _Ahead) -> list[Placed]:
-    """Of each invocation's error records, the last one, unless its report states success."""
+def _last_error_only(streams: list[Any], placed: list[Placed]) -> list[Placed]:
+    """Of each invocation's error records, the last one."""
     last: dict[tuple[Any, str | None], int] = {}
     for index, (stream, where) in enumerate(zip(streams, placed, strict=True)):
         if where.kind == "error_record":
             last[(stream, where.request_id)] = index
-    kept = set()
-    for (stream, request_id), index in last.items():
-        if ahead.statuses.get((stream, request_id or "")) != "success":
-            kept.add(index)
+    kept = set(last.values())
     return [
         Placed(where.request_id, "function") if where.kind == "error_record" and index not in kept else where
         for index, where in enumerate(placed)
@@ -189,7 +186,7 @@ def place(events: list[dict[str, Any]]) -> list[Placed]:
     streams = [event.get("logStreamName") for event in events]
     shapes = [shape_of(event.get("message", "")) for event in events]
     ahead = _Ahead.of(streams, shapes)
-    return _last_error_only(streams, _forward(streams, shapes, ahead), ahead)
+    return _last_error_only(streams, _forward(streams, shapes, ahead))
 
 
 def _outcome(kinds: set[str], figures: Figures) -> str:
