@@ -19,7 +19,7 @@ import pytest
 from botocore.stub import Stubber
 
 from chaos.faults.chaos import Chaos, Fault, Target
-from chaos.faults.config import CONFIG_ENV, CONFIG_MEMORY, CONFIG_TIMEOUT
+from chaos.faults.config import CONFIG_ENV, CONFIG_LOGGING, CONFIG_MEMORY, CONFIG_TIMEOUT
 from chaos.faults.dependency import DEPENDENCY_REMOVE
 from chaos.faults.deploy import DEPLOY_BAD_CODE, EXCEPTION_MESSAGE, MISSING_MODULE
 from chaos.faults.errors import ChaosError, ChaosRefused
@@ -114,6 +114,7 @@ CONFIG_KEYS = (
     "Layers",
     "PackageType",
     "EphemeralStorage",
+    "LoggingConfig",
 )
 
 
@@ -569,3 +570,45 @@ def test_waits_while_the_update_is_in_progress_and_reports_a_failed_one(operator
         )
         with pytest.raises(ChaosError, match="the update of data-processor failed: no space"):
             wait_until_updated(chaos, FN, poll_seconds=0)
+
+
+# --- config-logging ------------------------------------------------------------------------------------
+
+
+def test_config_logging_switches_the_format_and_restore_puts_the_logging_config_back(
+    operator: boto3.Session, undo: Undo
+) -> None:
+    before = _state(operator, FN)
+    chaos = Chaos(operator, say=lambda _: None)
+    undo(lambda: chaos.restore(CONFIG_LOGGING, FN))
+    saved = chaos.inject(CONFIG_LOGGING, FN, log_format="JSON")
+    assert saved.prior["logging"] == before["config"]["LoggingConfig"]
+    shown = operator.client("lambda").get_function_configuration(FunctionName=FN)["LoggingConfig"]
+    assert shown == before["config"]["LoggingConfig"] | {"LogFormat": "JSON"}
+    assert [c.operation for c in chaos.calls] == ["PutParameter", "UpdateFunctionConfiguration"]
+    assert chaos.calls[1].params["LoggingConfig"] == {"LogFormat": "JSON"}
+    assert chaos.restore(CONFIG_LOGGING, FN) is True
+    assert _state(operator, FN) == before
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({}, "give a log format, an application log level or a system log level"),
+        ({"system_level": "ERROR"}, "SystemLogLevel must be one of DEBUG, INFO, WARN, not 'ERROR'"),
+        ({"log_format": "XML"}, "LogFormat must be one of Text, JSON, not 'XML'"),
+        ({"system_level": "WARN", "log_format": "Text"}, "log levels apply only to the JSON log format"),
+        ({"system_level": "WARN"}, "log levels apply only to the JSON log format"),
+        ({"system_level": "WARN", "log_format": "JSON"}, "shows no SystemLogLevel, so restore could not"),
+    ],
+)
+def test_config_logging_refuses_what_lambda_would_not_take(
+    sandbox: Sandbox, params: dict[str, Any], message: str
+) -> None:
+    session = sandbox.session(names.OPERATOR)
+    recorder = Recorder(session)
+    chaos = Chaos(session, say=lambda _: None)
+    with pytest.raises(ChaosError, match=message):
+        chaos.inject(CONFIG_LOGGING, FN, **params)
+    assert recorder.changes == ["ssm:PutParameter", "ssm:DeleteParameter"]
+    assert chaos.ledger.load(FN, CONFIG_LOGGING.name) is None
