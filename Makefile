@@ -10,7 +10,13 @@ PROXY_STAMP := $(PROXY_VENV)/.installed
 # package puts in $(VENV)/bin: nothing beyond Python, pip and make is needed on a fresh machine.
 NODE_TOOLS := node-tools
 NODE_STAMP := $(NODE_TOOLS)/node_modules/.installed
-NPM_FLAGS := --prefix $(NODE_TOOLS) --ignore-scripts --no-audit --no-fund --loglevel=error
+NPM_OPTIONS := --ignore-scripts --no-audit --no-fund --loglevel=error
+NPM_FLAGS := --prefix $(NODE_TOOLS) $(NPM_OPTIONS)
+# The AWS SDK for JavaScript v3 that Lambda's Node.js runtimes ship, vendored for the sandbox's Node.js
+# functions (chaos/workload/node_runtime.py), installed the same way.
+NODE_SDK := chaos/workload/node_sdk
+NODE_SDK_STAMP := $(NODE_SDK)/node_modules/.installed
+NPM_SDK_FLAGS := --prefix $(NODE_SDK) $(NPM_OPTIONS)
 
 # Debian's Chromium, which tests/test_console_browser.py drives through Playwright (Playwright's own browser
 # download does not work here). Skipped when it is already installed.
@@ -33,7 +39,11 @@ $(NODE_STAMP): $(STAMP) $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.js
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/npm ci $(NPM_FLAGS)
 	@touch $(NODE_STAMP)
 
-drill: $(STAMP)
+$(NODE_SDK_STAMP): $(STAMP) $(NODE_SDK)/package.json $(NODE_SDK)/package-lock.json
+	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/npm ci $(NPM_SDK_FLAGS)
+	@touch $(NODE_SDK_STAMP)
+
+drill: $(STAMP) $(NODE_SDK_STAMP)
 	$(BIN)/incident-drill
 
 test: lint typecheck unit
@@ -51,10 +61,10 @@ typecheck: $(STAMP)
 browser:
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
-unit: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP) browser
+unit: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP) $(NODE_SDK_STAMP) browser
 	$(BIN)/pytest -n 2  # two workers, each with its own sandbox and MCP server
 
-sandbox: $(STAMP)
+sandbox: $(STAMP) $(NODE_SDK_STAMP)
 	$(BIN)/incident-sandbox up
 
 # Lambda zips of the supervisor and the watchdog for python3.12 (x86_64), in build/lambda/.
@@ -74,6 +84,8 @@ lock:
 	  .lock-venv/bin/python -m pip freeze --exclude-editable | sort ) > constraints.txt
 	rm -f $(NODE_TOOLS)/package-lock.json
 	PATH="$(abspath .lock-venv/bin):$$PATH" .lock-venv/bin/npm install --package-lock-only $(NPM_FLAGS)
+	rm -f $(NODE_SDK)/package-lock.json
+	PATH="$(abspath .lock-venv/bin):$$PATH" .lock-venv/bin/npm install --package-lock-only $(NPM_SDK_FLAGS)
 	rm -rf .lock-venv
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet mcp-proxy
@@ -82,4 +94,4 @@ lock:
 	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) $(PROXY_VENV) $(NODE_TOOLS)/node_modules .sandbox build drill-report .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(PROXY_VENV) $(NODE_TOOLS)/node_modules $(NODE_SDK)/node_modules .sandbox build drill-report .mypy_cache .ruff_cache .pytest_cache

@@ -20,6 +20,8 @@ def default_event(function_name: str) -> dict[str, object]:
         return names.order_request()
     if name == names.REPORT_FUNCTION:
         return names.report_request()
+    if name == names.ORDER_INTAKE_FUNCTION:
+        return names.order_submission()
     return names.input_event() if name == names.FUNCTION_NAME else {}
 
 

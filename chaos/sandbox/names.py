@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from supervisor.incident import resources
 
 ACCOUNT_ID = "123456789012"
@@ -32,7 +34,13 @@ REPORT_FUNCTION = "report-builder"
 REPORT_ROLE = "report-builder-role"
 REPORT_BUCKET = "report-builder-output"
 
-FUNCTIONS = (FUNCTION_NAME, ORDERS_FUNCTION, REPORT_FUNCTION)
+# A Node.js function: API Gateway POSTs of new orders into the orders table (ES module, AWS SDK v3).
+ORDER_INTAKE_FUNCTION = "order-intake"
+ORDER_INTAKE_ROLE = "order-intake-role"
+ORDER_INTAKE_RUNTIME = "nodejs22.x"
+ORDER_INTAKE_HANDLER = "index.handler"
+
+FUNCTIONS = (FUNCTION_NAME, ORDERS_FUNCTION, REPORT_FUNCTION, ORDER_INTAKE_FUNCTION)
 
 # The second account: a copy of orders-api, and a read-only role the mcp-server identity may assume.
 READ_ONLY_ROLE = "incident-response-readonly"
@@ -66,6 +74,21 @@ def input_event(index: int = 0, work_seconds: float = 0.0) -> dict[str, object]:
 def order_request(order_id: str = "0001-000") -> dict[str, object]:
     """An API Gateway proxy event for `orders-api`: read one order."""
     return {"httpMethod": "GET", "path": f"/orders/{order_id}", "pathParameters": {"order_id": order_id}}
+
+
+def order_submission(
+    amount: float = 42.5, customer: str = "c-0001", order_id: str | None = None
+) -> dict[str, object]:
+    """An API Gateway proxy event for `order-intake`: submit one order (a new id unless ``order_id``)."""
+    order: dict[str, object] = {"amount": amount, "customer": customer}
+    if order_id is not None:
+        order["order_id"] = order_id
+    return {
+        "httpMethod": "POST",
+        "path": "/orders",
+        "headers": {"Content-Type": "application/json"},
+        "body": json.dumps(order),
+    }
 
 
 def report_request(size_mb: int = 100, work_seconds: float = 1.0) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""Provision the sandbox world: three functions of different shapes in one account, a copy of one of them
+"""Provision the sandbox world: four functions of different shapes in one account, a copy of one of them
 in a second account, and what the incident-response toolkit itself needs.
 
 - ``data-processor``: reads order batches from an S3 bucket, in a private VPC subnet whose default
@@ -6,6 +6,8 @@ in a second account, and what the incident-response toolkit itself needs.
 - ``orders-api``: an API-style function over a DynamoDB table named in its environment, with published
   versions and a ``live`` alias, outside any VPC.
 - ``report-builder``: memory- and time-hungry, sized close to its limits, writing to its own bucket.
+- ``order-intake``: a Node.js (ES module) API handler that puts submitted orders into the ``orders`` table
+  with the AWS SDK for JavaScript v3.
 
 Each function has its own role (inline policy for what it calls, a customer-managed logs policy), log
 group and three alarms (Errors, Throttles, log silence) on the ``incident-alerts`` topic. The supervisor's
@@ -72,10 +74,22 @@ def _policy(*statements: dict[str, Any]) -> str:
 
 
 def package(module: str) -> bytes:
-    """The deployment package of a sandbox function: its one source file at the zip's root."""
+    """The deployment package of a sandbox function: its one source file at the zip's root, or the files of
+    its directory (``functions/<module>/``) with their paths below it."""
+    directory = FUNCTIONS_DIR / module
+    files = (
+        {
+            path.relative_to(directory).as_posix(): path
+            for path in sorted(directory.rglob("*"))
+            if path.is_file()
+        }
+        if directory.is_dir()
+        else {f"{module}.py": FUNCTIONS_DIR / f"{module}.py"}
+    )
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr(f"{module}.py", (FUNCTIONS_DIR / f"{module}.py").read_text())
+        for name, path in files.items():
+            archive.writestr(name, path.read_text())
     return buffer.getvalue()
 
 
@@ -148,14 +162,17 @@ def _log_group(logs: Any, function: str) -> str:
 
 
 def _create_function(lambda_: Any, name: str, role_arn: str, module: str, **settings: Any) -> str:
+    """``settings`` may override the runtime (Python by default) and the handler (``<module>.handler``)."""
     arn: str = lambda_.create_function(
-        FunctionName=name,
-        Runtime=RUNTIME,
-        Role=role_arn,
-        Handler=f"{module}.handler",
-        Code={"ZipFile": package(module)},
-        Tags=dict([names.CHAOS_TAG]),
-        **settings,
+        **{
+            "FunctionName": name,
+            "Runtime": RUNTIME,
+            "Role": role_arn,
+            "Handler": f"{module}.handler",
+            "Code": {"ZipFile": package(module)},
+            "Tags": dict([names.CHAOS_TAG]),
+            **settings,
+        }
     )["FunctionArn"]
     return arn
 
@@ -269,6 +286,30 @@ def _report_builder(operator: boto3.Session) -> str:
     )
 
 
+def _order_intake(operator: boto3.Session) -> str:
+    """The Node.js function: it may only put items into the orders table."""
+    table_arn = operator.client("dynamodb").describe_table(TableName=names.ORDERS_TABLE)["Table"]["TableArn"]
+    role_arn = _execution_role(
+        operator.client("iam"),
+        names.ACCOUNT_ID,
+        names.ORDER_INTAKE_ROLE,
+        names.ORDER_INTAKE_FUNCTION,
+        {"Sid": "PutOrders", "Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": table_arn},
+    )
+    return _create_function(
+        operator.client("lambda"),
+        names.ORDER_INTAKE_FUNCTION,
+        role_arn,
+        "order_intake",
+        Runtime=names.ORDER_INTAKE_RUNTIME,
+        Handler=names.ORDER_INTAKE_HANDLER,
+        Description="Order intake API: stores submitted orders in the orders table",
+        Timeout=5,
+        MemorySize=256,
+        Environment={"Variables": {"TABLE_NAME": names.ORDERS_TABLE}},
+    )
+
+
 def create_incident_tables(
     dynamodb: Any, state_table: str = names.STATE_TABLE, context_table: str = names.CONTEXT_TABLE
 ) -> None:
@@ -352,6 +393,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     function_arn, role_arn = _data_processor(operator, network)
     orders_alias_arn, _ = _orders_api(operator, names.ACCOUNT_ID)
     report_arn = _report_builder(operator)
+    intake_arn = _order_intake(operator)
     create_incident_tables(operator.client("dynamodb"))
     sns, sqs = operator.client("sns"), operator.client("sqs")
     topic_arn, queue_url, subscription_arn = _topic_to_queue(
@@ -391,6 +433,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
             names.FUNCTION_NAME: function_arn,
             names.ORDERS_FUNCTION: orders_alias_arn.rsplit(":", 1)[0],
             names.REPORT_FUNCTION: report_arn,
+            names.ORDER_INTAKE_FUNCTION: intake_arn,
         },
         orders_alias_arn=orders_alias_arn,
         second_account_id=names.SECOND_ACCOUNT_ID,

@@ -25,6 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from chaos.workload import node_runtime
+
 WORKER = Path(__file__).with_name("worker.py")
 INIT_TIMEOUT_SECONDS = 10.0  # Lambda's limit for the init phase
 MEMORY_POLL_SECONDS = 0.005
@@ -64,6 +66,12 @@ class RunResult:
 class ExecutionEnvironment:
     def __init__(self, spec: Spec, package: bytes, credentials: dict[str, str], endpoint_url: str) -> None:
         self.spec = spec
+        node = node_runtime.is_node(spec.runtime)
+        runtime = (
+            node_runtime.command(spec.runtime, spec.variables)
+            if node
+            else [sys.executable, "-I", str(WORKER)]
+        )
         self.root = Path(tempfile.mkdtemp(prefix=f"lambda-{spec.function_name}-"))
         code_dir = self.root / "task"
         with zipfile.ZipFile(io.BytesIO(package)) as archive:
@@ -71,12 +79,12 @@ class ExecutionEnvironment:
         requests_read, self._requests = os.pipe()
         self._frames, frames_write = os.pipe()
         env = _function_environment(spec, credentials, endpoint_url, code_dir)
+        if node:
+            node_runtime.prepare(self.root)
         started = time.perf_counter()
         self._process = subprocess.Popen(  # noqa: S603 - our worker, fixed arguments
             [
-                sys.executable,
-                "-I",
-                str(WORKER),
+                *runtime,
                 str(code_dir),
                 spec.handler,
                 str(requests_read),
@@ -218,7 +226,7 @@ def _function_environment(
         "TZ": ":UTC",
         "LAMBDA_TASK_ROOT": str(code_dir),
         "_HANDLER": spec.handler,
-        "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12",
+        "AWS_EXECUTION_ENV": f"AWS_Lambda_{spec.runtime}",
         "AWS_LAMBDA_FUNCTION_NAME": spec.function_name,
         "AWS_LAMBDA_FUNCTION_VERSION": spec.version,
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
@@ -237,7 +245,8 @@ def _function_environment(
     }
     if spec.log_format.upper() == "JSON":
         reserved["AWS_LAMBDA_LOG_LEVEL"] = spec.application_log_level or "INFO"
-    return {**spec.variables, **reserved}
+    defaults = node_runtime.default_variables(code_dir) if node_runtime.is_node(spec.runtime) else {}
+    return {**defaults, **spec.variables, **reserved}
 
 
 def _status_kb(pid: int, key: str) -> int:
