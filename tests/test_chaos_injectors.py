@@ -30,12 +30,15 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from tests.chaos_support import Recorder
 from tests.conftest import Undo
 
-FN, ORDERS, REPORT, LIVE = (
+FN, ORDERS, REPORT, LIVE, INTAKE = (
     names.FUNCTION_NAME,
     names.ORDERS_FUNCTION,
     names.REPORT_FUNCTION,
     names.ORDERS_ALIAS,
+    names.ORDER_INTAKE_FUNCTION,
 )
+INTAKE_ORDER = "chaos-injector-test"  # the one order order-intake's test traffic writes (deleted after)
+SUBMIT = names.order_submission(order_id=INTAKE_ORDER)
 SECRET = "s3cr3t-bucket-name-7f2c"
 FAULTS = (CONFIG_TIMEOUT, CONFIG_MEMORY, CONFIG_ENV, DEPLOY_BAD_CODE, DEPENDENCY_REMOVE)
 EXTRA_KEY = "chaos/extra.bin"
@@ -204,6 +207,11 @@ def _bad_code(kind: str, status: str, error_type: str, error: str) -> Case:
 
 LIGHT_REPORT = names.report_request(size_mb=10, work_seconds=0.1)
 
+
+def _node_bad_code(kind: str, status: str, error_type: str, error: str) -> Case:
+    return Case(DEPLOY_BAD_CODE, INTAKE, {"kind": kind}, SUBMIT, None, status, error_type, error)
+
+
 CASES = {
     "timeout": Case(
         CONFIG_TIMEOUT,
@@ -272,6 +280,41 @@ CASES = {
         "Sandbox.Timedout",
         "Task timed out after 3.00 seconds",
     ),
+    # order-intake: Node.js 22, an ES module (index.mjs) writing with the AWS SDK for JavaScript v3.
+    # An ES module's missing package is not a Runtime.ImportModuleError (the runtime client wraps only
+    # require's MODULE_NOT_FOUND): Lambda reports the Error itself, as in
+    # https://github.com/aws/aws-lambda-base-images/issues/80 ("errorType": "Error", "Cannot find package
+    # '@aws-sdk/client-lambda' imported from /var/task/XXX.mjs", "code": "ERR_MODULE_NOT_FOUND").
+    "node-bad-code-import-error": _node_bad_code(
+        "import-error", "failed", "Error", f"Cannot find package '{MISSING_MODULE}' imported from"
+    ),
+    "node-bad-code-exception": _node_bad_code("exception", "failed", "Error", EXCEPTION_MESSAGE),
+    "node-bad-code-slow": _node_bad_code(
+        "slow", "timed_out", "Sandbox.Timedout", "Task timed out after 5.00 seconds"
+    ),
+    "node-bad-code-memory-hog": _node_bad_code(
+        "memory-hog", "out_of_memory", "Runtime.ExitError", "signal: killed"
+    ),
+    "node-env-unset-table-name": Case(  # the SDK sends no TableName; DynamoDB refuses it as invalid
+        CONFIG_ENV,
+        INTAKE,
+        {"unset": "TABLE_NAME"},
+        SUBMIT,
+        None,
+        "failed",
+        "ValidationException",
+        "Value null at 'tableName' failed to satisfy constraint",
+    ),
+    "node-dependency-table": Case(
+        DEPENDENCY_REMOVE,
+        INTAKE,
+        {"table": True},
+        SUBMIT,
+        None,
+        "failed",
+        "ResourceNotFoundException",
+        "Requested resource not found",
+    ),
     "dependency-table": Case(
         DEPENDENCY_REMOVE,
         ORDERS,
@@ -304,6 +347,9 @@ def test_inject_fails_the_function_and_restore_is_exact(
     c = CASES[case]
     if c.prepare:
         c.prepare(operator, undo)
+    if c.function == INTAKE:  # its healthy invocation at the end writes an order
+        key = {"order_id": {"S": INTAKE_ORDER}}
+        undo(lambda: operator.client("dynamodb").delete_item(TableName=names.ORDERS_TABLE, Key=key))
     before = _state(operator, c.function)
     chaos = Chaos(sandbox.session(names.OPERATOR), say=lambda _: None)
     undo(lambda: chaos.restore(c.fault, c.function))  # a safety net: finds nothing when the test passes

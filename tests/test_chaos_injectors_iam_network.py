@@ -357,13 +357,17 @@ class ActionCase:
     event: dict[str, Any]
     qualifier: str | None
     denied: str  # the action the denial names
-    policy: dict[str, Any] | None = None  # the inline policy's statements while injected (None: deleted)
+    # iam-revoke: the inline policy it changes, and its statement while injected (None: the policy deleted)
+    policy: tuple[str, dict[str, Any] | None] | None = None
 
 
 ORDERS_TABLE_ARN = f"arn:aws:dynamodb:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:table/{names.ORDERS_TABLE}"
 OTHER_TABLE_ARN = f"arn:aws:dynamodb:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:table/chaos-elsewhere"
 ORDERS_POLICY = f"{names.ORDERS_FUNCTION}-access"
 GET = {"action": "dynamodb:GetItem"}
+INTAKE, INTAKE_ORDER = names.ORDER_INTAKE_FUNCTION, "chaos-iam-test"
+SUBMIT = names.order_submission(order_id=INTAKE_ORDER)
+PUT = {"action": "dynamodb:PutItem"}
 ACTION_CASES: dict[str, ActionCase] = {
     "revoke-orders-get": ActionCase(
         IAM_REVOKE,
@@ -372,12 +376,15 @@ ACTION_CASES: dict[str, ActionCase] = {
         names.order_request(),
         names.ORDERS_ALIAS,
         "dynamodb:GetItem",
-        {
-            "Sid": "ReadWriteOrders",
-            "Effect": "Allow",
-            "Action": "dynamodb:PutItem",
-            "Resource": ORDERS_TABLE_ARN,
-        },
+        (
+            ORDERS_POLICY,
+            {
+                "Sid": "ReadWriteOrders",
+                "Effect": "Allow",
+                "Action": "dynamodb:PutItem",
+                "Resource": ORDERS_TABLE_ARN,
+            },
+        ),
     ),
     "narrow-orders-get": ActionCase(
         IAM_NARROW,
@@ -398,14 +405,33 @@ ACTION_CASES: dict[str, ActionCase] = {
         names.ORDERS_ALIAS,
         "dynamodb:GetItem",
     ),
+    # order-intake (Node.js, SDK v3): its one grant, dynamodb:PutItem on the orders table
+    "revoke-intake-put": ActionCase(
+        IAM_REVOKE, PUT, INTAKE, SUBMIT, None, "dynamodb:PutItem", (f"{INTAKE}-access", None)
+    ),
+    "narrow-intake-put": ActionCase(
+        IAM_NARROW, PUT | {"to_resource": OTHER_TABLE_ARN}, INTAKE, SUBMIT, None, "dynamodb:PutItem"
+    ),
+    "deny-intake-put": ActionCase(IAM_DENY, PUT, INTAKE, SUBMIT, None, "dynamodb:PutItem"),
+    "boundary-intake-put": ActionCase(
+        IAM_BOUNDARY, {"exclude": "dynamodb:PutItem"}, INTAKE, SUBMIT, None, "dynamodb:PutItem"
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(ACTION_CASES))
 def test_an_action_scoped_fault_denies_that_action_and_restores_exactly(
-    sandbox: Sandbox, operator: boto3.Session, state: State, runtime: LocalLambdaRuntime, case: str
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    state: State,
+    runtime: LocalLambdaRuntime,
+    undo: Undo,
+    case: str,
 ) -> None:
     c = ACTION_CASES[case]
+    if c.function == INTAKE:  # its healthy invocation at the end writes an order
+        key = {"order_id": {"S": INTAKE_ORDER}}
+        undo(lambda: operator.client("dynamodb").delete_item(TableName=names.ORDERS_TABLE, Key=key))
     before = state()
     session = sandbox.session(names.OPERATOR)
     planned = Chaos(session, dry_run=True, say=lambda _: None)
@@ -415,10 +441,17 @@ def test_an_action_scoped_fault_denies_that_action_and_restores_exactly(
     try:
         chaos.inject(c.fault, c.function, **c.params)
         assert [_shown(call) for call in chaos.calls] == [_shown(call) for call in planned.calls]
-        if c.fault is IAM_REVOKE:
-            role = operator.client("iam")
-            document = role.get_role_policy(RoleName=names.ORDERS_ROLE, PolicyName=ORDERS_POLICY)
-            assert document["PolicyDocument"]["Statement"] == [c.policy]
+        if c.policy is not None:
+            role = operator.client("lambda").get_function_configuration(FunctionName=c.function)["Role"]
+            names_left = operator.client("iam").list_role_policies(RoleName=role.rsplit("/", 1)[-1])
+            policy, statement = c.policy
+            if statement is None:
+                assert policy not in names_left["PolicyNames"]
+            else:
+                document = operator.client("iam").get_role_policy(
+                    RoleName=role.rsplit("/", 1)[-1], PolicyName=policy
+                )
+                assert document["PolicyDocument"]["Statement"] == [statement]
         failed = runtime.invoke(c.function, c.event, c.qualifier)
         assert failed.status == "failed", failed.error
         assert "AccessDeniedException" in str(failed.error)
