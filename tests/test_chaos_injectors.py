@@ -645,7 +645,6 @@ def test_config_logging_switches_the_format_and_restore_puts_the_logging_config_
         ({"log_format": "XML"}, "LogFormat must be one of Text, JSON, not 'XML'"),
         ({"system_level": "WARN", "log_format": "Text"}, "log levels apply only to the JSON log format"),
         ({"system_level": "WARN"}, "log levels apply only to the JSON log format"),
-        ({"system_level": "WARN", "log_format": "JSON"}, "shows no SystemLogLevel, so restore could not"),
     ],
 )
 def test_config_logging_refuses_what_lambda_would_not_take(

@@ -13,8 +13,8 @@ Every change waits for Lambda to finish it (``LastUpdateStatus`` InProgress → 
   ``JSON``; log levels only with JSON, as "To use log-level filtering, your function must be configured to
   use the JSON log format" says, https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html;
   a system level above ``INFO`` drops the start and report records). The saved state is the whole
-  ``LoggingConfig`` as Lambda shows it; a setting it does not show is refused (restore could not take it
-  away again).
+  ``LoggingConfig`` as Lambda shows it (with JSON, both levels; with Text, none: putting Text back drops the
+  levels).
 """
 
 from __future__ import annotations
@@ -195,18 +195,12 @@ def _apply_logging(
         for key, value, allowed in settings
         if value is not None and value not in allowed
     ]
-    unsaved = [key for key in wanted if key not in prior["logging"]]
     if invalid:
         problem = invalid[0]
     elif not wanted:
         problem = "give a log format, an application log level or a system log level"
     elif (wanted.keys() - {"LogFormat"}) and wanted.get("LogFormat", current.get("LogFormat")) != "JSON":
         problem = "log levels apply only to the JSON log format: set it to JSON as well"
-    elif unsaved:
-        problem = (
-            f"the LoggingConfig of {prior['function']} shows no {unsaved[0]}, so restore could not put it "
-            "back as it was"
-        )
     else:
         problem = None
     if problem:
