@@ -101,6 +101,7 @@ class ExecutionEnvironment:
         self._inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._lines: list[str] = []
         self._killed_for_memory = False
+        self._gone = False  # the worker closed its frames pipe: it exited (maybe not yet reaped)
         threading.Thread(target=self._read_frames, daemon=True).start()
         threading.Thread(target=self._read_native_output, daemon=True).start()
         self.busy = False
@@ -143,7 +144,7 @@ class ExecutionEnvironment:
             return RunResult(
                 "out_of_memory", lines=lines, duration_ms=duration_ms, exit_detail="signal: killed"
             )
-        if self.alive:
+        if not self._gone and self.alive:
             self.kill()
             return RunResult("timed_out", lines=lines, duration_ms=duration_ms)
         return RunResult("crashed", lines=lines, duration_ms=duration_ms, exit_detail=self._exit_detail())
@@ -170,6 +171,7 @@ class ExecutionEnvironment:
                 except queue.Empty:
                     break
                 if frame is None:  # the worker is gone
+                    self._gone = True
                     break
                 if "log" in frame:
                     self._lines.append(frame["log"])
@@ -205,7 +207,7 @@ class ExecutionEnvironment:
     def _init_failure(self) -> dict[str, Any]:
         if self._killed_for_memory:
             detail = "signal: killed"
-        elif self.alive:
+        elif not self._gone and self.alive:
             detail = f"init did not finish within {INIT_TIMEOUT_SECONDS:.0f} s"
         else:
             detail = self._exit_detail()

@@ -617,6 +617,7 @@ async function main() {
   const initFailed = (exitCode) => (error) => {
     if (initSent) process.exit(exitCode); // after init, outside any invocation
     initSent = true;
+    flushOutput();
     send({ init: { ms: performance.now(), error: toRapidResponse(error) } });
     serveFailedInit(pipe, error);
   };
