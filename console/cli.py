@@ -48,6 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         host=settings.host,
         port=settings.port,
         header_timeout=settings.request_header_timeout,
+        keep_alive=settings.keep_alive_timeout,
         log_level=LOG_LEVEL,
     )
     uvicorn.Server(config).run()

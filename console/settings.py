@@ -194,6 +194,13 @@ class ConsoleSettings(BaseSettings):
         gt=0,
         le=300,
         validation_alias=_shared("REQUEST_HEADER_TIMEOUT"),
-        description="Seconds a connection has to send a complete request head (MCP_REQUEST_HEADER_TIMEOUT); "
-        "an idle connection is closed after at most this long.",
+        description="Seconds a connection has to send a complete request head (MCP_REQUEST_HEADER_TIMEOUT).",
+    )
+    keep_alive_timeout: int = Field(
+        default=75,
+        ge=1,
+        le=4000,
+        validation_alias=_shared("KEEP_ALIVE_TIMEOUT"),
+        description="Seconds an idle keep-alive connection stays open (MCP_KEEP_ALIVE_TIMEOUT): longer than "
+        "the idle timeout of any load balancer in front (an ALB's is 60 s by default).",
     )

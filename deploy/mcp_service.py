@@ -59,8 +59,9 @@ def _load_balancer() -> Template:
                 "Scheme": "internet-facing",
                 "Subnets": ref("LoadBalancerSubnetIds"),
                 "SecurityGroups": [ref("LoadBalancerSecurityGroup")],
-                # SSE streams stay open between events; the server sends keep-alive pings well within this.
-                "LoadBalancerAttributes": [{"Key": "idle_timeout.timeout_seconds", "Value": "300"}],
+                # SSE streams carry a ping every 15 s, well within this; the server keeps an idle
+                # connection longer (MCP_KEEP_ALIVE_TIMEOUT, 75 s): the balancer never reuses one it closes.
+                "LoadBalancerAttributes": [{"Key": "idle_timeout.timeout_seconds", "Value": "60"}],
             },
         },
         "TargetGroup": fargate.target_group(

@@ -62,6 +62,19 @@ def _print_claude_config() -> int:
     return 0
 
 
+def _start_refused(error: Exception) -> str:
+    """Why the server does not start, for its configuration's author."""
+    if isinstance(error, ValidationError):
+        return f"invalid configuration:\n{error}"
+    if isinstance(error, OAuthConfigurationError):
+        return f"invalid configuration: {error}"
+    if isinstance(error, KeyConfigurationError):
+        return f"refusing to start without a bearer key: {error}"
+    if isinstance(error, BotoCoreError):  # e.g. an AWS_PROFILE that does not exist
+        return f"AWS configuration problem: {error}"
+    return str(error)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.print_claude_config:
@@ -84,20 +97,14 @@ def main(argv: list[str] | None = None) -> int:
                 require_strong_keys(keys, f"incident-mcp-server on {args.host} (not loopback)")
         else:
             keys = []
-    except ValidationError as error:
-        print(f"incident-mcp-server: invalid configuration:\n{error}", file=sys.stderr)
-        return 2
-    except OAuthConfigurationError as error:
-        print(f"incident-mcp-server: invalid configuration: {error}", file=sys.stderr)
-        return 2
-    except WeakKeyError as error:
-        print(f"incident-mcp-server: {error}", file=sys.stderr)
-        return 2
-    except KeyConfigurationError as error:
-        print(f"incident-mcp-server: refusing to start without a bearer key: {error}", file=sys.stderr)
-        return 2
-    except BotoCoreError as error:  # e.g. an AWS_PROFILE that does not exist
-        print(f"incident-mcp-server: AWS configuration problem: {error}", file=sys.stderr)
+    except (
+        ValidationError,
+        OAuthConfigurationError,
+        WeakKeyError,
+        KeyConfigurationError,
+        BotoCoreError,
+    ) as error:
+        print(f"incident-mcp-server: {_start_refused(error)}", file=sys.stderr)
         return 2
     if args.transport == "stdio":
         anyio.run(server.run_stdio_async)
@@ -118,6 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         host=args.host,
         port=args.port,
         header_timeout=settings.mcp_request_header_timeout,
+        keep_alive=settings.mcp_keep_alive_timeout,
         log_level=args.log_level,
     )
     uvicorn.Server(config).run()

@@ -1,12 +1,16 @@
-"""uvicorn as the MCP server and the console run it: JSON logs (no uvicorn log config), and a deadline
-for request heads.
+"""uvicorn as the MCP server and the console run it: JSON logs (no uvicorn log config), a deadline for
+request heads, and an idle keep-alive longer than the peer's.
 
-uvicorn arms its keep-alive timer only after a response, so a connection that never sends a complete
-request line and headers would be held open for ever (slowloris). ``HeaderTimeoutProtocol`` closes any
-connection whose request head is not complete within ``header_timeout`` seconds of the connection
-opening or of the previous response finishing (``MCP_REQUEST_HEADER_TIMEOUT``, the console's
-``CONSOLE_REQUEST_HEADER_TIMEOUT``), so an idle keep-alive connection is closed after that deadline or
-``timeout_keep_alive``, whichever comes first.
+uvicorn's keep-alive timer runs only while a connection is idle between requests, so a connection that
+sends a request head slowly, or never, would be held open for ever (slowloris). ``HeaderTimeoutProtocol``
+closes a connection whose request head is not complete within ``header_timeout`` seconds of the connection
+opening, or of the first byte of a later request (``MCP_REQUEST_HEADER_TIMEOUT``, the console's
+``CONSOLE_REQUEST_HEADER_TIMEOUT``).
+
+An idle connection is closed after ``keep_alive`` seconds (``MCP_KEEP_ALIVE_TIMEOUT``). It must outlast the
+peer's own idle limit: a load balancer (60 s on an ALB by default) or a client pool (httpx: 5 s) that
+reuses a connection the server is closing at that very moment gets a reset. AWS's advice for targets
+behind an Application Load Balancer is the same: an application idle timeout larger than the balancer's.
 """
 
 from __future__ import annotations
@@ -39,12 +43,8 @@ class HeaderTimeoutProtocol(H11Protocol):
         super().data_received(data)
         if self.cycle is not cycle:  # a complete request head arrived
             self._disarm()
-
-    def on_response_complete(self) -> None:
-        cycle = self.cycle
-        super().on_response_complete()
-        if self.cycle is cycle and not self.transport.is_closing():  # waiting for the next request
-            self._arm()
+        elif self._head_deadline is None and (cycle is None or cycle.response_complete):
+            self._arm()  # the first bytes of a new request head: it has the deadline to complete
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -72,7 +72,7 @@ class HeaderTimeoutProtocol(H11Protocol):
 
 
 def uvicorn_config(
-    app: Any, *, host: str, port: int, header_timeout: float, log_level: str
+    app: Any, *, host: str, port: int, header_timeout: float, keep_alive: int, log_level: str
 ) -> uvicorn.Config:
     """One process, one worker (SSE sessions live in memory); logging is left to ``configure_logging``."""
     protocol = partial(HeaderTimeoutProtocol, header_timeout=header_timeout)
@@ -85,6 +85,6 @@ def uvicorn_config(
         log_level=log_level.lower(),
         access_log=False,
         lifespan="on",
-        timeout_keep_alive=5,
+        timeout_keep_alive=keep_alive,
         proxy_headers=False,  # X-Forwarded-For is read in the app, from the configured trusted proxies only
     )

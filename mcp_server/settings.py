@@ -88,6 +88,13 @@ class ServerSettings(BaseSettings):
     mcp_request_header_timeout: float = Field(
         default=10.0, gt=0, le=300, description="Seconds a connection has to send a complete request head."
     )
+    mcp_keep_alive_timeout: int = Field(
+        default=75,
+        ge=1,
+        le=4000,
+        description="Seconds an idle keep-alive connection stays open: longer than the idle timeout of any "
+        "load balancer in front (an ALB's is 60 s by default), so the balancer, never the server, closes it.",
+    )
     aws_connect_timeout: float = Field(default=3.0, gt=0, description="Seconds to open a connection to AWS.")
     aws_read_timeout: float = Field(default=10.0, gt=0, description="Seconds to wait for an AWS response.")
     aws_max_attempts: int = Field(

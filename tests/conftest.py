@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -40,16 +39,10 @@ def _no_ambient_aws() -> None:
 
 
 @pytest.fixture(scope="session")
-def sandbox_started(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox, float]]:
-    """The session's sandbox and how long it took to start and provision."""
-    started = time.monotonic()
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """The session's sandbox (how long it takes to start is measured by bench/sandbox_runtime.py)."""
     with running_sandbox(tmp_path_factory.mktemp("sandbox")) as sandbox:
-        yield sandbox, time.monotonic() - started
-
-
-@pytest.fixture(scope="session")
-def sandbox(sandbox_started: tuple[Sandbox, float]) -> Sandbox:
-    return sandbox_started[0]
+        yield sandbox
 
 
 @pytest.fixture

@@ -49,3 +49,9 @@ def closed_within(sock: socket.socket, seconds: float) -> float:
     except TimeoutError:
         pytest.fail(f"the server kept the connection open for more than {seconds:g}s")
     return time.monotonic() - started
+
+
+def get_healthz(sock: socket.socket, port: int) -> bytes:
+    """``GET /healthz`` on an open connection (kept alive); the start of the response."""
+    sock.sendall(f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+    return sock.recv(4096)

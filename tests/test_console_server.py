@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,9 +14,10 @@ import pytest
 from chaos.mcp_process import ServerProcess, server_process
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from tests.mcp_support import closed_within
+from tests.mcp_support import closed_within, get_healthz
 
 HEADER_TIMEOUT = 1.0
+KEEP_ALIVE = 6  # seconds; well beyond the header deadline, so each test tells the two apart
 KEY = "console-key-0123456789-abcdefghijklmnop"
 FORGED = "2026-01-01 00:00:00,000 CRITICAL forged"
 # A newline and an ANSI escape (red, then "erase the line") in a request path, percent-encoded.
@@ -24,7 +26,11 @@ HOSTILE_PATH = "/incidents/x%0A2026-01-01%2000:00:00,000%20CRITICAL%20forged%1B[
 
 def _env(sandbox: Sandbox, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.CONSOLE}
-    return env | {"CONSOLE_REQUEST_HEADER_TIMEOUT": str(HEADER_TIMEOUT)} | extra
+    timeouts = {
+        "CONSOLE_REQUEST_HEADER_TIMEOUT": str(HEADER_TIMEOUT),
+        "CONSOLE_KEEP_ALIVE_TIMEOUT": str(KEEP_ALIVE),
+    }
+    return env | timeouts | extra
 
 
 @pytest.fixture(scope="module")
@@ -72,9 +78,25 @@ def test_a_connection_that_sends_no_request_head_is_closed(console: ServerProces
     assert waited >= HEADER_TIMEOUT - 0.1
 
 
-def test_an_idle_keep_alive_connection_is_closed(console: ServerProcess) -> None:
-    request = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{console.port}\r\n\r\n".encode()
+def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive(console: ServerProcess) -> None:
     with socket.create_connection(("127.0.0.1", console.port)) as sock:
-        sock.sendall(request)
-        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
-        closed_within(sock, HEADER_TIMEOUT + 3)
+        assert get_healthz(sock, console.port).startswith(b"HTTP/1.1 200")
+        waited = closed_within(sock, KEEP_ALIVE + 3)
+    assert waited >= KEEP_ALIVE - 0.1
+
+
+def test_an_idle_keep_alive_connection_outlives_the_header_deadline(console: ServerProcess) -> None:
+    """Idle between requests is the keep-alive's to end, not the head deadline's: a client (or a load
+    balancer) reusing its connection within the keep-alive is served, never reset."""
+    with socket.create_connection(("127.0.0.1", console.port)) as sock:
+        assert get_healthz(sock, console.port).startswith(b"HTTP/1.1 200")
+        time.sleep(HEADER_TIMEOUT * 2)
+        assert get_healthz(sock, console.port).startswith(b"HTTP/1.1 200")
+
+
+def test_a_later_request_head_left_unfinished_is_cut_off(console: ServerProcess) -> None:
+    with socket.create_connection(("127.0.0.1", console.port)) as sock:
+        assert get_healthz(sock, console.port).startswith(b"HTTP/1.1 200")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest
+        waited = closed_within(sock, HEADER_TIMEOUT + 3)
+    assert waited < KEEP_ALIVE - 1  # the head deadline, not the keep-alive

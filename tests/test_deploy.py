@@ -666,3 +666,20 @@ def test_both_services_trust_only_the_load_balancer_s_forwarded_for(monkeypatch:
     assert server["MCP_TRUSTED_PROXIES"] == console["CONSOLE_TRUSTED_PROXIES"] == LOAD_BALANCER_SOURCES
     _environment_only(monkeypatch, server)
     assert ServerSettings().trusted_proxies() == ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
+
+
+def test_every_load_balancer_idles_connections_for_less_than_the_servers_keep_alive() -> None:
+    """A balancer that reuses an idle connection the server is closing at that moment gets a reset (502);
+    AWS's advice for ALB targets: an application idle timeout above the balancer's."""
+    stacks = [json.loads(path.read_text()) for path in sorted((ROOT / "deploy").glob("*.template.json"))]
+    idle = [
+        int(attribute["Value"])
+        for stack in stacks
+        for resource in stack["Resources"].values()
+        if resource["Type"] == "AWS::ElasticLoadBalancingV2::LoadBalancer"
+        for attribute in resource["Properties"].get("LoadBalancerAttributes", [])
+        if attribute["Key"] == "idle_timeout.timeout_seconds"
+    ]
+    default_alb_idle = 60  # seconds, when a template leaves the attribute unset
+    keep_alive = min(ServerSettings().mcp_keep_alive_timeout, ConsoleSettings().keep_alive_timeout)
+    assert max([*idle, default_alb_idle]) < keep_alive

@@ -16,9 +16,10 @@ import pytest
 from chaos.mcp_process import ServerProcess, server_process
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from tests.mcp_support import closed_within
+from tests.mcp_support import closed_within, get_healthz
 
 HEADER_TIMEOUT = 1.0
+KEEP_ALIVE = 6  # seconds; well beyond the header deadline, so each test tells the two apart
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 
 
@@ -27,6 +28,7 @@ def server(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {
         "AWS_PROFILE": names.MCP_SERVER,
         "MCP_REQUEST_HEADER_TIMEOUT": str(HEADER_TIMEOUT),
+        "MCP_KEEP_ALIVE_TIMEOUT": str(KEEP_ALIVE),
     }
     with server_process(
         env, tmp_path_factory.mktemp("protocol") / "server.log", "--insecure-no-auth"
@@ -121,12 +123,28 @@ def test_a_request_head_sent_byte_by_byte_is_cut_off(server: ServerProcess) -> N
     assert time.monotonic() - started < HEADER_TIMEOUT + 2
 
 
-def test_an_idle_keep_alive_connection_is_closed(server: ServerProcess) -> None:
-    request = f"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n\r\n".encode()
+def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive(server: ServerProcess) -> None:
     with socket.create_connection(("127.0.0.1", server.port)) as sock:
-        sock.sendall(request)
-        assert sock.recv(4096).startswith(b"HTTP/1.1 200")
-        closed_within(sock, HEADER_TIMEOUT + 3)
+        assert get_healthz(sock, server.port).startswith(b"HTTP/1.1 200")
+        waited = closed_within(sock, KEEP_ALIVE + 3)
+    assert waited >= KEEP_ALIVE - 0.1
+
+
+def test_an_idle_keep_alive_connection_outlives_the_header_deadline(server: ServerProcess) -> None:
+    """Idle between requests is the keep-alive's to end, not the head deadline's: a client (or a load
+    balancer) reusing its connection within the keep-alive is served, never reset."""
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        assert get_healthz(sock, server.port).startswith(b"HTTP/1.1 200")
+        time.sleep(HEADER_TIMEOUT * 2)
+        assert get_healthz(sock, server.port).startswith(b"HTTP/1.1 200")
+
+
+def test_a_later_request_head_left_unfinished_is_cut_off(server: ServerProcess) -> None:
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        assert get_healthz(sock, server.port).startswith(b"HTTP/1.1 200")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest
+        waited = closed_within(sock, HEADER_TIMEOUT + 3)
+    assert waited < KEEP_ALIVE - 1  # the head deadline, not the keep-alive
 
 
 def test_long_lived_streams_outlast_the_header_timeout(server: ServerProcess) -> None:

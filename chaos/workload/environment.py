@@ -61,6 +61,7 @@ class RunResult:
     lines: list[str] = field(default_factory=list)
     duration_ms: float = 0.0
     exit_detail: str = ""  # how the worker died, when it did
+    levels: list[str | None] = field(default_factory=list)  # each line's level, when its log frame gave one
 
 
 class ExecutionEnvironment:
@@ -100,6 +101,7 @@ class ExecutionEnvironment:
         os.close(frames_write)
         self._inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._lines: list[str] = []
+        self._levels: list[str | None] = []
         self._killed_for_memory = False
         self._gone = False  # the worker closed its frames pipe: it exited (maybe not yet reaped)
         threading.Thread(target=self._read_frames, daemon=True).start()
@@ -107,7 +109,9 @@ class ExecutionEnvironment:
         self.busy = False
         self.invocations = 0
         self.init_lines, init = self._collect("init", INIT_TIMEOUT_SECONDS)
+        self.init_levels = self._levels
         self.init_ms = (time.perf_counter() - started) * 1000
+        self.init_timed_out = init is None and self.init_ms >= INIT_TIMEOUT_SECONDS * 1000
         self.init_error: dict[str, Any] | None = init.get("error") if init else self._init_failure()
         if init is None and self.alive:
             self.kill()
@@ -115,6 +119,11 @@ class ExecutionEnvironment:
     @property
     def alive(self) -> bool:
         return self._process.poll() is None
+
+    @property
+    def out_of_memory(self) -> bool:
+        """Whether the worker was killed for passing its memory size."""
+        return self._killed_for_memory
 
     def max_memory_mb(self) -> int:
         """The worker's peak resident memory so far (its whole life, as Lambda reports it)."""
@@ -137,17 +146,24 @@ class ExecutionEnvironment:
             return RunResult("crashed", lines=[], exit_detail=self._exit_detail())
         lines, result = self._collect("result", self.spec.timeout_seconds)
         duration_ms = (time.perf_counter() - started) * 1000
+        levels = self._levels
         if result is not None:
             outcome: Outcome = "failed" if "error" in result else "succeeded"
-            return RunResult(outcome, result.get("value"), result.get("error"), lines, duration_ms)
+            value, error = result.get("value"), result.get("error")
+            return RunResult(outcome, value, error, lines, duration_ms, levels=levels)
         if self._killed_for_memory:
             return RunResult(
-                "out_of_memory", lines=lines, duration_ms=duration_ms, exit_detail="signal: killed"
+                "out_of_memory",
+                lines=lines,
+                duration_ms=duration_ms,
+                exit_detail="signal: killed",
+                levels=levels,
             )
         if not self._gone and self.alive:
             self.kill()
-            return RunResult("timed_out", lines=lines, duration_ms=duration_ms)
-        return RunResult("crashed", lines=lines, duration_ms=duration_ms, exit_detail=self._exit_detail())
+            return RunResult("timed_out", lines=lines, duration_ms=duration_ms, levels=levels)
+        detail = self._exit_detail()
+        return RunResult("crashed", lines=lines, duration_ms=duration_ms, exit_detail=detail, levels=levels)
 
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError):
@@ -160,7 +176,7 @@ class ExecutionEnvironment:
 
     def _collect(self, kind: str, timeout: float) -> tuple[list[str], dict[str, Any] | None]:
         """Log lines until the ``kind`` frame arrives, the worker dies, memory runs out or time is up."""
-        self._lines = []
+        self._lines, self._levels = [], []
         deadline = time.monotonic() + timeout
         watch = threading.Event()
         threading.Thread(target=self._watch_memory, args=(watch,), daemon=True).start()
@@ -175,6 +191,7 @@ class ExecutionEnvironment:
                     break
                 if "log" in frame:
                     self._lines.append(frame["log"])
+                    self._levels.append(frame.get("level"))
                 elif kind in frame:
                     return self._lines, frame[kind]
         finally:

@@ -11,8 +11,10 @@ would, through plain boto3 as the ``lambda-service`` identity:
 - throttles by reserved concurrency and by the account's concurrency limit;
 - routes a VPC function's calls through the VPC emulation (``reachability.py``): a call the subnet's
   routes, network ACL or security groups cannot carry hangs until the function times out;
-- writes the platform lines (``START``/``END``/``REPORT`` with measured duration, memory and init time,
-  ``Task timed out``, ``Runtime exited with error``) to the function's log group with the role's
+- writes the platform records (``platform_log.py``: ``INIT_START``/``START``/``END``/``REPORT`` with
+  measured duration, memory and init time, ``INIT_REPORT`` for a failed init and its retry in the invoke
+  phase, ``Task timed out``, ``Runtime exited with error``; or their JSON events, filtered by level) around
+  the function's own output, in the function's ``LoggingConfig``, to its log group with the role's
   credentials (a role that cannot write logs leaves none, as on AWS);
 - publishes the ``AWS/Lambda`` metrics. Alarms on them are evaluated by the emulator, not here.
 """
@@ -25,9 +27,10 @@ import threading
 import time
 import urllib.request
 import uuid
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -41,6 +44,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from chaos.workload import metrics
 from chaos.workload.egress_proxy import EgressProxy
 from chaos.workload.environment import ExecutionEnvironment, RunResult, Spec
+from chaos.workload.platform_log import PlatformLog, Report, platform_error_type
+from chaos.workload.platform_log import Status as ReportStatus
 from chaos.workload.reachability import VpcNetwork
 
 Status = Literal["succeeded", "failed", "throttled", "timed_out", "out_of_memory"]
@@ -82,6 +87,7 @@ class _Warm:
     key: str
     logs: Any  # the role's CloudWatch Logs client
     proxy: EgressProxy | None
+    respawn: Callable[[], ExecutionEnvironment]  # a new worker for this environment: Lambda's retried init
     stream_ready: bool = False
 
     def close(self) -> None:
@@ -109,10 +115,6 @@ def _environment_key(config: dict[str, Any]) -> str:
         k: config.get(k) for k in ("Environment", "VpcConfig", "LoggingConfig", "LastModified")
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
-
-
-def _stamp(moment: datetime | None = None) -> str:
-    return (moment or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
 
 
 class LocalLambdaRuntime:
@@ -209,14 +211,25 @@ class LocalLambdaRuntime:
         config = function["Configuration"]
         name = config["FunctionName"]
         warm, cold = self._acquire(function)
-        environment = warm.environment
-        unqualified = ":".join(config["FunctionArn"].split(":")[:7])
-        invoked_arn = f"{unqualified}:{qualifier}" if qualifier else unqualified
+        log = PlatformLog(warm.environment.spec)
         started_at = datetime.now(UTC)
-        run = environment.run(request_id, event, invoked_arn)
+        lines = self._init_phase(log, warm.environment, "init", started_at) if cold else []
+        init_ms = warm.environment.init_ms if cold else None
+        if warm.environment.init_error is not None:  # Lambda retries a failed init in the invoke phase
+            warm.environment.kill()
+            warm.environment = warm.respawn()
+            lines += self._init_phase(log, warm.environment, "invoke", datetime.now(UTC))
+            init_ms = None if warm.environment.init_error else warm.environment.init_ms
+        environment, invoked_at = warm.environment, datetime.now(UTC)
+        if environment.init_error is not None:
+            run = RunResult("failed", error=environment.init_error, duration_ms=environment.init_ms)
+        else:
+            unqualified = ":".join(config["FunctionArn"].split(":")[:7])
+            invoked_arn = f"{unqualified}:{qualifier}" if qualifier else unqualified
+            run = environment.run(request_id, event, invoked_arn)
         concurrent = self._in_flight.get(name, 1)
-        invocation = self._outcome(config, request_id, qualifier, run, environment, cold)
-        lines = self._platform_lines(invocation, config, run, environment.init_lines if cold else [])
+        invocation = self._outcome(config, request_id, qualifier, run, environment, init_ms)
+        lines += self._invocation_lines(log, invocation, run, environment, invoked_at)
         invocation.log_lines = lines
         invocation.logs_written = self._write_logs(warm, lines, started_at)
         metrics.publish(
@@ -235,6 +248,20 @@ class LocalLambdaRuntime:
         self._release(warm)
         return invocation
 
+    @staticmethod
+    def _init_phase(
+        log: PlatformLog, environment: ExecutionEnvironment, phase: str, at: datetime
+    ) -> list[str]:
+        """What an init phase leaves: ``INIT_START`` (the first attempt only), the init's own output, and its
+        end (``INIT_REPORT`` when it failed)."""
+        began = at - timedelta(milliseconds=environment.init_ms)
+        lines = log.init_start(began) if phase == "init" else []
+        lines += log.application(environment.init_lines, environment.init_levels)
+        error = environment.init_error
+        status: ReportStatus = "timeout" if environment.init_timed_out else "error" if error else "success"
+        error_type = "Runtime.OutOfMemory" if environment.out_of_memory else (error or {}).get("errorType")
+        return lines + log.init_done(at, phase, environment.init_ms, status, error_type)
+
     def _outcome(
         self,
         config: dict[str, Any],
@@ -242,7 +269,7 @@ class LocalLambdaRuntime:
         qualifier: str | None,
         run: RunResult,
         environment: ExecutionEnvironment,
-        cold: bool,
+        init_ms: float | None,
     ) -> Invocation:
         memory_size = int(config.get("MemorySize", 128))
         status: Status = "failed"
@@ -272,30 +299,35 @@ class LocalLambdaRuntime:
             error=error,
             error_type=error_type,
             duration_ms=run.duration_ms,
-            init_duration_ms=environment.init_ms if cold else None,
+            init_duration_ms=init_ms,
             max_memory_mb=peak,
         )
 
-    def _platform_lines(
-        self, invocation: Invocation, config: dict[str, Any], run: RunResult, init_lines: list[str]
+    @staticmethod
+    def _invocation_lines(
+        log: PlatformLog,
+        invocation: Invocation,
+        run: RunResult,
+        environment: ExecutionEnvironment,
+        started_at: datetime,
     ) -> list[str]:
-        request_id = invocation.request_id
-        billed = max(1, int(invocation.duration_ms + 0.999))
-        report = (
-            f"REPORT RequestId: {request_id}\tDuration: {invocation.duration_ms:.2f} ms\t"
-            f"Billed Duration: {billed} ms\tMemory Size: {config.get('MemorySize', 128)} MB\t"
-            f"Max Memory Used: {invocation.max_memory_mb} MB\t"
-        )
-        if invocation.init_duration_ms is not None:
-            report += f"Init Duration: {invocation.init_duration_ms:.2f} ms\t"
-        if invocation.status == "timed_out":
-            report += "Status: timeout"
-        lines = [*init_lines, f"START RequestId: {request_id} Version: {invocation.version}\n", *run.lines]
-        if invocation.status == "timed_out":
-            lines.append(f"{_stamp()} {request_id} {invocation.error}\n")
-        lines += [f"END RequestId: {request_id}\n", report.rstrip("\t") + "\n"]
-        if invocation.error_type == "Runtime.ExitError":
-            lines.append(f"RequestId: {request_id} Error: {invocation.error}\nRuntime.ExitError\n")
+        """START, the function's output, END and REPORT (or their JSON events), with what ended it."""
+        request_id, ended = invocation.request_id, datetime.now(UTC)
+        init_error = environment.init_error
+        report = _report(invocation, run, environment)
+        lines = log.start(started_at, request_id)
+        if init_error and init_error["errorType"] == "Runtime.ExitError" and not environment.init_timed_out:
+            lines += log.fault(
+                request_id, init_error["errorMessage"], "Runtime.ExitError"
+            )  # its runtime exited
+        lines += log.application(run.lines, run.levels)
+        if run.outcome == "timed_out":
+            lines += log.timed_out(ended, request_id)
+        lines += log.end(ended, report, _produced_bytes(run)) + log.report(ended, report)
+        if run.outcome in ("crashed", "out_of_memory"):
+            lines += log.fault(
+                request_id, f"Runtime exited with error: {run.exit_detail}", "Runtime.ExitError"
+            )
         return lines
 
     def _acquire(self, function: dict[str, Any]) -> tuple[_Warm, bool]:
@@ -362,10 +394,12 @@ class LocalLambdaRuntime:
             application_log_level=logging_config.get("ApplicationLogLevel"),
             system_log_level=logging_config.get("SystemLogLevel"),
         )
-        environment = ExecutionEnvironment(
-            spec, package, {k: str(v) for k, v in credentials.items()}, endpoint_url
-        )
-        return _Warm(environment, key, role.client("logs", config=_CLIENT_CONFIG), proxy)
+        secrets = {k: str(v) for k, v in credentials.items()}
+
+        def respawn() -> ExecutionEnvironment:
+            return ExecutionEnvironment(spec, package, secrets, endpoint_url)
+
+        return _Warm(respawn(), key, role.client("logs", config=_CLIENT_CONFIG), proxy, respawn)
 
     def _write_logs(self, warm: _Warm, lines: list[str], started_at: datetime) -> bool:
         """Write with the role's credentials; a denied write loses the lines, as on AWS."""
@@ -386,9 +420,10 @@ class LocalLambdaRuntime:
                         if error.response.get("Error", {}).get("Code") != "ResourceAlreadyExistsException":
                             raise
                     warm.stream_ready = True
-                warm.logs.put_log_events(
-                    logGroupName=spec.log_group, logStreamName=spec.log_stream, logEvents=events
-                )
+                if events:  # levels can leave nothing to write
+                    warm.logs.put_log_events(
+                        logGroupName=spec.log_group, logStreamName=spec.log_stream, logEvents=events
+                    )
             except ClientError as error:
                 gone = error.response.get("Error", {}).get("Code") == "ResourceNotFoundException"
                 if not (gone and warm.stream_ready):
@@ -397,3 +432,34 @@ class LocalLambdaRuntime:
             else:
                 return True
         return False
+
+
+def _report(invocation: Invocation, run: RunResult, environment: ExecutionEnvironment) -> Report:
+    """How the platform states the invocation's end: a function error is a completed invocation (its error
+    is the function's record); a timeout, a runtime exit or a failed init is the platform's."""
+    status: ReportStatus = "error"
+    shown: str | None = None
+    if environment.init_error is not None:
+        posted = "Runtime.OutOfMemory" if environment.out_of_memory else environment.init_error["errorType"]
+        shown = "Runtime.Unknown" if environment.init_timed_out else platform_error_type(posted)
+    elif run.outcome == "out_of_memory":
+        shown = "Runtime.OutOfMemory"
+    elif run.outcome == "crashed":
+        shown = "Runtime.ExitError"
+    else:
+        status = "timeout" if run.outcome == "timed_out" else "success"
+    return Report(
+        invocation.request_id,
+        invocation.duration_ms,
+        invocation.max_memory_mb,
+        status,
+        shown,
+        invocation.init_duration_ms,
+    )
+
+
+def _produced_bytes(run: RunResult) -> int:
+    """The size of what the runtime answered: its response, or its error document."""
+    if run.outcome == "succeeded":
+        return len(json.dumps(run.value).encode())
+    return len(json.dumps(run.error).encode()) if run.outcome == "failed" and run.error else 0

@@ -9,6 +9,13 @@ Error records follow Lambda's Python runtime: ``Runtime.ImportModuleError``,
 ``Runtime.HandlerNotFound``, ``Runtime.MalformedHandlerName``, ``Runtime.UserCodeSyntaxError`` for a
 handler that cannot be loaded, the exception's class name for one that raises, and a log event
 ``[ERROR] <type>: <message>`` followed by the traceback.
+
+With ``AWS_LAMBDA_LOG_FORMAT=JSON`` the logging module's records and the unhandled-error record are the
+JSON documents the Python runtime interface client writes (``awslambdaric/lambda_runtime_log_utils.py``
+``JsonFormatter``, ``awslambdaric/bootstrap.py`` ``log_error``), each log frame carrying its level the way
+the client's frame type does, so the platform can filter by ``ApplicationLogLevel``; ``print`` output stays
+plain text. ``AWS_LAMBDA_LOG_LEVEL`` sets the root logger's level (``TRACE`` as ``DEBUG``), as the client
+does.
 """
 
 from __future__ import annotations
@@ -29,6 +36,37 @@ from typing import Any, TextIO
 _lock = threading.Lock()
 _out: TextIO = sys.stdout
 _request_id = ""
+_JSON = os.environ.get("AWS_LAMBDA_LOG_FORMAT", "").upper() == "JSON"
+# The level each Python level is framed with (the client's frame types), by its level rounded to tens.
+_FRAME_LEVELS = {10: "DEBUG", 20: "INFO", 30: "WARN", 40: "ERROR", 50: "FATAL"}
+# A record's attributes that are not extra fields of its JSON document (the client's reserved fields).
+_RESERVED = frozenset(
+    [
+        "name",
+        "msg",
+        "args",
+        "levelname",
+        "levelno",
+        "pathname",
+        "filename",
+        "module",
+        "exc_info",
+        "exc_text",
+        "stack_info",
+        "lineno",
+        "funcName",
+        "created",
+        "msecs",
+        "relativeCreated",
+        "thread",
+        "threadName",
+        "processName",
+        "process",
+        "aws_request_id",
+        "tenant_id",
+        "_frame_type",
+    ]
+)
 
 
 def _send(frame: dict[str, Any]) -> None:
@@ -50,6 +88,35 @@ class _LambdaLogHandler(logging.Handler):
         if record.exc_info:
             message += "\n" + "".join(traceback.format_exception(*record.exc_info)).rstrip("\n")
         _send({"log": f"[{record.levelname}]\t{_stamp()}\t{_request_id}\t{message}\n"})
+
+
+class _LambdaJsonHandler(logging.Handler):
+    """The runtime's root-logger handler in JSON format: one JSON document per record."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            level = min(50, max(0, record.levelno)) // 10 * 10
+            document = _json_record(record, logging.getLevelName(level))
+            _send({"log": json.dumps(document, ensure_ascii=False) + "\n", "level": _FRAME_LEVELS.get(level)})
+        except Exception:
+            self.handleError(record)
+
+
+def _json_record(record: logging.LogRecord, level_name: str) -> dict[str, Any]:
+    exc_info = record.exc_info
+    document: dict[str, Any] = {
+        "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(record.created)),
+        "level": level_name,
+        "message": record.getMessage(),
+        "logger": record.name,
+        "stackTrace": traceback.format_tb(exc_info[2]) if exc_info else None,
+        "errorType": exc_info[0].__name__ if exc_info and exc_info[0] else None,
+        "errorMessage": str(exc_info[1]) if exc_info else None,
+        "requestId": _request_id,
+        "location": f"{record.pathname}:{record.funcName}:{record.lineno}" if exc_info else None,
+    }
+    extras = {k: v for k, v in record.__dict__.items() if k not in _RESERVED and k not in document}
+    return {k: v for k, v in (document | extras).items() if v is not None}
 
 
 class _LineStream(io.TextIOBase):
@@ -140,6 +207,17 @@ def _marshal_error(error: Exception) -> dict[str, Any]:
 
 
 def _log_error(record: dict[str, Any]) -> None:
+    if _JSON:
+        document = {
+            "timestamp": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "log_level": "ERROR",
+            "errorMessage": record["errorMessage"],
+            "errorType": record["errorType"],
+            "requestId": _request_id,
+            "stackTrace": record["stackTrace"],
+        }
+        _send({"log": json.dumps(document, ensure_ascii=False), "level": "ERROR"})
+        return
     trace = "".join(record["stackTrace"])
     _send(
         {
@@ -156,7 +234,11 @@ def main() -> None:
     _out = os.fdopen(int(out_fd), "w", encoding="utf-8")
     sys.stdout = sys.stderr = _LineStream()
     root = logging.getLogger()
-    root.handlers = [_LambdaLogHandler()]
+    root.handlers = [_LambdaJsonHandler() if _JSON else _LambdaLogHandler()]
+    level = {"TRACE": "DEBUG"}.get(os.environ.get("AWS_LAMBDA_LOG_LEVEL", "").upper())
+    level = level or os.environ.get("AWS_LAMBDA_LOG_LEVEL", "").upper()
+    if level in logging.getLevelNamesMapping():
+        root.setLevel(level)
     sys.path.insert(0, code_dir)
     os.chdir(code_dir)
 

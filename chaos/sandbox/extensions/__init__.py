@@ -12,6 +12,7 @@ def install(base_url: str) -> None:
         cloudwatch_reset,
         code_location,
         lambda_logging,
+        log_filters,
     )
 
     code_location.install(base_url)
@@ -19,3 +20,4 @@ def install(base_url: str) -> None:
     cloudwatch_alarms.install()
     cloudwatch_reset.install()
     lambda_logging.install()
+    log_filters.install()
