@@ -283,6 +283,8 @@ def _report_builder(operator: boto3.Session) -> str:
         Timeout=3,
         MemorySize=256,
         Environment={"Variables": {"REPORT_BUCKET": names.REPORT_BUCKET, "REPORT_MB": "100"}},
+        # Lambda's JSON log format, at the default levels: the world's function that logs in JSON.
+        LoggingConfig={"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO"},
     )
 
 
