@@ -630,11 +630,40 @@ def test_config_logging_switches_the_format_and_restore_puts_the_logging_config_
     saved = chaos.inject(CONFIG_LOGGING, FN, log_format="JSON")
     assert saved.prior["logging"] == before["config"]["LoggingConfig"]
     shown = operator.client("lambda").get_function_configuration(FunctionName=FN)["LoggingConfig"]
-    assert shown == before["config"]["LoggingConfig"] | {"LogFormat": "JSON"}
+    levels = {"ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO"}  # Lambda's defaults with JSON
+    assert shown == before["config"]["LoggingConfig"] | {"LogFormat": "JSON"} | levels
     assert [c.operation for c in chaos.calls] == ["PutParameter", "UpdateFunctionConfiguration"]
     assert chaos.calls[1].params["LoggingConfig"] == {"LogFormat": "JSON"}
     assert chaos.restore(CONFIG_LOGGING, FN) is True
     assert _state(operator, FN) == before
+
+
+@pytest.mark.parametrize(
+    ("function", "params", "shown"),
+    [
+        (  # report-builder logs in JSON at INFO: the system level raised
+            REPORT,
+            {"system_level": "WARN"},
+            {"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": "WARN"},
+        ),
+        (  # data-processor logs in Text: switched to JSON with levels; putting Text back drops them
+            FN,
+            {"log_format": "JSON", "application_level": "ERROR", "system_level": "WARN"},
+            {"LogFormat": "JSON", "ApplicationLogLevel": "ERROR", "SystemLogLevel": "WARN"},
+        ),
+    ],
+)
+def test_config_logging_sets_the_levels_and_restore_puts_the_logging_config_back(
+    operator: boto3.Session, undo: Undo, function: str, params: dict[str, Any], shown: dict[str, str]
+) -> None:
+    before = _state(operator, function)
+    chaos = Chaos(operator, say=lambda _: None)
+    undo(lambda: chaos.restore(CONFIG_LOGGING, function))
+    chaos.inject(CONFIG_LOGGING, function, **params)
+    config = operator.client("lambda").get_function_configuration(FunctionName=function)["LoggingConfig"]
+    assert config == shown | {"LogGroup": f"/aws/lambda/{function}"}
+    assert chaos.restore(CONFIG_LOGGING, function) is True
+    assert _state(operator, function) == before
 
 
 @pytest.mark.parametrize(

@@ -72,6 +72,11 @@ STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
     "node-deploy-timeout": ({INTAKE: ["succeeded", "succeeded", "timed_out"]}, REDEPLOY),
     "node-deploy-oom": ({INTAKE: ["succeeded", "succeeded", "out_of_memory"]}, REDEPLOY),
     "node-never-granted": ({INTAKE_COPY: ["failed"]}, COPIED),
+    "json-system-warn": (
+        {names.REPORT_FUNCTION: ["succeeded", "succeeded", "timed_out"]},
+        # SystemLogLevel WARN, the timeout cut; restored in reverse: the timeout, then the LoggingConfig
+        ("UpdateFunctionConfiguration20150331v2",) * 4,
+    ),
 }
 
 
