@@ -501,3 +501,16 @@ def test_revoke_refuses_when_a_wider_grant_would_still_allow_the_action(
         chaos.inject(IAM_REVOKE, names.ORDERS_FUNCTION, action="dynamodb:GetItem")
     assert [c.operation for c in chaos.calls] == ["PutParameter", "DeleteParameter"]
     assert state() == before
+
+
+@pytest.mark.parametrize("via", list(NETWORK_BLOCK))
+def test_network_faults_refuse_a_function_outside_a_vpc(
+    operator: boto3.Session, state: State, via: str
+) -> None:
+    """order-intake runs outside any VPC: nothing of its network to break, nothing saved or changed."""
+    before = state()
+    chaos = Chaos(operator, say=lambda _: None)
+    with pytest.raises(ChaosRefused, match="nothing to block: order-intake is not attached to a VPC"):
+        chaos.inject(NETWORK_BLOCK[via], INTAKE)
+    assert chaos.calls == []
+    assert state() == before
