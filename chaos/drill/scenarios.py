@@ -369,7 +369,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "node-config-env",
         "TABLE_NAME removed from order-intake's environment: the SDK sends no table name",
         _one(INTAKE, Injection(CONFIG_ENV, {"unset": "TABLE_NAME"})),
-        _incident(INTAKE, "configuration_error", named_gap="TABLE_NAME"),
+        # No command can put back what CloudTrail never records (the environment), and a gap says so; the
+        # variable itself is named by nothing the tools read (the SDK's error names the parameter tableName).
+        _incident(INTAKE, "configuration_error", named_gap="environment"),
     ),
     Scenario(
         "node-deploy-timeout",
@@ -429,7 +431,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "json-config-env",
         "REPORT_BUCKET removed from report-builder's environment (JSON logs)",
         _one(REPORT, Injection(CONFIG_ENV, {"unset": "REPORT_BUCKET"})),
-        _incident(REPORT, "configuration_error", named_gap="REPORT_BUCKET"),
+        _incident(REPORT, "configuration_error", named_gap="environment"),
     ),
     Scenario(
         "json-revoke-s3",
