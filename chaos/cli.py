@@ -19,7 +19,15 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from chaos.faults import deploy
 from chaos.faults.chaos import Chaos, Fault
-from chaos.faults.config import CONFIG_ENV, CONFIG_MEMORY, CONFIG_TIMEOUT
+from chaos.faults.config import (
+    APPLICATION_LEVELS,
+    CONFIG_ENV,
+    CONFIG_LOGGING,
+    CONFIG_MEMORY,
+    CONFIG_TIMEOUT,
+    LOG_FORMATS,
+    SYSTEM_LEVELS,
+)
 from chaos.faults.dependency import DEPENDENCY_REMOVE
 from chaos.faults.deploy import DEPLOY_BAD_CODE
 from chaos.faults.errors import ChaosError, ChaosRefused
@@ -28,6 +36,7 @@ from chaos.faults.iam import (
     IAM_BOUNDARY,
     IAM_DENY,
     IAM_NARROW,
+    IAM_REVOKE,
     IAM_TOUCH,
     REVOKE_CLOUDWATCH,
     REVOKE_S3,
@@ -39,9 +48,9 @@ from chaos.faults.network import NETWORK_BLOCK
 from chaos.faults.throttle import THROTTLE
 from mcp_server.lambda_names import validate_lambda_name
 
-IAM_FAULTS = (REVOKE_S3, REVOKE_CLOUDWATCH, IAM_NARROW, IAM_DENY, IAM_BOUNDARY, IAM_TOUCH)
+IAM_FAULTS = (REVOKE_S3, REVOKE_CLOUDWATCH, IAM_REVOKE, IAM_NARROW, IAM_DENY, IAM_BOUNDARY, IAM_TOUCH)
 DEPLOY_FAULTS = (DEPLOY_BAD_CODE, FUNCTION_COPY)
-CONFIG_FAULTS = (CONFIG_TIMEOUT, CONFIG_MEMORY, CONFIG_ENV)
+CONFIG_FAULTS = (CONFIG_TIMEOUT, CONFIG_MEMORY, CONFIG_ENV, CONFIG_LOGGING)
 FAULTS: dict[str, Fault] = {
     f.name: f
     for f in (
@@ -143,11 +152,21 @@ def _add_iam(commands: Commands, common: argparse.ArgumentParser) -> None:
     iam = commands.add_parser("iam", help="change or restore the execution role's permissions")
     iam_actions = iam.add_subparsers(dest="action", required=True)
     revoke = iam_actions.add_parser("revoke", parents=[common], help="take permissions away from the role")
-    revoke.add_argument("--target", choices=sorted(TARGETS), required=True, help="which permissions")
+    which = revoke.add_mutually_exclusive_group(required=True)
+    which.add_argument("--target", choices=sorted(TARGETS), help="which permissions")
+    which.add_argument(
+        "--action",
+        dest="iam_action",
+        type=_action,
+        help="take this action out of the inline Allow statements, e.g. dynamodb:PutItem",
+    )
     narrow = iam_actions.add_parser(
-        "narrow", parents=[common], help="keep the role's S3 grants but on another resource"
+        "narrow", parents=[common], help="keep the role's S3 grants (or an action's) but on another resource"
     )
     narrow.add_argument("--to-resource", type=_arn, required=True, help="e.g. arn:aws:s3:::other-bucket/*")
+    narrow.add_argument(
+        "--action", dest="iam_action", type=_action, help="this action's grants instead of S3's"
+    )
     deny = iam_actions.add_parser("deny", parents=[common], help="add an explicit Deny of an action")
     deny.add_argument("--action", dest="iam_action", type=_action, required=True, help="e.g. s3:GetObject")
     boundary = iam_actions.add_parser(
@@ -198,6 +217,14 @@ def _add_config(commands: Commands, common: argparse.ArgumentParser) -> None:
     change = env.add_mutually_exclusive_group(required=True)
     change.add_argument("--unset", metavar="NAME")
     change.add_argument("--set", dest="assign", type=_assignment, metavar="NAME=VALUE")
+    logging = config_actions.add_parser(
+        "logging", parents=[common], help="set the log format or log levels (levels only with JSON)"
+    )
+    logging.add_argument("--format", dest="log_format", choices=LOG_FORMATS)
+    logging.add_argument("--application-level", choices=APPLICATION_LEVELS)
+    logging.add_argument(
+        "--system-level", choices=SYSTEM_LEVELS, help="above INFO, no start and report records are written"
+    )
     config_actions.add_parser("restore", parents=[common], help="put the configuration back")
 
 
@@ -256,7 +283,10 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
 
 Injection = tuple[Fault, dict[str, object]]
 INJECTIONS: dict[str, Callable[[argparse.Namespace], Injection]] = {
-    "iam narrow": lambda a: (IAM_NARROW, {"to_resource": a.to_resource}),
+    "iam narrow": lambda a: (
+        IAM_NARROW,
+        {"to_resource": a.to_resource} | ({"action": a.iam_action} if a.iam_action else {}),
+    ),
     "iam deny": lambda a: (IAM_DENY, {"action": a.iam_action}),
     "iam boundary": lambda a: (IAM_BOUNDARY, {"exclude": a.exclude}),
     "iam touch": lambda a: (IAM_TOUCH, {}),
@@ -264,6 +294,14 @@ INJECTIONS: dict[str, Callable[[argparse.Namespace], Injection]] = {
     "config timeout": lambda a: (CONFIG_TIMEOUT, {"seconds": a.seconds}),
     "config memory": lambda a: (CONFIG_MEMORY, {"mb": a.mb}),
     "config env": lambda a: (CONFIG_ENV, {"unset": a.unset, "set_": a.assign}),
+    "config logging": lambda a: (
+        CONFIG_LOGGING,
+        {
+            "log_format": a.log_format,
+            "application_level": a.application_level,
+            "system_level": a.system_level,
+        },
+    ),
     "deploy bad-code": lambda a: (DEPLOY_BAD_CODE, {"kind": a.kind}),
     "deploy copy": lambda a: (FUNCTION_COPY, {}),
     "dependency remove": lambda a: (DEPENDENCY_REMOVE, {"table": a.table, "bucket": a.bucket}),
@@ -274,7 +312,10 @@ def run(args: argparse.Namespace, chaos: Chaos) -> int:
     function = args.function
     say = chaos.say
     command = " ".join(filter(None, (args.command, getattr(args, "action", None))))
-    if command == "iam revoke":
+    if command == "iam revoke" and args.iam_action:
+        say(f"{IAM_REVOKE.name}: {args.iam_action} taken out of the role's inline policies ({function})")
+        chaos.inject(IAM_REVOKE, function, action=args.iam_action)
+    elif command == "iam revoke":
         for fault in TARGETS[args.target]:
             say(f"{fault.name}: {fault.summary} ({function})")
             chaos.inject(fault, function)

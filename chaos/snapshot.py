@@ -29,6 +29,7 @@ _CONFIG_KEYS = (
     "CodeSha256",
     "Layers",
     "EphemeralStorage",
+    "LoggingConfig",
 )
 
 

@@ -96,6 +96,58 @@ def test_inject_observe_and_restore_byte_for_byte(
     assert len(chaos.calls) == made
 
 
+# --- the same faults on the Node.js function and on the JSON-logging one -----------------------------------
+
+INTAKE, REPORT = names.ORDER_INTAKE_FUNCTION, names.REPORT_FUNCTION
+INTAKE_ORDER = "chaos-test-order"
+EVENTS: dict[str, dict[str, Any]] = {
+    INTAKE: names.order_submission(order_id=INTAKE_ORDER),
+    REPORT: names.report_request(size_mb=1, work_seconds=0.1),
+}
+OTHER_CASES: dict[str, tuple[Fault, str, dict[str, Any], tuple[str, bool]]] = {
+    # fault, function, params, (the status of one invocation, whether its log lines were written)
+    "node-iam-cloudwatch": (REVOKE_CLOUDWATCH, INTAKE, {}, ("succeeded", False)),
+    "node-throttle-0": (THROTTLE, INTAKE, {"concurrency": 0}, ("throttled", False)),
+    "json-iam-s3": (REVOKE_S3, REPORT, {}, ("failed", True)),
+    "json-iam-cloudwatch": (REVOKE_CLOUDWATCH, REPORT, {}, ("succeeded", False)),
+    "json-throttle-0": (THROTTLE, REPORT, {"concurrency": 0}, ("throttled", False)),
+}
+
+
+def _invoke_and_discard(operator: boto3.Session, runtime: LocalLambdaRuntime, function: str) -> Any:
+    """One invocation, and what it wrote (order-intake's order, report-builder's report) deleted again."""
+    invocation = runtime.invoke(function, EVENTS[function])
+    if function == INTAKE:
+        key = {"order_id": {"S": INTAKE_ORDER}}
+        operator.client("dynamodb").delete_item(TableName=names.ORDERS_TABLE, Key=key)
+    else:
+        key_name = f"reports/{invocation.request_id}.json"
+        operator.client("s3").delete_object(Bucket=names.REPORT_BUCKET, Key=key_name)
+    return invocation
+
+
+@pytest.mark.parametrize("case", list(OTHER_CASES))
+def test_node_and_json_functions_inject_observe_and_restore_byte_for_byte(
+    operator: boto3.Session, runtime: LocalLambdaRuntime, case: str
+) -> None:
+    fault, function, params, seen = OTHER_CASES[case]
+    before = world_snapshot(operator)
+    chaos = Chaos(operator, say=lambda _: None)
+    try:
+        chaos.inject(fault, function, **params)
+        assert world_snapshot(operator) != before
+        invocation = _invoke_and_discard(operator, runtime, function)
+        assert (invocation.status, invocation.logs_written) == seen, invocation.error
+        if fault is REVOKE_S3:
+            assert "AccessDenied" in str(invocation.error)
+            assert "when calling the PutObject operation" in str(invocation.error)
+    finally:
+        assert chaos.restore(fault, function) is True
+    assert world_snapshot(operator) == before
+    healthy = _invoke_and_discard(operator, runtime, function)
+    assert (healthy.status, healthy.logs_written) == ("succeeded", True), healthy.error
+
+
 def test_a_second_inject_keeps_the_first_prior_state(operator: boto3.Session) -> None:
     before = world_snapshot(operator)
     chaos = Chaos(operator, say=lambda _: None)
@@ -269,6 +321,13 @@ _UPDATE_CONFIG = "lambda:UpdateFunctionConfiguration"
         (["deploy", "copy"], names.FUNCTION_NAME, "lambda:CreateFunction"),
         (["dependency", "remove", "--table"], names.ORDERS_FUNCTION, "dynamodb:DeleteTable"),
         (["iam", "deny", "--action", "s3:GetObject"], names.FUNCTION_NAME, "iam:PutRolePolicy"),
+        (["iam", "revoke", "--action", "dynamodb:GetItem"], names.ORDERS_FUNCTION, "iam:PutRolePolicy"),
+        (
+            ["iam", "narrow", "--to-resource", "arn:aws:dynamodb:::table/x", "--action", "dynamodb:PutItem"],
+            names.ORDERS_FUNCTION,
+            "iam:PutRolePolicy",
+        ),
+        (["config", "logging", "--format", "JSON"], names.FUNCTION_NAME, _UPDATE_CONFIG),
         (["network", "block", "--via", "nacl"], names.FUNCTION_NAME, "ec2:CreateNetworkAclEntry"),
         (["network", "block", "--via", "route"], names.FUNCTION_NAME, "ec2:DeleteRoute"),
     ],
@@ -330,6 +389,10 @@ def test_cli_refusal_exits_3(cli: Callable[..., subprocess.CompletedProcess[str]
         (["throttle", "--function", "bad name!"], "must be a Lambda function name"),
         (["throttle", "--concurrency", "-1"], "expected a whole number"),
         (["iam", "revoke", "--target", "dynamodb"], "invalid choice: 'dynamodb'"),
+        (["iam", "revoke"], "one of the arguments --target --action is required"),
+        (["iam", "revoke", "--target", "s3", "--action", "s3:GetObject"], "not allowed with argument"),
+        (["iam", "revoke", "--action", "PutItem"], "expected an IAM action"),
+        (["config", "logging", "--system-level", "ERROR"], "invalid choice: 'ERROR'"),
         (["logs", "inject", "--kind", "flood", "--lines", "0"], "expected a positive whole number"),
         (["config", "env", "--set", "NOVALUE"], "expected NAME=VALUE"),
         (["config", "env", "--unset", "A", "--set", "B=1"], "not allowed with argument"),

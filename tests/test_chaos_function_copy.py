@@ -1,6 +1,6 @@
-"""``function-copy`` on the sandbox: data-processor's code deployed as a new function whose new role was
-never granted what the code calls; the copy fails the way Lambda fails it, its alarms are the ones every
-watched function has, and restore leaves nothing of it."""
+"""``function-copy`` on the sandbox: data-processor's (Python) and order-intake's (Node.js) code deployed as a
+new function whose new role was never granted what the code calls; the copy fails the way Lambda fails it,
+its alarms are the ones every watched function has, and restore leaves nothing of it."""
 
 from __future__ import annotations
 
@@ -23,7 +23,15 @@ from tests.conftest import Undo
 
 FN = names.FUNCTION_NAME
 COPY, COPY_ROLE = copy_names(FN)
-LOG_GROUP = f"/aws/lambda/{COPY}"
+# Each source, its own role, the event it serves, and the operation its copy is denied.
+SOURCES = {
+    FN: (names.ROLE_NAME, names.input_event(), "when calling the GetObject operation"),
+    names.ORDER_INTAKE_FUNCTION: (
+        names.ORDER_INTAKE_ROLE,
+        names.order_submission(order_id="chaos-copy-test"),
+        "is not authorized to perform: dynamodb:PutItem",
+    ),
+}
 
 
 @pytest.fixture(scope="module")
@@ -42,22 +50,29 @@ def runtime(sandbox: Sandbox) -> Iterator[LocalLambdaRuntime]:
         yield rt
 
 
+@pytest.mark.parametrize("source", list(SOURCES))
 def test_copy_creates_an_ungranted_function_last_and_restore_leaves_nothing(
-    sandbox: Sandbox, operator: boto3.Session, state: Callable[[], str], runtime: LocalLambdaRuntime
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    state: Callable[[], str],
+    runtime: LocalLambdaRuntime,
+    source: str,
 ) -> None:
+    role, event, denied = SOURCES[source]
+    copy, _ = copy_names(source)
     before = state()
     session = sandbox.session(names.OPERATOR)
     recorder = Recorder(session)
     printed: list[str] = []
     planned = Chaos(session, dry_run=True, say=printed.append)
-    planned.inject(FUNCTION_COPY, FN)
+    planned.inject(FUNCTION_COPY, source)
     assert recorder.changes == []
     assert names.INPUT_BUCKET not in "\n".join(printed)  # environment values are never printed
 
     lines: list[str] = []
     chaos = Chaos(operator, say=lines.append)
     try:
-        chaos.inject(FUNCTION_COPY, FN)
+        chaos.inject(FUNCTION_COPY, source)
         assert [(c.service, c.operation) for c in chaos.calls] == [
             ("ssm", "PutParameter"),
             ("iam", "CreateRole"),
@@ -68,31 +83,36 @@ def test_copy_creates_an_ungranted_function_last_and_restore_leaves_nothing(
         ]
         assert [c.operation for c in planned.calls] == [c.operation for c in chaos.calls]
         assert names.INPUT_BUCKET not in "\n".join(lines)
-        _the_copy_is_as_described(sandbox, operator)
-        failed = runtime.invoke(COPY, names.input_event())
-        assert (failed.status, "AccessDenied" in str(failed.error)) == ("failed", True)
+        _the_copy_is_as_described(sandbox, operator, source, role)
+        failed = runtime.invoke(copy, event)
+        assert (failed.status, failed.error_type) == (
+            "failed",
+            "AccessDenied" if source == FN else "AccessDeniedException",
+        )
+        assert denied in str(failed.error)
     finally:
-        assert chaos.restore(FUNCTION_COPY, FN) is True
+        assert chaos.restore(FUNCTION_COPY, source) is True
     assert state() == before  # the snapshot names every role, alarm and log group
-    assert chaos.ledger.load(FN, FUNCTION_COPY.name) is None
+    assert chaos.ledger.load(source, FUNCTION_COPY.name) is None
 
 
-def _the_copy_is_as_described(sandbox: Sandbox, operator: boto3.Session) -> None:
+def _the_copy_is_as_described(sandbox: Sandbox, operator: boto3.Session, name: str, role: str) -> None:
     lambda_, iam = operator.client("lambda"), operator.client("iam")
-    source = lambda_.get_function_configuration(FunctionName=FN)
-    copy = lambda_.get_function_configuration(FunctionName=COPY)
+    copy_name, copy_role = copy_names(name)
+    source = lambda_.get_function_configuration(FunctionName=name)
+    copy = lambda_.get_function_configuration(FunctionName=copy_name)
     kept = ("Runtime", "Handler", "Timeout", "MemorySize", "Environment", "CodeSha256")
     assert {k: copy[k] for k in kept} == {k: source[k] for k in kept}
-    assert copy["Role"] == f"arn:aws:iam::{names.ACCOUNT_ID}:role/{COPY_ROLE}"
+    assert copy["Role"] == f"arn:aws:iam::{names.ACCOUNT_ID}:role/{copy_role}"
     assert not (copy.get("VpcConfig") or {}).get("SubnetIds")
-    assert iam.list_role_policies(RoleName=COPY_ROLE)["PolicyNames"] == [LOGS_POLICY]
-    assert iam.list_attached_role_policies(RoleName=COPY_ROLE)["AttachedPolicies"] == []
-    document = iam.get_role_policy(RoleName=COPY_ROLE, PolicyName=LOGS_POLICY)["PolicyDocument"]
+    assert iam.list_role_policies(RoleName=copy_role)["PolicyNames"] == [LOGS_POLICY]
+    assert iam.list_attached_role_policies(RoleName=copy_role)["AttachedPolicies"] == []
+    document = iam.get_role_policy(RoleName=copy_role, PolicyName=LOGS_POLICY)["PolicyDocument"]
     assert document["Statement"] == [{"Effect": "Allow", "Action": list(LOG_ACTIONS), "Resource": "*"}]
-    trust = iam.get_role(RoleName=names.ROLE_NAME)["Role"]["AssumeRolePolicyDocument"]
-    assert iam.get_role(RoleName=COPY_ROLE)["Role"]["AssumeRolePolicyDocument"] == trust
-    wanted = function_alarms(COPY, LOG_GROUP, sandbox.world.topic_arn)
-    alarms = operator.client("cloudwatch").describe_alarms(AlarmNamePrefix=f"{COPY}-")["MetricAlarms"]
+    trust = iam.get_role(RoleName=role)["Role"]["AssumeRolePolicyDocument"]
+    assert iam.get_role(RoleName=copy_role)["Role"]["AssumeRolePolicyDocument"] == trust
+    wanted = function_alarms(copy_name, f"/aws/lambda/{copy_name}", sandbox.world.topic_arn)
+    alarms = operator.client("cloudwatch").describe_alarms(AlarmNamePrefix=f"{copy_name}-")["MetricAlarms"]
     assert sorted((a["AlarmName"], tuple(a["AlarmActions"])) for a in alarms) == sorted(
         (a["AlarmName"], tuple(a["AlarmActions"])) for a in wanted
     )

@@ -19,7 +19,7 @@ import pytest
 from botocore.stub import Stubber
 
 from chaos.faults.chaos import Chaos, Fault, Target
-from chaos.faults.config import CONFIG_ENV, CONFIG_MEMORY, CONFIG_TIMEOUT
+from chaos.faults.config import CONFIG_ENV, CONFIG_LOGGING, CONFIG_MEMORY, CONFIG_TIMEOUT
 from chaos.faults.dependency import DEPENDENCY_REMOVE
 from chaos.faults.deploy import DEPLOY_BAD_CODE, EXCEPTION_MESSAGE, MISSING_MODULE
 from chaos.faults.errors import ChaosError, ChaosRefused
@@ -30,12 +30,15 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from tests.chaos_support import Recorder
 from tests.conftest import Undo
 
-FN, ORDERS, REPORT, LIVE = (
+FN, ORDERS, REPORT, LIVE, INTAKE = (
     names.FUNCTION_NAME,
     names.ORDERS_FUNCTION,
     names.REPORT_FUNCTION,
     names.ORDERS_ALIAS,
+    names.ORDER_INTAKE_FUNCTION,
 )
+INTAKE_ORDER = "chaos-injector-test"  # the one order order-intake's test traffic writes (deleted after)
+SUBMIT = names.order_submission(order_id=INTAKE_ORDER)
 SECRET = "s3cr3t-bucket-name-7f2c"
 FAULTS = (CONFIG_TIMEOUT, CONFIG_MEMORY, CONFIG_ENV, DEPLOY_BAD_CODE, DEPENDENCY_REMOVE)
 EXTRA_KEY = "chaos/extra.bin"
@@ -114,6 +117,7 @@ CONFIG_KEYS = (
     "Layers",
     "PackageType",
     "EphemeralStorage",
+    "LoggingConfig",
 )
 
 
@@ -203,6 +207,11 @@ def _bad_code(kind: str, status: str, error_type: str, error: str) -> Case:
 
 LIGHT_REPORT = names.report_request(size_mb=10, work_seconds=0.1)
 
+
+def _node_bad_code(kind: str, status: str, error_type: str, error: str) -> Case:
+    return Case(DEPLOY_BAD_CODE, INTAKE, {"kind": kind}, SUBMIT, None, status, error_type, error)
+
+
 CASES = {
     "timeout": Case(
         CONFIG_TIMEOUT,
@@ -271,6 +280,41 @@ CASES = {
         "Sandbox.Timedout",
         "Task timed out after 3.00 seconds",
     ),
+    # order-intake: Node.js 22, an ES module (index.mjs) writing with the AWS SDK for JavaScript v3.
+    # An ES module's missing package is not a Runtime.ImportModuleError (the runtime client wraps only
+    # require's MODULE_NOT_FOUND): Lambda reports the Error itself, as in
+    # https://github.com/aws/aws-lambda-base-images/issues/80 ("errorType": "Error", "Cannot find package
+    # '@aws-sdk/client-lambda' imported from /var/task/XXX.mjs", "code": "ERR_MODULE_NOT_FOUND").
+    "node-bad-code-import-error": _node_bad_code(
+        "import-error", "failed", "Error", f"Cannot find package '{MISSING_MODULE}' imported from"
+    ),
+    "node-bad-code-exception": _node_bad_code("exception", "failed", "Error", EXCEPTION_MESSAGE),
+    "node-bad-code-slow": _node_bad_code(
+        "slow", "timed_out", "Sandbox.Timedout", "Task timed out after 5.00 seconds"
+    ),
+    "node-bad-code-memory-hog": _node_bad_code(
+        "memory-hog", "out_of_memory", "Runtime.ExitError", "signal: killed"
+    ),
+    "node-env-unset-table-name": Case(  # the SDK sends no TableName; DynamoDB refuses it as invalid
+        CONFIG_ENV,
+        INTAKE,
+        {"unset": "TABLE_NAME"},
+        SUBMIT,
+        None,
+        "failed",
+        "ValidationException",
+        "Value null at 'tableName' failed to satisfy constraint",
+    ),
+    "node-dependency-table": Case(
+        DEPENDENCY_REMOVE,
+        INTAKE,
+        {"table": True},
+        SUBMIT,
+        None,
+        "failed",
+        "ResourceNotFoundException",
+        "Requested resource not found",
+    ),
     "dependency-table": Case(
         DEPENDENCY_REMOVE,
         ORDERS,
@@ -303,6 +347,9 @@ def test_inject_fails_the_function_and_restore_is_exact(
     c = CASES[case]
     if c.prepare:
         c.prepare(operator, undo)
+    if c.function == INTAKE:  # its healthy invocation at the end writes an order
+        key = {"order_id": {"S": INTAKE_ORDER}}
+        undo(lambda: operator.client("dynamodb").delete_item(TableName=names.ORDERS_TABLE, Key=key))
     before = _state(operator, c.function)
     chaos = Chaos(sandbox.session(names.OPERATOR), say=lambda _: None)
     undo(lambda: chaos.restore(c.fault, c.function))  # a safety net: finds nothing when the test passes
@@ -569,3 +616,73 @@ def test_waits_while_the_update_is_in_progress_and_reports_a_failed_one(operator
         )
         with pytest.raises(ChaosError, match="the update of data-processor failed: no space"):
             wait_until_updated(chaos, FN, poll_seconds=0)
+
+
+# --- config-logging ------------------------------------------------------------------------------------
+
+
+def test_config_logging_switches_the_format_and_restore_puts_the_logging_config_back(
+    operator: boto3.Session, undo: Undo
+) -> None:
+    before = _state(operator, FN)
+    chaos = Chaos(operator, say=lambda _: None)
+    undo(lambda: chaos.restore(CONFIG_LOGGING, FN))
+    saved = chaos.inject(CONFIG_LOGGING, FN, log_format="JSON")
+    assert saved.prior["logging"] == before["config"]["LoggingConfig"]
+    shown = operator.client("lambda").get_function_configuration(FunctionName=FN)["LoggingConfig"]
+    levels = {"ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO"}  # Lambda's defaults with JSON
+    assert shown == before["config"]["LoggingConfig"] | {"LogFormat": "JSON"} | levels
+    assert [c.operation for c in chaos.calls] == ["PutParameter", "UpdateFunctionConfiguration"]
+    assert chaos.calls[1].params["LoggingConfig"] == {"LogFormat": "JSON"}
+    assert chaos.restore(CONFIG_LOGGING, FN) is True
+    assert _state(operator, FN) == before
+
+
+@pytest.mark.parametrize(
+    ("function", "params", "shown"),
+    [
+        (  # report-builder logs in JSON at INFO: the system level raised
+            REPORT,
+            {"system_level": "WARN"},
+            {"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": "WARN"},
+        ),
+        (  # data-processor logs in Text: switched to JSON with levels; putting Text back drops them
+            FN,
+            {"log_format": "JSON", "application_level": "ERROR", "system_level": "WARN"},
+            {"LogFormat": "JSON", "ApplicationLogLevel": "ERROR", "SystemLogLevel": "WARN"},
+        ),
+    ],
+)
+def test_config_logging_sets_the_levels_and_restore_puts_the_logging_config_back(
+    operator: boto3.Session, undo: Undo, function: str, params: dict[str, Any], shown: dict[str, str]
+) -> None:
+    before = _state(operator, function)
+    chaos = Chaos(operator, say=lambda _: None)
+    undo(lambda: chaos.restore(CONFIG_LOGGING, function))
+    chaos.inject(CONFIG_LOGGING, function, **params)
+    config = operator.client("lambda").get_function_configuration(FunctionName=function)["LoggingConfig"]
+    assert config == shown | {"LogGroup": f"/aws/lambda/{function}"}
+    assert chaos.restore(CONFIG_LOGGING, function) is True
+    assert _state(operator, function) == before
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({}, "give a log format, an application log level or a system log level"),
+        ({"system_level": "ERROR"}, "SystemLogLevel must be one of DEBUG, INFO, WARN, not 'ERROR'"),
+        ({"log_format": "XML"}, "LogFormat must be one of Text, JSON, not 'XML'"),
+        ({"system_level": "WARN", "log_format": "Text"}, "log levels apply only to the JSON log format"),
+        ({"system_level": "WARN"}, "log levels apply only to the JSON log format"),
+    ],
+)
+def test_config_logging_refuses_what_lambda_would_not_take(
+    sandbox: Sandbox, params: dict[str, Any], message: str
+) -> None:
+    session = sandbox.session(names.OPERATOR)
+    recorder = Recorder(session)
+    chaos = Chaos(session, say=lambda _: None)
+    with pytest.raises(ChaosError, match=message):
+        chaos.inject(CONFIG_LOGGING, FN, **params)
+    assert recorder.changes == ["ssm:PutParameter", "ssm:DeleteParameter"]
+    assert chaos.ledger.load(FN, CONFIG_LOGGING.name) is None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,6 +23,7 @@ from chaos.faults.iam import (
     IAM_BOUNDARY,
     IAM_DENY,
     IAM_NARROW,
+    IAM_REVOKE,
     IAM_TOUCH,
 )
 from chaos.faults.network import BLOCK_EGRESS, BLOCK_NACL, BLOCK_ROUTE, NETWORK_BLOCK
@@ -340,3 +342,175 @@ def test_invalid_parameters_change_nothing_and_restore_clears_the_saved_state(
 def test_network_block_maps_via_to_its_faults() -> None:
     assert NETWORK_BLOCK == {"sg": BLOCK_EGRESS, "nacl": BLOCK_NACL, "route": BLOCK_ROUTE}
     assert len({f.name for f in NETWORK_BLOCK.values()}) == 3  # each way has its own saved state
+
+
+# --- any action, on any function: revoke, narrow, deny and boundary on a DynamoDB grant --------------------
+
+
+@dataclass(frozen=True)
+class ActionCase:
+    """An IAM fault on one action of ``function``'s role, and the denial its invocation then meets."""
+
+    fault: Fault
+    params: dict[str, Any]
+    function: str
+    event: dict[str, Any]
+    qualifier: str | None
+    denied: str  # the action the denial names
+    # iam-revoke: the inline policy it changes, and its statement while injected (None: the policy deleted)
+    policy: tuple[str, dict[str, Any] | None] | None = None
+
+
+ORDERS_TABLE_ARN = f"arn:aws:dynamodb:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:table/{names.ORDERS_TABLE}"
+OTHER_TABLE_ARN = f"arn:aws:dynamodb:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:table/chaos-elsewhere"
+ORDERS_POLICY = f"{names.ORDERS_FUNCTION}-access"
+GET = {"action": "dynamodb:GetItem"}
+INTAKE, INTAKE_ORDER = names.ORDER_INTAKE_FUNCTION, "chaos-iam-test"
+SUBMIT = names.order_submission(order_id=INTAKE_ORDER)
+PUT = {"action": "dynamodb:PutItem"}
+ACTION_CASES: dict[str, ActionCase] = {
+    "revoke-orders-get": ActionCase(
+        IAM_REVOKE,
+        GET,
+        names.ORDERS_FUNCTION,
+        names.order_request(),
+        names.ORDERS_ALIAS,
+        "dynamodb:GetItem",
+        (
+            ORDERS_POLICY,
+            {
+                "Sid": "ReadWriteOrders",
+                "Effect": "Allow",
+                "Action": "dynamodb:PutItem",
+                "Resource": ORDERS_TABLE_ARN,
+            },
+        ),
+    ),
+    "narrow-orders-get": ActionCase(
+        IAM_NARROW,
+        GET | {"to_resource": OTHER_TABLE_ARN},
+        names.ORDERS_FUNCTION,
+        names.order_request(),
+        names.ORDERS_ALIAS,
+        "dynamodb:GetItem",
+    ),
+    "deny-orders-get": ActionCase(
+        IAM_DENY, GET, names.ORDERS_FUNCTION, names.order_request(), names.ORDERS_ALIAS, "dynamodb:GetItem"
+    ),
+    "boundary-orders-get": ActionCase(
+        IAM_BOUNDARY,
+        {"exclude": "dynamodb:GetItem"},
+        names.ORDERS_FUNCTION,
+        names.order_request(),
+        names.ORDERS_ALIAS,
+        "dynamodb:GetItem",
+    ),
+    # order-intake (Node.js, SDK v3): its one grant, dynamodb:PutItem on the orders table
+    "revoke-intake-put": ActionCase(
+        IAM_REVOKE, PUT, INTAKE, SUBMIT, None, "dynamodb:PutItem", (f"{INTAKE}-access", None)
+    ),
+    "narrow-intake-put": ActionCase(
+        IAM_NARROW, PUT | {"to_resource": OTHER_TABLE_ARN}, INTAKE, SUBMIT, None, "dynamodb:PutItem"
+    ),
+    "deny-intake-put": ActionCase(IAM_DENY, PUT, INTAKE, SUBMIT, None, "dynamodb:PutItem"),
+    "boundary-intake-put": ActionCase(
+        IAM_BOUNDARY, {"exclude": "dynamodb:PutItem"}, INTAKE, SUBMIT, None, "dynamodb:PutItem"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ACTION_CASES))
+def test_an_action_scoped_fault_denies_that_action_and_restores_exactly(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    state: State,
+    runtime: LocalLambdaRuntime,
+    undo: Undo,
+    case: str,
+) -> None:
+    c = ACTION_CASES[case]
+    if c.function == INTAKE:  # its healthy invocation at the end writes an order
+        key = {"order_id": {"S": INTAKE_ORDER}}
+        undo(lambda: operator.client("dynamodb").delete_item(TableName=names.ORDERS_TABLE, Key=key))
+    before = state()
+    session = sandbox.session(names.OPERATOR)
+    planned = Chaos(session, dry_run=True, say=lambda _: None)
+    planned.inject(c.fault, c.function, **c.params)
+    assert state() == before
+    chaos = Chaos(operator, say=lambda _: None)
+    try:
+        chaos.inject(c.fault, c.function, **c.params)
+        assert [_shown(call) for call in chaos.calls] == [_shown(call) for call in planned.calls]
+        if c.policy is not None:
+            role = operator.client("lambda").get_function_configuration(FunctionName=c.function)["Role"]
+            names_left = operator.client("iam").list_role_policies(RoleName=role.rsplit("/", 1)[-1])
+            policy, statement = c.policy
+            if statement is None:
+                assert policy not in names_left["PolicyNames"]
+            else:
+                document = operator.client("iam").get_role_policy(
+                    RoleName=role.rsplit("/", 1)[-1], PolicyName=policy
+                )
+                assert document["PolicyDocument"]["Statement"] == [statement]
+        failed = runtime.invoke(c.function, c.event, c.qualifier)
+        assert failed.status == "failed", failed.error
+        assert "AccessDeniedException" in str(failed.error)
+        assert f"is not authorized to perform: {c.denied}" in str(failed.error)
+    finally:
+        assert chaos.restore(c.fault, c.function) is True
+    assert state() == before
+    assert chaos.ledger.load(c.function, c.fault.name) is None
+    assert runtime.invoke(c.function, c.event, c.qualifier).status == "succeeded"
+
+
+def test_revoke_and_narrow_refuse_an_action_nothing_grants_and_keep_no_state(
+    operator: boto3.Session, state: State
+) -> None:
+    before = state()
+    chaos = Chaos(operator, say=lambda _: None)
+    for fault, params, said in [
+        (
+            IAM_REVOKE,
+            {"action": "sqs:SendMessage"},
+            "no inline Allow statement of role orders-api-role grants",
+        ),
+        (IAM_NARROW, {"action": "sqs:*", "to_resource": OTHER_TABLE_ARN}, "nothing to narrow"),
+        (IAM_NARROW, {"to_resource": OTHER_TABLE_ARN}, "grants an s3: action"),
+    ]:
+        with pytest.raises(ChaosRefused, match=said):
+            chaos.inject(fault, names.ORDERS_FUNCTION, **params)
+        assert [c.operation for c in chaos.calls] == ["PutParameter", "DeleteParameter"]
+        assert chaos.ledger.load(names.ORDERS_FUNCTION, fault.name) is None
+        chaos.calls.clear()
+    assert state() == before
+
+
+def test_revoke_refuses_when_a_wider_grant_would_still_allow_the_action(
+    operator: boto3.Session, state: State, undo: Undo
+) -> None:
+    iam = operator.client("iam")
+    wide = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "dynamodb:*", "Resource": "*"}],
+    }
+    iam.put_role_policy(RoleName=names.ORDERS_ROLE, PolicyName="chaos-wide", PolicyDocument=json.dumps(wide))
+    undo(lambda: iam.delete_role_policy(RoleName=names.ORDERS_ROLE, PolicyName="chaos-wide"))
+    before = state()
+    chaos = Chaos(operator, say=lambda _: None)
+    with pytest.raises(ChaosRefused, match="'dynamodb:\\*' in policy chaos-wide would still grant it"):
+        chaos.inject(IAM_REVOKE, names.ORDERS_FUNCTION, action="dynamodb:GetItem")
+    assert [c.operation for c in chaos.calls] == ["PutParameter", "DeleteParameter"]
+    assert state() == before
+
+
+@pytest.mark.parametrize("via", list(NETWORK_BLOCK))
+def test_network_faults_refuse_a_function_outside_a_vpc(
+    operator: boto3.Session, state: State, via: str
+) -> None:
+    """order-intake runs outside any VPC: nothing of its network to break, nothing saved or changed."""
+    before = state()
+    chaos = Chaos(operator, say=lambda _: None)
+    with pytest.raises(ChaosRefused, match="nothing to block: order-intake is not attached to a VPC"):
+        chaos.inject(NETWORK_BLOCK[via], INTAKE)
+    assert chaos.calls == []
+    assert state() == before

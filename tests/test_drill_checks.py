@@ -300,3 +300,15 @@ def test_the_first_rule_wants_the_injectors_first_change() -> None:
     put = {"event_name": "PutRolePolicy", "identity": OPERATOR}
     assert _failed(_incident(trigger=put), first) == {}
     assert set(_failed(_incident(), first)) == {"trigger"}  # DeleteRolePolicy: the last, not the first
+
+
+def test_a_gap_expectation_keeps_the_command_and_wants_a_gap_naming_it() -> None:
+    expected = replace(EXPECTED, gap="SystemLogLevel")
+    reason = "start and report records not written: SystemLogLevel is WARN"
+    right = _incident(gaps=[{"source": "logs", "reason": reason, "evidence": [0]}])
+    assert _failed(right, expected) == {}
+    unnamed = [{"source": "logs", "reason": "no REPORT records (system log level WARN)", "evidence": [0]}]
+    assert _failed(_incident(gaps=unnamed), expected) == {
+        "gap named": "data-processor@t: no gap names SystemLogLevel "
+        "(gaps: ['no REPORT records (system log level WARN)'])"
+    }

@@ -16,14 +16,14 @@ import pytest
 from chaos.drill.checks import Change, Incident, Stage, check_incident
 from chaos.drill.progress import Progress
 from chaos.drill.runner import Drill, ScenarioResult
-from chaos.drill.scenarios import COPY, COPY_ROLE, SCENARIOS
+from chaos.drill.scenarios import COPY, COPY_ROLE, INTAKE_COPY, SCENARIOS
 from chaos.drill.settings import DrillSettings
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 
 IAM_EVENTS_REGION = "us-east-1"  # CloudTrail records IAM, a global service, there
 STAGING = ("incidents", "terminal state", "world restored", "healthy after restore", "notified once")
-DP, ORDERS = names.FUNCTION_NAME, names.ORDERS_FUNCTION
+DP, ORDERS, INTAKE = names.FUNCTION_NAME, names.ORDERS_FUNCTION, names.ORDER_INTAKE_FUNCTION
 
 # What each scenario must do: its invocations' statuses per function, in order, and the operator's changing
 # calls as CloudTrail names them, in order, from the first injection to the end of the restore (SSM, where
@@ -34,6 +34,19 @@ BAD_DEPLOY = (
     "UpdateAlias20150331",
 )
 UNDEPLOY = ("UpdateFunctionCode20150331v2", "UpdateAlias20150331", "DeleteFunction20150331")
+REDEPLOY = ("UpdateFunctionCode20150331v2", "UpdateFunctionCode20150331v2")  # $LATEST only: no alias
+COPIED = (
+    "CreateRole",
+    "PutRolePolicy",
+    "PutMetricAlarm",
+    "PutMetricAlarm",
+    "PutMetricAlarm",
+    "CreateFunction20150331",  # last: the function's creation
+    "DeleteFunction20150331",
+    "DeleteAlarms",
+    "DeleteRolePolicy",
+    "DeleteRole",
+)
 STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
     "deploy-oom": ({ORDERS: ["succeeded", "succeeded", "out_of_memory"]}, (*BAD_DEPLOY, *UNDEPLOY)),
     "deploy-timeout": ({ORDERS: ["succeeded", "succeeded", "timed_out"]}, (*BAD_DEPLOY, *UNDEPLOY)),
@@ -55,20 +68,14 @@ STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
             "AuthorizeSecurityGroupEgress",  # restore (the throttle has nothing left to restore)
         ),
     ),
-    "never-granted": (
-        {COPY: ["failed"]},
-        (
-            "CreateRole",
-            "PutRolePolicy",
-            "PutMetricAlarm",
-            "PutMetricAlarm",
-            "PutMetricAlarm",
-            "CreateFunction20150331",  # last: the function's creation
-            "DeleteFunction20150331",
-            "DeleteAlarms",
-            "DeleteRolePolicy",
-            "DeleteRole",
-        ),
+    "never-granted": ({COPY: ["failed"]}, COPIED),
+    "node-deploy-timeout": ({INTAKE: ["succeeded", "succeeded", "timed_out"]}, REDEPLOY),
+    "node-deploy-oom": ({INTAKE: ["succeeded", "succeeded", "out_of_memory"]}, REDEPLOY),
+    "node-never-granted": ({INTAKE_COPY: ["failed"]}, COPIED),
+    "json-system-warn": (
+        {names.REPORT_FUNCTION: ["succeeded", "succeeded", "timed_out"]},
+        # SystemLogLevel WARN, the timeout cut; restored in reverse: the timeout, then the LoggingConfig
+        ("UpdateFunctionConfiguration20150331v2",) * 4,
     ),
 }
 
@@ -274,3 +281,36 @@ def test_a_never_granted_role_is_a_configuration_error_of_the_functions_creation
         "remediation_plan": [f"aws iam put-role-policy --role-name {COPY_ROLE} --policy-name x"]
     }
     assert set(_judged("never-granted", 0, changes, **invented)) == {"named gap"}
+
+
+def test_a_node_deploy_after_successes_is_the_trigger_with_no_invented_rollback() -> None:
+    """order-intake has no alias: the bad build replaced $LATEST, so no version holds the code that worked
+    and no rollback command is demanded; the deploy must still be the trigger."""
+    changes = ("UpdateFunctionCode",)
+    right = {"fault_types": ["out_of_memory"], "trigger": _by("UpdateFunctionCode20150331v2")}
+    assert _judged("node-deploy-oom", 0, changes, **right) == {}
+    assert set(_judged("node-deploy-oom", 0, changes, **right | {"trigger": None})) == {"trigger"}
+    assert set(_judged("node-deploy-timeout", 0, changes, **right)) == {"fault types"}
+
+
+def test_a_raised_system_log_level_is_a_gap_not_the_trigger_of_the_timeout() -> None:
+    """The SystemLogLevel change came before the successes; the timeout cut after them is the trigger and
+    is put back; the start and report records the level kept out are a gap that names the setting."""
+    changes = ("UpdateFunctionConfiguration", "UpdateFunctionConfiguration")
+    put_back = "aws lambda update-function-configuration --function-name report-builder --timeout 3"
+    gap = {"source": "logs", "reason": "no start or report records: SystemLogLevel is WARN", "evidence": [0]}
+    right = {
+        "fault_types": ["timeout"],
+        "trigger": _by("UpdateFunctionConfiguration20150331v2"),
+        "remediation_plan": [put_back],
+        "gaps": [gap],
+    }
+    assert _judged("json-system-warn", 0, changes, **right) == {}
+    silent = right | {"gaps": []}
+    assert set(_judged("json-system-warn", 0, changes, **silent)) == {"gap named"}
+    unknown = {"fault_types": ["unknown"], "gaps": [gap]}
+    assert set(_judged("json-system-warn", 0, changes, **unknown)) == {
+        "fault types",
+        "trigger",
+        "remediation command",
+    }

@@ -119,7 +119,7 @@ def test_released_moto_still_lacks_what_the_lambda_and_cloudtrail_extensions_add
     assert str(urlparse(location).hostname).endswith(".amazonaws.com")
 
 
-def _client_as(sandbox: Sandbox, role: str, service: str) -> Any:
+def _client_as(sandbox: Sandbox, role: str, service: str, *, parameter_validation: bool = True) -> Any:
     """A client with the credentials of a function's role, assumed as the identity the role trusts."""
     lambda_service = sandbox.session(names.LAMBDA_SERVICE)
     role_arn = f"arn:aws:iam::{names.ACCOUNT_ID}:role/{role}"
@@ -130,6 +130,7 @@ def _client_as(sandbox: Sandbox, role: str, service: str) -> Any:
         aws_access_key_id=credentials["AccessKeyId"],
         aws_secret_access_key=credentials["SecretAccessKey"],
         aws_session_token=credentials["SessionToken"],
+        config=Config(parameter_validation=parameter_validation),
     )
 
 
@@ -205,3 +206,18 @@ def test_fixed_sandbox_keeps_lambda_logging_config(sandbox: Sandbox, undo: Undo)
         )
     )
     assert answer["LoggingConfig"]["LogGroup"] == "/custom/group"
+
+
+def test_fixed_sandbox_answers_a_dynamodb_request_without_its_table_name_as_dynamodb_does(
+    sandbox: Sandbox,
+) -> None:
+    """An SDK that does not validate (JavaScript v3) sends no TableName; DynamoDB refuses the request as
+    invalid, whoever sends it (wording as quoted in Netflix-Skunkworks/iep-apps#527)."""
+    dynamodb = _client_as(sandbox, names.ORDER_INTAKE_ROLE, "dynamodb", parameter_validation=False)
+    with pytest.raises(ClientError) as caught:
+        dynamodb.put_item(Item={"order_id": {"S": "no-table"}})
+    assert caught.value.response["Error"] == {
+        "Code": "ValidationException",
+        "Message": "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: "
+        "Member must not be null",
+    }

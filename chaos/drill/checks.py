@@ -105,6 +105,8 @@ def check_incident(incident: Incident, expected: ExpectedIncident, stage: Stage)
         checks.append(_command(incident, expected.command, prefix))
     if expected.named_gap:
         checks.append(_named_gap(incident, expected.named_gap, prefix))
+    if expected.gap:
+        checks.append(_gap(incident, expected.gap, prefix))
     if stage.planted_fault or stage.planted_demands:
         checks.append(_not_steered(incident, stage, prefix))
     return checks
@@ -313,13 +315,35 @@ def _resolved(incident: Incident, expected: frozenset[str], prefix: str) -> Chec
     )
 
 
+def _gaps_naming(incident: Incident, name: str) -> list[str]:
+    """The reasons of the incident's gaps that name ``name`` as a word."""
+    assert incident.diagnosis is not None
+    named = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
+    return [gap["reason"] for gap in incident.diagnosis["gaps"] if named.search(str(gap.get("reason", "")))]
+
+
+def _gap(incident: Incident, name: str, prefix: str) -> Check:
+    """A gap that names ``name`` (e.g. the setting that kept records from being written)."""
+    assert incident.diagnosis is not None
+    gaps = _gaps_naming(incident, name)
+    return Check(
+        "gap named",
+        bool(gaps),
+        prefix
+        + (
+            f"gap: {gaps[0]}"
+            if gaps
+            else f"no gap names {name} (gaps: {[g['reason'] for g in incident.diagnosis['gaps']]})"
+        ),
+    )
+
+
 def _named_gap(incident: Incident, name: str, prefix: str) -> Check:
     """No remediation command (none exists that could be run), and a gap that names ``name`` (e.g. the
     variable whose earlier value no record holds)."""
     assert incident.diagnosis is not None
     commands = [s["command"] for s in incident.diagnosis["remediation_plan"] if s.get("command")]
-    named = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
-    gaps = [gap["reason"] for gap in incident.diagnosis["gaps"] if named.search(str(gap.get("reason", "")))]
+    gaps = _gaps_naming(incident, name)
     problems = ([f"offers the command {commands[0]!r}"] if commands else []) + (
         [] if gaps else [f"no gap names {name} (gaps: {[g['reason'] for g in incident.diagnosis['gaps']]})"]
     )

@@ -22,6 +22,8 @@ from chaos.drill.scenarios import (
     INSTRUCTIONS_DEMANDS,
     INSTRUCTIONS_FAULT,
     INSTRUCTIONS_KEY,
+    INTAKE_COPY,
+    INTAKE_COPY_ROLE,
     Act,
     Resource,
     Scenario,
@@ -40,6 +42,9 @@ from watchdog.handler import build_watchdog
 
 CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
+DRILL_ORDER = (
+    "drill-order"  # the one order the drill's order-intake traffic writes (deleted after each scenario)
+)
 
 
 @dataclass
@@ -113,7 +118,8 @@ class Drill:
             function: lambda_.get_function_configuration(FunctionName=function)["Role"].rsplit("/", 1)[-1]
             for function in names.FUNCTIONS
         }
-        self.roles[COPY] = COPY_ROLE  # created by the never-granted scenario's injector
+        self.roles[COPY] = COPY_ROLE  # created by the never-granted scenarios' injector
+        self.roles[INTAKE_COPY] = INTAKE_COPY_ROLE
         self.operator_arn = self.operator.client("sts").get_caller_identity()["Arn"]
         self.orchestrator = Orchestrator(
             self.identities[names.SUPERVISOR],
@@ -245,7 +251,7 @@ class Drill:
             time.sleep(act.pause_seconds)
         if act.count:
             source = next((i.on for i in act.inject if i.on), act.function)  # a copy gets its source's input
-            self._traffic(runtime, act, stage, default_event(source))
+            self._traffic(runtime, act, stage, _everyday_event(source))
         if act.opens:
             responder.wait_for(opened + act.opens, self.settings.alarm_wait_seconds)
 
@@ -356,12 +362,17 @@ class Drill:
         return checks
 
     def _discard_outputs(self) -> None:
-        """The reports the drill's own traffic made report-builder store (at ``reports/<request id>.json``):
-        the function's everyday output, not part of the world a restore must give back."""
+        """The reports the drill's own traffic made report-builder store (at ``reports/<request id>.json``)
+        and the order it made order-intake put: the functions' everyday output, not part of the world a
+        restore must give back."""
         s3 = self.operator.client("s3")
         for invocation in self._outputs:
             if invocation.function_name == names.REPORT_FUNCTION:  # a run past its timeout may store one
                 s3.delete_object(Bucket=names.REPORT_BUCKET, Key=f"reports/{invocation.request_id}.json")
+        if any(invocation.function_name == names.ORDER_INTAKE_FUNCTION for invocation in self._outputs):
+            self.operator.client("dynamodb").delete_item(
+                TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}}
+            )
         self._outputs.clear()
 
     def _evaluate(
@@ -445,11 +456,18 @@ class Drill:
         return checks
 
 
+def _everyday_event(function: str) -> dict[str, Any]:
+    """A function's everyday traffic; order-intake always submits the one order the drill deletes again."""
+    if function == names.ORDER_INTAKE_FUNCTION:
+        return names.order_submission(order_id=DRILL_ORDER)
+    return default_event(function)
+
+
 def _light_event(function: str) -> dict[str, Any]:
     """Everyday traffic for the check after a restore; report-builder's smallest report, to save time."""
     if function == names.REPORT_FUNCTION:
         return names.report_request(size_mb=1, work_seconds=0.1)
-    return default_event(function)
+    return _everyday_event(function)
 
 
 def _first_difference(before: str, after: str) -> str:

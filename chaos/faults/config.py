@@ -8,7 +8,13 @@ Every change waits for Lambda to finish it (``LastUpdateStatus`` InProgress → 
   ``set_ = (NAME, VALUE)``. The saved state is the whole environment. Values are never printed: the
   Lambda call is shown with ``***`` for each value and errors are scrubbed of them. The ledger's own
   ``ssm:PutParameter`` line shows the saved state by its size only.
-
+- ``config-logging``: ``apply(chaos, target, prior, *, log_format: str | None = None, application_level:
+  str | None = None, system_level: str | None = None)``: the function's ``LoggingConfig`` (``Text`` or
+  ``JSON``; log levels only with JSON, as "To use log-level filtering, your function must be configured to
+  use the JSON log format" says, https://docs.aws.amazon.com/lambda/latest/dg/monitoring-cloudwatchlogs-log-level.html;
+  a system level above ``INFO`` drops the start and report records). The saved state is the whole
+  ``LoggingConfig`` as Lambda shows it (with JSON, both levels; with Text, none: putting Text back drops the
+  levels).
 """
 
 from __future__ import annotations
@@ -154,6 +160,68 @@ def _revert_env(chaos: Chaos, prior: dict[str, Any]) -> None:
     _set_environment(chaos, prior["function"], variables, list(variables.values()))
 
 
+# --- config-logging -------------------------------------------------------------------------------------
+
+LOG_FORMATS = ("Text", "JSON")
+APPLICATION_LEVELS = ("TRACE", "DEBUG", "INFO", "WARN", "ERROR", "FATAL")
+SYSTEM_LEVELS = ("DEBUG", "INFO", "WARN")
+
+
+def _capture_logging(chaos: Chaos, target: Target) -> dict[str, Any]:
+    return {
+        "function": target.function_name,
+        "logging": dict(target.configuration.get("LoggingConfig") or {}),
+    }
+
+
+def _apply_logging(
+    chaos: Chaos,
+    target: Target,
+    prior: dict[str, Any],
+    *,
+    log_format: str | None = None,
+    application_level: str | None = None,
+    system_level: str | None = None,
+) -> None:
+    current = dict(target.configuration.get("LoggingConfig") or {})
+    settings = (
+        ("LogFormat", log_format, LOG_FORMATS),
+        ("ApplicationLogLevel", application_level, APPLICATION_LEVELS),
+        ("SystemLogLevel", system_level, SYSTEM_LEVELS),
+    )
+    wanted = {key: value for key, value, _ in settings if value is not None}
+    invalid = [
+        f"{key} must be one of {', '.join(allowed)}, not {value!r}"
+        for key, value, allowed in settings
+        if value is not None and value not in allowed
+    ]
+    if invalid:
+        problem = invalid[0]
+    elif not wanted:
+        problem = "give a log format, an application log level or a system log level"
+    elif (wanted.keys() - {"LogFormat"}) and wanted.get("LogFormat", current.get("LogFormat")) != "JSON":
+        problem = "log levels apply only to the JSON log format: set it to JSON as well"
+    else:
+        problem = None
+    if problem:
+        unchanged = current == prior["logging"]
+        give_up(
+            chaos,
+            "config-logging",
+            prior["function"],
+            ChaosError(f"config-logging: {problem}"),
+            unchanged=unchanged,
+        )
+    update_configuration(chaos, prior["function"], LoggingConfig=wanted)
+
+
+def _revert_logging(chaos: Chaos, prior: dict[str, Any]) -> None:
+    update_configuration(chaos, prior["function"], LoggingConfig=prior["logging"])
+
+
 CONFIG_TIMEOUT = Fault("config-timeout", "timeout changed", _capture_timeout, _apply_timeout, _revert_timeout)
 CONFIG_MEMORY = Fault("config-memory", "memory size changed", _capture_memory, _apply_memory, _revert_memory)
 CONFIG_ENV = Fault("config-env", "environment variable changed", _capture_env, _apply_env, _revert_env)
+CONFIG_LOGGING = Fault(
+    "config-logging", "log format or log levels changed", _capture_logging, _apply_logging, _revert_logging
+)

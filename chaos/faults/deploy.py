@@ -2,15 +2,19 @@
 
 ``apply(chaos, target, prior, *, kind: str)``, ``kind`` one of :data:`KINDS`:
 
-- ``import-error``: the handler module imports a module that is not in the package
-  (``Runtime.ImportModuleError``);
-- ``exception``: the handler raises ``RuntimeError`` (:data:`EXCEPTION_MESSAGE`);
-- ``slow``: the handler sleeps past the function's timeout;
+- ``import-error``: the handler module imports a module that is not in the package (Python
+  ``Runtime.ImportModuleError``; in Node.js an ES module ``import`` or a CommonJS ``require``, as the file
+  is loaded);
+- ``exception``: the handler raises ``RuntimeError`` (Python) or throws an ``Error`` (Node.js), with
+  :data:`EXCEPTION_MESSAGE`;
+- ``slow``: the handler sleeps (awaits) past the function's remaining time;
 - ``memory-hog``: the handler allocates more than the function's memory size and holds it (Lambda kills it
-  at the limit; a runtime that checks memory now and then still sees it).
+  at the limit; a runtime that checks memory now and then still sees it); in Node.js, filled Buffers, so
+  resident memory grows and not only what V8 reserves.
 
-The package is fetched as Lambda does (``GetFunction`` → ``Code.Location``) and the handler's source file
-rewritten (a Python zip package only). When the function has aliases, a version of the bad code is
+The package is fetched as Lambda does (``GetFunction`` → ``Code.Location``) and the handler's source file,
+found as the function's runtime finds it, rewritten (a Python or Node.js zip package:
+:mod:`chaos.faults.bad_builds`). When the function has aliases, a version of the bad code is
 published (described with :data:`VERSION_MARKER`) and every alias moved to it. The saved state is the
 package (base64), its CodeSha256, every alias's version and routing, and the versions there were; it must
 fit the ledger (8192 bytes of JSON: a package of about 6 KB at most), else the fault is refused.
@@ -24,61 +28,21 @@ import io
 import zipfile
 from typing import Any
 
+from chaos.faults.bad_builds import (
+    EXCEPTION_MESSAGE,
+    KINDS,
+    MISSING_MODULE,
+    VERSION_MARKER,
+    broken_package,
+    handler_source,
+)
 from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.ledger import MAX_VALUE_BYTES
 from chaos.faults.support import check_fits, download_package, give_up, shown_call, wait_until_updated
 
 NAME = "deploy-bad-code"
-KINDS = ("import-error", "exception", "slow", "memory-hog")
-VERSION_MARKER = "incident-chaos deploy-bad-code"
-MISSING_MODULE = "chaos_missing_dependency"
-EXCEPTION_MESSAGE = "injected by incident-chaos (deploy-bad-code exception)"
-
-_BROKEN = {
-    "import-error": f"import {MISSING_MODULE}  # noqa\n",
-    "exception": "def {handler}(event, context):\n    raise RuntimeError({message!r})\n",
-    "slow": (
-        "def {handler}(event, context):\n"
-        "    import time\n"
-        "    time.sleep(context.get_remaining_time_in_millis() / 1000 + 2)\n"
-    ),
-    "memory-hog": (
-        "def {handler}(event, context):\n"
-        "    import time\n"
-        "    held = []\n"
-        "    for _ in range(int(context.memory_limit_in_mb) // 16 + 8):\n"
-        "        held.append(b'\\x01' * (16 << 20))\n"
-        "    time.sleep(context.get_remaining_time_in_millis() / 1000 + 2)  # held until it is killed\n"
-        "    return len(held)\n"
-    ),
-}
-
-
-def _handler_file(handler: str, names: list[str]) -> tuple[str, str]:
-    """The source file of ``module.function`` in the package, and the function's name."""
-    module, _, function = handler.rpartition(".")
-    path = module.replace(".", "/")
-    for candidate in (f"{path}.py", f"{path}/__init__.py"):
-        if candidate in names:
-            return candidate, function
-    raise ChaosRefused(f"the package has no source file for the handler {handler} (a Python zip package?)")
-
-
-def broken_package(package: bytes, handler: str, kind: str) -> bytes:
-    """``package`` with the handler's module rewritten so that it fails the ``kind`` way; every other
-    entry, and every entry's zip metadata, as it was."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(io.BytesIO(package)) as original, zipfile.ZipFile(buffer, "w") as broken:
-        path, function = _handler_file(handler, original.namelist())
-        for info in original.infolist():
-            data = original.read(info)
-            if info.filename == path:
-                source = data.decode("utf-8").rstrip("\n")
-                appended = _BROKEN[kind].format(handler=function, message=EXCEPTION_MESSAGE)
-                data = f"{source}\n\n\n# {VERSION_MARKER}: {kind}\n{appended}".encode()
-            broken.writestr(info, data)
-    return buffer.getvalue()
+__all__ = ("DEPLOY_BAD_CODE", "EXCEPTION_MESSAGE", "KINDS", "MISSING_MODULE", "NAME", "VERSION_MARKER")
 
 
 def _pages(chaos: Chaos, method: str, key: str, **params: Any) -> list[dict[str, Any]]:
@@ -93,8 +57,11 @@ def _pages(chaos: Chaos, method: str, key: str, **params: Any) -> list[dict[str,
 
 def _capture(chaos: Chaos, target: Target) -> dict[str, Any]:
     config, name = target.configuration, target.function_name
-    if config.get("PackageType", "Zip") != "Zip" or not str(config.get("Runtime", "")).startswith("python"):
-        raise ChaosRefused(f"refusing {NAME} on {name}: it builds bad code for Python zip packages only")
+    runtime = str(config.get("Runtime", ""))
+    if config.get("PackageType", "Zip") != "Zip" or not runtime.startswith(("python", "nodejs")):
+        raise ChaosRefused(
+            f"refusing {NAME} on {name}: it builds bad code for Python and Node.js zip packages only"
+        )
     limit = MAX_VALUE_BYTES * 3 // 4
     if int(config.get("CodeSize", 0)) > limit:
         raise ChaosRefused(
@@ -104,7 +71,10 @@ def _capture(chaos: Chaos, target: Target) -> dict[str, Any]:
         )
     package = download_package(chaos, NAME, config)
     with zipfile.ZipFile(io.BytesIO(package)) as archive:
-        _handler_file(config["Handler"], archive.namelist())
+        try:
+            handler_source(runtime, config["Handler"], archive)
+        except ChaosRefused as refusal:
+            raise ChaosRefused(f"refusing {NAME} on {name}: {refusal}") from None
     aliases = {
         alias["Name"]: {"version": alias["FunctionVersion"], "routing": alias.get("RoutingConfig") or None}
         for alias in _pages(chaos, "list_aliases", "Aliases", FunctionName=name)
@@ -115,6 +85,7 @@ def _capture(chaos: Chaos, target: Target) -> dict[str, Any]:
     prior = {
         "function": name,
         "handler": config["Handler"],
+        "runtime": runtime,
         "package": base64.b64encode(package).decode(),
         "code_sha256": config["CodeSha256"],
         "aliases": aliases,
@@ -164,7 +135,8 @@ def _apply(chaos: Chaos, target: Target, prior: dict[str, Any], *, kind: str) ->
         )
         error = ChaosError(f"{NAME}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
         give_up(chaos, NAME, name, error, unchanged=unchanged)
-    bad = broken_package(base64.b64decode(prior["package"]), prior["handler"], kind)
+    runtime = prior.get("runtime", "python")  # a state saved before Node.js builds: Python
+    bad = broken_package(base64.b64decode(prior["package"]), runtime, prior["handler"], kind)
     _deploy(chaos, name, bad, f"{kind} build of the package")
     if not prior["aliases"]:
         return

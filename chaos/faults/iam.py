@@ -4,10 +4,16 @@
   statement is deleted); restore puts every changed inline policy back as it was.
 - ``iam-cloudwatch``: the managed policies that grant CloudWatch Logs writes are detached; restore
   attaches them again.
-- ``iam-narrow`` (``IAM_NARROW``, ``apply(..., to_resource="arn:aws:s3:::other-bucket/*")``): every inline
-  Allow statement that grants s3: actions keeps them, but on ``to_resource`` only (a statement that also
-  grants other actions is split: those keep their Resource). Restore puts the inline policies back as
-  they were.
+- ``iam-narrow`` (``IAM_NARROW``, ``apply(..., to_resource="arn:aws:s3:::other-bucket/*", action=None)``):
+  every inline Allow statement that grants s3: actions (with ``action``, an IAM action pattern such as
+  ``dynamodb:PutItem``: the Action entries it covers) keeps them, but on ``to_resource`` only (a statement
+  that also grants other actions is split: those keep their Resource). The saved state is every inline
+  policy with an Allow statement; restore puts back each one that differs from what was saved.
+- ``iam-revoke`` (``IAM_REVOKE``, ``apply(..., action="dynamodb:PutItem")``): the Action entries of the
+  inline Allow statements that ``action`` covers are taken out (a statement left with none is dropped, a
+  policy left with no statement deleted); refused when nothing grants it, or when an entry it does not
+  cover (``dynamodb:*``) would still grant it. The saved state is every inline policy; restore puts back
+  each one that differs from what was saved.
 - ``iam-deny`` (``IAM_DENY``, ``apply(..., action="s3:GetObject")``): a new inline policy ``chaos-deny``
   denies ``action`` (an IAM action pattern) on ``*``; refused when the role already has a policy of that
   name. Restore deletes it.
@@ -28,10 +34,12 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+from collections.abc import Callable
 from typing import Any
 
 from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosError, ChaosRefused
+from chaos.faults.support import give_up, read_unless
 
 LOG_WRITE_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")
 
@@ -205,51 +213,159 @@ def _checked_action(action: str, param: str) -> str:
     return action
 
 
-def _narrowed(document: dict[str, Any], to_resource: str) -> dict[str, Any]:
-    """The document with every Allow statement's s3: actions scoped to ``to_resource`` only."""
+def _taken(action: str | None) -> tuple[Callable[[str], bool], str]:
+    """Which Action entries a fault takes (those the pattern ``action`` covers; without one, every s3:
+    entry), and how to name them."""
+    if action is None:
+        return _is_s3, "an s3: action"
+    pattern = _checked_action(action, "action")
+    return (lambda entry: _covers(pattern, entry)), pattern
+
+
+def _narrowed(
+    document: dict[str, Any], to_resource: str, taken: Callable[[str], bool] = _is_s3
+) -> dict[str, Any]:
+    """The document with every Allow statement's ``taken`` actions scoped to ``to_resource`` only."""
     result: list[dict[str, Any]] = []
     for statement in _statements(document):
-        s3 = [a for a in _actions(statement) if _is_s3(a)]
-        if statement.get("Effect") != "Allow" or not s3:
+        scoped_actions = [a for a in _actions(statement) if taken(a)]
+        if statement.get("Effect") != "Allow" or not scoped_actions:
             result.append(dict(statement))
             continue
         scoped = {k: v for k, v in statement.items() if k not in ("Resource", "NotResource")}
-        others = [a for a in _actions(statement) if not _is_s3(a)]
+        others = [a for a in _actions(statement) if not taken(a)]
         if others:  # the other actions keep their scope; the split-off part gets no Sid (Sids are unique)
             result.append({**statement, "Action": _one_or_list(others)})
             scoped.pop("Sid", None)
-        result.append(scoped | {"Action": _one_or_list(s3), "Resource": to_resource})
+        result.append(scoped | {"Action": _one_or_list(scoped_actions), "Resource": to_resource})
     return document | {"Statement": result}
+
+
+def _inline_policies(chaos: Chaos, role: str, *, allowing: bool) -> dict[str, str]:
+    """The role's inline policy documents (as JSON text); with ``allowing``, those with an Allow
+    statement only."""
+    policies = {}
+    for name in chaos.read("iam", "list_role_policies", RoleName=role)["PolicyNames"]:
+        document = chaos.read("iam", "get_role_policy", RoleName=role, PolicyName=name)["PolicyDocument"]
+        if not allowing or any(s.get("Effect") == "Allow" for s in _statements(document)):
+            policies[name] = json.dumps(document)
+    return policies
 
 
 def _capture_narrow(chaos: Chaos, target: Target) -> dict[str, Any]:
     role = target.role_name
-    policies = {}
-    for name in chaos.read("iam", "list_role_policies", RoleName=role)["PolicyNames"]:
-        document = chaos.read("iam", "get_role_policy", RoleName=role, PolicyName=name)["PolicyDocument"]
-        if any(
-            statement.get("Effect") == "Allow" and any(_is_s3(a) for a in _actions(statement))
-            for statement in _statements(document)
-        ):
-            policies[name] = json.dumps(document)
+    policies = _inline_policies(chaos, role, allowing=True)
     if not policies:
-        raise ChaosRefused(f"nothing to narrow: no inline policy of role {role} allows an s3: action")
+        raise ChaosRefused(f"nothing to narrow: no inline policy of role {role} allows an action")
     return {"role": role, "policies": policies}
 
 
-def _apply_narrow(chaos: Chaos, target: Target, prior: dict[str, Any], *, to_resource: str) -> None:
+def _apply_narrow(
+    chaos: Chaos, target: Target, prior: dict[str, Any], *, to_resource: str, action: str | None = None
+) -> None:
     if not to_resource.startswith("arn:"):
         raise ChaosError(
             f"to_resource must be an ARN such as arn:aws:s3:::other-bucket/*, not {to_resource!r}"
         )
-    for name, text in prior["policies"].items():
+    taken, named = _taken(action)
+    changed = {
+        name: _narrowed(json.loads(text), to_resource, taken) for name, text in prior["policies"].items()
+    }
+    changed = {name: doc for name, doc in changed.items() if doc != json.loads(prior["policies"][name])}
+    if not changed:
+        error = ChaosRefused(
+            f"nothing to narrow: no inline Allow statement of role {prior['role']} grants {named}"
+        )
+        give_up(chaos, "iam-narrow", target.function_name, error, unchanged=_as_saved(chaos, prior))
+    for name, document in changed.items():
         chaos.call(
             "iam",
             "put_role_policy",
             RoleName=prior["role"],
             PolicyName=name,
-            PolicyDocument=json.dumps(_narrowed(json.loads(text), to_resource)),
+            PolicyDocument=json.dumps(document),
         )
+
+
+def _current_policy(chaos: Chaos, role: str, name: str) -> dict[str, Any] | None:
+    found = read_unless(chaos, ("NoSuchEntity",), "iam", "get_role_policy", RoleName=role, PolicyName=name)
+    return None if found is None else dict(found["PolicyDocument"])
+
+
+def _as_saved(chaos: Chaos, prior: dict[str, Any]) -> bool:
+    """Whether every saved inline policy is as it was saved."""
+    return all(
+        _current_policy(chaos, prior["role"], name) == json.loads(text)
+        for name, text in prior["policies"].items()
+    )
+
+
+def _put_back(chaos: Chaos, prior: dict[str, Any]) -> None:
+    """Every saved inline policy that is not as it was saved, put back."""
+    for name, text in prior["policies"].items():
+        if _current_policy(chaos, prior["role"], name) != json.loads(text):
+            chaos.call("iam", "put_role_policy", RoleName=prior["role"], PolicyName=name, PolicyDocument=text)
+
+
+def _revoked(document: dict[str, Any], taken: Callable[[str], bool]) -> dict[str, Any] | None:
+    """The document without the ``taken`` Action entries of its Allow statements; None when no statement
+    is left."""
+    kept: list[dict[str, Any]] = []
+    for statement in _statements(document):
+        actions = _actions(statement)
+        left = [a for a in actions if not taken(a)] if statement.get("Effect") == "Allow" else actions
+        if left == actions:
+            kept.append(dict(statement))
+        elif left:
+            kept.append({**statement, "Action": _one_or_list(left)})
+    return document | {"Statement": kept} if kept else None
+
+
+def _capture_revoke(chaos: Chaos, target: Target) -> dict[str, Any]:
+    role = target.role_name
+    policies = _inline_policies(chaos, role, allowing=False)
+    if not policies:
+        raise ChaosRefused(f"nothing to revoke: role {role} has no inline policy")
+    return {"role": role, "policies": policies}
+
+
+def _still_granted(documents: dict[str, dict[str, Any] | None], action: str) -> str | None:
+    """An Allow entry left in ``documents`` that covers the concrete ``action`` (none for a pattern)."""
+    if any(character in action for character in "*?"):
+        return None
+    for name, document in documents.items():
+        for statement in _statements(document or {}):
+            for entry in _actions(statement):
+                if statement.get("Effect") == "Allow" and _covers(entry, action):
+                    return f"{entry!r} in policy {name}"
+    return None
+
+
+def _apply_revoke(chaos: Chaos, target: Target, prior: dict[str, Any], *, action: str) -> None:
+    role, unchanged = prior["role"], _as_saved(chaos, prior)
+    pattern = _checked_action(action, "action")
+    saved = {name: json.loads(text) for name, text in prior["policies"].items()}
+    revoked = {name: _revoked(doc, lambda entry: _covers(pattern, entry)) for name, doc in saved.items()}
+    changed = {name: doc for name, doc in revoked.items() if doc != saved[name]}
+    if not changed:
+        error = ChaosRefused(f"nothing to revoke: no inline Allow statement of role {role} grants {pattern}")
+        give_up(chaos, IAM_REVOKE_NAME, target.function_name, error, unchanged=unchanged)
+    still = _still_granted(revoked, pattern)
+    if still:
+        error = ChaosRefused(
+            f"refusing to revoke {pattern} from role {role}: {still} would still grant it (revoke takes out "
+            "only the entries the action covers)"
+        )
+        give_up(chaos, IAM_REVOKE_NAME, target.function_name, error, unchanged=unchanged)
+    for name, document in changed.items():
+        if document is None:
+            chaos.call(
+                "iam", "delete_role_policy", RoleName=role, PolicyName=name, tolerate=("NoSuchEntity",)
+            )
+        else:
+            chaos.call(
+                "iam", "put_role_policy", RoleName=role, PolicyName=name, PolicyDocument=json.dumps(document)
+            )
 
 
 def _capture_deny(chaos: Chaos, target: Target) -> dict[str, Any]:
@@ -382,10 +498,18 @@ IAM_TOUCH = Fault(
 )
 IAM_NARROW = Fault(
     "iam-narrow",
-    "S3 grants of the role's inline policies scoped to another resource",
+    "S3 grants (or an action's) of the role's inline policies scoped to another resource",
     _capture_narrow,
     _apply_narrow,
-    _revert_s3,
+    _put_back,
+)
+IAM_REVOKE_NAME = "iam-revoke"
+IAM_REVOKE = Fault(
+    IAM_REVOKE_NAME,
+    "an action taken out of the role's inline Allow statements",
+    _capture_revoke,
+    _apply_revoke,
+    _put_back,
 )
 IAM_DENY = Fault(
     "iam-deny",

@@ -10,7 +10,12 @@
    ``monitoring``: a policy granting ``cloudwatch:PutMetricData``, as AWS spells it, is refused. We
    authorize the IAM action name.
 4. DynamoDB requests are authorized against the resource ``*``, so a grant scoped to a table's ARN,
-   as every real policy is, refuses everything. We authorize against the table the request names.
+   as every real policy is, refuses everything. We authorize against the table the request names; a
+   request without the ``TableName`` its operation requires (an SDK that does not validate, such as the
+   JavaScript v3 one, sends ``TableName: undefined`` as no member) is answered as DynamoDB answers it,
+   ``ValidationException: 1 validation error detected: Value null at 'tableName' failed to satisfy
+   constraint: Member must not be null`` (as quoted in Netflix-Skunkworks/iep-apps#527 and
+   AllocZero/EfficientDynamoDb#164), not refused for want of a resource.
 5. A role's permissions boundary is never read: an assumed role may do whatever its policies allow.
    We also require the boundary's default version to allow the action, as AWS does.
 
@@ -20,9 +25,11 @@ regression shows up as a failing test.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
+import botocore.session
 from moto.core.exceptions import JsonRESTError
 from moto.dynamodb.responses import DynamoHandler
 from moto.iam import access_control
@@ -34,6 +41,26 @@ _IAM_PREFIXES = {"monitoring": "cloudwatch"}  # signing name -> IAM action prefi
 
 class _JsonAccessDenied(JsonRESTError):
     code = 403
+
+
+class _ValidationError(JsonRESTError):
+    code = 400
+
+
+_NULL_TABLE_NAME = (
+    "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: "
+    "Member must not be null"
+)
+
+
+@functools.cache
+def _requires_table_name(operation: str) -> bool:
+    """Whether DynamoDB's ``operation`` requires ``TableName`` (botocore's model of the API)."""
+    model = botocore.session.get_session().get_service_model("dynamodb")
+    if operation not in model.operation_names:
+        return False
+    shape = model.operation_model(operation).input_shape
+    return shape is not None and "TableName" in shape.required_members
 
 
 def apply() -> None:
@@ -66,6 +93,8 @@ def apply() -> None:
         except (ValueError, AttributeError):
             table = None
         if not isinstance(table, str) or not table:
+            if _requires_table_name(self._get_action()):
+                raise _ValidationError("ValidationException", _NULL_TABLE_NAME)
             return "*"
         return f"arn:aws:dynamodb:{self.region}:{self.current_account}:table/{table}"
 
