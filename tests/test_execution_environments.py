@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -46,6 +47,16 @@ def _zip(files: dict[str, str]) -> bytes:
 def _log_messages(sandbox: Sandbox, function: str) -> list[str]:
     logs = sandbox.session(names.OPERATOR).client("logs")
     return [e["message"] for e in logs.filter_log_events(logGroupName=f"/aws/lambda/{function}")["events"]]
+
+
+def _platform_record(sandbox: Sandbox, kind: str, request_id: str) -> dict[str, Any]:
+    """The ``record`` of report-builder's JSON platform record ``kind`` for ``request_id``."""
+    for message in _log_messages(sandbox, names.REPORT_FUNCTION):
+        if message.startswith("{"):
+            event = json.loads(message)
+            if event.get("type") == kind and event["record"].get("requestId") == request_id:
+                return dict(event["record"])
+    raise AssertionError(f"no {kind} for {request_id}")
 
 
 def _reconfigure(sandbox: Sandbox, undo: Undo, function: str, **changes: Any) -> None:
@@ -197,11 +208,9 @@ def test_memory_is_measured_and_a_lowered_memory_size_kills_the_worker(
     assert killed.status == "out_of_memory"
     assert killed.error == "Runtime exited with error: signal: killed"
     assert killed.max_memory_mb == 128
-    lines = _log_messages(sandbox, names.REPORT_FUNCTION)
-    report = next(m for m in lines if m.startswith(f"REPORT RequestId: {killed.request_id}"))
-    assert "Memory Size: 128 MB\tMax Memory Used: 128 MB" in report
-    exited = f"RequestId: {killed.request_id} Error: Runtime exited with error: signal: killed\n"
-    assert f"{exited}Runtime.ExitError\n" in lines
+    report = _platform_record(sandbox, "platform.report", killed.request_id)  # report-builder logs JSON
+    assert (report["metrics"]["memorySizeMB"], report["metrics"]["maxMemoryUsedMB"]) == (128, 128)
+    assert (report["status"], report["errorType"]) == ("error", "Runtime.OutOfMemory")
 
 
 def test_a_lowered_timeout_kills_the_invocation(
@@ -213,10 +222,11 @@ def test_a_lowered_timeout_kills_the_invocation(
 
     assert invocation.status == "timed_out"
     assert 1000 <= invocation.duration_ms < 1500
-    assert any(
-        m.endswith(f"{invocation.request_id} Task timed out after 1.00 seconds\n")
-        for m in _log_messages(sandbox, names.REPORT_FUNCTION)
-    )
+    done = _platform_record(sandbox, "platform.runtimeDone", invocation.request_id)
+    assert done["status"] == "timeout"
+    report = _platform_record(sandbox, "platform.report", invocation.request_id)
+    assert report["status"] == "timeout"
+    assert 0 < report["metrics"]["maxMemoryUsedMB"] < 256  # measured before the worker was killed
 
 
 def test_lambda_metrics_are_published_and_readable_by_the_read_only_identity(

@@ -192,17 +192,17 @@ def test_released_moto_still_drops_lambda_logging_config(unpatched: Sandbox) -> 
 
 def test_fixed_sandbox_keeps_lambda_logging_config(sandbox: Sandbox, undo: Undo) -> None:
     lambda_ = sandbox.session(names.OPERATOR).client("lambda")
-    assert lambda_.get_function_configuration(FunctionName=names.REPORT_FUNCTION)["LoggingConfig"] == {
+    assert lambda_.get_function_configuration(FunctionName=names.FUNCTION_NAME)["LoggingConfig"] == {
         "LogFormat": "Text",
-        "LogGroup": f"/aws/lambda/{names.REPORT_FUNCTION}",
+        "LogGroup": f"/aws/lambda/{names.FUNCTION_NAME}",
     }
     answer = lambda_.update_function_configuration(
-        FunctionName=names.REPORT_FUNCTION, LoggingConfig={"LogGroup": "/custom/group"}
+        FunctionName=names.FUNCTION_NAME, LoggingConfig={"LogGroup": "/custom/group"}
     )
     undo(
         lambda: lambda_.update_function_configuration(
-            FunctionName=names.REPORT_FUNCTION,
-            LoggingConfig={"LogGroup": f"/aws/lambda/{names.REPORT_FUNCTION}"},
+            FunctionName=names.FUNCTION_NAME,
+            LoggingConfig={"LogGroup": f"/aws/lambda/{names.FUNCTION_NAME}"},
         )
     )
     assert answer["LoggingConfig"]["LogGroup"] == "/custom/group"

@@ -125,13 +125,19 @@ def test_duration_against_the_configured_timeout(
 
 
 def _max_memory_used(sandbox: Sandbox, log_group: str, since: str) -> list[int]:
-    """Max Memory Used of each REPORT line in the group since ``since``, read with plain boto3."""
+    """Max Memory Used of each report in the group since ``since`` (text REPORT lines or JSON
+    ``platform.report`` records), read with plain boto3."""
     logs = sandbox.session(names.OPERATOR).client("logs")
     pages = logs.get_paginator("filter_log_events").paginate(
         logGroupName=log_group, startTime=int(datetime.fromisoformat(since).timestamp() * 1000)
     )
-    lines = (MAX_MEMORY_USED.match(e["message"]) for page in pages for e in page["events"])
-    return [int(line.group(1)) for line in lines if line]
+    used = []
+    for message in (e["message"] for page in pages for e in page["events"]):
+        if text := MAX_MEMORY_USED.match(message):
+            used.append(int(text.group(1)))
+        elif message.startswith('{"time"') and (record := json.loads(message))["type"] == "platform.report":
+            used.append(int(record["record"]["metrics"]["maxMemoryUsedMB"]))
+    return used
 
 
 def test_peak_memory_from_report_lines(

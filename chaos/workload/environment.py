@@ -103,6 +103,7 @@ class ExecutionEnvironment:
         self._lines: list[str] = []
         self._levels: list[str | None] = []
         self._killed_for_memory = False
+        self._peak_mb = 0
         self._gone = False  # the worker closed its frames pipe: it exited (maybe not yet reaped)
         threading.Thread(target=self._read_frames, daemon=True).start()
         threading.Thread(target=self._read_native_output, daemon=True).start()
@@ -126,8 +127,11 @@ class ExecutionEnvironment:
         return self._killed_for_memory
 
     def max_memory_mb(self) -> int:
-        """The worker's peak resident memory so far (its whole life, as Lambda reports it)."""
-        return _status_kb(self._process.pid, "VmHWM") // 1024 if self.alive else 0
+        """The worker's peak resident memory so far (its whole life, as Lambda reports it); once it is gone,
+        the peak last read, as killing it for a timeout leaves nothing to read."""
+        if self.alive:
+            self._peak_mb = max(self._peak_mb, _status_kb(self._process.pid, "VmHWM") // 1024)
+        return self._peak_mb
 
     def run(self, request_id: str, event: Any, invoked_arn: str) -> RunResult:
         """One invocation; the deadline starts now."""
@@ -166,6 +170,7 @@ class ExecutionEnvironment:
         return RunResult("crashed", lines=lines, duration_ms=duration_ms, exit_detail=detail, levels=levels)
 
     def kill(self) -> None:
+        self.max_memory_mb()  # read before it is gone
         with contextlib.suppress(ProcessLookupError):
             self._process.send_signal(signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):

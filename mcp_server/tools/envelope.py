@@ -34,8 +34,8 @@ prints a report for (the start counts, though its report does not, and the init-
 report it prints for its own request id when the real one is missing (a ``SystemLogLevel`` above ``INFO``
 drops real reports); a report it prints for an earlier request id during a later invocation hides that
 report (the invocation is then not listed, never misreported); and an error record it prints as the last
-thing of an invocation (in either format: the platform's ``success`` does not deny one). Log text describes; metrics, configuration and changes
-confirm (the tool's description says so).
+thing of an invocation (in either format: the platform's ``success`` does not deny one). Log text
+describes; metrics, configuration and changes confirm (the tool's description says so).
 """
 
 from __future__ import annotations
