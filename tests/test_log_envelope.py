@@ -722,7 +722,10 @@ def test_log_levels_that_hide_records_are_gaps(levels: dict[str, str], sources: 
     answer = _tool([], configuration)
     assert [gap.source for gap in answer.gaps] == [f"LoggingConfig of function fn: {s}" for s in sources]
     if sources == ["SystemLogLevel WARN"]:
-        assert "start and report records (INFO) are not written" in answer.gaps[0].meaning
+        assert "the start records and the reports of successful invocations (INFO) are not written" in (
+            answer.gaps[0].meaning
+        )
+        assert answer.gaps[0].meaning.startswith("with LoggingConfig.SystemLogLevel WARN ")
     if sources == ["ApplicationLogLevel FATAL"]:
         assert "error records and their detail are missing" in answer.gaps[0].meaning
 

@@ -205,6 +205,6 @@ async def test_an_sdk_v3_missing_resource_is_a_dependency_failure_without_its_op
     diagnosis = await _diagnosis(_failing_after("node_text_resource_not_found", None))
     assert diagnosis.fault_types == ["dependency_failure"]
     assert diagnosis.root_cause.startswith(
-        f"A resource {FUNCTION} calls is missing: a call fails with ResourceNotFoundException (its role "
-        "allows the call; the resource itself is the problem)."
-    )
+        f"A resource {FUNCTION} calls is missing: a call fails with ResourceNotFoundException on orders, the "
+        "only one its role allows it on (its role allows the call; the resource itself is the problem)."
+    )  # the SDK does not name the operation: the role's only granted resource names the table

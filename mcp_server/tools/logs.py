@@ -231,9 +231,10 @@ def _level_gaps(ctx: ToolContext, query: _Query) -> None:
     if system in SYSTEM_LEVELS and SYSTEM_LEVELS.index(system) > SYSTEM_LEVELS.index("INFO"):
         ctx.reads.gap(
             f"{source}: SystemLogLevel {system}",
-            "Lambda writes only system records at that level or above, so the start and report records "
-            "(INFO) are not written: invocations, durations and memory figures are missing from the logs "
-            "(read them from get_function_metrics)",
+            f"with LoggingConfig.SystemLogLevel {system} Lambda writes only platform records at {system} or "
+            "above: the start records and the reports of successful invocations (INFO) are not written, so "
+            "invocations, durations and memory figures are missing from the logs (read them from "
+            "get_function_metrics)",
         )
     application = logging.get("ApplicationLogLevel")
     if application in APPLICATION_LEVELS and APPLICATION_LEVELS.index(application) > APPLICATION_LEVELS.index(
@@ -241,8 +242,9 @@ def _level_gaps(ctx: ToolContext, query: _Query) -> None:
     ):
         ctx.reads.gap(
             f"{source}: ApplicationLogLevel {application}",
-            "Lambda drops application records below that level, and the runtimes write their record of an "
-            "unhandled error at ERROR: error records and their detail are missing from the logs",
+            f"with LoggingConfig.ApplicationLogLevel {application} Lambda drops application records below "
+            f"{application}, and the runtimes write their record of an unhandled error at ERROR: error "
+            "records and their detail are missing from the logs",
         )
 
 

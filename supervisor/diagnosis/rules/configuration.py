@@ -120,7 +120,7 @@ def _unset_variable(c: Conversation, failure: Failure, variable: str) -> Finding
     name, variables = c.name, c.config.get("EnvironmentVariableNames") or []
     if variable in variables:
         return None
-    return _finding(
+    finding = _finding(
         c,
         failure,
         f"{name} reads the environment variable {variable}, which its configuration does not set.",
@@ -139,6 +139,14 @@ def _unset_variable(c: Conversation, failure: Failure, variable: str) -> Finding
             "variables: update-function-configuration replaces the whole environment).",
         ),
     )
+    finding.gaps = (
+        Gap(
+            "remediation",
+            f"the value {variable} had is not recorded (CloudTrail hides environment values): no command can "
+            "set it back",
+        ),
+    )
+    return finding
 
 
 def _changed_environment(c: Conversation, failure: Failure, sign: signs.Sign) -> Finding | None:

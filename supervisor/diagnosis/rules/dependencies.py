@@ -53,14 +53,13 @@ def check(c: Conversation) -> Verdict:
         ),
         failure.pointer(f"{call} failed with {failure.error_code}", "dependency_failure"),
     ]
-    granted = list(_granted(c, str(failure.operation or "")))
+    # Without the operation (the SDK for JavaScript does not name it), any grant of the role can name it.
+    granted = list(_granted(c, failure.operation))
     names = sorted({name for name, _ in granted})
     resource = names[0] if len(names) == 1 else None
     if resource is not None:
         pointers += [
-            Pointer(
-                "get_iam_state", path, arn, f"The role allows {failure.operation} on {resource} only", None
-            )
+            Pointer("get_iam_state", path, arn, f"The role allows {call} on {resource} only", None)
             for _, (path, arn) in granted
         ]
     return Finding(
@@ -81,18 +80,17 @@ def check(c: Conversation) -> Verdict:
     )
 
 
-def _granted(c: Conversation, operation: str) -> Iterator[tuple[str, tuple[str, str]]]:
+def _granted(c: Conversation, operation: str | None) -> Iterator[tuple[str, tuple[str, str]]]:
     """(resource name, (IAM answer path, ARN)) for each resource an Allow statement of the role's inline
-    policies grants ``operation`` on (any service): a DynamoDB table or an S3 bucket."""
-    if not operation:
-        return
+    policies grants ``operation`` (any operation when None) on (any service): a DynamoDB table or an S3
+    bucket."""
     for policy, document in (c.iam.get("inline_policies") or {}).items():
         statements = document.get("Statement") if isinstance(document, dict) else None
         for n, statement in enumerate(statements if isinstance(statements, list) else [statements]):
             if not isinstance(statement, dict) or statement.get("Effect") != "Allow":
                 continue
             actions = _listed(statement.get("Action"))
-            if not any(
+            if operation is not None and not any(
                 fnmatch.fnmatchcase(f"x:{operation}".lower(), f"x:{a.split(':', 1)[-1]}".lower())
                 for a in actions
             ):
