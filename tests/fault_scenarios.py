@@ -36,6 +36,7 @@ from chaos.sandbox import names
 from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from tests.packages import zip_files
 
 Undo = Callable[[Callable[[], object]], None]
 
@@ -299,14 +300,6 @@ def _out_of_memory(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) ->
     )
 
 
-def _zip(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
-
-
 def _deployed_package(sandbox: Sandbox, function: str) -> bytes:
     """The exact bytes deployed to ``$LATEST`` (so a restore gives back the same CodeSha256)."""
     location = _lambda(sandbox).get_function(FunctionName=function)["Code"]["Location"]
@@ -322,7 +315,7 @@ def _buggy_orders_api(package: bytes) -> bytes:
         source = archive.read("orders_api.py").decode()
     buggy = source.replace("json.dumps(body, default=str)", "json.dumps(body)")
     assert buggy != source, "orders_api.py no longer encodes with default=str"
-    return _zip({"orders_api.py": buggy})
+    return zip_files({"orders_api.py": buggy})
 
 
 def _bad_deploy(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Broken:

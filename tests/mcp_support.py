@@ -73,3 +73,27 @@ def get_healthz(sock: socket.socket, port: int) -> bytes:
     while len(body) < length and (chunk := sock.recv(4096)):
         body += chunk
     return head + b"\r\n\r\n" + body
+
+
+def check_idle_connection_closed_after_keep_alive(port: int, keep_alive: float) -> None:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        assert get_healthz(sock, port).startswith(b"HTTP/1.1 200")
+        waited = closed_within(sock, keep_alive + 3)
+    assert waited >= keep_alive - 0.1
+
+
+def check_idle_connection_served_again(port: int, idle_seconds: float) -> None:
+    """Idle between requests is the keep-alive's to end, not the head deadline's: a client (or a load
+    balancer) reusing its connection within the keep-alive is served, never reset."""
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        assert get_healthz(sock, port).startswith(b"HTTP/1.1 200")
+        time.sleep(idle_seconds)
+        assert get_healthz(sock, port).startswith(b"HTTP/1.1 200")
+
+
+def check_unfinished_later_head_cut_off(port: int, header_timeout: float, keep_alive: float) -> None:
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        assert get_healthz(sock, port).startswith(b"HTTP/1.1 200")
+        sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest
+        waited = closed_within(sock, header_timeout + 3)
+    assert waited < keep_alive - 1  # the head deadline, not the keep-alive

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import io
 import json
 import os
-import zipfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +27,7 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from tests.chaos_support import Recorder
 from tests.conftest import Undo
+from tests.packages import zip_files
 
 FN, ORDERS, REPORT, LIVE, INTAKE = (
     names.FUNCTION_NAME,
@@ -506,14 +505,6 @@ def test_a_refused_or_bad_request_changes_nothing_and_leaves_no_saved_state(
     assert chaos.ledger.load(function, fault.name) is None
 
 
-def _zip(files: dict[str, bytes]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in files.items():
-            archive.writestr(name, data)
-    return buffer.getvalue()
-
-
 def test_state_larger_than_the_ledger_is_refused_before_anything_is_saved(
     sandbox: Sandbox, operator: boto3.Session, undo: Undo
 ) -> None:
@@ -529,7 +520,7 @@ def test_state_larger_than_the_ledger_is_refused_before_anything_is_saved(
         Role=sandbox.world.role_arn,
         Handler="app.handler",
         Code={
-            "ZipFile": _zip(
+            "ZipFile": zip_files(
                 {"app.py": b"def handler(event, context):\n    return 1\n", "data.bin": os.urandom(9000)}
             )
         },

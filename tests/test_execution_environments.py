@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-import zipfile
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -15,6 +13,7 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.sandbox.world import package
 from chaos.workload.runtime import InvokeError, LocalLambdaRuntime
 from tests.conftest import Undo
+from tests.packages import zip_files
 
 PROBE = "env-probe"
 PROBE_SOURCE = """
@@ -34,14 +33,6 @@ def handler(event, context):
         "remaining_ms": context.get_remaining_time_in_millis(),
     }
 """
-
-
-def _zip(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
 
 
 def _log_messages(sandbox: Sandbox, function: str) -> list[str]:
@@ -70,7 +61,7 @@ def _reconfigure(sandbox: Sandbox, undo: Undo, function: str, **changes: Any) ->
 
 def _redeploy(sandbox: Sandbox, undo: Undo, function: str, module: str, files: dict[str, str]) -> None:
     lambda_ = sandbox.session(names.OPERATOR).client("lambda")
-    lambda_.update_function_code(FunctionName=function, ZipFile=_zip(files))
+    lambda_.update_function_code(FunctionName=function, ZipFile=zip_files(files))
     undo(lambda: lambda_.update_function_code(FunctionName=function, ZipFile=package(module)))
 
 
@@ -83,7 +74,7 @@ def probe(sandbox: Sandbox) -> str:
         Runtime="python3.12",
         Role=sandbox.world.role_arn,
         Handler="probe.handler",
-        Code={"ZipFile": _zip({"probe.py": PROBE_SOURCE})},
+        Code={"ZipFile": zip_files({"probe.py": PROBE_SOURCE})},
         Timeout=3,
         MemorySize=192,
         Environment={"Variables": {"GREETING": "hello"}},

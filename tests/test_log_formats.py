@@ -9,11 +9,9 @@ page's event mapping and captured CloudWatch output for the platform records.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import re
 import uuid
-import zipfile
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +23,7 @@ from chaos.sandbox.extensions.lambda_logging import TEXT_WITH_LEVEL
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from tests.conftest import Undo
+from tests.packages import zip_files
 
 PROBE = """\
 import json, logging, os, time
@@ -68,14 +67,6 @@ INIT_START = f"INIT_START Runtime Version: python:3.12.sandbox\tRuntime Version 
 Make = Callable[..., str]
 
 
-def _zip(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
-
-
 @pytest.fixture
 def make_function(sandbox: Sandbox, undo: Undo) -> Make:
     """A throwaway Python function (and its log group), deleted after the test."""
@@ -93,7 +84,7 @@ def make_function(sandbox: Sandbox, undo: Undo) -> Make:
             Runtime="python3.12",
             Role=sandbox.world.role_arn,
             Handler=settings.pop("handler", "probe.handler"),
-            Code={"ZipFile": _zip(files)},
+            Code={"ZipFile": zip_files(files)},
             **{"Timeout": 3, "MemorySize": 128} | settings,
             **({"LoggingConfig": logging_config} if logging_config else {}),
         )

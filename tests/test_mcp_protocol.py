@@ -16,7 +16,12 @@ import pytest
 from chaos.mcp_process import ServerProcess, server_process
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from tests.mcp_support import closed_within, get_healthz
+from tests.mcp_support import (
+    check_idle_connection_closed_after_keep_alive,
+    check_idle_connection_served_again,
+    check_unfinished_later_head_cut_off,
+    closed_within,
+)
 
 HEADER_TIMEOUT = 1.0
 KEEP_ALIVE = 6  # seconds; well beyond the header deadline, so each test tells the two apart
@@ -124,27 +129,15 @@ def test_a_request_head_sent_byte_by_byte_is_cut_off(server: ServerProcess) -> N
 
 
 def test_an_idle_keep_alive_connection_is_closed_after_the_keep_alive(server: ServerProcess) -> None:
-    with socket.create_connection(("127.0.0.1", server.port)) as sock:
-        assert get_healthz(sock, server.port).startswith(b"HTTP/1.1 200")
-        waited = closed_within(sock, KEEP_ALIVE + 3)
-    assert waited >= KEEP_ALIVE - 0.1
+    check_idle_connection_closed_after_keep_alive(server.port, KEEP_ALIVE)
 
 
 def test_an_idle_keep_alive_connection_outlives_the_header_deadline(server: ServerProcess) -> None:
-    """Idle between requests is the keep-alive's to end, not the head deadline's: a client (or a load
-    balancer) reusing its connection within the keep-alive is served, never reset."""
-    with socket.create_connection(("127.0.0.1", server.port)) as sock:
-        assert get_healthz(sock, server.port).startswith(b"HTTP/1.1 200")
-        time.sleep(HEADER_TIMEOUT * 2)
-        assert get_healthz(sock, server.port).startswith(b"HTTP/1.1 200")
+    check_idle_connection_served_again(server.port, idle_seconds=HEADER_TIMEOUT * 2)
 
 
 def test_a_later_request_head_left_unfinished_is_cut_off(server: ServerProcess) -> None:
-    with socket.create_connection(("127.0.0.1", server.port)) as sock:
-        assert get_healthz(sock, server.port).startswith(b"HTTP/1.1 200")
-        sock.sendall(b"GET /healthz HTTP/1.1\r\n")  # and never the rest
-        waited = closed_within(sock, HEADER_TIMEOUT + 3)
-    assert waited < KEEP_ALIVE - 1  # the head deadline, not the keep-alive
+    check_unfinished_later_head_cut_off(server.port, HEADER_TIMEOUT, KEEP_ALIVE)
 
 
 def test_long_lived_streams_outlast_the_header_timeout(server: ServerProcess) -> None:

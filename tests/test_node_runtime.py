@@ -5,12 +5,10 @@ Runtime.js, CallbackContext.js, index.mjs; docs/sandbox.md, "Node.js runtime", c
 
 from __future__ import annotations
 
-import io
 import itertools
 import json
 import re
 import tempfile
-import zipfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -21,17 +19,10 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload import node_runtime
 from chaos.workload.node_runtime import NodeRuntimeUnavailable
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from tests.packages import zip_files
 
 STAMP = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z"
 Deploy = Callable[..., str]
-
-
-def _zip(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +44,7 @@ def deploy(sandbox: Sandbox) -> Iterator[Deploy]:
                 "Runtime": "nodejs22.x",
                 "Role": role_arn,
                 "Handler": handler,
-                "Code": {"ZipFile": _zip(files)},
+                "Code": {"ZipFile": zip_files(files)},
                 "Timeout": 3,
                 "MemorySize": 256,
                 **configuration,
