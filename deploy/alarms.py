@@ -81,3 +81,90 @@ def function_alarms(function_name: str, log_group: str, topic_arn: Any) -> list[
         _metric_alarm(function_name, "Throttles", topic_arn),
         _log_silence_alarm(function_name, log_group, topic_arn),
     ]
+
+
+QUEUE_AGE_THRESHOLD_SECONDS = 300  # the template's default for ApproximateAgeOfOldestMessage
+
+
+def _threshold_alarm(
+    name: str,
+    description: str,
+    metric: tuple[str, str, str, str],
+    statistic: str,
+    threshold: Any,
+    topic_arn: Any,
+) -> Alarm:
+    namespace, metric_name, dimension, value = metric
+    return {
+        "AlarmName": name,
+        "AlarmDescription": description,
+        "Namespace": namespace,
+        "MetricName": metric_name,
+        "Dimensions": [{"Name": dimension, "Value": value}],
+        "Statistic": statistic,
+        "Period": PERIOD_SECONDS,
+        "EvaluationPeriods": 1,
+        "DatapointsToAlarm": 1,
+        "Threshold": threshold,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "TreatMissingData": "notBreaching",
+        "AlarmActions": [topic_arn],
+    }
+
+
+def source_queue_alarms(queue_name: str, topic_arn: Any, age_threshold_seconds: Any) -> list[Alarm]:
+    """A queue a function consumes: its oldest message keeps ageing (the consumer stopped or fails)."""
+    return [
+        _threshold_alarm(
+            f"{queue_name}-oldest-message-age",
+            f"Messages wait in {queue_name}: its oldest is {age_threshold_seconds} s old or more",
+            ("AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", queue_name),
+            "Maximum",
+            age_threshold_seconds,
+            topic_arn,
+        )
+    ]
+
+
+def dead_letter_queue_alarms(queue_name: str, topic_arn: Any) -> list[Alarm]:
+    """A dead-letter queue (of a queue's redrive policy, or of a function): anything in it is work lost."""
+    return [
+        _threshold_alarm(
+            f"{queue_name}-depth",
+            f"Messages arrived in the dead-letter queue {queue_name}",
+            ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", queue_name),
+            "Maximum",
+            1,
+            topic_arn,
+        )
+    ]
+
+
+def async_alarms(function_name: str, topic_arn: Any) -> list[Alarm]:
+    """A function invoked asynchronously: events dropped, and failed events that reach no dead-letter
+    queue or destination."""
+    return [
+        _threshold_alarm(
+            alarm_name(function_name, metric),
+            f"{metric} of Lambda function {function_name}",
+            ("AWS/Lambda", metric, "FunctionName", function_name),
+            "Sum",
+            1,
+            topic_arn,
+        )
+        for metric in ("AsyncEventsDropped", "DeadLetterErrors", "DestinationDeliveryFailures")
+    ]
+
+
+def caller_topic_alarms(topic_name: str, topic_arn: Any) -> list[Alarm]:
+    """An SNS topic that invokes a function: notifications it could not deliver (the caller refused)."""
+    return [
+        _threshold_alarm(
+            f"{topic_name}-notifications-failed",
+            f"SNS topic {topic_name} could not deliver notifications",
+            ("AWS/SNS", "NumberOfNotificationsFailed", "TopicName", topic_name),
+            "Sum",
+            1,
+            topic_arn,
+        )
+    ]

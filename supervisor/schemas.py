@@ -165,6 +165,32 @@ class ResolvedFault(_Model):
     )
 
 
+ImpactKind = Literal[
+    "messages_waiting",
+    "oldest_message_age_seconds",
+    "messages_in_dead_letter_queue",
+    "events_dropped",
+    "deliveries_failed",
+    "notifications_failed",
+]
+
+
+class ImpactFigure(_Model):
+    """What the failure holds back or has lost, counted from a tool answer: for an event-driven function
+    what was lost matters as much as why."""
+
+    kind: ImpactKind = Field(
+        description="messages_waiting (visible in the source queue), oldest_message_age_seconds, "
+        "messages_in_dead_letter_queue, events_dropped (asynchronous events discarded), deliveries_failed "
+        "(to a dead-letter queue or destination), notifications_failed (a caller refused)."
+    )
+    resource: str = Field(min_length=1, description="The queue, topic or function the figure counts.")
+    value: float = Field(ge=0, description="The figure, exactly as the cited tool answer states it.")
+    evidence: EvidenceIndices = Field(
+        min_length=1, description="Indices into Diagnosis.evidence: the pointer whose value is this figure."
+    )
+
+
 class DiagnosisSubmission(_Model):
     """What the model submits through ``submit_diagnosis``; checked in code before it becomes a Diagnosis."""
 
@@ -191,6 +217,11 @@ class DiagnosisSubmission(_Model):
         default_factory=list,
         description="Faults a change caused and a later change undid, with no failure of that kind since.",
     )
+    impact: list[ImpactFigure] = Field(
+        default_factory=list,
+        description="For an event-driven function: messages waiting and the age of the oldest, messages in "
+        "the dead-letter queue, events dropped, deliveries or notifications failed; each figure cited.",
+    )
 
     def citations(self) -> list[tuple[str, list[int]]]:
         """Every entry that cites evidence, with where it is: ('remediation_plan.0', [1, 2]), ..."""
@@ -199,6 +230,7 @@ class DiagnosisSubmission(_Model):
         cited += [(f"timeline.{n}", entry.evidence) for n, entry in enumerate(self.timeline)]
         cited += [(f"gaps.{n}", gap.evidence) for n, gap in enumerate(self.gaps)]
         cited += [(f"ruled_out.{n}", entry.evidence) for n, entry in enumerate(self.ruled_out)]
+        cited += [(f"impact.{n}", figure.evidence) for n, figure in enumerate(self.impact)]
         for n, fault in enumerate(self.resolved):
             cited += [(f"resolved.{n}", fault.evidence)]
             cited += [(f"resolved.{n}.caused_by", fault.caused_by.evidence)]

@@ -40,6 +40,27 @@ ORDER_INTAKE_ROLE = "order-intake-role"
 ORDER_INTAKE_RUNTIME = "nodejs22.x"
 ORDER_INTAKE_HANDLER = "index.handler"
 
+# Event-driven functions. orders-queue (redrive to orders-queue-dlq) feeds order-worker through an SQS event
+# source mapping with partial batch responses; the order-events topic invokes order-notifier asynchronously
+# through a statement of its resource policy, and order-notifier's failed events go to its dead-letter queue.
+ORDER_WORKER_FUNCTION = "order-worker"
+ORDER_WORKER_ROLE = "order-worker-role"
+ORDER_WORKER_TIMEOUT_SECONDS = 2
+ORDERS_QUEUE = "orders-queue"
+ORDERS_QUEUE_VISIBILITY_SECONDS = 4  # at least the function's timeout, or Lambda refuses the mapping
+ORDERS_DLQ = "orders-queue-dlq"
+ORDERS_MAX_RECEIVE_COUNT = 2
+ORDERS_BATCH_SIZE = 5
+ORDER_NOTIFIER_FUNCTION = "order-notifier"
+ORDER_NOTIFIER_ROLE = "order-notifier-role"
+ORDER_EVENTS_TOPIC = "order-events"
+ORDER_NOTIFIER_DLQ = "order-notifier-dlq"
+ORDER_EVENTS_STATEMENT = "order-events-invoke"  # the resource-policy statement that lets the topic invoke
+ORDER_NOTIFIER_RETRIES = 0  # MaximumRetryAttempts: a failed event goes to the dead-letter queue at once
+# The sandbox's threshold on orders-queue's ApproximateAgeOfOldestMessage; the deploy template's default
+# is 300 s. Shorter here so that a drill scenario waits seconds, not minutes (docs/sandbox.md).
+QUEUE_AGE_ALARM_SECONDS = 8
+
 FUNCTIONS = (FUNCTION_NAME, ORDERS_FUNCTION, REPORT_FUNCTION, ORDER_INTAKE_FUNCTION)
 
 # The second account: a copy of orders-api, and a read-only role the mcp-server identity may assume.
@@ -94,3 +115,13 @@ def order_submission(
 def report_request(size_mb: int = 100, work_seconds: float = 1.0) -> dict[str, object]:
     """An invocation event for `report-builder`."""
     return {"size_mb": size_mb, "work_seconds": work_seconds}
+
+
+def order_message(order_id: str = "0001-000", amount: float = 42.5) -> str:
+    """The body of one orders-queue message for `order-worker`."""
+    return json.dumps({"order_id": order_id, "amount": amount, "customer": "c-0001"})
+
+
+def order_event(order_id: str = "0001-000", status: str = "shipped") -> str:
+    """The message of one order-events notification for `order-notifier`."""
+    return json.dumps({"order_id": order_id, "status": status})

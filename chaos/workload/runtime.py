@@ -108,6 +108,15 @@ def _with_credentials(platform: boto3.Session, credentials: dict[str, Any]) -> b
     return boto3.Session(botocore_session=core)
 
 
+def assumed_role_session(platform: boto3.Session, role_arn: str, session_name: str) -> boto3.Session:
+    """What the Lambda service acts with on a function's behalf (its pollers, its deliveries to
+    destinations and dead-letter queues): the function's role, assumed by ``platform``."""
+    credentials = platform.client("sts", config=_CLIENT_CONFIG).assume_role(
+        RoleArn=role_arn, RoleSessionName=session_name
+    )["Credentials"]
+    return _with_credentials(platform, credentials)
+
+
 def _environment_key(config: dict[str, Any]) -> str:
     """What makes Lambda replace an environment: the version's code or any setting the runtime sees."""
     keys = ("FunctionArn", "Version", "CodeSha256", "Handler", "Runtime", "MemorySize", "Timeout", "Role")

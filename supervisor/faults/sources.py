@@ -74,3 +74,37 @@ SUCCEEDED_BESIDE = source(
     "get_function_metrics minutes.<n>.invocations above that minute's errors (invocations succeeded "
     "beside the failures)",
 )
+_EVENT_SOURCES = "get_event_sources"
+EVENT_PATHS = source(
+    _EVENT_SOURCES,
+    r"mappings\.\d+\.(State|StateTransitionReason|LastProcessingResult|UUID|EventSourceArn)"
+    r"|subscriptions(\.\d+(\..+)?)?|policy_statements(\.\d+(\..+)?)?",
+    "get_event_sources paths (mappings.<n>.State, LastProcessingResult, subscriptions, policy_statements)",
+)
+BACKLOG = source(
+    _EVENT_SOURCES,
+    r"mappings\.\d+\.queue\.(ApproximateNumberOfMessages|oldest_message_age_seconds|messages_\w+)"
+    r"|subscriptions\.\d+\.notifications_failed",
+    "get_event_sources backlog (mappings.<n>.queue.ApproximateNumberOfMessages, "
+    "oldest_message_age_seconds, subscriptions.<n>.notifications_failed)",
+)
+ASYNC_SETTINGS = source(
+    _EVENT_SOURCES,
+    r"async_config\.(configured|MaximumRetryAttempts|MaximumEventAgeInSeconds|destinations(\..+)?)"
+    r"|mappings\.\d+\.(visibility_timeout_below_function_timeout|queue\.(VisibilityTimeout|"
+    r"DeadLetterTargetArn|MaxReceiveCount))|timeout_seconds",
+    "get_event_sources settings (async_config destinations and retries, a mapping's queue "
+    "VisibilityTimeout and redrive policy)",
+)
+ASYNC_LOSSES = source(
+    _EVENT_SOURCES,
+    r"async_config\.metrics\.\w+|async_config\.destinations\.\d+\.queue\.\w+",
+    "get_event_sources losses (async_config.metrics AsyncEventsDropped, DeadLetterErrors, "
+    "DestinationDeliveryFailures; the dead-letter queue's depth)",
+)
+SNS_CHANGE = source(
+    "get_recent_changes", _CHANGE, "an SNS event in get_recent_changes (events.<n>)", "sns.amazonaws.com"
+)
+SQS_CHANGE = source(
+    "get_recent_changes", _CHANGE, "an SQS event in get_recent_changes (events.<n>)", "sqs.amazonaws.com"
+)

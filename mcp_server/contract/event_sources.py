@@ -1,0 +1,184 @@
+"""``get_event_sources``: how the function is invoked besides direct calls, and what is waiting or lost on
+each path. Fields keep the AWS API's own casing where they copy an AWS value."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.declaration import ToolDeclaration
+
+SourceMinutes = Annotated[
+    int,
+    Field(
+        ge=5,
+        le=1440,
+        description="How far back the metrics go, in minutes, ending with the current minute (5-1440, "
+        "default 60).",
+    ),
+]
+
+
+class GetEventSourcesArgs(TargetArguments):
+    """Arguments of ``get_event_sources``: the function's event source mappings, asynchronous invocation
+    settings, dead-letter queue, destinations and resource policy, with the depth of every queue."""
+
+    minutes: SourceMinutes = 60
+
+
+class QueueState(ContractModel):
+    """An SQS queue the function reads or delivers to, as GetQueueAttributes and AWS/SQS show it."""
+
+    QueueArn: str
+    QueueUrl: str | None = None
+    VisibilityTimeout: int | None = Field(default=None, description="Seconds; None: unreadable.")
+    MessageRetentionPeriod: int | None = None
+    DeadLetterTargetArn: str | None = Field(default=None, description="The redrive policy's queue.")
+    MaxReceiveCount: int | None = Field(default=None, description="The redrive policy's maxReceiveCount.")
+    ApproximateNumberOfMessages: int | None = Field(default=None, description="Visible messages now.")
+    ApproximateNumberOfMessagesNotVisible: int | None = Field(
+        default=None, description="Messages received and not yet deleted (in flight) now."
+    )
+    oldest_message_age_seconds: float | None = Field(
+        default=None,
+        description="The latest ApproximateAgeOfOldestMessage (Maximum) in the window; None: no datapoint.",
+    )
+    messages_sent: float | None = Field(default=None, description="NumberOfMessagesSent in the window (Sum).")
+    messages_received: float | None = Field(
+        default=None, description="NumberOfMessagesReceived in the window (Sum)."
+    )
+    messages_deleted: float | None = Field(
+        default=None, description="NumberOfMessagesDeleted in the window (Sum)."
+    )
+
+
+class EventSourceMapping(ContractModel):
+    """One event source mapping, as GetEventSourceMapping describes it."""
+
+    UUID: str
+    EventSourceArn: str
+    FunctionArn: str
+    State: str = Field(description="Enabled, Disabled, Creating, Enabling, Disabling, Updating, Deleting.")
+    StateTransitionReason: str | None = None
+    LastProcessingResult: str | None = Field(
+        default=None, description="What Lambda last got polling the source, e.g. 'OK' or 'PROBLEM: ...'."
+    )
+    LastModified: str | None = Field(default=None, description="ISO-8601.")
+    BatchSize: int | None = None
+    MaximumBatchingWindowInSeconds: int | None = None
+    FunctionResponseTypes: list[str] = Field(default_factory=list)
+    queue: QueueState | None = Field(default=None, description="The source queue, when it is an SQS queue.")
+    visibility_timeout_below_function_timeout: bool | None = Field(
+        default=None,
+        description="The source queue's VisibilityTimeout is shorter than the function's Timeout: messages "
+        "still being processed become visible again and are received twice. None: not an SQS source.",
+    )
+
+
+class Destination(ContractModel):
+    """Where failed (or successful) asynchronous events go: a destination or the dead-letter queue."""
+
+    kind: str = Field(description="on_failure, on_success or dead_letter_queue.")
+    Destination: str = Field(description="The target's ARN (SQS queue, SNS topic, function, event bus).")
+    queue: QueueState | None = Field(default=None, description="The target, when it is an SQS queue.")
+
+
+class AsyncMetrics(ContractModel):
+    """The function's asynchronous-invocation metrics (AWS/Lambda) over the window; None: no datapoint."""
+
+    AsyncEventsReceived: float | None = None
+    AsyncEventsDropped: float | None = None
+    AsyncEventAgeMaxMs: float | None = Field(default=None, description="Maximum AsyncEventAge, ms.")
+    DeadLetterErrors: float | None = None
+    DestinationDeliveryFailures: float | None = None
+
+
+class AsyncConfig(ContractModel):
+    """Asynchronous invocation: retries, maximum event age, destinations and the dead-letter queue."""
+
+    configured: bool = Field(description="False: no event invoke config; Lambda's defaults apply.")
+    MaximumRetryAttempts: int = Field(description="0-2; 2 when not configured.")
+    MaximumEventAgeInSeconds: int = Field(description="60-21600; 21600 when not configured.")
+    destinations: list[Destination] = Field(default_factory=list)
+    metrics: AsyncMetrics = Field(default_factory=AsyncMetrics)
+
+
+class PolicyStatement(ContractModel):
+    """One statement of the function's resource-based policy: who may invoke it."""
+
+    Sid: str
+    Effect: str
+    Principal: str = Field(description="The service or account, e.g. 'sns.amazonaws.com'.")
+    Action: str
+    SourceArn: str | None = Field(default=None, description="The ArnLike/ArnEquals AWS:SourceArn condition.")
+    SourceAccount: str | None = None
+
+
+class Subscription(ContractModel):
+    """An SNS subscription that delivers to the function (protocol lambda)."""
+
+    SubscriptionArn: str
+    TopicArn: str
+    invoke_allowed: bool = Field(
+        description="A resource-policy statement lets this topic invoke the function (sns.amazonaws.com, "
+        "with no SourceArn condition or one matching the topic)."
+    )
+    notifications_failed: float | None = Field(
+        default=None, description="The topic's NumberOfNotificationsFailed in the window (AWS/SNS, Sum)."
+    )
+    notifications_delivered: float | None = Field(
+        default=None, description="The topic's NumberOfNotificationsDelivered in the window (AWS/SNS, Sum)."
+    )
+
+
+class EventSourcesResponse(ContractModel):
+    """Answer of ``get_event_sources``."""
+
+    function_name: str
+    function_arn: str
+    timeout_seconds: int = Field(description="The function's configured Timeout.")
+    window_start: str = Field(description="ISO-8601 start of the metrics window.")
+    window_end: str = Field(description="ISO-8601 end of the metrics window.")
+    mappings: list[EventSourceMapping] = Field(
+        default_factory=list, description="Every event source mapping of the function, any state."
+    )
+    async_config: AsyncConfig
+    policy_statements: list[PolicyStatement] = Field(
+        default_factory=list, description="The function's resource-based policy (empty: none)."
+    )
+    subscriptions: list[Subscription] = Field(
+        default_factory=list, description="SNS subscriptions whose endpoint is the function."
+    )
+    gaps: Gaps = Field(default_factory=list)
+
+
+GET_EVENT_SOURCES = ToolDeclaration(
+    name="get_event_sources",
+    title="Lambda event sources",
+    description=(
+        "How the function is invoked besides direct calls, and what is waiting or lost on each path: its "
+        "event source mappings (State, LastProcessingResult) with each source queue's visibility timeout, "
+        "redrive policy, depth and age of oldest message; asynchronous invocation (retries, maximum age, "
+        "destinations, dead-letter queue with its depth, AsyncEventsDropped, DeadLetterErrors, "
+        "DestinationDeliveryFailures); the SNS subscriptions that deliver to it; and its resource policy "
+        "(who may invoke it). Read it when an alarm names a queue, a dead-letter queue or dropped events, "
+        "or when the function is silent: it corroborates event_source_stopped, and permission_loss, "
+        "configuration_error, bad_input and throttling on an event path."
+    ),
+    arguments=GetEventSourcesArgs,
+    response=EventSourcesResponse,
+    implementation="mcp_server.tools.event_sources:event_sources",
+    reads=(
+        ("lambda", "GetFunctionConfiguration"),
+        ("lambda", "ListEventSourceMappings"),
+        ("lambda", "GetFunctionEventInvokeConfig"),
+        ("lambda", "GetPolicy"),
+        ("sqs", "GetQueueUrl"),
+        ("sqs", "GetQueueAttributes"),
+        ("sns", "ListSubscriptions"),
+        ("cloudwatch", "GetMetricData"),
+    ),
+    order=70,
+)
