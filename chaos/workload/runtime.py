@@ -142,6 +142,8 @@ class LocalLambdaRuntime:
         self._in_flight: dict[str, int] = {}
         self._warm: dict[str, list[_Warm]] = {}  # function ARN with version → idle environments
         self._created = 0
+        # Told of every invocation that ran or was throttled, whoever asked for it (a caller, a poller).
+        self.observers: list[Callable[[Invocation], None]] = []
 
     def close(self) -> None:
         with self._lock:
@@ -157,6 +159,12 @@ class LocalLambdaRuntime:
         self.close()
 
     def invoke(self, function_name: str, event: Any, qualifier: str | None = None) -> Invocation:
+        invocation = self._invoke(function_name, event, qualifier)
+        for observer in self.observers:
+            observer(invocation)
+        return invocation
+
+    def _invoke(self, function_name: str, event: Any, qualifier: str | None) -> Invocation:
         request_id = str(uuid.uuid4())
         function = self._get_function(function_name, qualifier)
         config = function["Configuration"]
