@@ -11,8 +11,10 @@ def install(base_url: str) -> None:
         cloudwatch_alarms,
         cloudwatch_reset,
         code_location,
+        event_source_mappings,
         lambda_logging,
         log_filters,
+        sqs_metrics,
     )
 
     code_location.install(base_url)
@@ -21,3 +23,5 @@ def install(base_url: str) -> None:
     cloudwatch_reset.install()
     lambda_logging.install()
     log_filters.install()
+    event_source_mappings.install()
+    sqs_metrics.install()

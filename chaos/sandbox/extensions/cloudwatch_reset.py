@@ -8,7 +8,8 @@ own harness calls it; the diagnosis never sees it happen.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import threading
+from collections.abc import Callable, Iterable
 from wsgiref.types import StartResponse, WSGIEnvironment
 
 from moto.cloudwatch.models import cloudwatch_backends
@@ -17,9 +18,24 @@ from werkzeug.wrappers import Request, Response
 from chaos.sandbox.extensions import server_app
 
 RESET_PATH = "/_sandbox/cloudwatch/reset"
+# Held by a reset and by any emulator thread that writes datapoints, so none lands across a reset.
+LOCK = threading.RLock()
+_listeners: list[Callable[[], None]] = []
+
+
+def on_reset(listener: Callable[[], None]) -> None:
+    """Call ``listener`` (under ``LOCK``) after every reset: for extensions that keep metric state."""
+    _listeners.append(listener)
 
 
 def reset() -> None:
+    with LOCK:
+        _reset_backends()
+        for listener in _listeners:
+            listener()
+
+
+def _reset_backends() -> None:
     for regions in list(cloudwatch_backends.values()):
         for backend in list(regions.values()):
             backend.metric_data = []

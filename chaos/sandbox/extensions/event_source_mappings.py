@@ -1,0 +1,213 @@
+"""SQS event source mappings as Lambda manages them; the sandbox's poller (``chaos/workload/sqs_poller.py``)
+delivers, moto does not.
+
+moto 5.2.5 registers an SQS mapping on the queue, and every ``SendMessage`` then invokes the function
+itself (through Docker) and deletes the messages, even after the mapping is deleted. Here the mapping is
+never registered on its queue: only the client-side poller receives, invokes and deletes.
+
+``CreateEventSourceMapping`` on an SQS queue is refused as Lambda refuses it
+(``InvalidParameterValueException``):
+- when the queue's visibility timeout is shorter than the function's timeout: ``Queue visibility timeout: 60
+  seconds is less than Function timeout: 120 seconds`` (quoted in github-aws-runners/terraform-aws-github-
+  runner#465 and winglang/wing#1507);
+- when the function's execution role may not ``sqs:ReceiveMessage``, ``sqs:DeleteMessage`` or
+  ``sqs:GetQueueAttributes`` on the queue (the permissions Lambda lists in with-sqs.html): ``The function
+  execution role does not have permissions to call ReceiveMessage on SQS`` (anomalyco/sst#5737; earlier
+  ``The provided execution role ...``, aws/aws-cdk#6770 and functionalone/serverless-iam-roles-per-function#21
+  for DeleteMessage). The role's inline and attached policies, and its permissions boundary, are evaluated
+  with moto's IAM policy engine against the queue's ARN. The visibility timeout is checked first (AWS does
+  not document an order).
+
+State, StateTransitionReason and LastProcessingResult (API_EventSourceMappingConfiguration): a new mapping is
+answered ``Creating`` and then is ``Enabled`` (or ``Disabled``); an update that disables it is answered
+``Disabling``, one that enables it ``Enabling``, any other ``Updating``; a deletion ``Deleting`` (as moto
+already answers it).
+Lambda completes these transitions asynchronously; here they complete at once. StateTransitionReason is
+``USER_INITIATED`` and LastProcessingResult ``No records processed`` until the poller reports, as in the
+create-event-source-mapping examples of the Lambda developer guide (with-sqs.md, with-mq.md).
+``POST /_sandbox/lambda/event-source-mappings/<uuid>`` with a JSON object sets any of those three fields.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+from wsgiref.types import StartResponse, WSGIEnvironment
+
+from moto.awslambda.exceptions import InvalidParameterValueException
+from moto.awslambda.models import EventSourceMapping, LambdaBackend, lambda_backends
+from moto.awslambda.responses import LambdaResponse
+from moto.iam import access_control
+from moto.iam.models import iam_backends
+from moto.sqs.models import sqs_backends
+from moto.utilities.utils import get_partition
+from werkzeug.wrappers import Request, Response
+
+from chaos.sandbox.extensions import server_app
+
+CONTROL_PATH = "/_sandbox/lambda/event-source-mappings/"
+REPORTED_FIELDS = ("State", "StateTransitionReason", "LastProcessingResult")
+USER_INITIATED = "USER_INITIATED"
+NO_RECORDS = "No records processed"
+POLLER_ACTIONS = ("ReceiveMessage", "DeleteMessage", "GetQueueAttributes")
+
+
+def visibility_refusal(visibility_seconds: int, timeout_seconds: int) -> str:
+    return (
+        f"Queue visibility timeout: {visibility_seconds} seconds is less than Function timeout: "
+        f"{timeout_seconds} seconds"
+    )
+
+
+def permission_refusal(action: str) -> str:
+    return f"The function execution role does not have permissions to call {action} on SQS"
+
+
+def _role_allows(account_id: str, region: str, role_arn: str, action: str, resource: str) -> bool:
+    """Whether the role's policies (and its boundary, if any) allow ``action`` on ``resource``."""
+    backend = iam_backends[account_id][get_partition(region)]
+    try:
+        role = backend.get_role_by_arn(role_arn)
+    except Exception:  # moto raises its own not-found error: a missing role allows nothing
+        return False
+    documents = [
+        str(backend.get_role_policy(role.name, name)[1]) for name in backend.list_role_policies(role.name)
+    ]
+    attached, _ = backend.list_attached_role_policies(role.name)
+    documents += [_default_document(policy) for policy in attached]
+    results = [access_control.IAMPolicy(d).is_action_permitted(action, resource) for d in documents]
+    if access_control.PermissionResult.DENIED in results:
+        return False
+    if access_control.PermissionResult.PERMITTED not in results:
+        return False
+    if role.permissions_boundary_arn:
+        boundary = _default_document(backend.get_policy(role.permissions_boundary_arn))
+        verdict = access_control.IAMPolicy(boundary).is_action_permitted(action, resource)
+        return bool(verdict == access_control.PermissionResult.PERMITTED)
+    return True
+
+
+def _default_document(policy: Any) -> str:
+    return next(str(v.document) for v in policy.versions if v.version_id == policy.default_version_id)
+
+
+def _check_sqs_source(backend: LambdaBackend, spec: dict[str, Any]) -> None:
+    """Refuse the mapping as Lambda does, if its source is an SQS queue of this account and region."""
+    queues = sqs_backends[backend.account_id][backend.region_name].queues.values()
+    queue = next((q for q in queues if q.queue_arn == spec.get("EventSourceArn")), None)
+    if queue is None:
+        return
+    function = backend.get_function(str(spec.get("FunctionName") or ""))
+    visibility, timeout = int(getattr(queue, "visibility_timeout", 0)), int(function.timeout)
+    if visibility < timeout:
+        raise InvalidParameterValueException(visibility_refusal(visibility, timeout))
+    for action in POLLER_ACTIONS:
+        if not _role_allows(
+            backend.account_id, backend.region_name, function.role, f"sqs:{action}", queue.queue_arn
+        ):
+            raise InvalidParameterValueException(permission_refusal(action))
+
+
+def _reported(mapping: EventSourceMapping) -> dict[str, str]:
+    stored: dict[str, str] = getattr(mapping, "sandbox_reported", {})
+    settled = "Enabled" if mapping.enabled else "Disabled"
+    return {
+        "State": settled,
+        "StateTransitionReason": USER_INITIATED,
+        "LastProcessingResult": NO_RECORDS,
+    } | stored
+
+
+def _patch_models() -> None:
+    original_create = LambdaBackend.create_event_source_mapping
+    original_update = LambdaBackend.update_event_source_mapping
+    original_configuration = EventSourceMapping.get_configuration
+
+    def create(self: LambdaBackend, spec: dict[str, Any]) -> EventSourceMapping:
+        _check_sqs_source(self, spec)
+        mapping = original_create(self, spec)
+        for queue in sqs_backends[self.account_id][self.region_name].queues.values():
+            queue.lambda_event_source_mappings.pop(mapping.function_arn, None)  # our poller delivers
+        return mapping
+
+    def update(self: LambdaBackend, uuid: str, spec: dict[str, Any]) -> EventSourceMapping | None:
+        mapping = original_update(self, uuid, spec)
+        if mapping is not None and "Enabled" in spec:
+            # A user's enable or disable settles the state the poller may have reported.
+            reported = getattr(mapping, "sandbox_reported", {})
+            mapping.sandbox_reported = {  # type: ignore[attr-defined]
+                k: v for k, v in reported.items() if k not in ("State", "StateTransitionReason")
+            }
+        return mapping
+
+    def get_configuration(self: EventSourceMapping) -> dict[str, Any]:
+        return original_configuration(self) | _reported(self)
+
+    setattr(LambdaBackend, "create_event_source_mapping", create)  # noqa: B010
+    setattr(LambdaBackend, "update_event_source_mapping", update)  # noqa: B010
+    setattr(EventSourceMapping, "get_configuration", get_configuration)  # noqa: B010
+
+
+def _patch_responses() -> None:
+    """The answers to Create and Update show the transition Lambda starts, not the state it settles in."""
+    original_create = LambdaResponse.create_event_source_mapping
+    original_update = LambdaResponse.update_event_source_mapping
+
+    def create(self: LambdaResponse) -> Any:
+        status, headers, body = original_create(self)
+        return status, headers, _with_state(body, "Creating")
+
+    def update(self: LambdaResponse) -> Any:
+        mapping = self.backend.get_event_source_mapping(self.path.split("/")[-1])
+        was_enabled = bool(mapping.enabled) if mapping is not None else None
+        status, headers, body = original_update(self)
+        enabled = self.json_body.get("Enabled")
+        if enabled is None or enabled == was_enabled:
+            transition = "Updating"
+        else:
+            transition = "Enabling" if enabled else "Disabling"
+        return status, headers, _with_state(body, transition) if status == 202 else body
+
+    setattr(LambdaResponse, "create_event_source_mapping", create)  # noqa: B010
+    setattr(LambdaResponse, "update_event_source_mapping", update)  # noqa: B010
+
+
+def _with_state(body: str | bytes, state: str) -> str:
+    return json.dumps(json.loads(body) | {"State": state})
+
+
+def _find(uuid: str) -> EventSourceMapping | None:
+    for regions in list(lambda_backends.values()):
+        for backend in list(regions.values()):
+            mapping = backend.get_event_source_mapping(uuid)
+            if mapping is not None:
+                return mapping
+    return None
+
+
+def _control(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    request = Request(environ)
+    if request.method != "POST":
+        return Response("POST a JSON object\n", status=405)(environ, start_response)
+    mapping = _find(request.path[len(CONTROL_PATH) :])
+    if mapping is None:
+        return Response("no such event source mapping\n", status=404)(environ, start_response)
+    try:
+        update = json.loads(request.get_data() or b"{}")
+    except ValueError:
+        update = None
+    if not isinstance(update, dict) or not set(update) <= set(REPORTED_FIELDS):
+        message = f"a JSON object with any of {', '.join(REPORTED_FIELDS)}\n"
+        return Response(message, status=400)(environ, start_response)
+    if not all(isinstance(v, str) for v in update.values()):
+        return Response("every value must be a string\n", status=400)(environ, start_response)
+    mapping.sandbox_reported = getattr(mapping, "sandbox_reported", {}) | update  # type: ignore[attr-defined]
+    body = json.dumps(_reported(mapping))
+    return Response(body, status=200, content_type="application/json")(environ, start_response)
+
+
+def install() -> None:
+    _patch_models()
+    _patch_responses()
+    server_app.mount(CONTROL_PATH, _control)
