@@ -1,22 +1,29 @@
 """Everything an injector can change, read back as canonical JSON: equal snapshots mean an exact restore.
 
-Covered: every function (configuration, environment, code hash, tags, reserved concurrency, versions,
-aliases); their execution roles (inline policies, attached policies, permissions boundary) and the
+Covered: every function (configuration, environment, code hash, dead-letter queue, tags, reserved
+concurrency, versions, aliases, resource policy statements, asynchronous invocation configuration); their
+execution roles (inline policies, attached policies, permissions boundary) and the
 account's own managed policies with their default documents; the security groups, network ACLs and route
 tables of the functions' VPCs; the DynamoDB tables and S3 buckets the functions' environments name,
-with every item and every object; and the names of every role, alarm and log group (what an injector
-creates must be gone again). Lists whose order AWS does not promise are sorted; ids AWS assigns
-anew on every write (security group rule ids, revision ids, modification times) are left out.
+with every item and every object; the event paths: every event source mapping (by function and source:
+state, batch size, batching window, response types), every queue's configuration attributes (visibility
+timeout, redrive policy, ...; not its message counts) and every SNS subscription (topic, protocol,
+endpoint); and the names of every role, alarm, log group and topic (what an injector creates must be gone
+again). Lists whose order AWS does not promise are sorted; ids AWS assigns anew on every write (security
+group rule ids, revision ids, modification times) are left out, and so are a mapping's UUID and a
+subscription's ARN: a mapping or subscription deleted and created again by a restore comes back under a
+new one, and is the same configuration.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import boto3
+from botocore.exceptions import ClientError
 
 _CONFIG_KEYS = (
     "Role",
@@ -30,7 +37,22 @@ _CONFIG_KEYS = (
     "Layers",
     "EphemeralStorage",
     "LoggingConfig",
+    "DeadLetterConfig",
 )
+_MAPPING_KEYS = ("State", "BatchSize", "MaximumBatchingWindowInSeconds", "FunctionResponseTypes")
+_INVOKE_CONFIG_KEYS = ("MaximumRetryAttempts", "MaximumEventAgeInSeconds", "DestinationConfig")
+# What a queue is configured with; its counts and timestamps change with traffic and are left out.
+_QUEUE_KEYS = (
+    "VisibilityTimeout",
+    "RedrivePolicy",
+    "RedriveAllowPolicy",
+    "MessageRetentionPeriod",
+    "DelaySeconds",
+    "ReceiveMessageWaitTimeSeconds",
+    "MaximumMessageSize",
+    "Policy",
+)
+_JSON_QUEUE_KEYS = ("RedrivePolicy", "RedriveAllowPolicy", "Policy")
 
 
 def _sorted(items: list[Any]) -> list[Any]:
@@ -39,6 +61,26 @@ def _sorted(items: list[Any]) -> list[Any]:
 
 def _pages(client: Any, operation: str, key: str, **params: Any) -> list[Any]:
     return [item for page in client.get_paginator(operation).paginate(**params) for item in page.get(key, [])]
+
+
+def _absent_is_none(read: Any) -> Any:
+    """``read()``, or None where the resource does not exist (no resource policy, no invoke config)."""
+    try:
+        return read()
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+            return None
+        raise
+
+
+def _resource_policy(lambda_: Any, name: str) -> list[Any] | None:
+    policy = _absent_is_none(lambda: lambda_.get_policy(FunctionName=name))
+    return None if policy is None else _sorted(json.loads(policy["Policy"]).get("Statement", []))
+
+
+def _invoke_config(lambda_: Any, name: str) -> dict[str, Any] | None:
+    config = _absent_is_none(lambda: lambda_.get_function_event_invoke_config(FunctionName=name))
+    return None if config is None else {key: config.get(key) for key in _INVOKE_CONFIG_KEYS}
 
 
 def _function(lambda_: Any, name: str) -> dict[str, Any]:
@@ -59,6 +101,8 @@ def _function(lambda_: Any, name: str) -> dict[str, Any]:
                 for a in aliases
             ]
         ),
+        "resource_policy": _resource_policy(lambda_, name),
+        "event_invoke_config": _invoke_config(lambda_, name),
     }
 
 
@@ -139,6 +183,36 @@ def _bucket(s3: Any, name: str) -> dict[str, Any]:
     return {"objects": objects}
 
 
+def _mappings(lambda_: Any) -> dict[str, Any]:
+    """Every event source mapping, under ``<function ARN> <- <source ARN>``."""
+    return {
+        f"{m['FunctionArn']} <- {m['EventSourceArn']}": {key: m.get(key) for key in _MAPPING_KEYS}
+        for m in _pages(lambda_, "list_event_source_mappings", "EventSourceMappings")
+    }
+
+
+def _queues(sqs: Any) -> dict[str, Any]:
+    """Every queue's configuration attributes, under its name; the JSON ones parsed."""
+    queues = {}
+    for url in _pages(sqs, "list_queues", "QueueUrls"):
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+        queues[url.rsplit("/", 1)[-1]] = {
+            key: json.loads(attributes[key]) if key in _JSON_QUEUE_KEYS else attributes[key]
+            for key in _QUEUE_KEYS
+            if key in attributes
+        }
+    return queues
+
+
+def _subscriptions(sns: Any) -> list[Any]:
+    return _sorted(
+        [
+            {key: s[key] for key in ("TopicArn", "Protocol", "Endpoint")}
+            for s in _pages(sns, "list_subscriptions", "Subscriptions")
+        ]
+    )
+
+
 def _names(client: Any, operation: str, key: str, field: str) -> list[str]:
     return sorted(str(item[field]) for item in _pages(client, operation, key))
 
@@ -149,6 +223,7 @@ def world_snapshot(session: boto3.Session) -> str:
     lambda_, iam, ec2 = session.client("lambda"), session.client("iam"), session.client("ec2")
     dynamodb, s3 = session.client("dynamodb"), session.client("s3")
     cloudwatch, logs = session.client("cloudwatch"), session.client("logs")
+    sqs, sns = session.client("sqs"), session.client("sns")
     with ThreadPoolExecutor(max_workers=8) as pool:
         names = sorted(f["FunctionName"] for f in _pages(lambda_, "list_functions", "Functions"))
         managed = pool.submit(_managed_policies, iam)
@@ -171,6 +246,12 @@ def world_snapshot(session: boto3.Session) -> str:
             "roles": pool.submit(_names, iam, "list_roles", "Roles", "RoleName"),
             "alarms": pool.submit(_names, cloudwatch, "describe_alarms", "MetricAlarms", "AlarmName"),
             "log_groups": pool.submit(_names, logs, "describe_log_groups", "logGroups", "logGroupName"),
+            "topics": pool.submit(_names, sns, "list_topics", "Topics", "TopicArn"),
+        }
+        event_paths: dict[str, Future[Any]] = {
+            "event_source_mappings": pool.submit(_mappings, lambda_),
+            "queues": pool.submit(_queues, sqs),
+            "subscriptions": pool.submit(_subscriptions, sns),
         }
         snapshot = {
             "functions": functions,
@@ -180,5 +261,6 @@ def world_snapshot(session: boto3.Session) -> str:
             "managed_policies": managed.result(),
             "network": network.result(),
             "names": {kind: future.result() for kind, future in named_resources.items()},
+            **{kind: future.result() for kind, future in event_paths.items()},
         }
     return json.dumps(snapshot, sort_keys=True, indent=1, default=str)

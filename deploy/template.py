@@ -1,15 +1,16 @@
 """The main CloudFormation stack: incident tables, the alert topic, the supervisor and watchdog Lambdas,
-the stale-check schedule, the workload's alarms, and least-privilege roles. Written to
+the stale-check schedule, the workload's alarms (its function's, and those of its event paths:
+event_alarms.py), and least-privilege roles. Written to
 ``deploy/incident-response.template.json`` by ``python -m deploy.build``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from deploy import policies
+from deploy import event_alarms, policies
 from deploy.alarms import function_alarms
 from deploy.bundles import SUPERVISOR, WATCHDOG
-from deploy.cfn import get_att, ref, sub
+from deploy.cfn import get_att, ref, sub, substituted
 from supervisor.incident import resources
 from supervisor.incident.store import state_table_schema
 
@@ -233,17 +234,6 @@ def _functions() -> Template:
     }
 
 
-def _substituted(value: Any) -> Any:
-    """Strings that name a stack parameter become ``Fn::Sub``; everything else is kept as it is."""
-    if isinstance(value, str) and "${" in value:
-        return sub(value)
-    if isinstance(value, list):
-        return [_substituted(item) for item in value]
-    if isinstance(value, dict) and not any(key.startswith(("Fn::", "Ref")) for key in value):
-        return {key: _substituted(item) for key, item in value.items()}
-    return value
-
-
 def _topics() -> Template:
     """The alerts topic, which invokes the supervisor, and the diagnoses topic it notifies outcomes on."""
     return {
@@ -267,7 +257,7 @@ def _workload_alarms() -> Template:
     definitions = function_alarms(function, _log_group_name(function), ref("AlertsTopic"))
     logical_ids = ("WorkloadErrorsAlarm", "WorkloadThrottlesAlarm", "WorkloadLogSilenceAlarm")
     return {
-        logical_id: {"Type": "AWS::CloudWatch::Alarm", "Properties": _substituted(definition)}
+        logical_id: {"Type": "AWS::CloudWatch::Alarm", "Properties": substituted(definition)}
         for logical_id, definition in zip(logical_ids, definitions, strict=True)
     }
 
@@ -277,8 +267,13 @@ def build() -> Template:
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "incident-response: the supervisor and watchdog Lambdas, incident state in DynamoDB, "
         "the alert and diagnoses topics and the workload's alarms",
-        "Parameters": _parameters(),
-        "Resources": _tables() | _functions() | _topics() | _workload_alarms(),
+        "Parameters": _parameters() | event_alarms.parameters(),
+        "Conditions": event_alarms.conditions(),
+        "Resources": _tables()
+        | _functions()
+        | _topics()
+        | _workload_alarms()
+        | event_alarms.resources(ref("AlertsTopic")),
         "Outputs": {
             "AlertsTopicArn": {"Value": ref("AlertsTopic")},
             "DiagnosesTopicArn": {"Value": ref("DiagnosesTopic")},

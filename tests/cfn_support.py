@@ -14,12 +14,12 @@ LOAD_BALANCER_NAME = "incident-lb-123.eu-west-1.elb.amazonaws.com"
 
 
 class ResolvedStack:
-    """The MCP service template under given parameters: defaults, conditions, Ref, Fn::If, Fn::Sub,
-    Fn::Join, Fn::GetAtt, AWS::NoValue dropped from lists, and the Rules' assertions. A resource's Ref is
-    ``ref:<logical id>``."""
+    """A template (the MCP service's unless ``document`` is given) under given parameters: defaults,
+    conditions, Ref, Fn::If, Fn::Sub, Fn::Join, Fn::GetAtt, AWS::NoValue dropped from lists, and the Rules'
+    assertions. A resource's Ref is ``ref:<logical id>``."""
 
-    def __init__(self, parameters: dict[str, str]) -> None:
-        self.document = mcp_service.build()
+    def __init__(self, parameters: dict[str, str], document: dict[str, Any] | None = None) -> None:
+        self.document = document or mcp_service.build()
         defaults = {name: str(spec.get("Default", "")) for name, spec in self.document["Parameters"].items()}
         unknown = set(parameters) - set(defaults)
         assert not unknown, unknown

@@ -103,7 +103,7 @@ def inject(sandbox: Sandbox, undo: Undo) -> Inject:
 
 @pytest.fixture
 def runtime(sandbox: Sandbox) -> Iterator[LocalLambdaRuntime]:
-    with LocalLambdaRuntime(sandbox.session(names.LAMBDA_SERVICE)) as rt:
+    with LocalLambdaRuntime(sandbox.session(names.LAMBDA_SERVICE), accounts=sandbox.lambda_accounts()) as rt:
         yield rt
 
 

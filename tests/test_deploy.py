@@ -33,6 +33,7 @@ from console.auth import sign_in
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from console.settings import ConsoleSettings
 from deploy import build, mcp_service, policies, template
+from deploy.alarms import QUEUE_AGE_THRESHOLD_SECONDS
 from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
 from deploy.console_service import CONSOLE_PORT, SESSION_SECRET
 from deploy.fargate import LOAD_BALANCER_SOURCES
@@ -176,7 +177,7 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
             "Properties"
         ]
         for r in document["Resources"].values()
-        if r["Type"] == "AWS::CloudWatch::Alarm"
+        if r["Type"] == "AWS::CloudWatch::Alarm" and "Condition" not in r  # the event paths': below
     }
     in_sandbox = {
         a["AlarmName"]: a
@@ -238,6 +239,109 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     watchdog_variables = watchdog["Environment"]["Variables"]
     assert watchdog_variables["WATCHDOG_DIAGNOSES_TOPIC_ARN"] == diagnoses_topic
     assert watchdog_variables["INCIDENT_CONTEXT_TABLE"] == names.CONTEXT_TABLE
+
+
+# The sandbox world's event paths, as the template's parameters name them.
+EVENT_PATH_PARAMETERS = {
+    "SourceQueueName": names.ORDERS_QUEUE,
+    "SourceDeadLetterQueueName": names.ORDERS_DLQ,
+    "FunctionDeadLetterQueueName": names.ORDER_NOTIFIER_DLQ,
+    "AsyncFunctionName": names.ORDER_NOTIFIER_FUNCTION,
+    "CallerTopicName": names.ORDER_EVENTS_TOPIC,
+}
+EVENT_PATH_ALARMS = {  # logical id -> the sandbox's alarm of the same definition
+    "SourceQueueAgeAlarm": "orders-queue-oldest-message-age",
+    "SourceDeadLetterQueueDepthAlarm": "orders-queue-dlq-depth",
+    "FunctionDeadLetterQueueDepthAlarm": "order-notifier-dlq-depth",
+    "AsyncEventsDroppedAlarm": "order-notifier-asynceventsdropped",
+    "DeadLetterErrorsAlarm": "order-notifier-deadlettererrors",
+    "DestinationDeliveryFailuresAlarm": "order-notifier-destinationdeliveryfailures",
+    "CallerTopicNotificationsFailedAlarm": "order-events-notifications-failed",
+}
+
+
+def test_the_event_path_alarms_are_the_sandbox_world_s_under_its_names(
+    account: tuple[Sandbox, boto3.Session],
+) -> None:
+    _, operator = account
+    document = template.build()
+    stack = ResolvedStack(
+        EVENT_PATH_PARAMETERS | {"QueueAgeThresholdSeconds": str(names.QUEUE_AGE_ALARM_SECONDS)}, document
+    )
+    conditional = {k: r for k, r in document["Resources"].items() if "Condition" in r}
+    assert set(conditional) == set(EVENT_PATH_ALARMS)
+    deployed = {
+        a["AlarmName"]: a
+        for a in operator.client("cloudwatch").describe_alarms(AlarmNames=list(EVENT_PATH_ALARMS.values()))[
+            "MetricAlarms"
+        ]
+    }
+    assert sorted(deployed) == sorted(EVENT_PATH_ALARMS.values())
+    for logical_id, resource in conditional.items():
+        assert resource["Type"] == "AWS::CloudWatch::Alarm"
+        assert stack.condition(resource["Condition"]), logical_id
+        alarm, in_sandbox = stack.resolve(resource["Properties"]), deployed[EVENT_PATH_ALARMS[logical_id]]
+        assert alarm["AlarmName"] == in_sandbox["AlarmName"]
+        assert alarm["AlarmActions"] == ["ref:AlertsTopic"]
+        assert float(alarm["Threshold"]) == in_sandbox["Threshold"], logical_id
+        for key in (
+            "AlarmDescription",
+            "Namespace",
+            "MetricName",
+            "Dimensions",
+            "Statistic",
+            "Period",
+            "EvaluationPeriods",
+            "DatapointsToAlarm",
+            "ComparisonOperator",
+            "TreatMissingData",
+        ):
+            assert alarm[key] == in_sandbox[key], (logical_id, key)
+    assert document["Resources"]["SourceQueueAgeAlarm"]["Properties"]["Threshold"] == {
+        "Ref": "QueueAgeThresholdSeconds"
+    }
+
+
+def test_without_event_path_parameters_there_is_no_event_path_alarm() -> None:
+    document = template.build()
+    stack = ResolvedStack({}, document)
+    assert {name: stack.condition(name) for name in document["Conditions"]} == {
+        "HasSourceQueue": False,
+        "HasSourceDeadLetterQueue": False,
+        "HasFunctionDeadLetterQueue": False,
+        "HasAsyncFunction": False,
+        "HasCallerTopic": False,
+    }
+    assert stack.values["QueueAgeThresholdSeconds"] == str(QUEUE_AGE_THRESHOLD_SECONDS) == "300"
+    only_queue = ResolvedStack({"SourceQueueName": names.ORDERS_QUEUE}, document)
+    assert [name for name in document["Conditions"] if only_queue.condition(name)] == ["HasSourceQueue"]
+    age = only_queue.resolve(document["Resources"]["SourceQueueAgeAlarm"]["Properties"])
+    assert (age["Threshold"], age["AlarmDescription"]) == (
+        "300",
+        f"Messages wait in {names.ORDERS_QUEUE}: its oldest is 300 s old or more",
+    )
+
+
+@pytest.mark.parametrize(
+    ("parameter", "value", "allowed"),
+    [
+        ("SourceQueueName", "orders-queue", True),
+        ("SourceQueueName", "orders_queue.fifo", True),
+        ("SourceQueueName", "q" * 80, True),
+        ("SourceQueueName", "q" * 81, False),
+        ("SourceQueueName", "orders queue", False),
+        ("SourceQueueName", "arn:aws:sqs:ca-central-1:123456789012:orders-queue", False),
+        ("FunctionDeadLetterQueueName", "order-notifier-dlq", True),
+        ("AsyncFunctionName", "order-notifier", True),
+        ("AsyncFunctionName", "f" * 65, False),
+        ("CallerTopicName", "order-events", True),
+        ("CallerTopicName", "order events", False),
+    ],
+)
+def test_the_event_path_parameters_patterns(parameter: str, value: str, allowed: bool) -> None:
+    pattern = template.build()["Parameters"][parameter]["AllowedPattern"]
+    assert bool(re.fullmatch(pattern, "")) is True  # empty: no alarm
+    assert bool(re.fullmatch(pattern, value)) is allowed
 
 
 def test_the_mcp_service_stack_runs_the_image_behind_sticky_https(

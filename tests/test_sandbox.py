@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import configparser
+import hashlib
 import json
 import subprocess
 import sys
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,9 +18,14 @@ import pytest
 from botocore.exceptions import ClientError
 
 from chaos.sandbox import cli, names
+from chaos.sandbox.events import sns_event, sqs_event
+from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox, SandboxError, start_sandbox
+from chaos.snapshot import world_snapshot
+from chaos.workload.runtime import InvokeError, LocalLambdaRuntime
 from mcp_server.permissions import READ_OPERATIONS
 from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX
+from tests.conftest import Undo
 
 
 def _error_code(call: Callable[[], Any]) -> str:
@@ -130,6 +137,10 @@ def _read_calls(sandbox: Sandbox) -> dict[tuple[str, str], dict[str, Any]]:
         ("lambda", "ListVersionsByFunction"): {"FunctionName": names.FUNCTION_NAME},
         ("lambda", "ListAliases"): {"FunctionName": names.FUNCTION_NAME},
         ("lambda", "ListEventSourceMappings"): {"FunctionName": names.FUNCTION_NAME},
+        ("lambda", "GetPolicy"): {"FunctionName": names.ORDER_NOTIFIER_FUNCTION},
+        ("sqs", "GetQueueUrl"): {"QueueName": names.ORDERS_QUEUE},
+        ("sqs", "GetQueueAttributes"): {"QueueUrl": world.orders_queue_url, "AttributeNames": ["All"]},
+        ("sns", "ListSubscriptions"): {},
         ("ec2", "DescribeRouteTables"): {"Filters": [{"Name": "vpc-id", "Values": [world.vpc_id]}]},
         ("ec2", "DescribeNatGateways"): {"NatGatewayIds": [world.nat_gateway_id]},
         ("ec2", "DescribeVpcEndpoints"): {},
@@ -269,11 +280,25 @@ def test_every_function_has_its_role_log_group_and_three_alarms(sandbox: Sandbox
         assert config["Role"].endswith(f":role/{function}-role")
         assert lambda_.list_tags(Resource=config["FunctionArn"])["Tags"][names.CHAOS_TAG[0]] == "true"
         alarms = cloudwatch.describe_alarms(AlarmNamePrefix=f"{function}-")["MetricAlarms"]
-        assert sorted(a["AlarmName"] for a in alarms) == [
-            f"{function}-errors",
-            f"{function}-log-silence",
-            f"{function}-throttles",
-        ]
+        asynchronous = (  # the asynchronously invoked function's alarms share its prefix
+            [
+                f"{function}-asynceventsdropped",
+                f"{function}-deadlettererrors",
+                f"{function}-destinationdeliveryfailures",
+            ]
+            if function == names.ORDER_NOTIFIER_FUNCTION
+            else []
+        )
+        dead_letter = [f"{function}-dlq-depth"] if function == names.ORDER_NOTIFIER_FUNCTION else []
+        assert sorted(a["AlarmName"] for a in alarms) == sorted(
+            [
+                f"{function}-errors",
+                f"{function}-log-silence",
+                f"{function}-throttles",
+                *asynchronous,
+                *dead_letter,
+            ]
+        )
         assert all(a["AlarmActions"] == [sandbox.world.topic_arn] for a in alarms)
         group = f"/aws/lambda/{function}"
         logs = operator.client("logs").describe_log_groups(logGroupNamePrefix=group)["logGroups"]
@@ -338,3 +363,429 @@ def test_invoke_command_shows_each_invocation_and_rejects_bad_input(
     assert "--event is not valid JSON" in capsys.readouterr().err
     assert cli.main(["invoke", "no-such-function", *state]) == 1
     assert "ResourceNotFoundException" in capsys.readouterr().err
+
+
+# --- the event-driven pipeline -------------------------------------------------------------------------
+
+
+def test_the_event_pipeline_s_queues_mapping_policy_and_subscription(sandbox: Sandbox) -> None:
+    operator, world = sandbox.session(names.OPERATOR), sandbox.world
+    sqs, lambda_, iam = operator.client("sqs"), operator.client("lambda"), operator.client("iam")
+    region, account = sandbox.region, names.ACCOUNT_ID
+    queue = sqs.get_queue_attributes(QueueUrl=world.orders_queue_url, AttributeNames=["All"])["Attributes"]
+    assert queue["QueueArn"] == world.orders_queue_arn == f"arn:aws:sqs:{region}:{account}:orders-queue"
+    assert queue["VisibilityTimeout"] == "4"
+    assert json.loads(queue["RedrivePolicy"]) == {
+        "deadLetterTargetArn": world.orders_dlq_arn,
+        "maxReceiveCount": 2,
+    }
+    assert world.orders_dlq_arn == f"arn:aws:sqs:{region}:{account}:orders-queue-dlq"
+    assert world.order_notifier_dlq_arn == f"arn:aws:sqs:{region}:{account}:order-notifier-dlq"
+    for url, arn in (
+        (world.orders_dlq_url, world.orders_dlq_arn),
+        (world.order_notifier_dlq_url, world.order_notifier_dlq_arn),
+    ):
+        assert (
+            sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            == arn
+        )
+
+    worker = lambda_.get_function_configuration(FunctionName=names.ORDER_WORKER_FUNCTION)
+    assert (worker["Runtime"], worker["Timeout"], worker["Handler"]) == (
+        "python3.12",
+        2,
+        "order_worker.handler",
+    )
+    (mapping,) = lambda_.list_event_source_mappings(FunctionName=names.ORDER_WORKER_FUNCTION)[
+        "EventSourceMappings"
+    ]
+    assert {k: mapping[k] for k in ("UUID", "EventSourceArn", "FunctionArn", "State", "BatchSize")} == {
+        "UUID": world.orders_mapping_uuid,
+        "EventSourceArn": world.orders_queue_arn,
+        "FunctionArn": worker["FunctionArn"],
+        "State": "Enabled",
+        "BatchSize": 5,
+    }
+    assert mapping["MaximumBatchingWindowInSeconds"] == 0
+    assert mapping["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert iam.get_role_policy(RoleName=names.ORDER_WORKER_ROLE, PolicyName="order-worker-access")[
+        "PolicyDocument"
+    ]["Statement"] == [
+        {
+            "Sid": "ConsumeOrdersQueue",
+            "Effect": "Allow",
+            "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
+            "Resource": world.orders_queue_arn,
+        },
+        {
+            "Sid": "PutOrders",
+            "Effect": "Allow",
+            "Action": "dynamodb:PutItem",
+            "Resource": f"arn:aws:dynamodb:{region}:{account}:table/orders",
+        },
+    ]
+
+    notifier = lambda_.get_function_configuration(FunctionName=names.ORDER_NOTIFIER_FUNCTION)
+    assert notifier["DeadLetterConfig"] == {"TargetArn": world.order_notifier_dlq_arn}
+    invoke_config = lambda_.get_function_event_invoke_config(FunctionName=names.ORDER_NOTIFIER_FUNCTION)
+    assert (invoke_config["MaximumRetryAttempts"], invoke_config["MaximumEventAgeInSeconds"]) == (0, 3600)
+    statements = json.loads(lambda_.get_policy(FunctionName=names.ORDER_NOTIFIER_FUNCTION)["Policy"])[
+        "Statement"
+    ]
+    assert statements == [
+        {
+            "Sid": "order-events-invoke",
+            "Effect": "Allow",
+            "Principal": {"Service": "sns.amazonaws.com"},
+            "Action": "lambda:InvokeFunction",
+            "Resource": notifier["FunctionArn"],
+            "Condition": {"ArnLike": {"AWS:SourceArn": world.order_events_topic_arn}},
+        }
+    ]
+    assert iam.get_role_policy(RoleName=names.ORDER_NOTIFIER_ROLE, PolicyName="order-notifier-access")[
+        "PolicyDocument"
+    ]["Statement"] == [
+        {
+            "Sid": "SendFailedEvents",
+            "Effect": "Allow",
+            "Action": "sqs:SendMessage",
+            "Resource": world.order_notifier_dlq_arn,
+        }
+    ]
+    subscriptions = operator.client("sns").list_subscriptions_by_topic(TopicArn=world.order_events_topic_arn)
+    assert [(s["SubscriptionArn"], s["Protocol"], s["Endpoint"]) for s in subscriptions["Subscriptions"]] == [
+        (world.order_events_subscription_arn, "lambda", notifier["FunctionArn"])
+    ]
+    assert world.order_events_topic_arn == f"arn:aws:sns:{region}:{account}:order-events"
+    assert world.function_arns[names.ORDER_WORKER_FUNCTION] == worker["FunctionArn"]
+    assert world.function_arns[names.ORDER_NOTIFIER_FUNCTION] == notifier["FunctionArn"]
+
+
+def _threshold_alarm(
+    name: str, namespace: str, metric: str, dimension: tuple[str, str], statistic: str, threshold: float
+) -> dict[str, Any]:
+    return {
+        "AlarmName": name,
+        "Namespace": namespace,
+        "MetricName": metric,
+        "Dimensions": [{"Name": dimension[0], "Value": dimension[1]}],
+        "Statistic": statistic,
+        "Period": 60,
+        "EvaluationPeriods": 1,
+        "DatapointsToAlarm": 1,
+        "Threshold": threshold,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "TreatMissingData": "notBreaching",
+    }
+
+
+def test_the_event_pipeline_s_alarms(sandbox: Sandbox) -> None:
+    queue_age = ("AWS/SQS", "ApproximateAgeOfOldestMessage")
+    depth = ("AWS/SQS", "ApproximateNumberOfMessagesVisible")
+    notifier = ("FunctionName", names.ORDER_NOTIFIER_FUNCTION)
+    expected = [
+        _threshold_alarm(
+            "orders-queue-oldest-message-age", *queue_age, ("QueueName", "orders-queue"), "Maximum", 8
+        ),
+        _threshold_alarm("orders-queue-dlq-depth", *depth, ("QueueName", "orders-queue-dlq"), "Maximum", 1),
+        _threshold_alarm(
+            "order-notifier-dlq-depth", *depth, ("QueueName", "order-notifier-dlq"), "Maximum", 1
+        ),
+        _threshold_alarm(
+            "order-notifier-asynceventsdropped", "AWS/Lambda", "AsyncEventsDropped", notifier, "Sum", 1
+        ),
+        _threshold_alarm(
+            "order-notifier-deadlettererrors", "AWS/Lambda", "DeadLetterErrors", notifier, "Sum", 1
+        ),
+        _threshold_alarm(
+            "order-notifier-destinationdeliveryfailures",
+            "AWS/Lambda",
+            "DestinationDeliveryFailures",
+            notifier,
+            "Sum",
+            1,
+        ),
+        _threshold_alarm(
+            "order-events-notifications-failed",
+            "AWS/SNS",
+            "NumberOfNotificationsFailed",
+            ("TopicName", "order-events"),
+            "Sum",
+            1,
+        ),
+    ]
+    cloudwatch = sandbox.session(names.OPERATOR).client("cloudwatch")
+    alarms = cloudwatch.describe_alarms(AlarmNames=[a["AlarmName"] for a in expected])["MetricAlarms"]
+    found = {a["AlarmName"]: a for a in alarms}
+    assert sorted(found) == sorted(a["AlarmName"] for a in expected)
+    for alarm in expected:
+        assert {key: found[alarm["AlarmName"]].get(key) for key in alarm} == alarm
+        assert found[alarm["AlarmName"]]["AlarmActions"] == [sandbox.world.topic_arn]
+
+
+def test_order_worker_stores_a_good_record_and_reports_only_the_poison_one(
+    sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo
+) -> None:
+    dynamodb = sandbox.session(names.OPERATOR).client("dynamodb")
+    order_id = f"test-{uuid.uuid4().hex[:8]}"
+    undo(lambda: dynamodb.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": order_id}}))
+    event = sqs_event(
+        sandbox.world.orders_queue_arn,
+        names.order_message(order_id, amount=12.5),
+        json.dumps({"order_id": "0001-001", "amount": "twelve"}),  # a poison record
+    )
+    good, poison = event["Records"]
+
+    invocation = runtime.invoke(names.ORDER_WORKER_FUNCTION, event)
+
+    assert invocation.status == "succeeded", invocation.error
+    assert invocation.result == {"batchItemFailures": [{"itemIdentifier": poison["messageId"]}]}
+    item = dynamodb.get_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": order_id}})["Item"]
+    assert item == {"order_id": {"S": order_id}, "amount": {"N": "12.5"}, "customer": {"S": "c-0001"}}
+    assert good["messageId"] != poison["messageId"]
+    assert f"message {poison['messageId']} is not an order: amount must be a number" in "".join(
+        invocation.log_lines
+    )
+
+
+def test_order_worker_with_its_default_event_reports_no_failure(runtime: LocalLambdaRuntime) -> None:
+    invocation = runtime.invoke(names.ORDER_WORKER_FUNCTION, default_event(names.ORDER_WORKER_FUNCTION))
+    assert (invocation.status, invocation.result) == ("succeeded", {"batchItemFailures": []})
+
+
+def test_order_notifier_notifies_a_good_event_and_fails_on_a_poison_one(
+    sandbox: Sandbox, runtime: LocalLambdaRuntime
+) -> None:
+    healthy = runtime.invoke(names.ORDER_NOTIFIER_FUNCTION, default_event(names.ORDER_NOTIFIER_FUNCTION))
+    assert (healthy.status, healthy.result) == ("succeeded", {"notified": ["0001-000"]})
+
+    poison = sns_event(sandbox.world.order_events_topic_arn, "order 0001-000 shipped")
+    message_id = poison["Records"][0]["Sns"]["MessageId"]
+    failed = runtime.invoke(names.ORDER_NOTIFIER_FUNCTION, poison)
+    assert (failed.status, failed.error_type) == ("failed", "ValueError")
+    assert failed.error == f"ValueError: order event {message_id} cannot be read: its message is not JSON"
+
+    mistyped = sns_event(
+        sandbox.world.order_events_topic_arn, json.dumps({"order_id": 7, "status": "shipped"})
+    )
+    wrong = runtime.invoke(names.ORDER_NOTIFIER_FUNCTION, mistyped)
+    mistyped_id = mistyped["Records"][0]["Sns"]["MessageId"]
+    assert wrong.error == f"ValueError: order event {mistyped_id} cannot be read: order_id must be a string"
+
+
+def test_the_default_events_have_the_shapes_aws_documents(sandbox: Sandbox) -> None:
+    """Keys of "Example Amazon SQS message event" (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html)
+    and "Example Amazon SNS message event" (https://docs.aws.amazon.com/lambda/latest/dg/with-sns.html)."""
+    (record,) = default_event(names.ORDER_WORKER_FUNCTION, sandbox.region)["Records"]
+    assert sorted(record) == sorted(
+        [
+            "messageId",
+            "receiptHandle",
+            "body",
+            "attributes",
+            "messageAttributes",
+            "md5OfBody",
+            "eventSource",
+            "eventSourceARN",
+            "awsRegion",
+        ]
+    )
+    assert sorted(record["attributes"]) == sorted(
+        ["ApproximateReceiveCount", "SentTimestamp", "SenderId", "ApproximateFirstReceiveTimestamp"]
+    )
+    assert (record["body"], record["eventSource"], record["eventSourceARN"], record["awsRegion"]) == (
+        names.order_message(),
+        "aws:sqs",
+        sandbox.world.orders_queue_arn,
+        sandbox.region,
+    )
+    assert record["md5OfBody"] == hashlib.md5(record["body"].encode()).hexdigest()  # noqa: S324
+
+    (notification,) = default_event(names.ORDER_NOTIFIER_FUNCTION, sandbox.region)["Records"]
+    assert sorted(notification) == ["EventSource", "EventSubscriptionArn", "EventVersion", "Sns"]
+    assert (notification["EventSource"], notification["EventVersion"]) == ("aws:sns", "1.0")
+    assert sorted(notification["Sns"]) == sorted(
+        [
+            "SignatureVersion",
+            "Timestamp",
+            "Signature",
+            "SigningCertUrl",
+            "MessageId",
+            "Message",
+            "MessageAttributes",
+            "Type",
+            "UnsubscribeUrl",
+            "TopicArn",
+            "Subject",
+        ]
+    )
+    assert (notification["Sns"]["Type"], notification["Sns"]["Message"], notification["Sns"]["TopicArn"]) == (
+        "Notification",
+        names.order_event(),
+        sandbox.world.order_events_topic_arn,
+    )
+
+
+# --- every invocation runs in its function's account ---------------------------------------------------
+
+
+def _request_ids(logs: Any, group: str) -> set[str]:
+    events = logs.filter_log_events(logGroupName=group, filterPattern="REPORT")["events"]
+    return {e["message"].split()[2] for e in events}
+
+
+def test_invoking_the_second_account_s_arn_runs_its_copy_and_logs_there(
+    sandbox: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arn = sandbox.world.second_function_arn
+    assert f":{names.SECOND_ACCOUNT_ID}:" in arn
+    assert cli.main(["invoke", arn, "--state-dir", str(sandbox.state_dir)]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if " succeeded " in line]
+    request_id = line.split()[0]
+
+    group = f"/aws/lambda/{names.ORDERS_FUNCTION}"
+    second = sandbox.session(names.SECOND_OPERATOR).client("logs")
+    first = sandbox.session(names.OPERATOR).client("logs")
+    assert request_id in _request_ids(second, group)
+    assert request_id not in _request_ids(first, group)
+
+
+def test_a_runtime_without_the_second_account_s_lambda_service_refuses_its_functions(
+    sandbox: Sandbox,
+) -> None:
+    arn = sandbox.world.second_function_arn
+    with (
+        LocalLambdaRuntime(sandbox.session(names.LAMBDA_SERVICE)) as runtime,
+        pytest.raises(InvokeError) as refused,
+    ):
+        runtime.invoke(arn, names.order_request())
+    assert str(refused.value) == (
+        f"the sandbox's Lambda service has no identity in account {names.SECOND_ACCOUNT_ID}: it cannot run "
+        f"{arn} (pass that account's lambda-service session in accounts=)"
+    )
+
+
+def test_the_same_name_in_two_accounts_gets_an_environment_in_each(
+    sandbox: Sandbox, runtime: LocalLambdaRuntime
+) -> None:
+    first = runtime.invoke(names.ORDERS_FUNCTION, names.order_request())
+    second = runtime.invoke(sandbox.world.second_function_arn, names.order_request())
+    again = runtime.invoke(sandbox.world.second_function_arn, names.order_request())
+    assert (first.status, second.status, again.status) == ("succeeded", "succeeded", "succeeded")
+    assert again.init_duration_ms is None  # warm: the second account's environment was kept for it
+    second_logs = sandbox.session(names.SECOND_OPERATOR).client("logs")
+    assert {second.request_id, again.request_id} <= _request_ids(
+        second_logs, f"/aws/lambda/{names.ORDERS_FUNCTION}"
+    )
+    assert first.request_id not in _request_ids(second_logs, f"/aws/lambda/{names.ORDERS_FUNCTION}")
+
+
+# --- the world snapshot covers the event paths ---------------------------------------------------------
+
+
+def _changes(sandbox: Sandbox) -> list[tuple[str, Callable[[], object], Callable[[], object]]]:
+    """(what, change, undo) for each event-path setting an injector may change."""
+    operator, world = sandbox.session(names.OPERATOR), sandbox.world
+    lambda_, sqs, sns = operator.client("lambda"), operator.client("sqs"), operator.client("sns")
+    mapping, notifier = world.orders_mapping_uuid, names.ORDER_NOTIFIER_FUNCTION
+    extra: list[str] = []
+
+    def subscribe() -> None:
+        extra.append(
+            sns.subscribe(
+                TopicArn=world.order_events_topic_arn, Protocol="sqs", Endpoint=world.orders_dlq_arn
+            )["SubscriptionArn"]
+        )
+
+    return [
+        (
+            "mapping disabled",
+            lambda: lambda_.update_event_source_mapping(UUID=mapping, Enabled=False),
+            lambda: lambda_.update_event_source_mapping(UUID=mapping, Enabled=True),
+        ),
+        (
+            "mapping batch size",
+            lambda: lambda_.update_event_source_mapping(UUID=mapping, BatchSize=1),
+            lambda: lambda_.update_event_source_mapping(UUID=mapping, BatchSize=names.ORDERS_BATCH_SIZE),
+        ),
+        (
+            "visibility timeout",
+            lambda: sqs.set_queue_attributes(
+                QueueUrl=world.orders_queue_url, Attributes={"VisibilityTimeout": "1"}
+            ),
+            lambda: sqs.set_queue_attributes(
+                QueueUrl=world.orders_queue_url, Attributes={"VisibilityTimeout": "4"}
+            ),
+        ),
+        (
+            "statement removed",
+            lambda: lambda_.remove_permission(
+                FunctionName=notifier, StatementId=names.ORDER_EVENTS_STATEMENT
+            ),
+            lambda: lambda_.add_permission(
+                FunctionName=notifier,
+                StatementId=names.ORDER_EVENTS_STATEMENT,
+                Action="lambda:InvokeFunction",
+                Principal="sns.amazonaws.com",
+                SourceArn=world.order_events_topic_arn,
+            ),
+        ),
+        (
+            "retries",
+            lambda: lambda_.put_function_event_invoke_config(
+                FunctionName=notifier, MaximumRetryAttempts=2, MaximumEventAgeInSeconds=3600
+            ),
+            lambda: lambda_.put_function_event_invoke_config(
+                FunctionName=notifier, MaximumRetryAttempts=0, MaximumEventAgeInSeconds=3600
+            ),
+        ),
+        (
+            "dead-letter queue removed",
+            lambda: lambda_.update_function_configuration(
+                FunctionName=notifier, DeadLetterConfig={"TargetArn": ""}
+            ),
+            lambda: lambda_.update_function_configuration(
+                FunctionName=notifier, DeadLetterConfig={"TargetArn": world.order_notifier_dlq_arn}
+            ),
+        ),
+        ("subscription added", subscribe, lambda: sns.unsubscribe(SubscriptionArn=extra.pop())),
+    ]
+
+
+def test_the_world_snapshot_sees_every_event_path_change_and_its_undoing(sandbox: Sandbox) -> None:
+    operator = sandbox.session(names.OPERATOR)
+    before = world_snapshot(operator)
+    assert world_snapshot(operator) == before  # deterministic
+    # A mapping recreated by a restore has a new UUID, a resubscribed endpoint a new subscription ARN.
+    assert sandbox.world.orders_mapping_uuid not in before
+    assert sandbox.world.order_events_subscription_arn not in before
+    for what, change, restore in _changes(sandbox):
+        change()
+        try:
+            changed = world_snapshot(operator)
+        finally:
+            restore()
+        assert changed != before, what
+        assert world_snapshot(operator) == before, what
+
+
+def test_put_event_invoke_config_overwrites_and_update_keeps_what_it_does_not_set(sandbox: Sandbox) -> None:
+    """PutFunctionEventInvokeConfig "overwrites it. If you exclude any settings, they are removed"
+    (https://docs.aws.amazon.com/lambda/latest/api/API_PutFunctionEventInvokeConfig.html)."""
+    lambda_ = sandbox.session(names.OPERATOR).client("lambda")
+    notifier = names.ORDER_NOTIFIER_FUNCTION
+
+    def read() -> tuple[Any, Any]:
+        config = lambda_.get_function_event_invoke_config(FunctionName=notifier)
+        return config.get("MaximumRetryAttempts"), config.get("MaximumEventAgeInSeconds")
+
+    try:
+        lambda_.put_function_event_invoke_config(FunctionName=notifier, MaximumRetryAttempts=2)
+        assert read() == (2, None)
+        lambda_.update_function_event_invoke_config(FunctionName=notifier, MaximumEventAgeInSeconds=120)
+        assert read() == (2, 120)
+    finally:
+        lambda_.put_function_event_invoke_config(
+            FunctionName=notifier, MaximumRetryAttempts=0, MaximumEventAgeInSeconds=3600
+        )
+    assert read() == (0, 3600)

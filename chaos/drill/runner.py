@@ -157,7 +157,7 @@ class Drill:
                 else RuntimeSettings(account_concurrency_limit=account_concurrency)
             )
             self._runtimes[account_concurrency] = LocalLambdaRuntime(
-                self.sandbox.session(names.LAMBDA_SERVICE), settings
+                self.sandbox.session(names.LAMBDA_SERVICE), settings, self.sandbox.lambda_accounts()
             )
         return self._runtimes[account_concurrency]
 

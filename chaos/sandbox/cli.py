@@ -29,10 +29,13 @@ Send traffic, then break something with incident-chaos and send it again:
 
 Profiles: operator (admin), mcp-server (read-only diagnostics), supervisor (incident tables + MCP key),
           watchdog (incident-state query and update), lambda-service (the sandbox's stand-in for Lambda),
-          second-operator (admin of the second account, {names.SECOND_ACCOUNT_ID})
+          second-operator (admin of the second account, {names.SECOND_ACCOUNT_ID}),
+          second-lambda-service (the second account's stand-in for Lambda)
 World:    functions {", ".join(names.FUNCTIONS)} (each with its role, log group and
           Errors, Throttles and log-silence alarms), topic {names.TOPIC_NAME},
           tables {names.STATE_TABLE} and {names.CONTEXT_TABLE},
+          queue {names.ORDERS_QUEUE} -> {names.ORDER_WORKER_FUNCTION} (DLQ {names.ORDERS_DLQ}), topic
+          {names.ORDER_EVENTS_TOPIC} -> {names.ORDER_NOTIFIER_FUNCTION} (DLQ {names.ORDER_NOTIFIER_DLQ}),
           SecureString {names.MCP_KEY_PARAMETER} (also exported as MCP_API_KEY);
           in the second account a copy of {names.ORDERS_FUNCTION} and the role {names.READ_ONLY_ROLE}
 """

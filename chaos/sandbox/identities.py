@@ -77,18 +77,25 @@ def policy_documents() -> dict[str, str]:
     }
 
 
-def _create(iam: Any, profile: str, document: str) -> AccessKey:
+def _create(iam: Any, profile: str, document: str, user: str | None = None) -> AccessKey:
+    """The user ``user`` (the profile's name unless given) with the profile's policy and an access key."""
+    user = user or profile
     policy_arn = iam.create_policy(PolicyName=f"sandbox-{profile}", PolicyDocument=document)["Policy"]["Arn"]
-    iam.create_user(UserName=profile, Tags=[{"Key": "sandbox-profile", "Value": profile}])
-    iam.attach_user_policy(UserName=profile, PolicyArn=policy_arn)
-    key = iam.create_access_key(UserName=profile)["AccessKey"]
+    iam.create_user(UserName=user, Tags=[{"Key": "sandbox-profile", "Value": profile}])
+    iam.attach_user_policy(UserName=user, PolicyArn=policy_arn)
+    key = iam.create_access_key(UserName=user)["AccessKey"]
     return AccessKey(key["AccessKeyId"], key["SecretAccessKey"])
 
 
 def bootstrap(iam: Any, second_account_iam: Any) -> dict[str, AccessKey]:
-    """Create every sandbox identity: the profiles of the main account, and the administrator of the
-    second one (``second_account_iam`` is an IAM client of that account). Runs before IAM enforcement."""
-    keys = {profile: _create(iam, profile, document) for profile, document in policy_documents().items()}
+    """Create every sandbox identity: the profiles of the main account, and the administrator and the Lambda
+    service of the second one (``second_account_iam`` is an IAM client of that account). Runs before IAM
+    enforcement."""
+    documents = policy_documents()
+    keys = {profile: _create(iam, profile, document) for profile, document in documents.items()}
     admin = _document({"Effect": "Allow", "Action": "*", "Resource": "*"})
     keys[names.SECOND_OPERATOR] = _create(second_account_iam, names.SECOND_OPERATOR, admin)
+    keys[names.SECOND_LAMBDA_SERVICE] = _create(
+        second_account_iam, names.SECOND_LAMBDA_SERVICE, documents[names.LAMBDA_SERVICE], names.LAMBDA_SERVICE
+    )
     return keys

@@ -8,14 +8,21 @@ import sys
 from typing import Any
 
 from chaos.sandbox import names, profiles
-from chaos.sandbox.sandbox import SandboxError, profile_session, read_state
+from chaos.sandbox.events import sns_event, sqs_event
+from chaos.sandbox.sandbox import SandboxError, lambda_accounts, profile_session, read_state
 from chaos.workload.runtime import Invocation, InvokeError, LocalLambdaRuntime
 
 MAX_BURST = 100
 
 
-def default_event(function_name: str) -> dict[str, object]:
+def default_event(function_name: str, region: str = names.DEFAULT_REGION) -> dict[str, Any]:
+    """A healthy event for each world function (a function's ARN names its account, else the first)."""
     name = function_name.rsplit(":function:", 1)[-1].split(":", 1)[0]
+    account = function_name.split(":")[4] if function_name.startswith("arn:") else names.ACCOUNT_ID
+    if name == names.ORDER_WORKER_FUNCTION:
+        return sqs_event(f"arn:aws:sqs:{region}:{account}:{names.ORDERS_QUEUE}", names.order_message())
+    if name == names.ORDER_NOTIFIER_FUNCTION:
+        return sns_event(f"arn:aws:sns:{region}:{account}:{names.ORDER_EVENTS_TOPIC}", names.order_event())
     if name == names.ORDERS_FUNCTION:
         return names.order_request()
     if name == names.REPORT_FUNCTION:
@@ -25,13 +32,13 @@ def default_event(function_name: str) -> dict[str, object]:
     return names.input_event() if name == names.FUNCTION_NAME else {}
 
 
-def _event(args: argparse.Namespace) -> Any:
+def _event(args: argparse.Namespace, region: str) -> Any:
     if args.event is not None:
         try:
             return json.loads(args.event)
         except json.JSONDecodeError as error:
             raise ValueError(f"--event is not valid JSON: {error}") from None
-    event = default_event(args.function)
+    event = default_event(args.function, region)
     if args.key is not None:
         event["key"] = args.key
     return event
@@ -57,18 +64,19 @@ def invoke_command(args: argparse.Namespace) -> int:
     if not 1 <= args.burst <= MAX_BURST:
         print(f"incident-sandbox: --burst must be between 1 and {MAX_BURST}", file=sys.stderr)
         return 2
-    try:
-        event = _event(args)
-    except ValueError as error:
-        print(f"incident-sandbox: {error}", file=sys.stderr)
-        return 2
     state = read_state(args.state_dir)
     if state is None:
         raise SandboxError(f"no sandbox running from {args.state_dir}: start one with `incident-sandbox up`")
+    try:
+        event = _event(args, state["region"])
+    except ValueError as error:
+        print(f"incident-sandbox: {error}", file=sys.stderr)
+        return 2
     env = profiles.sandbox_env(args.state_dir, state["endpoint_url"], state["region"], mcp_api_key="")
     qualifier = f":{args.qualifier}" if args.qualifier else ""
     print(f"invoking {args.function}{qualifier} x{args.burst} with {json.dumps(event)[:200]}", flush=True)
-    with LocalLambdaRuntime(profile_session(env, names.LAMBDA_SERVICE)) as runtime:
+    platform = profile_session(env, names.LAMBDA_SERVICE)
+    with LocalLambdaRuntime(platform, accounts=lambda_accounts(env)) as runtime:
         try:
             invocations = runtime.invoke_burst(args.function, event, args.burst, args.qualifier)
         except InvokeError as error:

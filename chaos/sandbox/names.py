@@ -61,7 +61,14 @@ ORDER_NOTIFIER_RETRIES = 0  # MaximumRetryAttempts: a failed event goes to the d
 # is 300 s. Shorter here so that a drill scenario waits seconds, not minutes (docs/sandbox.md).
 QUEUE_AGE_ALARM_SECONDS = 8
 
-FUNCTIONS = (FUNCTION_NAME, ORDERS_FUNCTION, REPORT_FUNCTION, ORDER_INTAKE_FUNCTION)
+FUNCTIONS = (
+    FUNCTION_NAME,
+    ORDERS_FUNCTION,
+    REPORT_FUNCTION,
+    ORDER_INTAKE_FUNCTION,
+    ORDER_WORKER_FUNCTION,
+    ORDER_NOTIFIER_FUNCTION,
+)
 
 # The second account: a copy of orders-api, and a read-only role the mcp-server identity may assume.
 READ_ONLY_ROLE = "incident-response-readonly"
@@ -84,7 +91,19 @@ WATCHDOG = "watchdog"
 CONSOLE = "console"  # incident-console: reads the incident tables
 LAMBDA_SERVICE = "lambda-service"  # plays the Lambda service
 SECOND_OPERATOR = "second-operator"  # admin of the second account
-PROFILES = (OPERATOR, MCP_SERVER, SUPERVISOR, WATCHDOG, CONSOLE, LAMBDA_SERVICE, SECOND_OPERATOR)
+# The Lambda service of the second account: its user there is also named LAMBDA_SERVICE, the principal
+# that account's execution roles trust; it runs (and only it may run) that account's functions.
+SECOND_LAMBDA_SERVICE = "second-lambda-service"
+PROFILES = (
+    OPERATOR,
+    MCP_SERVER,
+    SUPERVISOR,
+    WATCHDOG,
+    CONSOLE,
+    LAMBDA_SERVICE,
+    SECOND_OPERATOR,
+    SECOND_LAMBDA_SERVICE,
+)
 
 
 def input_event(index: int = 0, work_seconds: float = 0.0) -> dict[str, object]:

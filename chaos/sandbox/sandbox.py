@@ -46,6 +46,10 @@ class Sandbox:
         """A boto3 session for one sandbox identity, configured only through the AWS config files."""
         return profile_session(self.env, profile)
 
+    def lambda_accounts(self) -> dict[str, boto3.Session]:
+        """The Lambda service of every account but the first: ``LocalLambdaRuntime(accounts=...)``."""
+        return lambda_accounts(self.env)
+
     def is_alive(self) -> bool:
         if self._process is not None:
             return self._process.poll() is None
@@ -82,6 +86,12 @@ def profile_session(env: dict[str, str], profile: str) -> boto3.Session:
     core.set_config_variable("credentials_file", env["AWS_SHARED_CREDENTIALS_FILE"])
     core.set_config_variable("profile", profile)
     return boto3.Session(botocore_session=core)
+
+
+def lambda_accounts(env: dict[str, str]) -> dict[str, boto3.Session]:
+    """Account id -> the session of the Lambda service identity in that account, for every account but the
+    first (whose Lambda service is the runtime's own ``platform``)."""
+    return {names.SECOND_ACCOUNT_ID: profile_session(env, names.SECOND_LAMBDA_SERVICE)}
 
 
 def _free_port(host: str) -> int:

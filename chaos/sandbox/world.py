@@ -8,6 +8,9 @@ in a second account, and what the incident-response toolkit itself needs.
 - ``report-builder``: memory- and time-hungry, sized close to its limits, writing to its own bucket.
 - ``order-intake``: a Node.js (ES module) API handler that puts submitted orders into the ``orders`` table
   with the AWS SDK for JavaScript v3.
+- ``order-worker`` and ``order-notifier``: the event-driven pipeline (``event_world.py``): a queue with its
+  dead-letter queue feeding a function through an event source mapping, and a topic invoking a function
+  asynchronously through its resource policy, with a dead-letter queue for failed events.
 
 Each function has its own role (inline policy for what it calls, a customer-managed logs policy), log
 group and three alarms (Errors, Throttles, log silence) on the ``incident-alerts`` topic. The supervisor's
@@ -30,6 +33,7 @@ from typing import Any
 import boto3
 
 from chaos.sandbox import names
+from chaos.sandbox.event_world import EventPipeline, provision_pipeline
 from chaos.sandbox.vpc import Network, create_network
 from chaos.workload import functions
 from deploy.alarms import function_alarms
@@ -64,6 +68,16 @@ class World:
     read_only_role_arn: str = ""
     diagnoses_topic_arn: str = ""
     diagnoses_queue_url: str = ""
+    # The event-driven pipeline (event_world.py).
+    orders_queue_url: str = ""
+    orders_queue_arn: str = ""
+    orders_dlq_url: str = ""
+    orders_dlq_arn: str = ""
+    order_notifier_dlq_url: str = ""
+    order_notifier_dlq_arn: str = ""
+    orders_mapping_uuid: str = ""
+    order_events_topic_arn: str = ""
+    order_events_subscription_arn: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -387,6 +401,20 @@ def _mcp_api_key(ssm: Any) -> str:
     return mcp_api_key
 
 
+def _event_pipeline(operator: boto3.Session, alerts_topic_arn: str) -> EventPipeline:
+    iam, lambda_ = operator.client("iam"), operator.client("lambda")
+    return provision_pipeline(
+        operator,
+        lambda role, function, *statements: _execution_role(
+            iam, names.ACCOUNT_ID, role, function, *statements
+        ),
+        lambda name, role_arn, module, **settings: _create_function(
+            lambda_, name, role_arn, module, **settings
+        ),
+        alerts_topic_arn,
+    )
+
+
 def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     """Create every resource of the sandbox world; returns their identifiers."""
     region = operator.region_name
@@ -404,6 +432,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     diagnoses_topic_arn, diagnoses_queue_url, _ = _topic_to_queue(
         sns, sqs, names.DIAGNOSES_TOPIC_NAME, names.DIAGNOSES_QUEUE_NAME
     )
+    pipeline = _event_pipeline(operator, topic_arn)
     cloudwatch = operator.client("cloudwatch")
     for function in names.FUNCTIONS:
         for alarm in function_alarms(function, _log_group(logs, function), topic_arn):
@@ -436,6 +465,8 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
             names.ORDERS_FUNCTION: orders_alias_arn.rsplit(":", 1)[0],
             names.REPORT_FUNCTION: report_arn,
             names.ORDER_INTAKE_FUNCTION: intake_arn,
+            names.ORDER_WORKER_FUNCTION: pipeline.order_worker_arn,
+            names.ORDER_NOTIFIER_FUNCTION: pipeline.order_notifier_arn,
         },
         orders_alias_arn=orders_alias_arn,
         second_account_id=names.SECOND_ACCOUNT_ID,
@@ -443,4 +474,5 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
         read_only_role_arn=read_only_role_arn,
         diagnoses_topic_arn=diagnoses_topic_arn,
         diagnoses_queue_url=diagnoses_queue_url,
+        **{k: v for k, v in asdict(pipeline).items() if k not in ("order_worker_arn", "order_notifier_arn")},
     )

@@ -1,7 +1,8 @@
 """The sandbox's Lambda service: invokes deployed functions in execution environments of their own.
 
 moto stores functions but cannot run them without Docker; this runtime does what the Lambda service
-would, through plain boto3 as the ``lambda-service`` identity:
+would, through plain boto3 as the ``lambda-service`` identity of the function's account (a function ARN
+names its account; a plain name is the first account's):
 - fetches the deployed package the way Lambda does (``GetFunction`` → ``Code.Location``) for the
   version or alias invoked, and runs it in an execution environment (a worker process) started on the
   first invocation, reused while warm, replaced when the code or the configuration changes, and reset
@@ -27,7 +28,7 @@ import threading
 import time
 import urllib.request
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -85,6 +86,7 @@ class Invocation:
 class _Warm:
     environment: ExecutionEnvironment
     key: str
+    pool: str  # the function's unqualified ARN and version: its environments are reused for it only
     logs: Any  # the role's CloudWatch Logs client
     proxy: EgressProxy | None
     respawn: Callable[[], ExecutionEnvironment]  # a new worker for this environment: Lambda's retried init
@@ -126,20 +128,55 @@ def _environment_key(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
 
-class LocalLambdaRuntime:
-    """``platform`` is the session the Lambda service acts with (the sandbox's ``lambda-service``)."""
+@dataclass(frozen=True)
+class _Platform:
+    """The Lambda service of one account: its session and the clients it reads and publishes with."""
 
-    def __init__(self, platform: boto3.Session, settings: RuntimeSettings | None = None) -> None:
-        self._platform = platform
+    session: boto3.Session
+    lambda_: Any
+    cloudwatch: Any
+    network: VpcNetwork
+
+    @classmethod
+    def of(cls, session: boto3.Session) -> _Platform:
+        ec2 = session.client("ec2", config=_CLIENT_CONFIG)
+        return cls(
+            session,
+            session.client("lambda", config=_CLIENT_CONFIG),
+            session.client("cloudwatch", config=_CLIENT_CONFIG),
+            VpcNetwork(ec2, session.region_name or ""),
+        )
+
+
+def function_account(function_name: str) -> str | None:
+    """The account a function ARN (or partial ARN ``<account>:function:<name>``) names; None for a name."""
+    parts = function_name.split(":")
+    if function_name.startswith("arn:") and len(parts) >= 7:
+        return parts[4]
+    if len(parts) >= 3 and parts[1] == "function":
+        return parts[0]
+    return None
+
+
+class LocalLambdaRuntime:
+    """``platform`` is the session the Lambda service acts with (the sandbox's ``lambda-service``);
+    ``accounts`` maps every other account id to its own Lambda service's session. A function is always run
+    by its account's Lambda service: that account's package, role, log group and metrics."""
+
+    def __init__(
+        self,
+        platform: boto3.Session,
+        settings: RuntimeSettings | None = None,
+        accounts: Mapping[str, boto3.Session] | None = None,
+    ) -> None:
         self._settings = settings or RuntimeSettings()
-        self._lambda = platform.client("lambda", config=_CLIENT_CONFIG)
-        self._cloudwatch = platform.client("cloudwatch", config=_CLIENT_CONFIG)
-        self._network = VpcNetwork(platform.client("ec2", config=_CLIENT_CONFIG), platform.region_name or "")
-        endpoint = urlsplit(self._lambda.meta.endpoint_url)
+        self._default = _Platform.of(platform)
+        self._accounts = {account: _Platform.of(session) for account, session in (accounts or {}).items()}
+        endpoint = urlsplit(self._default.lambda_.meta.endpoint_url)
         self._endpoint_url = f"{endpoint.scheme}://{endpoint.netloc}"
         self._upstream = (endpoint.hostname or "127.0.0.1", endpoint.port or 80)
         self._lock = threading.Lock()
-        self._in_flight: dict[str, int] = {}
+        self._in_flight: dict[str, dict[str, int]] = {}  # account → function → invocations in flight
         self._warm: dict[str, list[_Warm]] = {}  # function ARN with version → idle environments
         self._created = 0
         # Told of every invocation that ran or was throttled, whoever asked for it (a caller, a poller).
@@ -158,6 +195,14 @@ class LocalLambdaRuntime:
     def __exit__(self, *_: object) -> None:
         self.close()
 
+    def session_for(self, function_name: str) -> boto3.Session:
+        """The Lambda service identity of the function's account (what assumes its role for a delivery)."""
+        return self._platform_for(function_name).session
+
+    def _platform_for(self, function_name: str) -> _Platform:
+        account = function_account(function_name)
+        return self._accounts.get(account, self._default) if account else self._default
+
     def invoke(self, function_name: str, event: Any, qualifier: str | None = None) -> Invocation:
         invocation = self._invoke(function_name, event, qualifier)
         for observer in self.observers:
@@ -166,12 +211,14 @@ class LocalLambdaRuntime:
 
     def _invoke(self, function_name: str, event: Any, qualifier: str | None) -> Invocation:
         request_id = str(uuid.uuid4())
-        function = self._get_function(function_name, qualifier)
+        platform = self._platform_for(function_name)
+        function = self._get_function(platform, function_name, qualifier)
         config = function["Configuration"]
         name = config["FunctionName"]
-        if not self._admit(name):
+        account = config["FunctionArn"].split(":")[4]
+        if not self._admit(platform, account, name):
             metrics.publish(
-                self._cloudwatch,
+                platform.cloudwatch,
                 function_name=name,
                 qualifier=qualifier,
                 at=datetime.now(UTC),
@@ -187,10 +234,10 @@ class LocalLambdaRuntime:
                 error_type="TooManyRequestsException",
             )
         try:
-            return self._invoke_admitted(function, event, request_id, qualifier)
+            return self._invoke_admitted(platform, function, event, request_id, qualifier)
         finally:
             with self._lock:
-                self._in_flight[name] -= 1
+                self._in_flight[account][name] -= 1
 
     def invoke_burst(
         self, function_name: str, event: Any, count: int, qualifier: str | None = None
@@ -199,35 +246,52 @@ class LocalLambdaRuntime:
         with ThreadPoolExecutor(max_workers=count) as pool:
             return list(pool.map(lambda _: self.invoke(function_name, event, qualifier), range(count)))
 
-    def _get_function(self, function_name: str, qualifier: str | None) -> dict[str, Any]:
+    @staticmethod
+    def _get_function(platform: _Platform, function_name: str, qualifier: str | None) -> dict[str, Any]:
         params = {"FunctionName": function_name} | ({"Qualifier": qualifier} if qualifier else {})
         try:
-            function: dict[str, Any] = self._lambda.get_function(**params)
+            function: dict[str, Any] = platform.lambda_.get_function(**params)
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "")
             raise InvokeError(f"{code}: {error.response.get('Error', {}).get('Message', error)}") from None
+        wanted, found = (
+            function_account(function_name),
+            function["Configuration"]["FunctionArn"].split(":")[4],
+        )
+        if wanted is not None and wanted != found:  # moto answers with its caller's account's copy
+            raise InvokeError(
+                f"the sandbox's Lambda service has no identity in account {wanted}: it cannot run "
+                f"{function_name} (pass that account's lambda-service session in accounts=)"
+            )
         return function
 
-    def _admit(self, name: str) -> bool:
-        """Reserved concurrency caps the function; the account limit caps everything in flight."""
-        reserved = self._lambda.get_function_concurrency(FunctionName=name).get(
+    def _admit(self, platform: _Platform, account: str, name: str) -> bool:
+        """Reserved concurrency caps the function; the account limit caps everything in flight in its
+        account."""
+        reserved = platform.lambda_.get_function_concurrency(FunctionName=name).get(
             "ReservedConcurrentExecutions"
         )
         with self._lock:
-            in_flight = self._in_flight.get(name, 0)
+            flying = self._in_flight.setdefault(account, {})
+            in_flight = flying.get(name, 0)
             if reserved is not None and in_flight >= reserved:
                 return False
-            if sum(self._in_flight.values()) >= self._settings.account_concurrency_limit:
+            if sum(flying.values()) >= self._settings.account_concurrency_limit:
                 return False
-            self._in_flight[name] = in_flight + 1
+            flying[name] = in_flight + 1
             return True
 
     def _invoke_admitted(
-        self, function: dict[str, Any], event: Any, request_id: str, qualifier: str | None
+        self,
+        platform: _Platform,
+        function: dict[str, Any],
+        event: Any,
+        request_id: str,
+        qualifier: str | None,
     ) -> Invocation:
         config = function["Configuration"]
         name = config["FunctionName"]
-        warm, cold = self._acquire(function)
+        warm, cold = self._acquire(platform, function)
         log = PlatformLog(warm.environment.spec)
         started_at = datetime.now(UTC)
         lines = self._init_phase(log, warm.environment, "init", started_at) if cold else []
@@ -244,13 +308,13 @@ class LocalLambdaRuntime:
             unqualified = ":".join(config["FunctionArn"].split(":")[:7])
             invoked_arn = f"{unqualified}:{qualifier}" if qualifier else unqualified
             run = environment.run(request_id, event, invoked_arn)
-        concurrent = self._in_flight.get(name, 1)
+        concurrent = self._in_flight.get(config["FunctionArn"].split(":")[4], {}).get(name, 1)
         invocation = self._outcome(config, request_id, qualifier, run, environment, init_ms)
         lines += self._invocation_lines(log, invocation, run, environment, invoked_at)
         invocation.log_lines = lines
         invocation.logs_written = self._write_logs(warm, lines, started_at)
         metrics.publish(
-            self._cloudwatch,
+            platform.cloudwatch,
             function_name=name,
             qualifier=qualifier,
             # When the logs arrived, not when the run started: CloudWatch Logs counts IncomingLogEvents at
@@ -347,10 +411,10 @@ class LocalLambdaRuntime:
             )
         return lines
 
-    def _acquire(self, function: dict[str, Any]) -> tuple[_Warm, bool]:
+    def _acquire(self, platform: _Platform, function: dict[str, Any]) -> tuple[_Warm, bool]:
         """A warm environment for this exact version and configuration, or a new one (a cold start)."""
         config = function["Configuration"]
-        pool_key = f"{config['FunctionName']}:{config['Version']}"
+        pool_key = f"{':'.join(config['FunctionArn'].split(':')[:7])}:{config['Version']}"
         key = _environment_key(config)
         stale: list[_Warm] = []
         with self._lock:
@@ -365,23 +429,22 @@ class LocalLambdaRuntime:
             old.close()
         if warm is not None:
             return warm, False
-        return self._start(function, key, index), True
+        return self._start(platform, function, key, pool_key, index), True
 
     def _release(self, warm: _Warm) -> None:
-        config_key = f"{warm.environment.spec.function_name}:{warm.environment.spec.version}"
         if not warm.environment.alive:
             warm.close()
             return
         with self._lock:
-            self._warm.setdefault(config_key, []).append(warm)
+            self._warm.setdefault(warm.pool, []).append(warm)
 
-    def _start(self, function: dict[str, Any], key: str, index: int) -> _Warm:
+    def _start(self, platform: _Platform, function: dict[str, Any], key: str, pool: str, index: int) -> _Warm:
         config = function["Configuration"]
         name, version = config["FunctionName"], config["Version"]
-        credentials = self._platform.client("sts", config=_CLIENT_CONFIG).assume_role(
+        credentials = platform.session.client("sts", config=_CLIENT_CONFIG).assume_role(
             RoleArn=config["Role"], RoleSessionName=name
         )["Credentials"]
-        role = _with_credentials(self._platform, credentials)
+        role = _with_credentials(platform.session, credentials)
         with urllib.request.urlopen(function["Code"]["Location"], timeout=30) as response:  # noqa: S310
             package = response.read()
         vpc = config.get("VpcConfig") or {}
@@ -391,7 +454,7 @@ class LocalLambdaRuntime:
             subnet_index = index % len(vpc["SubnetIds"])
             proxy = EgressProxy(
                 self._upstream,
-                lambda service: self._network.verdict(vpc, service, subnet_index).reachable,
+                lambda service: platform.network.verdict(vpc, service, subnet_index).reachable,
             )
             endpoint_url = proxy.url
         logging_config = config.get("LoggingConfig") or {}
@@ -405,7 +468,7 @@ class LocalLambdaRuntime:
             variables=dict((config.get("Environment") or {}).get("Variables") or {}),
             log_group=log_group,
             log_stream=f"{datetime.now(UTC):%Y/%m/%d}/[{version}]{uuid.uuid4().hex}",
-            region=self._platform.region_name or "",
+            region=platform.session.region_name or "",
             runtime=config.get("Runtime") or "python3.12",
             log_format=logging_config.get("LogFormat") or "Text",
             application_log_level=logging_config.get("ApplicationLogLevel"),
@@ -416,7 +479,7 @@ class LocalLambdaRuntime:
         def respawn() -> ExecutionEnvironment:
             return ExecutionEnvironment(spec, package, secrets, endpoint_url)
 
-        return _Warm(respawn(), key, role.client("logs", config=_CLIENT_CONFIG), proxy, respawn)
+        return _Warm(respawn(), key, pool, role.client("logs", config=_CLIENT_CONFIG), proxy, respawn)
 
     def _write_logs(self, warm: _Warm, lines: list[str], started_at: datetime) -> bool:
         """Write with the role's credentials; a denied write loses the lines, as on AWS."""

@@ -12,6 +12,7 @@ def install(base_url: str) -> None:
         cloudwatch_reset,
         code_location,
         event_source_mappings,
+        lambda_async_config,
         lambda_logging,
         log_filters,
         sqs_metrics,
@@ -22,6 +23,7 @@ def install(base_url: str) -> None:
     cloudwatch_alarms.install()
     cloudwatch_reset.install()
     lambda_logging.install()
+    lambda_async_config.install()
     log_filters.install()
     event_source_mappings.install()
     sqs_metrics.install()

@@ -1,0 +1,77 @@
+"""The events Lambda hands a function for an SQS batch and for an SNS notification, for invoking the
+world's event-driven functions directly (``incident-sandbox invoke``, tests).
+
+Their shapes follow AWS's examples: "Example Amazon SQS message event" in
+https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html and "Example Amazon SNS message event" in
+https://docs.aws.amazon.com/lambda/latest/dg/with-sns.html. What the examples leave open, chosen here:
+the sender of a message is the account (``SenderId``; AWS gives the sending principal's id), a direct
+invocation's receipt handle is a random token that names no received message, and the sandbox does not
+sign notifications (``Signature`` and ``SigningCertUrl`` are empty).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+
+def sqs_record(body: str, queue_arn: str, message_id: str | None = None) -> dict[str, Any]:
+    """One record of an SQS event: a message received for the first time, just now."""
+    now_ms = str(int(time.time() * 1000))
+    _, _, _, region, account, _ = queue_arn.split(":", 5)
+    return {
+        "messageId": message_id or str(uuid.uuid4()),
+        "receiptHandle": secrets.token_urlsafe(48),
+        "body": body,
+        "attributes": {
+            "ApproximateReceiveCount": "1",
+            "SentTimestamp": now_ms,
+            "SenderId": account,
+            "ApproximateFirstReceiveTimestamp": now_ms,
+        },
+        "messageAttributes": {},
+        "md5OfBody": hashlib.md5(body.encode()).hexdigest(),  # noqa: S324 - SQS's own digest of the body
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+
+
+def sqs_event(queue_arn: str, *bodies: str) -> dict[str, Any]:
+    """An SQS event source mapping's event: one record per body."""
+    return {"Records": [sqs_record(body, queue_arn) for body in bodies]}
+
+
+def sns_event(
+    topic_arn: str, message: str, subscription_arn: str | None = None, subject: str | None = None
+) -> dict[str, Any]:
+    """The event SNS invokes a subscribed function with: one notification of ``message``."""
+    subscription = subscription_arn or f"{topic_arn}:{uuid.uuid4()}"
+    region = topic_arn.split(":")[3]
+    return {
+        "Records": [
+            {
+                "EventVersion": "1.0",
+                "EventSubscriptionArn": subscription,
+                "EventSource": "aws:sns",
+                "Sns": {
+                    "SignatureVersion": "1",
+                    "Timestamp": datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                    "Signature": "",
+                    "SigningCertUrl": "",
+                    "MessageId": str(uuid.uuid4()),
+                    "Message": message,
+                    "MessageAttributes": {},
+                    "Type": "Notification",
+                    "UnsubscribeUrl": f"https://sns.{region}.amazonaws.com/?Action=Unsubscribe"
+                    f"&SubscriptionArn={subscription}",
+                    "TopicArn": topic_arn,
+                    "Subject": subject,
+                },
+            }
+        ]
+    }

@@ -1,0 +1,130 @@
+"""The watched workload's event-path alarms in the main stack: each driven by an optional parameter (empty:
+no alarm, through a CloudFormation Condition), each built by deploy/alarms.py as the sandbox builds its own.
+
+- ``SourceQueueName``: a queue the function consumes; its oldest message reaching
+  ``QueueAgeThresholdSeconds`` alarms.
+- ``SourceDeadLetterQueueName`` and ``FunctionDeadLetterQueueName``: the source queue's redrive target and
+  the function's own dead-letter queue (or on-failure destination queue); any message in them alarms.
+- ``AsyncFunctionName``: a function invoked asynchronously; events dropped, dead-letter and destination
+  delivery failures alarm.
+- ``CallerTopicName``: an SNS topic that invokes the function; notifications it failed to deliver alarm.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from deploy.alarms import (
+    QUEUE_AGE_THRESHOLD_SECONDS,
+    Alarm,
+    async_alarms,
+    caller_topic_alarms,
+    dead_letter_queue_alarms,
+    source_queue_alarms,
+)
+from deploy.cfn import ref, substituted
+
+Template = dict[str, Any]
+AGE_THRESHOLD = "QueueAgeThresholdSeconds"
+# An SQS queue's name: up to 80 alphanumerics, hyphens and underscores, a FIFO queue's ending in ``.fifo``.
+_QUEUE_PATTERN = r"^([A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)?$"
+# parameter -> (its condition, its pattern, what it names)
+_OPTIONAL: dict[str, tuple[str, str, str]] = {
+    "SourceQueueName": (
+        "HasSourceQueue",
+        _QUEUE_PATTERN,
+        f"An SQS queue the function consumes: its oldest message {AGE_THRESHOLD} old or more alarms.",
+    ),
+    "SourceDeadLetterQueueName": (
+        "HasSourceDeadLetterQueue",
+        _QUEUE_PATTERN,
+        "The source queue's dead-letter queue (its redrive policy's target): any message in it alarms.",
+    ),
+    "FunctionDeadLetterQueueName": (
+        "HasFunctionDeadLetterQueue",
+        _QUEUE_PATTERN,
+        "The dead-letter queue (or on-failure destination queue) of an asynchronously invoked function: "
+        "any message in it alarms.",
+    ),
+    "AsyncFunctionName": (
+        "HasAsyncFunction",
+        "^[A-Za-z0-9_-]{0,64}$",
+        "A function invoked asynchronously: dropped events and dead-letter or destination delivery "
+        "failures alarm.",
+    ),
+    "CallerTopicName": (
+        "HasCallerTopic",
+        "^[A-Za-z0-9_-]{0,256}$",
+        "An SNS topic that invokes a function: notifications it failed to deliver alarm.",
+    ),
+}
+
+
+def parameters() -> Template:
+    optional = {
+        name: {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": pattern,
+            "Description": f"{description} Empty (default): no alarm.",
+        }
+        for name, (_, pattern, description) in _OPTIONAL.items()
+    }
+    threshold = {
+        AGE_THRESHOLD: {
+            "Type": "Number",
+            "Default": QUEUE_AGE_THRESHOLD_SECONDS,
+            "MinValue": 1,
+            "Description": "Seconds the source queue's oldest message may wait before its alarm.",
+        }
+    }
+    return optional | threshold
+
+
+def conditions() -> Template:
+    return {
+        condition: {"Fn::Not": [{"Fn::Equals": [ref(name), ""]}]}
+        for name, (condition, _, _) in _OPTIONAL.items()
+    }
+
+
+def _resources(parameter: str, logical_ids: tuple[str, ...], alarms: list[Alarm]) -> Template:
+    condition = _OPTIONAL[parameter][0]
+    return {
+        logical_id: {
+            "Type": "AWS::CloudWatch::Alarm",
+            "Condition": condition,
+            "Properties": substituted(alarm),
+        }
+        for logical_id, alarm in zip(logical_ids, alarms, strict=True)
+    }
+
+
+def resources(topic_arn: Any) -> Template:
+    """The alarms, each under the condition of the parameter that names what it watches."""
+    queue_age = source_queue_alarms("${SourceQueueName}", topic_arn, f"${{{AGE_THRESHOLD}}}")
+    for alarm in queue_age:
+        alarm["Threshold"] = ref(AGE_THRESHOLD)  # a number, not the text the description quotes
+    return (
+        _resources("SourceQueueName", ("SourceQueueAgeAlarm",), queue_age)
+        | _resources(
+            "SourceDeadLetterQueueName",
+            ("SourceDeadLetterQueueDepthAlarm",),
+            dead_letter_queue_alarms("${SourceDeadLetterQueueName}", topic_arn),
+        )
+        | _resources(
+            "FunctionDeadLetterQueueName",
+            ("FunctionDeadLetterQueueDepthAlarm",),
+            dead_letter_queue_alarms("${FunctionDeadLetterQueueName}", topic_arn),
+        )
+        | _resources(
+            "AsyncFunctionName",
+            ("AsyncEventsDroppedAlarm", "DeadLetterErrorsAlarm", "DestinationDeliveryFailuresAlarm"),
+            async_alarms("${AsyncFunctionName}", topic_arn),
+        )
+        | _resources(
+            "CallerTopicName",
+            ("CallerTopicNotificationsFailedAlarm",),
+            caller_topic_alarms("${CallerTopicName}", topic_arn),
+        )
+    )
