@@ -4,9 +4,11 @@ Covered: every function (configuration, environment, code hash, tags, reserved c
 aliases); their execution roles (inline policies, attached policies, permissions boundary) and the
 account's own managed policies with their default documents; the security groups, network ACLs and route
 tables of the functions' VPCs; the DynamoDB tables and S3 buckets the functions' environments name,
-with every item and every object; and the names of every role, alarm and log group (what an injector
-creates must be gone again). Lists whose order AWS does not promise are sorted; ids AWS assigns
-anew on every write (security group rule ids, revision ids, modification times) are left out.
+with every item and every object; the event paths (``chaos.event_paths_snapshot``: mappings, resource
+policies, asynchronous invocation configuration, queue attributes, SNS subscriptions); and the names
+of every role, alarm and log group (what an injector creates must be gone again). Lists whose order AWS
+does not promise are sorted; ids AWS assigns anew on every write (security group rule ids, revision
+ids, modification times) are left out.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
+
+from chaos.event_paths_snapshot import account_event_paths, function_event_paths
 
 _CONFIG_KEYS = (
     "Role",
@@ -30,6 +34,7 @@ _CONFIG_KEYS = (
     "Layers",
     "EphemeralStorage",
     "LoggingConfig",
+    "DeadLetterConfig",
 )
 
 
@@ -59,6 +64,7 @@ def _function(lambda_: Any, name: str) -> dict[str, Any]:
                 for a in aliases
             ]
         ),
+        "event_paths": function_event_paths(lambda_, name),
     }
 
 
@@ -167,6 +173,7 @@ def world_snapshot(session: boto3.Session) -> str:
         tables = sorted(named & set(_pages(dynamodb, "list_tables", "TableNames")))
         buckets = sorted(named & {b["Name"] for b in s3.list_buckets().get("Buckets", [])})
         network = pool.submit(_network, ec2, vpcs)
+        event_paths = pool.submit(account_event_paths, session.client("sqs"), session.client("sns"))
         named_resources = {
             "roles": pool.submit(_names, iam, "list_roles", "Roles", "RoleName"),
             "alarms": pool.submit(_names, cloudwatch, "describe_alarms", "MetricAlarms", "AlarmName"),
@@ -179,6 +186,7 @@ def world_snapshot(session: boto3.Session) -> str:
             "buckets": dict(zip(buckets, pool.map(lambda b: _bucket(s3, b), buckets), strict=True)),
             "managed_policies": managed.result(),
             "network": network.result(),
+            "event_paths": event_paths.result(),
             "names": {kind: future.result() for kind, future in named_resources.items()},
         }
     return json.dumps(snapshot, sort_keys=True, indent=1, default=str)

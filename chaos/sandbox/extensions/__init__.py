@@ -11,6 +11,7 @@ def install(base_url: str) -> None:
         cloudwatch_alarms,
         cloudwatch_reset,
         code_location,
+        event_invoke_config,
         lambda_logging,
         log_filters,
     )
@@ -20,4 +21,5 @@ def install(base_url: str) -> None:
     cloudwatch_alarms.install()
     cloudwatch_reset.install()
     lambda_logging.install()
+    event_invoke_config.install()
     log_filters.install()
