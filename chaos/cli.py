@@ -8,6 +8,7 @@ AWS is reached through the standard chain (``AWS_PROFILE``, ``--profile``, ...):
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TypeAlias
@@ -31,6 +32,7 @@ from chaos.faults.config import (
 from chaos.faults.dependency import DEPENDENCY_REMOVE
 from chaos.faults.deploy import DEPLOY_BAD_CODE
 from chaos.faults.errors import ChaosError, ChaosRefused
+from chaos.faults.event_sources import ESM_DELETE, ESM_DISABLE, MAX_VISIBILITY_SECONDS, QUEUE_VISIBILITY
 from chaos.faults.function_copy import FUNCTION_COPY
 from chaos.faults.iam import (
     IAM_BOUNDARY,
@@ -42,6 +44,7 @@ from chaos.faults.iam import (
     REVOKE_S3,
     TARGETS,
 )
+from chaos.faults.invoke_paths import ASYNC_DLQ_REMOVE, ASYNC_RETRIES, PERMISSION_REMOVE, SNS_UNSUBSCRIBE
 from chaos.faults.ledger import Ledger
 from chaos.faults.logs import KINDS, inject_lines
 from chaos.faults.network import NETWORK_BLOCK
@@ -51,6 +54,13 @@ from mcp_server.lambda_names import validate_lambda_name
 IAM_FAULTS = (REVOKE_S3, REVOKE_CLOUDWATCH, IAM_REVOKE, IAM_NARROW, IAM_DENY, IAM_BOUNDARY, IAM_TOUCH)
 DEPLOY_FAULTS = (DEPLOY_BAD_CODE, FUNCTION_COPY)
 CONFIG_FAULTS = (CONFIG_TIMEOUT, CONFIG_MEMORY, CONFIG_ENV, CONFIG_LOGGING)
+EVENT_PATH_FAMILIES: dict[str, tuple[Fault, ...]] = {
+    "esm": (ESM_DISABLE, ESM_DELETE),
+    "queue": (QUEUE_VISIBILITY,),
+    "permission": (PERMISSION_REMOVE,),
+    "sns": (SNS_UNSUBSCRIBE,),
+    "async": (ASYNC_DLQ_REMOVE, ASYNC_RETRIES),
+}
 FAULTS: dict[str, Fault] = {
     f.name: f
     for f in (
@@ -60,6 +70,7 @@ FAULTS: dict[str, Fault] = {
         *CONFIG_FAULTS,
         *DEPLOY_FAULTS,
         DEPENDENCY_REMOVE,
+        *(fault for family in EVENT_PATH_FAMILIES.values() for fault in family),
     )
 }
 # What a family's `restore` puts back: every fault of the family that has saved state.
@@ -70,6 +81,7 @@ FAMILIES: dict[str, tuple[Fault, ...]] = {
     "deploy restore": DEPLOY_FAULTS,
     "dependency restore": (DEPENDENCY_REMOVE,),
     "unthrottle": (THROTTLE,),
+    **{f"{family} restore": faults for family, faults in EVENT_PATH_FAMILIES.items()},
 }
 
 
@@ -121,6 +133,33 @@ def _arn(value: str) -> str:
         raise argparse.ArgumentTypeError(
             f"expected an ARN such as arn:aws:s3:::other-bucket/*, not {value!r}"
         )
+    return value
+
+
+def _ranged(low: int, high: int, what: str) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        if not value.isdigit() or not low <= int(value) <= high:
+            raise argparse.ArgumentTypeError(f"expected {what} from {low} to {high}, not {value!r}")
+        return int(value)
+
+    return parse
+
+
+_STATEMENT_ID = re.compile(r"^[A-Za-z0-9_-]{1,100}$")  # Lambda's StatementId pattern and length
+_TOPIC = re.compile(r"^([A-Za-z0-9_-]{1,256}|arn:aws[A-Za-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256})$")
+
+
+def _statement_id(value: str) -> str:
+    if not _STATEMENT_ID.match(value):
+        raise argparse.ArgumentTypeError(
+            f"expected a statement id (letters, digits, - and _, at most 100), not {value!r}"
+        )
+    return value
+
+
+def _topic(value: str) -> str:
+    if not _TOPIC.match(value):
+        raise argparse.ArgumentTypeError(f"expected an SNS topic name or ARN, not {value!r}")
     return value
 
 
@@ -267,6 +306,46 @@ def _add_logs(commands: Commands, common: argparse.ArgumentParser) -> None:
     inject.add_argument("--lines", type=_positive, default=2000, help="lines of a flood (default 2000)")
 
 
+def _add_event_paths(commands: Commands, common: argparse.ArgumentParser) -> None:
+    esm = commands.add_parser("esm", help="disable or delete the function's SQS event source mapping")
+    esm_actions = esm.add_subparsers(dest="action", required=True)
+    esm_actions.add_parser("disable", parents=[common], help="Enabled=false: the queue backs up")
+    esm_actions.add_parser("delete", parents=[common], help="delete the mapping (restore creates it again)")
+    esm_actions.add_parser("restore", parents=[common], help="enable or create the mapping again")
+    queue = commands.add_parser("queue", help="change the visibility timeout of the function's mapped queue")
+    queue_actions = queue.add_subparsers(dest="action", required=True)
+    visibility = queue_actions.add_parser("visibility", parents=[common], help="set VisibilityTimeout")
+    visibility.add_argument(
+        "--seconds", type=_ranged(0, MAX_VISIBILITY_SECONDS, "a whole number of seconds"), required=True
+    )
+    queue_actions.add_parser("restore", parents=[common], help="put the visibility timeout back")
+    permission = commands.add_parser("permission", help="remove a caller's invoke permission")
+    permission_actions = permission.add_subparsers(dest="action", required=True)
+    remove = permission_actions.add_parser(
+        "remove", parents=[common], help="remove a statement of the function's resource-based policy"
+    )
+    remove.add_argument(
+        "--statement-id", type=_statement_id, help="default: the only statement, or the only SNS one"
+    )
+    permission_actions.add_parser("restore", parents=[common], help="add the statement back")
+    sns = commands.add_parser("sns", help="unsubscribe the function from an SNS topic")
+    sns_actions = sns.add_subparsers(dest="action", required=True)
+    unsubscribe = sns_actions.add_parser(
+        "unsubscribe", parents=[common], help="remove its lambda subscription"
+    )
+    unsubscribe.add_argument("--topic", type=_topic, help="name or ARN (default: its only topic)")
+    sns_actions.add_parser("restore", parents=[common], help="subscribe the function again")
+    async_ = commands.add_parser("async", help="change the function's asynchronous invocation settings")
+    async_actions = async_.add_subparsers(dest="action", required=True)
+    async_actions.add_parser("dlq-remove", parents=[common], help="remove its dead-letter queue")
+    retries = async_actions.add_parser(
+        "retries", parents=[common], help="set retry attempts and/or maximum event age"
+    )
+    retries.add_argument("--attempts", type=_ranged(0, 2, "a number of retry attempts"))
+    retries.add_argument("--max-age", type=_ranged(60, 21600, "a whole number of seconds"))
+    async_actions.add_parser("restore", parents=[common], help="put the settings back")
+
+
 def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
     common = _common_options(settings)
     parser = argparse.ArgumentParser(
@@ -274,7 +353,16 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
         description="Inject faults into a function tagged chaos-allowed=true; restore them exactly.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_iam, _add_throttle, _add_network, _add_config, _add_deploy, _add_dependency, _add_logs):
+    for add in (
+        _add_iam,
+        _add_throttle,
+        _add_network,
+        _add_config,
+        _add_deploy,
+        _add_dependency,
+        _add_logs,
+        _add_event_paths,
+    ):
         add(commands, common)
     commands.add_parser("restore", parents=[common], help="restore every fault saved for the function")
     commands.add_parser("status", parents=[common], help="list the faults whose prior state is saved")
@@ -305,6 +393,13 @@ INJECTIONS: dict[str, Callable[[argparse.Namespace], Injection]] = {
     "deploy bad-code": lambda a: (DEPLOY_BAD_CODE, {"kind": a.kind}),
     "deploy copy": lambda a: (FUNCTION_COPY, {}),
     "dependency remove": lambda a: (DEPENDENCY_REMOVE, {"table": a.table, "bucket": a.bucket}),
+    "esm disable": lambda a: (ESM_DISABLE, {}),
+    "esm delete": lambda a: (ESM_DELETE, {}),
+    "queue visibility": lambda a: (QUEUE_VISIBILITY, {"seconds": a.seconds}),
+    "permission remove": lambda a: (PERMISSION_REMOVE, {"statement_id": a.statement_id}),
+    "sns unsubscribe": lambda a: (SNS_UNSUBSCRIBE, {"topic": a.topic}),
+    "async dlq-remove": lambda a: (ASYNC_DLQ_REMOVE, {}),
+    "async retries": lambda a: (ASYNC_RETRIES, {"attempts": a.attempts, "max_age": a.max_age}),
 }
 
 
@@ -363,7 +458,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValidationError as error:
         print(f"incident-chaos: invalid configuration:\n{error}", file=sys.stderr)
         return 2
-    args = build_parser(settings).parse_args(argv)
+    parser = build_parser(settings)
+    args = parser.parse_args(argv)
+    if (args.command, getattr(args, "action", None)) == ("async", "retries") and (
+        args.attempts is None and args.max_age is None
+    ):
+        parser.error("async retries: give --attempts, --max-age or both")
     try:
         session = boto3.Session(profile_name=args.profile, region_name=args.region)
     except BotoCoreError as error:

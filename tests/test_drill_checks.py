@@ -4,15 +4,17 @@ passes the same incident without it; and how the Markdown report shows a diagnos
 from __future__ import annotations
 
 import copy
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
+from chaos.drill.apply_command import AwsCommand
 from chaos.drill.checks import Change, Incident, Stage, check_incident, cloudtrail_name_of
 from chaos.drill.report import DrillRun, markdown
 from chaos.drill.runner import ScenarioResult
-from chaos.drill.scenarios import ExpectedIncident, Scenario
+from chaos.drill.scenarios import Applies, ExpectedIncident, Scenario
 from chaos.sandbox import names
 
 OPERATOR = f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}"
@@ -312,3 +314,171 @@ def test_a_gap_expectation_keeps_the_command_and_wants_a_gap_naming_it() -> None
         "gap named": "data-processor@t: no gap names SystemLogLevel "
         "(gaps: ['no REPORT records (system log level WARN)'])"
     }
+
+
+# --------------------------------------------------------------------------- impact, applied remediation
+
+UUID = "4c25a112-373f-4504-8091-16b3f5fa9700"
+ENABLE = f"aws lambda update-event-source-mapping --uuid {UUID} --enabled"
+QUEUE_ARN = f"arn:aws:sqs:ca-central-1:{names.ACCOUNT_ID}:{names.ORDERS_QUEUE}"
+APPLIES = Applies(frozenset({"lambda update-event-source-mapping"}), "queue-drains", 20.0)
+EVENT_EXPECTED = ExpectedIncident(
+    names.ORDER_WORKER_FUNCTION,
+    frozenset({"event_source_stopped"}),
+    ("function", "queue"),
+    impact={"messages_waiting": "counted", "oldest_message_age_seconds": (10.0, 120.0)},
+    applies=APPLIES,
+)
+EVENT_STAGE = Stage(
+    {
+        "function": names.ORDER_WORKER_FUNCTION,
+        "queue": names.ORDERS_QUEUE,
+        "dead-letter-queue": names.ORDERS_DLQ,
+    },
+    (Change("UpdateEventSourceMapping", OPERATOR),),
+    frozenset({OWN}),
+    other_functions=(names.FUNCTION_NAME, names.ORDERS_FUNCTION),
+    counted={"messages_waiting": 5},
+)
+
+
+def _figure(kind: str, value: float, resource: str = names.ORDERS_QUEUE) -> dict[str, Any]:
+    return {"kind": kind, "resource": resource, "value": value, "evidence": [1]}
+
+
+RIGHT_IMPACT = [_figure("messages_waiting", 5), _figure("oldest_message_age_seconds", 42.0)]
+
+
+@dataclass
+class FakeApplier:
+    """Records what it is asked to apply; recovers (or not) as told."""
+
+    recovers: bool = True
+    error: Exception | None = None
+    applied: list[AwsCommand] = field(default_factory=list)
+
+    def apply(self, command: AwsCommand) -> None:
+        if self.error:
+            raise self.error
+        self.applied.append(command)
+
+    def recovered(self, applies: Applies) -> tuple[bool, str]:
+        return self.recovers, f"{0 if self.recovers else 5} messages visible after {applies.within_seconds} s"
+
+
+def _event_incident(impact: list[dict[str, Any]] = RIGHT_IMPACT, command: str | None = ENABLE) -> Incident:
+    steps = [{"action": "Enable the mapping", "details": "-", "evidence_basis": [0, 1], "command": command}]
+    return _incident(
+        fault_types=["event_source_stopped"],
+        affected_resources=[names.ORDER_WORKER_FUNCTION, names.ORDERS_QUEUE],
+        trigger={"event_name": "UpdateEventSourceMapping20150331", "identity": OPERATOR},
+        impact=impact,
+        remediation_plan=steps,
+    )
+
+
+def _event_failed(
+    incident: Incident, applier: FakeApplier | None, expected: ExpectedIncident = EVENT_EXPECTED
+) -> dict[str, str]:
+    checks = check_incident(incident, expected, EVENT_STAGE, applier)
+    return {c.name: c.detail for c in checks if not c.ok}
+
+
+def test_a_right_event_incident_passes_and_its_command_is_applied_exactly() -> None:
+    applier = FakeApplier()
+    assert _event_failed(_event_incident(), applier) == {}
+    assert applier.applied == [
+        AwsCommand("lambda", "UpdateEventSourceMapping", {"UUID": UUID, "Enabled": True})
+    ]
+
+
+@pytest.mark.parametrize(
+    ("impact", "problem"),
+    [
+        (
+            [_figure("messages_waiting", 4), _figure("oldest_message_age_seconds", 42.0)],
+            "messages_waiting 4 (expected 5)",
+        ),
+        ([_figure("messages_waiting", 5)], "no oldest_message_age_seconds"),
+        (
+            [*RIGHT_IMPACT, _figure("messages_in_dead_letter_queue", 0, names.ORDERS_DLQ)],
+            "figures not expected: ['messages_in_dead_letter_queue']",
+        ),
+        (
+            [_figure("messages_waiting", 5), _figure("oldest_message_age_seconds", 121.0)],
+            "oldest_message_age_seconds 121.0 (expected (10.0, 120.0))",
+        ),
+        (
+            [_figure("messages_waiting", 5, names.ORDERS_DLQ), _figure("oldest_message_age_seconds", 42.0)],
+            "messages_waiting counts 'orders-queue-dlq' (expected orders-queue)",
+        ),
+        ([*RIGHT_IMPACT, _figure("messages_waiting", 5)], "messages_waiting listed 2 times"),
+        ([], "no messages_waiting; no oldest_message_age_seconds"),
+    ],
+    ids=["wrong-value", "missing", "extra", "age-out-of-range", "wrong-resource", "twice", "none"],
+)
+def test_impact_figures_must_be_exactly_the_expected_ones(impact: list[dict[str, Any]], problem: str) -> None:
+    assert _event_failed(_event_incident(impact), FakeApplier()) == {"impact": f"data-processor@t: {problem}"}
+
+
+def test_an_impact_figure_may_name_its_queue_by_arn_and_an_age_anywhere_in_its_range() -> None:
+    impact = [_figure("messages_waiting", 5, QUEUE_ARN), _figure("oldest_message_age_seconds", 10.0)]
+    assert _event_failed(_event_incident(impact), FakeApplier()) == {}
+
+
+def test_a_counted_figure_needs_the_stages_count() -> None:
+    stage = replace(EVENT_STAGE, counted={})
+    checks = check_incident(_event_incident(), EVENT_EXPECTED, stage, FakeApplier())
+    assert {c.name: c.detail for c in checks if not c.ok} == {
+        "impact": "data-processor@t: messages_waiting: the stage counted none to compare with"
+    }
+
+
+def test_a_command_outside_the_allowlist_is_never_applied() -> None:
+    applier = FakeApplier()
+    failed = _event_failed(
+        _event_incident(command="aws iam delete-role --role-name order-worker-role"), applier
+    )
+    assert failed == {
+        "remediation applied": "data-processor@t: not applied: aws iam delete-role is not among the "
+        "operations allowed here (lambda update-event-source-mapping)"
+    }
+    assert applier.applied == []
+
+
+def test_a_command_that_parses_but_does_not_recover_fails() -> None:
+    applier = FakeApplier(recovers=False)
+    assert _event_failed(_event_incident(), applier) == {
+        "remediation applied": "data-processor@t: applied lambda UpdateEventSourceMapping; queue-drains: "
+        "5 messages visible after 20.0 s"
+    }
+    assert len(applier.applied) == 1
+
+
+def test_a_command_aws_refuses_or_none_at_all_fails() -> None:
+    error = ClientError({"Error": {"Code": "ResourceNotFoundException", "Message": "no mapping"}}, "Update")
+    refused = _event_failed(_event_incident(), FakeApplier(error=error))
+    assert set(refused) == {"remediation applied"}
+    assert refused["remediation applied"].startswith("data-processor@t: UpdateEventSourceMapping failed: ")
+    assert _event_failed(_event_incident(command=None), FakeApplier()) == {
+        "remediation applied": "data-processor@t: no remediation command to apply"
+    }
+    assert _event_failed(_event_incident(), None) == {
+        "remediation applied": f"data-processor@t: the stage has no way to apply {ENABLE!r}"
+    }
+
+
+def test_a_command_that_does_not_read_as_the_cli_would_is_not_applied() -> None:
+    applier = FakeApplier()
+    failed = _event_failed(_event_incident(command=f"{ENABLE} --batch-size many"), applier)
+    assert failed == {
+        "remediation applied": "data-processor@t: not applied: --batch-size takes a number, not 'many'"
+    }
+    assert applier.applied == []
+
+
+def test_an_applied_command_cannot_go_with_a_named_gap() -> None:
+    with pytest.raises(ValueError, match="cannot be applied where a named gap"):
+        replace(EVENT_EXPECTED, named_gap="UUID")
+    with pytest.raises(ValueError, match="non-empty allowlist"):
+        Applies(frozenset(), "queue-drains")

@@ -221,3 +221,17 @@ def test_fixed_sandbox_answers_a_dynamodb_request_without_its_table_name_as_dyna
         "Message": "1 validation error detected: Value null at 'tableName' failed to satisfy constraint: "
         "Member must not be null",
     }
+
+
+def test_released_moto_still_keeps_the_first_event_invoke_config(unpatched: Sandbox) -> None:
+    """The fixed sandbox overwrites on put: tests/test_chaos_injectors_event_paths.py."""
+    lambda_ = unpatched.session(names.OPERATOR).client("lambda")
+    lambda_.put_function_event_invoke_config(FunctionName=names.REPORT_FUNCTION, MaximumRetryAttempts=2)
+    lambda_.put_function_event_invoke_config(FunctionName=names.REPORT_FUNCTION, MaximumRetryAttempts=0)
+    reset_auth = urllib.request.Request(  # noqa: S310 - a signed GET: let one through unchecked (fix 1)
+        f"{unpatched.endpoint_url}/moto-api/reset-auth", data=b"1", headers={"Content-Type": "text/plain"}
+    )
+    with urllib.request.urlopen(reset_auth, timeout=5):  # noqa: S310
+        pass
+    shown = lambda_.get_function_event_invoke_config(FunctionName=names.REPORT_FUNCTION)
+    assert shown["MaximumRetryAttempts"] == 2, "moto now overwrites: drop extensions/event_invoke_config.py"

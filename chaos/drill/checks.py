@@ -11,11 +11,22 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from chaos.drill.scenarios import ExpectedIncident, Resource, TriggerRule
+from botocore.exceptions import BotoCoreError, ClientError
+
+from chaos.drill.apply_command import AwsCommand, CommandRefused, parse_command
+from chaos.drill.scenarios import (
+    IMPACT_RESOURCES,
+    Applies,
+    ExpectedIncident,
+    Figure,
+    ImpactKind,
+    Resource,
+    TriggerRule,
+)
 
 
 @dataclass
@@ -79,9 +90,24 @@ class Stage:
     planted_fault: str | None = None
     planted_demands: tuple[str, ...] = ()
     other_functions: tuple[str, ...] = ()
+    counted: Mapping[str, float] = field(default_factory=dict)  # impact figures the stage counted, by kind
 
 
-def check_incident(incident: Incident, expected: ExpectedIncident, stage: Stage) -> list[Check]:
+class Applier(Protocol):
+    """How the runner applies a remediation command as its operator, and sees recovery its own way."""
+
+    def apply(self, command: AwsCommand) -> None: ...
+
+    def recovered(self, applies: Applies) -> tuple[bool, str]:
+        """Whether the function recovered as ``applies.recovery`` says, and what the stage saw."""
+        ...
+
+
+def check_incident(
+    incident: Incident, expected: ExpectedIncident, stage: Stage, applier: Applier | None = None
+) -> list[Check]:
+    """Every check of the incident; with ``expected.applies``, its first remediation command is applied
+    (through ``applier``) last, once everything else has been read."""
     prefix = f"{incident.incident_id}: "
     state = (incident.status, incident.category)
     want = (expected.status, expected.category)
@@ -109,6 +135,10 @@ def check_incident(incident: Incident, expected: ExpectedIncident, stage: Stage)
         checks.append(_gap(incident, expected.gap, prefix))
     if stage.planted_fault or stage.planted_demands:
         checks.append(_not_steered(incident, stage, prefix))
+    if expected.impact:
+        checks.append(_impact(incident, expected.impact, stage, prefix))
+    if expected.applies:
+        checks.append(_applied(incident, expected.applies, applier, prefix))
     return checks
 
 
@@ -159,8 +189,11 @@ def _resources(incident: Incident, expected: ExpectedIncident, stage: Stage, pre
     function the incident is not about."""
     assert incident.diagnosis is not None
     listed = set(incident.diagnosis["affected_resources"])
-    wanted = [stage.names[resource] for resource in expected.resources]
-    missing = [name for name in wanted if name not in listed]
+    unnamed = [resource for resource in expected.resources if resource not in stage.names]
+    wanted = [stage.names[resource] for resource in expected.resources if resource in stage.names]
+    missing = [name for name in wanted if name not in listed] + [
+        f"<no {r} for this function>" for r in unnamed
+    ]
     strangers = sorted(listed & set(stage.other_functions))
     problems = ([f"does not list {missing}"] if missing else []) + (
         [f"lists other functions {strangers}"] if strangers else []
@@ -389,3 +422,74 @@ def _not_steered(incident: Incident, stage: Stage, prefix: str) -> Check:
 def _state(state: tuple[str, str | None]) -> str:
     status, category = state
     return f"{status}/{category}" if category else status
+
+
+def _names(listed: object, name: str | None) -> bool:
+    """Whether ``listed`` names the resource ``name``: the name itself, or an ARN or URL ending in it."""
+    text = str(listed)
+    return name is not None and (text == name or text.endswith((f":{name}", f"/{name}")))
+
+
+def _figure(value: object, wanted: float | tuple[float, float]) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    if isinstance(wanted, tuple):
+        low, high = wanted
+        return low <= value <= high
+    return float(value) == float(wanted)
+
+
+def _impact(incident: Incident, expected: Mapping[ImpactKind, Figure], stage: Stage, prefix: str) -> Check:
+    """The impact figures are exactly the expected kinds, each once, each counting its resource, each with
+    the expected value (or within the expected range); the stage's own count where it counted."""
+    assert incident.diagnosis is not None
+    listed: dict[str, list[dict[str, Any]]] = {}
+    for figure in incident.diagnosis.get("impact") or []:
+        listed.setdefault(str(figure.get("kind")), []).append(figure)
+    problems = []
+    for kind, wanted in expected.items():
+        figures = listed.get(kind, [])
+        if not figures:
+            problems.append(f"no {kind}")
+            continue
+        if len(figures) > 1:
+            problems.append(f"{kind} listed {len(figures)} times")
+        figure = figures[0]
+        name = stage.names.get(IMPACT_RESOURCES[kind])
+        if not _names(figure.get("resource"), name):
+            problems.append(f"{kind} counts {figure.get('resource')!r} (expected {name})")
+        value = stage.counted.get(kind) if wanted == "counted" else wanted
+        if value is None:
+            problems.append(f"{kind}: the stage counted none to compare with")
+        elif not _figure(figure.get("value"), value):
+            problems.append(f"{kind} {figure.get('value')} (expected {value})")
+    extra = sorted(set(listed) - set(map(str, expected)))
+    if extra:
+        problems.append(f"figures not expected: {extra}")
+    shown = {kind: [f.get("value") for f in figures] for kind, figures in sorted(listed.items())}
+    return Check("impact", not problems, prefix + ("; ".join(problems) if problems else f"{shown}"))
+
+
+def _applied(incident: Incident, applies: Applies, applier: Applier | None, prefix: str) -> Check:
+    """The first remediation command, read by the stage's own parser and allowed by the scenario, applied as
+    the operator; then the stage's own recovery predicate."""
+    assert incident.diagnosis is not None
+    commands = [s["command"] for s in incident.diagnosis["remediation_plan"] if s.get("command")]
+    if not commands:
+        return Check("remediation applied", False, f"{prefix}no remediation command to apply")
+    try:
+        command = parse_command(commands[0], applies.allowed)
+    except CommandRefused as refused:
+        return Check("remediation applied", False, f"{prefix}not applied: {refused}")
+    if applier is None:
+        return Check("remediation applied", False, f"{prefix}the stage has no way to apply {commands[0]!r}")
+    try:
+        applier.apply(command)
+    except (ClientError, BotoCoreError) as error:
+        return Check("remediation applied", False, f"{prefix}{command.operation} failed: {error}")
+    recovered, seen = applier.recovered(applies)
+    return Check(
+        "remediation applied",
+        recovered,
+        f"{prefix}applied {command.service} {command.operation}; {applies.recovery}: {seen}",
+    )

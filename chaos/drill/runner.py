@@ -410,7 +410,7 @@ class Drill:
 
     def resource_names(self, function: str) -> dict[Resource, str]:
         world = self.sandbox.world
-        return {
+        resources: dict[Resource, str] = {
             "function": function,
             "role": self.roles[function],
             "security-group": world.security_group_id,
@@ -419,6 +419,7 @@ class Drill:
             "table": names.ORDERS_TABLE,
             "bucket": names.INPUT_BUCKET,
         }
+        return resources | _EVENT_PATHS.get(function, {})
 
     def closing_checks(self) -> list[Check]:
         """After every scenario: the watchdog's sweep (as its own identity) finds nothing stale and no
@@ -454,6 +455,16 @@ class Drill:
         ]
         self.progress.finish(all(c.ok for c in checks), "; ".join(c.detail for c in checks))
         return checks
+
+
+# The event path of each event-driven function: its source queue, dead-letter queue and calling topic.
+_EVENT_PATHS: dict[str, dict[Resource, str]] = {
+    names.ORDER_WORKER_FUNCTION: {"queue": names.ORDERS_QUEUE, "dead-letter-queue": names.ORDERS_DLQ},
+    names.ORDER_NOTIFIER_FUNCTION: {
+        "dead-letter-queue": names.ORDER_NOTIFIER_DLQ,
+        "topic": names.ORDER_EVENTS_TOPIC,
+    },
+}
 
 
 def _everyday_event(function: str) -> dict[str, Any]:

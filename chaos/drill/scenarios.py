@@ -8,6 +8,7 @@ an operator undid as resolved.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -38,7 +39,44 @@ Traffic = Literal["one", "burst", "missing-key", "instructions", "mixed-input"]
 # Faults outside AWS, between the supervisor and what it depends on.
 Infra = Literal["mcp-down", "bedrock-403", "mcp-timeout", "mcp-flapping"]
 # Resources a diagnosis must list in affected_resources, resolved to exact names for the incident's function.
-Resource = Literal["function", "role", "security-group", "network-acl", "route-table", "table", "bucket"]
+Resource = Literal[
+    "function",
+    "role",
+    "security-group",
+    "network-acl",
+    "route-table",
+    "table",
+    "bucket",
+    "queue",  # the function's source queue (its SQS event source mapping)
+    "dead-letter-queue",  # the source queue's redrive target, or the function's asynchronous DLQ
+    "topic",  # the SNS topic that invokes the function
+]
+# The impact figures a diagnosis counts (``ImpactFigure.kind``), each the figure of one resource.
+ImpactKind = Literal[
+    "messages_waiting",
+    "oldest_message_age_seconds",
+    "messages_in_dead_letter_queue",
+    "events_dropped",
+    "deliveries_failed",
+    "notifications_failed",
+]
+IMPACT_RESOURCES: dict[ImpactKind, Resource] = {
+    "messages_waiting": "queue",
+    "oldest_message_age_seconds": "queue",
+    "messages_in_dead_letter_queue": "dead-letter-queue",
+    "events_dropped": "function",
+    "deliveries_failed": "function",
+    "notifications_failed": "topic",
+}
+# An expected figure: exactly this value, within (low, high) inclusive (ages), or "counted": the value the
+# stage counted while the scenario ran (``Stage.counted``), e.g. the messages it sent while the mapping
+# was disabled.
+Figure = float | tuple[float, float] | Literal["counted"]
+# How the stage sees that an applied remediation worked, computed by the runner itself:
+# queue-drains: the source queue holds no message within ``within_seconds`` while the poller runs;
+# publish-delivered: a message the stage publishes to the topic reaches the function;
+# async-delivered: an asynchronous event the stage sends reaches the function or its destination.
+Recovery = Literal["queue-drains", "publish-delivered", "async-delivered"]
 # The trigger an incident must name: the injector's last change on its function, its first (a fault
 # diagnosed before the later changes were made), any change injected on it, or none (nothing changed, or
 # the change is not in the history the tools can read).
@@ -88,6 +126,21 @@ class Act:
 
 
 @dataclass(frozen=True)
+class Applies:
+    """The diagnosis's first remediation command is applied as the operator, if it is one of ``allowed``
+    (``"service operation"`` in the CLI's words, e.g. ``"lambda update-event-source-mapping"``), then the
+    function must recover as ``recovery`` says within ``within_seconds``."""
+
+    allowed: frozenset[str]
+    recovery: Recovery
+    within_seconds: float = 30.0
+
+    def __post_init__(self) -> None:
+        if not self.allowed:
+            raise ValueError("a command can be applied only from a non-empty allowlist")
+
+
+@dataclass(frozen=True)
 class ExpectedIncident:
     """One incident the scenario must open on ``function``. ``fault_types`` is the exact set, or with
     ``partial`` the set it may name (at least one of them; together the function's incidents name all)."""
@@ -104,10 +157,15 @@ class ExpectedIncident:
     partial: bool = False
     status: str = "DIAGNOSED"
     category: str | None = None
+    # The exact impact figures by kind, each of the resource IMPACT_RESOURCES names: none missing, none more.
+    impact: Mapping[ImpactKind, Figure] = field(default_factory=dict)
+    applies: Applies | None = None  # the first remediation command, applied, must let the function recover
 
     def __post_init__(self) -> None:
         if self.command and self.named_gap:
             raise ValueError("an incident expects a remediation command or a named gap instead, not both")
+        if self.applies and self.named_gap:
+            raise ValueError("a command cannot be applied where a named gap (and no command) is expected")
 
     @property
     def label(self) -> str:
