@@ -260,12 +260,20 @@ class GraphRun:
         ]
 
 
-async def diagnose_with(model: BaseChatModel, responses: Mapping[str, str], **settings: Any) -> GraphRun:
-    """Run the graph with ``model`` (scripted, the rules model, ...) against canned tool responses."""
+async def diagnose_with(
+    model: BaseChatModel,
+    responses: Mapping[str, str],
+    *,
+    incident: Mapping[str, Any] | None = None,
+    **settings: Any,
+) -> GraphRun:
+    """Run the graph with ``model`` (scripted, the rules model, ...) against canned tool responses; the
+    incident is an errors alarm on the function unless ``incident`` says otherwise."""
     config = SupervisorSettings(**settings)
     accounting = Accounting()
     provider = MockToolProvider(responses)
     graph = build_graph(model, provider, config, accounting)
-    state = initial_state({"AlarmName": f"{FUNCTION}-errors"}, "inc-1", FUNCTION, time.time() + 300)
+    alarm = dict(incident) if incident is not None else {"AlarmName": f"{FUNCTION}-errors"}
+    state = initial_state(alarm, "inc-1", FUNCTION, time.time() + 300)
     final, stop_reason = await run_graph(graph, state, config.recursion_limit)
     return GraphRun(final, stop_reason, accounting, provider)
