@@ -25,7 +25,11 @@ TIMEOUT = 3  # the function's Timeout in tests.runtime_worlds
 # What a changed mapping or caller looks like in get_recent_changes: CloudTrail's event names for Lambda carry
 # the API version (https://docs.aws.amazon.com/lambda/latest/dg/logging-using-cloudtrail.html), and the
 # sandbox writes request members lower-camel-cased as CloudTrail does ('uUID').
-DISABLED: Change = ("UpdateEventSourceMapping20150331", "lambda.amazonaws.com", {"uUID": UUID, "enabled": False})
+DISABLED: Change = (
+    "UpdateEventSourceMapping20150331",
+    "lambda.amazonaws.com",
+    {"uUID": UUID, "enabled": False},
+)
 DELETED: Change = ("DeleteEventSourceMapping20150331", "lambda.amazonaws.com", {"uUID": UUID})
 UNSUBSCRIBED: Change = ("Unsubscribe", "sns.amazonaws.com", {"subscriptionArn": SUBSCRIPTION})
 PERMISSION_REMOVED: Change = (
@@ -40,7 +44,9 @@ VISIBILITY_SET: Change = (
 )
 
 
-def queue(arn: str = QUEUE, *, depth: int = 0, age: float | None = None, visibility: int = 18) -> dict[str, Any]:
+def queue(
+    arn: str = QUEUE, *, depth: int = 0, age: float | None = None, visibility: int = 18
+) -> dict[str, Any]:
     """A queue as get_event_sources shows it (orders-queue redrives to orders-dlq after 2 receives)."""
     name = arn.rsplit(":", 1)[1]
     redrive = {"DeadLetterTargetArn": DLQ, "MaxReceiveCount": 2} if arn == QUEUE else {}

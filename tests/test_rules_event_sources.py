@@ -16,13 +16,17 @@ from tests.event_worlds import (
     DISABLED,
     DLQ,
     FUNCTION_ARN,
+    PERMISSION_REMOVED,
     QUEUE,
+    QUEUE_URL,
     TOPIC,
     UNSUBSCRIBED,
     UUID,
+    VISIBILITY_SET,
     event_sources,
     event_world,
     mapping,
+    subscription,
 )
 from tests.runtime_worlds import at, responses
 
@@ -53,7 +57,10 @@ async def test_a_disabled_mapping_over_a_backlog_is_an_event_source_stopped_by_i
         f"UpdateEventSourceMapping at {at(20)}."
     )
     assert diagnosis.trigger is not None
-    assert (diagnosis.trigger.event_name, diagnosis.trigger.time) == ("UpdateEventSourceMapping20150331", at(20))
+    assert (diagnosis.trigger.event_name, diagnosis.trigger.time) == (
+        "UpdateEventSourceMapping20150331",
+        at(20),
+    )
     assert [s.command for s in diagnosis.remediation_plan] == [
         f"aws lambda update-event-source-mapping --uuid {UUID} --enabled --region ca-central-1"
     ]
@@ -61,7 +68,12 @@ async def test_a_disabled_mapping_over_a_backlog_is_an_event_source_stopped_by_i
     assert _impact(diagnosis) == [
         ("messages_waiting", QUEUE, 42.0, "mappings.0.queue.ApproximateNumberOfMessages"),
         ("oldest_message_age_seconds", QUEUE, 300.0, "mappings.0.queue.oldest_message_age_seconds"),
-        ("messages_in_dead_letter_queue", DLQ, 3.0, "mappings.0.dead_letter_queue.ApproximateNumberOfMessages"),
+        (
+            "messages_in_dead_letter_queue",
+            DLQ,
+            3.0,
+            "mappings.0.dead_letter_queue.ApproximateNumberOfMessages",
+        ),
     ]
     assert diagnosis.confidence == 0.9
 
@@ -86,7 +98,9 @@ async def test_an_enabled_mapping_over_a_backlog_is_not_a_stopped_source() -> No
     diagnosis = await _diagnosis(event_world(event_sources([mapping(depth=7)]), [(20, DISABLED)]))
     assert diagnosis.fault_types == ["unknown"]
     assert diagnosis.confidence == 0.2
-    assert _impact(diagnosis) == [("messages_waiting", QUEUE, 7.0, "mappings.0.queue.ApproximateNumberOfMessages")]
+    assert _impact(diagnosis) == [
+        ("messages_waiting", QUEUE, 7.0, "mappings.0.queue.ApproximateNumberOfMessages")
+    ]
 
 
 async def test_a_deleted_mapping_of_the_alarmed_queue_is_created_again() -> None:
@@ -170,3 +184,39 @@ async def test_a_figure_of_another_resource_or_field_is_refused() -> None:
         "a messages_waiting figure must cite the get_event_sources field that counts it: "
         "mappings.<n>.queue.ApproximateNumberOfMessages"
     )
+
+
+# --------------------------------------------------------------------------- existing classes on event paths
+
+
+async def test_a_caller_whose_statement_was_removed_is_a_permission_loss_with_the_statement_to_add() -> None:
+    sources = event_sources([], subscriptions=[subscription(allowed=False, failed=6)])
+    diagnosis = await _diagnosis(event_world(sources, [(20, PERMISSION_REMOVED)]))
+    assert diagnosis.fault_types == ["permission_loss"]
+    assert diagnosis.trigger is not None
+    assert (diagnosis.trigger.event_name, diagnosis.trigger.time) == ("RemovePermission20150331v2", at(20))
+    assert [s.command for s in diagnosis.remediation_plan] == [
+        f"aws lambda add-permission --function-name {FUNCTION} --statement-id order-events-invoke "
+        f"--action lambda:InvokeFunction --principal sns.amazonaws.com --source-arn {TOPIC} "
+        "--region ca-central-1"
+    ]
+    assert _impact(diagnosis) == [
+        ("notifications_failed", TOPIC, 6.0, "subscriptions.0.notifications_failed")
+    ]
+
+
+async def test_a_caller_still_allowed_is_no_permission_loss() -> None:
+    sources = event_sources([], subscriptions=[subscription(allowed=True, failed=6)])
+    diagnosis = await _diagnosis(event_world(sources, [(20, PERMISSION_REMOVED)]))
+    assert "permission_loss" not in diagnosis.fault_types
+
+
+async def test_a_visibility_timeout_below_the_function_timeout_is_a_configuration_error() -> None:
+    diagnosis = await _diagnosis(event_world(event_sources([mapping(visibility=2)]), [(20, VISIBILITY_SET)]))
+    assert diagnosis.fault_types == ["configuration_error"]
+    assert diagnosis.trigger is not None
+    assert diagnosis.trigger.event_name == "SetQueueAttributes"
+    assert [s.command for s in diagnosis.remediation_plan] == [
+        f"aws sqs set-queue-attributes --queue-url {QUEUE_URL} --attributes "
+        '\'{"VisibilityTimeout":"18"}\' --region ca-central-1'
+    ]
