@@ -182,6 +182,20 @@ RESPONSES = {  # one canned answer per tool, each valid under its tool declarati
     "get_network_state": json.dumps(NETWORK),
     "get_recent_changes": json.dumps(CHANGES),
     "get_function_metrics": json.dumps(METRICS),
+    "get_event_sources": json.dumps(  # invoked directly only: no mapping, subscription or caller
+        {
+            "function_name": FUNCTION,
+            "function_arn": f"arn:aws:lambda:ca-central-1:123456789012:function:{FUNCTION}",
+            "timeout_seconds": 3,
+            "window_start": "2026-11-21T09:05:00+00:00",
+            "window_end": "2026-11-21T10:05:00+00:00",
+            "async_config": {
+                "configured": False,
+                "MaximumRetryAttempts": 2,
+                "MaximumEventAgeInSeconds": 21600,
+            },
+        }
+    ),
 }
 COMMAND = f"aws lambda delete-function-concurrency --function-name {FUNCTION}"
 

@@ -27,7 +27,9 @@ FIELDS: Final[Mapping[ImpactKind, tuple[re.Pattern[str], str]]] = {
         "mappings.<n>.queue.oldest_message_age_seconds",
     ),
     "messages_in_dead_letter_queue": (
-        re.compile(rf"mappings\.\d+\.dead_letter_{_QUEUE_DEPTH}|async_config\.destinations\.\d+\.{_QUEUE_DEPTH}"),
+        re.compile(
+            rf"mappings\.\d+\.dead_letter_{_QUEUE_DEPTH}|async_config\.destinations\.\d+\.{_QUEUE_DEPTH}"
+        ),
         "mappings.<n>.dead_letter_queue.ApproximateNumberOfMessages or "
         "async_config.destinations.<n>.queue.ApproximateNumberOfMessages",
     ),
@@ -55,6 +57,7 @@ def counted(response: Any, field: str) -> set[str]:
     """The names of the resource a field counts: a queue's ARN (and, for a mapping's queue, the mapping's
     source ARN), a destination's ARN, a topic's ARN, or the function (name and ARN) for its metrics."""
     parts = field.split(".")
+    keys: tuple[str, ...]
     if parts[0] == "async_config" and parts[1] == "metrics":
         keys, owners = ("function_name", "function_arn"), [response]
     else:

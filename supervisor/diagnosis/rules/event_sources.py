@@ -86,7 +86,10 @@ def _removed_mapping(c: Conversation) -> Finding | None:
     if queue is None or not queue.startswith("arn:aws:sqs:"):
         return None
     listed = list(mappings(c))
-    if any(m.get("EventSourceArn") == queue for _, m in listed) or _removal(c, "DeleteEventSourceMapping") is None:
+    if (
+        any(m.get("EventSourceArn") == queue for _, m in listed)
+        or _removal(c, "DeleteEventSourceMapping") is None
+    ):
         return None
     pointers = [
         Pointer(TOOL, "mappings", [m for _, m in listed], f"No mapping reads {queue} any more", _FAULT)
@@ -94,9 +97,7 @@ def _removed_mapping(c: Conversation) -> Finding | None:
     remedy = Remedy(
         f"Map {queue} to {c.name} again",
         "Its event source mapping was deleted; a new one resumes delivery of the messages still waiting.",
-        command(
-            c, "lambda", "CreateEventSourceMapping", {"FunctionName": c.name, "EventSourceArn": queue}
-        ),
+        command(c, "lambda", "CreateEventSourceMapping", {"FunctionName": c.name, "EventSourceArn": queue}),
         "low",
     )
     return Finding(
@@ -123,9 +124,7 @@ def _removed_subscription(c: Conversation) -> Finding | None:
     remedy = Remedy(
         f"Subscribe {c.name} to {topic} again",
         "Its subscription was removed: the topic's notifications no longer reach the function.",
-        command(
-            c, "sns", "Subscribe", {"TopicArn": topic, "Protocol": "lambda", "Endpoint": arn}
-        ),
+        command(c, "sns", "Subscribe", {"TopicArn": topic, "Protocol": "lambda", "Endpoint": arn}),
         "low",
     )
     pointers = [
