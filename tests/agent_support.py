@@ -182,6 +182,20 @@ RESPONSES = {  # one canned answer per tool, each valid under its tool declarati
     "get_network_state": json.dumps(NETWORK),
     "get_recent_changes": json.dumps(CHANGES),
     "get_function_metrics": json.dumps(METRICS),
+    "get_event_sources": json.dumps(  # invoked directly only: no mapping, subscription or caller
+        {
+            "function_name": FUNCTION,
+            "function_arn": f"arn:aws:lambda:ca-central-1:123456789012:function:{FUNCTION}",
+            "timeout_seconds": 3,
+            "window_start": "2026-11-21T09:05:00+00:00",
+            "window_end": "2026-11-21T10:05:00+00:00",
+            "async_config": {
+                "configured": False,
+                "MaximumRetryAttempts": 2,
+                "MaximumEventAgeInSeconds": 21600,
+            },
+        }
+    ),
 }
 COMMAND = f"aws lambda delete-function-concurrency --function-name {FUNCTION}"
 
@@ -260,12 +274,20 @@ class GraphRun:
         ]
 
 
-async def diagnose_with(model: BaseChatModel, responses: Mapping[str, str], **settings: Any) -> GraphRun:
-    """Run the graph with ``model`` (scripted, the rules model, ...) against canned tool responses."""
+async def diagnose_with(
+    model: BaseChatModel,
+    responses: Mapping[str, str],
+    *,
+    incident: Mapping[str, Any] | None = None,
+    **settings: Any,
+) -> GraphRun:
+    """Run the graph with ``model`` (scripted, the rules model, ...) against canned tool responses; the
+    incident is an errors alarm on the function unless ``incident`` says otherwise."""
     config = SupervisorSettings(**settings)
     accounting = Accounting()
     provider = MockToolProvider(responses)
     graph = build_graph(model, provider, config, accounting)
-    state = initial_state({"AlarmName": f"{FUNCTION}-errors"}, "inc-1", FUNCTION, time.time() + 300)
+    alarm = dict(incident) if incident is not None else {"AlarmName": f"{FUNCTION}-errors"}
+    state = initial_state(alarm, "inc-1", FUNCTION, time.time() + 300)
     final, stop_reason = await run_graph(graph, state, config.recursion_limit)
     return GraphRun(final, stop_reason, accounting, provider)

@@ -21,6 +21,7 @@ ACCOUNT = "123456789012"
 ROLE = f"{FUNCTION}-role"
 LOG_GROUP = f"/aws/lambda/{FUNCTION}"
 MINUTE = "2026-11-21T10:00:00+00:00"
+QUEUE = f"arn:aws:sqs:ca-central-1:{ACCOUNT}:orders-queue"
 PASSROLE = (
     f"User: arn:aws:sts::{ACCOUNT}:assumed-role/x/y is not authorized to perform: iam:PassRole "
     f"on resource: arn:aws:iam::{ACCOUNT}:role/admin"
@@ -168,6 +169,24 @@ WORLD: dict[str, dict[str, Any]] = {
         "log_group": LOG_GROUP,
         "report_lines": 3,
     },
+    "get_event_sources": {
+        "function_name": FUNCTION,
+        "function_arn": f"arn:aws:lambda:ca-central-1:{ACCOUNT}:function:{FUNCTION}",
+        "timeout_seconds": 3,
+        "window_start": "2026-11-21T09:05:00+00:00",
+        "window_end": "2026-11-21T10:05:00+00:00",
+        "mappings": [
+            {
+                "UUID": "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
+                "EventSourceArn": QUEUE,
+                "FunctionArn": f"arn:aws:lambda:ca-central-1:{ACCOUNT}:function:{FUNCTION}",
+                "State": "Disabled",
+                "queue": {"QueueArn": QUEUE, "VisibilityTimeout": 2, "ApproximateNumberOfMessages": 42},
+                "visibility_timeout_below_function_timeout": True,
+            }
+        ],
+        "async_config": {"configured": False, "MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 21600},
+    },
 }
 
 
@@ -188,6 +207,7 @@ _TOOLS: dict[str, ToolName] = {
     "network": "get_network_state",
     "changes": "get_recent_changes",
     "metrics": "get_function_metrics",
+    "sources": "get_event_sources",
 }
 Quote = tuple[str, str, str]  # (tool's short name, field, value)
 LOG_DENIED: Quote = ("logs", "events.4.message", "(AccessDenied) when calling the GetObject operation")
@@ -268,6 +288,29 @@ CASES: list[tuple[FaultType, list[Quote], list[int] | None, str]] = [
         "",
     ),
     ("bad_input", [ERRORS], None, "needs get_function_metrics minutes.<n>.invocations above"),
+    (
+        "event_source_stopped",
+        [
+            ("sources", "mappings.0.State", "Disabled"),
+            ("sources", "mappings.0.queue.ApproximateNumberOfMessages", "42"),
+        ],
+        [0, 1],
+        "",
+    ),
+    ("event_source_stopped", [("sources", "mappings.0.State", "Disabled"), LAMBDA_CHANGE], [0, 1], ""),
+    (
+        "event_source_stopped",
+        [("sources", "mappings.0.State", "Disabled")],
+        None,
+        "needs get_event_sources backlog",
+    ),
+    ("event_source_stopped", [LAMBDA_CHANGE, ERRORS], None, "needs get_event_sources paths"),
+    (
+        "configuration_error",
+        [("sources", "mappings.0.visibility_timeout_below_function_timeout", "true")],
+        [0],
+        "",
+    ),
     ("bad_input", [LOG_DENIED, ("metrics", "invocations", "3.0")], None, "needs get_function_metrics errors"),
 ]
 

@@ -70,6 +70,9 @@ class EventSourceMapping(ContractModel):
     MaximumBatchingWindowInSeconds: int | None = None
     FunctionResponseTypes: list[str] = Field(default_factory=list)
     queue: QueueState | None = Field(default=None, description="The source queue, when it is an SQS queue.")
+    dead_letter_queue: QueueState | None = Field(
+        default=None, description="The source queue's redrive dead-letter queue (its DeadLetterTargetArn)."
+    )
     visibility_timeout_below_function_timeout: bool | None = Field(
         default=None,
         description="The source queue's VisibilityTimeout is shorter than the function's Timeout: messages "

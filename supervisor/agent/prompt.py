@@ -93,6 +93,12 @@ fault type it supports (null for context).
 evidence determines the fix.
 - ruled_out: each fault type you checked and rejected, citing the configuration, IAM, metrics or network \
 pointer that rejects it. gaps: what you could not check, and why.
+- impact: for a function invoked through a queue, a topic or asynchronously, what the failure holds back or \
+has lost, each figure exactly as get_event_sources counts it, citing that field: messages_waiting \
+(mappings.<n>.queue.ApproximateNumberOfMessages), oldest_message_age_seconds, messages_in_dead_letter_queue \
+(a dead-letter queue's ApproximateNumberOfMessages), events_dropped (AsyncEventsDropped), deliveries_failed \
+(DeadLetterErrors, DestinationDeliveryFailures), notifications_failed \
+(subscriptions.<n>.notifications_failed).
 - resolved: a fault whose cause a later change reverted, with no failure of that kind since, goes here \
 (the change that caused it and the one that undid it, each citing its get_recent_changes event), not in \
 fault_types.

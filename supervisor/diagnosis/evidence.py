@@ -3,7 +3,8 @@
 The model cannot vouch for itself. A pointer is verified only if its tool was called in this run and
 returned valid data, its dotted path resolves in one of those responses, and its value is what is there.
 Every entry that cites pointers (remediation steps, trigger, timeline, gaps, ruled-out hypotheses, resolved
-faults) holds only if all it cites is verified; a change it names (the trigger, what caused and what undid a
+faults, impact figures) holds only if all it cites is verified; an impact figure must also cite the field that
+counts it, with its value (``impact.problem``); a change it names (the trigger, what caused and what undid a
 resolved fault) must be the event it cites; a command must parse against the AWS service model; and each
 fault type needs the support ``corroboration.POLICY`` asks for.
 """
@@ -14,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-from supervisor.diagnosis import corroboration
+from supervisor.diagnosis import corroboration, impact
 from supervisor.diagnosis.causality import success_after
 from supervisor.diagnosis.cli_commands import CommandError, parse_command
 from supervisor.diagnosis.paths import canonical, resolve, value_matches
@@ -124,6 +125,8 @@ def _entry_checks(
         kind = where.split(".")[0] if where.count(".") == 1 else ""  # ruled_out.<n>, resolved.<n>
         if not reason and kind in _ONLY_LOGS and only_logs:
             reason = _ONLY_LOGS[kind]
+        if not reason and kind == "impact":
+            reason = impact.problem(submission.impact[int(where.split(".")[1])], submission.evidence, held)
         checks.append(EntryCheck(entry=where, verified=not reason, reason=reason))
     for number, step in enumerate(submission.remediation_plan):
         if step.command is not None:

@@ -77,7 +77,7 @@ SUCCEEDED_BESIDE = source(
 _EVENT_SOURCES = "get_event_sources"
 EVENT_PATHS = source(
     _EVENT_SOURCES,
-    r"mappings\.\d+\.(State|StateTransitionReason|LastProcessingResult|UUID|EventSourceArn)"
+    r"mappings|mappings\.\d+\.(State|StateTransitionReason|LastProcessingResult|UUID|EventSourceArn)"
     r"|subscriptions(\.\d+(\..+)?)?|policy_statements(\.\d+(\..+)?)?",
     "get_event_sources paths (mappings.<n>.State, LastProcessingResult, subscriptions, policy_statements)",
 )
@@ -98,9 +98,10 @@ ASYNC_SETTINGS = source(
 )
 ASYNC_LOSSES = source(
     _EVENT_SOURCES,
-    r"async_config\.metrics\.\w+|async_config\.destinations\.\d+\.queue\.\w+",
+    r"async_config\.metrics\.\w+|async_config\.destinations\.\d+\.queue\.\w+"
+    r"|mappings\.\d+\.dead_letter_queue\.\w+",
     "get_event_sources losses (async_config.metrics AsyncEventsDropped, DeadLetterErrors, "
-    "DestinationDeliveryFailures; the dead-letter queue's depth)",
+    "DestinationDeliveryFailures; the dead-letter queues' depth)",
 )
 SNS_CHANGE = source(
     "get_recent_changes", _CHANGE, "an SNS event in get_recent_changes (events.<n>)", "sns.amazonaws.com"

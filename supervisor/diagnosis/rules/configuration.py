@@ -10,7 +10,7 @@ and nothing succeeding since.
 from __future__ import annotations
 
 from supervisor.diagnosis.causality import PROPAGATION
-from supervisor.diagnosis.rules import missing_grant, signs, timeline
+from supervisor.diagnosis.rules import event_faults, missing_grant, signs, timeline
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
@@ -79,6 +79,10 @@ def _finding(
 
 
 def check(c: Conversation) -> Verdict:
+    return _failures(c) or event_faults.short_visibility(c)
+
+
+def _failures(c: Conversation) -> Verdict:
     config = c.config
     if not config or not c.metrics.get("errors"):
         return None

@@ -53,6 +53,16 @@ class Conversation:
         return self.answer("get_recent_changes")
 
     @property
+    def event_sources(self) -> dict[str, Any]:
+        return self.answer("get_event_sources")
+
+    @property
+    def alarmed_resource(self) -> str | None:
+        """The queue or topic whose alarm opened the incident, when the incident names one."""
+        value = self.alarm.get("alarmed_resource")
+        return str(value) if value else None
+
+    @property
     def name(self) -> str:
         return str(self.config.get("FunctionName") or self.function_name)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from supervisor.diagnosis.rules import timeline, trigger_remedy
+from supervisor.diagnosis.rules import event_paths, timeline, trigger_remedy
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Verdict
 from supervisor.diagnosis.rules.triggers import change_pointers, seconds_before_failure
@@ -236,8 +236,11 @@ def diagnose(c: Conversation) -> dict[str, Any]:
         for r in results
         if isinstance(r, Rejection) and r.fault not in found
     ]
+    impact = [
+        figure | {"evidence": report.evidence.add([pointer])} for figure, pointer in event_paths.impact(c)
+    ]
     if not current:
-        return _unknown(c, report, ruled_out)
+        return _unknown(c, report, ruled_out) | {"impact": impact}
     reported = {f.fault for f in current}
     return {
         "root_cause": " ".join(report.causes),
@@ -258,6 +261,7 @@ def diagnose(c: Conversation) -> dict[str, Any]:
         "ruled_out": ruled_out,
         "resolved": report.resolved,
         "gaps": report.gaps,
+        "impact": impact,
     }
 
 

@@ -1,0 +1,117 @@
+"""Existing fault classes on an event path, read from ``get_event_sources`` (which the function's users cannot
+write): a caller refused because no resource-policy statement lets it invoke the function (permission_loss),
+and a source queue whose visibility timeout is shorter than the function's timeout (configuration_error)."""
+
+from __future__ import annotations
+
+from supervisor.diagnosis.rules.commands import command
+from supervisor.diagnosis.rules.conversation import Conversation
+from supervisor.diagnosis.rules.event_paths import TOOL, mappings, positive
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy
+from supervisor.diagnosis.rules.triggers import change_events
+
+# AWS recommends a source queue's visibility timeout of at least six times the function's timeout
+# (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html); SQS allows at most 12 hours.
+VISIBILITY_FACTOR = 6
+MAX_VISIBILITY = 43200
+
+
+def _removed_statement(c: Conversation) -> ChangeEvent | None:
+    return next((e for e in change_events(c) if e.operation == "RemovePermission"), None)
+
+
+def refused_caller(c: Conversation) -> Finding | None:
+    """An SNS subscription the function's resource policy no longer lets invoke it, whose topic counts
+    failed notifications."""
+    for index, subscription in enumerate(c.event_sources.get("subscriptions") or []):
+        failed = subscription.get("notifications_failed")
+        if subscription.get("invoke_allowed") is not False or not positive(failed):
+            continue
+        topic, where = str(subscription["TopicArn"]), f"subscriptions.{index}"
+        removed = _removed_statement(c)
+        summary = (removed.event.get("summary") or {}) if removed else {}
+        sid = str(summary.get("statementId") or f"{topic.rsplit(':', 1)[1]}-invoke")
+        params = {
+            "FunctionName": c.name,
+            "StatementId": sid,
+            "Action": "lambda:InvokeFunction",
+            "Principal": "sns.amazonaws.com",
+            "SourceArn": topic,
+        }
+        pointers = [
+            Pointer(
+                TOOL,
+                f"{where}.invoke_allowed",
+                False,
+                f"No statement lets {topic} invoke it",
+                "permission_loss",
+            ),
+            Pointer(TOOL, f"{where}.notifications_failed", failed, f"{failed:g} notifications failed", None),
+        ]
+        return Finding(
+            "permission_loss",
+            f"The resource policy of {c.name} no longer lets {topic} invoke it: the topic's notifications "
+            "fail.",
+            "high",
+            pointers,
+            Remedy(
+                f"Let {topic} invoke {c.name} again",
+                "Add the statement back to the function's resource policy (principal sns.amazonaws.com, "
+                "source the topic).",
+                command(c, "lambda", "AddPermission", params),
+                "low",
+            ),
+            relevant_change=lambda e: e.operation == "RemovePermission",
+            resources=(topic,),
+        )
+    return None
+
+
+def short_visibility(c: Conversation) -> Finding | None:
+    """A mapping's source queue whose visibility timeout is shorter than the function's timeout: messages
+    still being processed become visible again and are received twice."""
+    timeout = c.event_sources.get("timeout_seconds")
+    for index, mapping in mappings(c):
+        queue = mapping.get("queue") or {}
+        if mapping.get("visibility_timeout_below_function_timeout") is not True or not queue.get("QueueUrl"):
+            continue
+        if not isinstance(timeout, int):
+            return None
+        wanted = min(MAX_VISIBILITY, VISIBILITY_FACTOR * timeout)
+        where, visibility = f"mappings.{index}", queue.get("VisibilityTimeout")
+        pointers = [
+            Pointer(
+                TOOL,
+                f"{where}.visibility_timeout_below_function_timeout",
+                True,
+                "The queue's visibility timeout is shorter than the function's timeout",
+                "configuration_error",
+            ),
+            Pointer(TOOL, f"{where}.queue.VisibilityTimeout", visibility, "The visibility timeout, s", None),
+            Pointer(TOOL, "timeout_seconds", timeout, "The function's timeout, s", None),
+        ]
+        return Finding(
+            "configuration_error",
+            f"The visibility timeout of {queue['QueueArn']} ({visibility} s) is shorter than the timeout of "
+            f"{c.name} ({timeout} s): messages still being processed become visible again and are received "
+            "twice.",
+            "medium",
+            pointers,
+            Remedy(
+                f"Set the visibility timeout of {queue['QueueArn']} to {wanted} s",
+                f"AWS recommends at least six times the function's timeout ({timeout} s).",
+                command(
+                    c,
+                    "sqs",
+                    "SetQueueAttributes",
+                    {"QueueUrl": queue["QueueUrl"], "Attributes": {"VisibilityTimeout": str(wanted)}},
+                ),
+                "low",
+            ),
+            relevant_change=lambda e: (
+                e.operation == "SetQueueAttributes"
+                or (e.operation == "UpdateFunctionConfiguration" and "timeout" in e.changed_fields)
+            ),
+            resources=(str(queue["QueueArn"]),),
+        )
+    return None
