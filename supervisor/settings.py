@@ -47,7 +47,9 @@ class SupervisorSettings(BaseSettings, NotificationSettings):
     attempts: int = Field(default=2, ge=1, le=5, description="Runs tried on a retryable failure.")
     backoff_base: float = Field(default=2.0, ge=0, description="Seconds before retry n are base**n.")
     recursion_limit: int = Field(default=12, ge=3, description="Graph steps before the run gives up.")
-    max_tool_calls_per_turn: int = Field(default=6, ge=1, description="Tool calls executed per model turn.")
+    max_tool_calls_per_turn: int = Field(
+        default=8, ge=1, description="Tool calls executed per model turn (enough for one call of each tool)."
+    )
     tool_timeout: float = Field(default=30.0, gt=0, description="Seconds one tool call may take.")
     tool_response_max_bytes: int = Field(
         default=32_000, ge=1_000, description="Largest tool result shown to the model; longer ones are cut."
