@@ -66,6 +66,7 @@ def policy_documents() -> dict[str, str]:
                     "sts:AssumeRole",
                     "lambda:GetFunction",
                     "lambda:GetFunctionConcurrency",
+                    "lambda:GetFunctionEventInvokeConfig",
                     "cloudwatch:PutMetricData",
                     "ec2:Describe*",
                     "ec2:GetManagedPrefixListEntries",

@@ -7,12 +7,15 @@ def install(base_url: str) -> None:
     """Install every extension; ``base_url`` is where the emulator serves."""
     # Imported here, not at the top: they import moto, which other users of this package need not load.
     from chaos.sandbox.extensions import (
+        async_config,
+        async_invoke,
         cloudtrail,
         cloudwatch_alarms,
         cloudwatch_reset,
         code_location,
         lambda_logging,
         log_filters,
+        sns_lambda,
     )
 
     code_location.install(base_url)
@@ -21,3 +24,6 @@ def install(base_url: str) -> None:
     cloudwatch_reset.install()
     lambda_logging.install()
     log_filters.install()
+    async_config.install()
+    async_invoke.install()
+    sns_lambda.install()
