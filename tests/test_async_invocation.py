@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -34,7 +35,11 @@ from tests.conftest import Undo
 from tests.packages import zip_files
 
 HANDLER = """\
+import time
+
+
 def handler(event, context):
+    time.sleep(event.get("sleep", 0))
     if event.get("fail"):
         raise ValueError(f"boom {event.get('n')}")
     return {"ok": True, "n": event.get("n")}
@@ -123,8 +128,7 @@ def make_function(operator: boto3.Session, undo: Undo) -> Callable[..., str]:
             Role=role,
             Handler="handler.handler",
             Code={"ZipFile": zip_files({"handler.py": HANDLER})},
-            Timeout=3,
-            **settings,
+            **{"Timeout": 3} | settings,
         )
         undo(lambda: lambda_.delete_function(FunctionName=name))
         return name
@@ -585,3 +589,43 @@ def test_a_function_destination_is_invoked_asynchronously_with_the_record_as_its
     assert (event.function, event.source) == (_arn(destination), "invoke")
     assert event.event["requestContext"]["condition"] == "Success"
     assert event.event["responsePayload"] == {"ok": True, "n": 9}
+
+
+def test_a_throttled_event_is_retried_with_a_doubling_interval_until_it_expires(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    make_function: Callable[..., str],
+    invoker: AsyncInvoker,
+    clock: FakeClock,
+) -> None:
+    function = make_function(Timeout=8)
+    lambda_ = operator.client("lambda")
+    lambda_.put_function_concurrency(FunctionName=function, ReservedConcurrentExecutions=1)
+    lambda_.put_function_event_invoke_config(FunctionName=function, MaximumEventAgeInSeconds=60)
+    busy = threading.Thread(target=runtime.invoke, args=(function, {"sleep": 5}))
+    busy.start()
+    time.sleep(1.5)  # the busy invocation holds the function's one unit of concurrency
+    start = clock.now()
+    invoker.submit(function, {"n": 10})
+
+    (first,) = invoker.pump()
+    clock.advance(1)
+    (second,) = invoker.pump()
+    clock.advance(2)
+    (third,) = invoker.pump()
+    busy.join()
+    clock.advance(3.999)
+    assert invoker.pump() == []  # the next attempt is due 4 s after the third
+    clock.advance(53.002)  # its turn comes only after the 60 s maximum age
+    (expired,) = invoker.pump()
+
+    assert [(o.status, o.next_attempt_at) for o in (first, second, third)] == [
+        ("throttled", start + 1),
+        ("throttled", start + 3),
+        ("throttled", start + 7),
+    ]
+    assert (expired.status, expired.invoke_count) == ("expired", 0)
+    assert _lambda_metric(sandbox, function, "Throttles") == 3
+    assert _lambda_metric(sandbox, function, "AsyncEventAge", "SampleCount") == 0
+    assert _lambda_metric(sandbox, function, "AsyncEventsDropped") == 1
