@@ -28,6 +28,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from chaos.sandbox import names
+from chaos.sandbox.cli import build_parser
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.async_invocation import AsyncInvoker
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -629,3 +630,37 @@ def test_a_throttled_event_is_retried_with_a_doubling_interval_until_it_expires(
     assert _lambda_metric(sandbox, function, "Throttles") == 3
     assert _lambda_metric(sandbox, function, "AsyncEventAge", "SampleCount") == 0
     assert _lambda_metric(sandbox, function, "AsyncEventsDropped") == 1
+
+
+def test_incident_sandbox_invoke_async_runs_the_events_it_sent_until_done(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    make_function: Callable[..., str],
+    make_queue: Callable[[str], tuple[str, str]],
+    invoker: AsyncInvoker,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    dlq_url, dlq_arn = make_queue("async-dlq")
+    function = make_function(send_to=(dlq_arn,), DeadLetterConfig={"TargetArn": dlq_arn})
+    operator.client("lambda").put_function_event_invoke_config(FunctionName=function, MaximumRetryAttempts=0)
+    parser = build_parser()
+
+    def run(event: str) -> tuple[int, list[str]]:
+        args = parser.parse_args(
+            ["invoke", function, "--async", "--event", event, "--state-dir", str(sandbox.state_dir)]
+        )
+        code = args.run(args)
+        return code, capsys.readouterr().out.splitlines()
+
+    code, lines = run('{"n": 11}')
+    assert code == 0
+    assert lines[:2] == [f'invoking {function} asynchronously x1 with {{"n": 11}}', "accepted: HTTP 202"]
+    assert re.fullmatch(r"[0-9a-f-]{36}  succeeded       attempts 1", lines[2])
+    assert len(lines) == 3
+
+    code, lines = run('{"fail": true, "n": 12}')
+    assert code == 1
+    assert re.fullmatch(r"[0-9a-f-]{36}  failed          attempts 1", lines[2])
+    assert lines[3:] == ["    ValueError: boom 12", f"    dead_letter -> {dlq_arn}: delivered"]
+    (message,) = _messages(operator, dlq_url)
+    assert message["Body"] == '{"fail": true, "n": 12}'
