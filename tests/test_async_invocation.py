@@ -209,6 +209,7 @@ def test_invoke_event_answers_202_with_an_empty_body_and_queues_the_event(
         1,
         {"ok": True, "n": 1},
     )
+    assert outcome.request_id == event.request_id == (outcome.invocation and outcome.invocation.request_id)
     assert invoker.pending() == 0
     assert _lambda_metric(sandbox, function, "AsyncEventsReceived") == 1
     assert _lambda_metric(sandbox, function, "AsyncEventAge", "SampleCount") == 1
@@ -375,7 +376,7 @@ def test_function_errors_are_retried_one_then_two_minutes_later(
 ) -> None:
     function = make_function()  # no event invoke config: 2 retries
     start = clock.now()
-    invoker.submit(function, {"fail": True, "n": 1})
+    queued = invoker.submit(function, {"fail": True, "n": 1})
 
     (first,) = invoker.pump()
     assert (first.status, first.invoke_count, first.next_attempt_at) == ("retry_scheduled", 1, start + 60)
@@ -394,7 +395,10 @@ def test_function_errors_are_retried_one_then_two_minutes_later(
         None,
         (),
     )
-    assert len({first.request_id, second.request_id, third.request_id}) == 3
+    attempts = (first, second, third)
+    assert {o.request_id for o in attempts} | {
+        o.invocation and o.invocation.request_id for o in attempts
+    } == {queued.request_id}  # every attempt runs with the event's request id
 
     assert _lambda_metric(sandbox, function, "Invocations") == 3
     assert _lambda_metric(sandbox, function, "AsyncEventsReceived") == 1

@@ -38,6 +38,7 @@ import json
 import threading
 import time
 import urllib.request
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol
@@ -77,8 +78,10 @@ class SystemClock:
 
 @dataclass
 class AsyncEvent:
-    """One queued event. ``function`` is a name or an unqualified ARN; ``payload`` the event as sent."""
+    """One queued event. ``function`` is a name or an unqualified ARN; ``payload`` the event as sent;
+    ``request_id`` the id every attempt runs with."""
 
+    request_id: str
     function: str
     qualifier: str | None
     payload: str
@@ -100,8 +103,7 @@ class AsyncEvent:
 
 @dataclass(frozen=True)
 class AsyncOutcome:
-    """What one turn of an event came to. ``request_id`` is the last attempt's (the id in the function's
-    logs), or empty when the function never ran."""
+    """What one turn of an event came to. ``request_id`` is the event's, the one every attempt's logs show."""
 
     function: str
     qualifier: str | None
@@ -147,7 +149,9 @@ class AsyncInvoker:
         for item in accepted:
             function, qualifier = _split(item["function_arn"])
             received = item["received_ms"] / 1000
-            events.append(AsyncEvent(function, qualifier, item["payload"], received, item["source"], now))
+            events.append(
+                AsyncEvent(item["id"], function, qualifier, item["payload"], received, item["source"], now)
+            )
         for event in events:
             self._received(event)
         return events
@@ -155,7 +159,7 @@ class AsyncInvoker:
     def submit(self, function: str, event: Any, qualifier: str | None = None) -> AsyncEvent:
         """Queue ``event`` for ``function`` directly, as if Lambda had just accepted it."""
         now = self._clock.now()
-        queued = AsyncEvent(function, qualifier, json.dumps(event), now, "submit", now)
+        queued = AsyncEvent(str(uuid.uuid4()), function, qualifier, json.dumps(event), now, "submit", now)
         self._received(queued)
         return queued
 
@@ -214,11 +218,17 @@ class AsyncInvoker:
             return self._discard(event, "EventAgeExceeded", config, "expired")
         started = self._clock.now()
         try:
-            invocation = self._runtime.invoke(event.function, event.event, event.qualifier)
+            invocation = self._runtime.invoke(event.function, event.event, event.qualifier, event.request_id)
         except InvokeError as error:  # the function or qualifier is gone: nothing to run it with
             self._metric(event, "AsyncEventsDropped", 1, started)
             return AsyncOutcome(
-                event.function, event.qualifier, "failed", "", event.invoke_count, None, error=str(error)
+                event.function,
+                event.qualifier,
+                "failed",
+                event.request_id,
+                event.invoke_count,
+                None,
+                error=str(error),
             )
         event.last = invocation
         if invocation.status == "throttled":
@@ -258,7 +268,7 @@ class AsyncInvoker:
             event.function,
             event.qualifier,
             status,
-            last.request_id if last is not None else "",
+            event.request_id,
             event.invoke_count,
             last,
             next_attempt_at,
@@ -292,14 +302,13 @@ class AsyncInvoker:
             return []
         function = self._function_config(event)
         unqualified = ":".join(function["FunctionArn"].split(":")[:7])
-        last = event.last
         record = invocation_record(
-            request_id=last.request_id if last is not None else "",
+            request_id=event.request_id,
             function_arn=f"{unqualified}:{event.qualifier or '$LATEST'}",
             condition=condition,
             invoke_count=event.invoke_count,
             payload=event.event,
-            last=last,
+            last=event.last,
             at=self._clock.now(),
         )
         kind: Kind = "on_success" if which == "OnSuccess" else "on_failure"

@@ -156,8 +156,12 @@ class LocalLambdaRuntime:
     def __exit__(self, *_: object) -> None:
         self.close()
 
-    def invoke(self, function_name: str, event: Any, qualifier: str | None = None) -> Invocation:
-        request_id = str(uuid.uuid4())
+    def invoke(
+        self, function_name: str, event: Any, qualifier: str | None = None, request_id: str | None = None
+    ) -> Invocation:
+        """``request_id``: the one the platform gave the event (an asynchronous event keeps its own through
+        every attempt); a new one otherwise."""
+        request_id = request_id or str(uuid.uuid4())
         function = self._get_function(function_name, qualifier)
         config = function["Configuration"]
         name = config["FunctionName"]
