@@ -22,7 +22,6 @@ from botocore.stub import Stubber
 
 from chaos import cli as chaos_cli
 from chaos.drill.checks import cloudtrail_name_of
-from chaos.event_paths_snapshot import function_event_paths
 from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.event_sources import ESM_DELETE, ESM_DISABLE, QUEUE_VISIBILITY
@@ -31,6 +30,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from tests.chaos_support import Recorder
+from tests.event_path_reads import function_event_paths
 
 FN = names.REPORT_FUNCTION
 QUEUE, TOPIC, STATEMENT = "chaos-test-source", "chaos-test-topic", "chaos-test-topic-invoke"

@@ -234,4 +234,4 @@ def test_released_moto_still_keeps_the_first_event_invoke_config(unpatched: Sand
     with urllib.request.urlopen(reset_auth, timeout=5):  # noqa: S310
         pass
     shown = lambda_.get_function_event_invoke_config(FunctionName=names.REPORT_FUNCTION)
-    assert shown["MaximumRetryAttempts"] == 2, "moto now overwrites: drop extensions/event_invoke_config.py"
+    assert shown["MaximumRetryAttempts"] == 2, "moto overwrites now: drop that part of lambda_async_config.py"

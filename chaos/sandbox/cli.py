@@ -106,6 +106,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--burst", type=int, default=1, help="concurrent invocations (default 1, at most 100)"
     )
     invoke.add_argument("--qualifier", help="a version number or alias name (default $LATEST)")
+    invoke.add_argument(
+        "--async",
+        dest="asynchronous",
+        action="store_true",
+        help="invoke with InvocationType=Event as the operator, then run the queued events (retries, "
+        "destinations, dead-letter queue) until done",
+    )
     invoke.set_defaults(run=invoke_command)
     for command in commands.choices.values():
         command.add_argument(

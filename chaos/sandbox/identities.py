@@ -67,6 +67,7 @@ def policy_documents() -> dict[str, str]:
                     "lambda:GetFunction",
                     "lambda:GetFunctionConcurrency",
                     "lambda:ListEventSourceMappings",
+                    "lambda:GetFunctionEventInvokeConfig",
                     "cloudwatch:PutMetricData",
                     "ec2:Describe*",
                     "ec2:GetManagedPrefixListEntries",

@@ -5,11 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
+from datetime import UTC, datetime
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 from chaos.sandbox import names, profiles
 from chaos.sandbox.events import sns_event, sqs_event
 from chaos.sandbox.sandbox import SandboxError, lambda_accounts, profile_session, read_state
+from chaos.workload.async_invocation import AsyncInvoker, AsyncOutcome
 from chaos.workload.runtime import Invocation, InvokeError, LocalLambdaRuntime
 
 MAX_BURST = 100
@@ -74,6 +79,8 @@ def invoke_command(args: argparse.Namespace) -> int:
         return 2
     env = profiles.sandbox_env(args.state_dir, state["endpoint_url"], state["region"], mcp_api_key="")
     qualifier = f":{args.qualifier}" if args.qualifier else ""
+    if args.asynchronous:
+        return _invoke_async(args, env, event)
     print(f"invoking {args.function}{qualifier} x{args.burst} with {json.dumps(event)[:200]}", flush=True)
     platform = profile_session(env, names.LAMBDA_SERVICE)
     with LocalLambdaRuntime(platform, accounts=lambda_accounts(env)) as runtime:
@@ -85,3 +92,44 @@ def invoke_command(args: argparse.Namespace) -> int:
     for invocation in invocations:
         print(describe(invocation))
     return 0 if all(i.status == "succeeded" for i in invocations) else 1
+
+
+def describe_async(outcome: AsyncOutcome) -> str:
+    """One line per turn of an asynchronous event, then one per delivery."""
+    line = f"{outcome.request_id or '-':<36}  {outcome.status:<15} attempts {outcome.invoke_count}"
+    if outcome.next_attempt_at is not None:
+        line += f", next at {datetime.fromtimestamp(outcome.next_attempt_at, UTC):%H:%M:%S} UTC"
+    invocation = outcome.invocation
+    if outcome.error or (invocation is not None and invocation.error):
+        line += f"\n    {(outcome.error or (invocation and invocation.error) or '')[:300]}"
+    for delivery in outcome.deliveries:
+        result = "delivered" if delivery.delivered else f"NOT delivered: {delivery.error}"
+        line += f"\n    {delivery.kind} -> {delivery.target_arn}: {result}"
+    return line
+
+
+def _invoke_async(args: argparse.Namespace, env: dict[str, str], event: Any) -> int:
+    """``Invoke`` with ``InvocationType=Event`` as the operator, then the Lambda service's queue run until
+    every accepted event is done (retries wait as Lambda waits: 1 and 2 minutes after a function error)."""
+    params = {"FunctionName": args.function, "InvocationType": "Event", "Payload": json.dumps(event).encode()}
+    params |= {"Qualifier": args.qualifier} if args.qualifier else {}
+    print(f"invoking {args.function} asynchronously x{args.burst} with {json.dumps(event)[:200]}", flush=True)
+    lambda_ = profile_session(env, names.OPERATOR).client("lambda")
+    try:
+        for _ in range(args.burst):
+            print(f"accepted: HTTP {lambda_.invoke(**params)['StatusCode']}", flush=True)
+    except ClientError as error:
+        print(f"incident-sandbox: {args.function}: {error}", file=sys.stderr)
+        return 1
+    service = profile_session(env, names.LAMBDA_SERVICE)
+    final: list[AsyncOutcome] = []
+    with LocalLambdaRuntime(service) as runtime:
+        invoker = AsyncInvoker(runtime, service)
+        invoker.collect()
+        while (due := invoker.next_due()) is not None:
+            time.sleep(max(0.0, due - time.time()))
+            for outcome in invoker.pump():
+                print(describe_async(outcome), flush=True)
+                if outcome.status not in ("retry_scheduled", "throttled"):
+                    final.append(outcome)
+    return 0 if final and all(o.status == "succeeded" for o in final) else 1

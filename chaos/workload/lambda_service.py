@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
 
 import boto3
 
-from chaos.workload.async_invocation import AsyncInvoker
+from chaos.workload.async_invocation import AsyncInvoker, Clock
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.sqs_poller import SqsPoller
 
@@ -26,8 +25,8 @@ ERRORS_KEPT = 20
 class LambdaService:
     """``with LambdaService(runtime, platform):`` the asynchronous paths run until the block ends."""
 
-    def __init__(self, runtime: LocalLambdaRuntime, platform: boto3.Session, *, clock: Any = None) -> None:
-        self.invoker = AsyncInvoker(runtime, platform) if clock is None else AsyncInvoker(runtime, platform, clock)
+    def __init__(self, runtime: LocalLambdaRuntime, platform: boto3.Session, clock: Clock | None = None) -> None:
+        self.invoker = AsyncInvoker(runtime, platform, clock)
         self.poller = SqsPoller(runtime, platform)
         self.errors: list[str] = []
         self._runtime = runtime
@@ -49,9 +48,9 @@ class LambdaService:
 
     def start(self) -> LambdaService:
         self._stop.clear()
+        passes = {"lambda-async": self._async_pass, "lambda-sqs": self.poller.poll_once}
         self._threads = [
-            threading.Thread(target=self._loop, args=(self._async_pass,), name="lambda-async", daemon=True),
-            threading.Thread(target=self._loop, args=(self.poller.poll_once,), name="lambda-sqs", daemon=True),
+            threading.Thread(target=self._loop, args=(work,), name=name, daemon=True) for name, work in passes.items()
         ]
         for thread in self._threads:
             thread.start()
@@ -82,7 +81,7 @@ class LambdaService:
         while not self._stop.is_set():
             try:
                 work()
-            except Exception as error:  # noqa: BLE001 - recorded; the next pass goes on
+            except Exception as error:  # recorded; the next pass goes on
                 with self._lock:
                     self.errors = [*self.errors, f"{type(error).__name__}: {error}"][-ERRORS_KEPT:]
             self._stop.wait(PASS_SECONDS)

@@ -52,3 +52,28 @@ def publish(
             for name, value, unit in values
         ],
     )
+
+
+ASYNC_UNITS = {
+    "AsyncEventsReceived": "Count",
+    "AsyncEventAge": "Milliseconds",
+    "AsyncEventsDropped": "Count",
+    "DeadLetterErrors": "Count",
+    "DestinationDeliveryFailures": "Count",
+}
+
+
+def publish_async(cloudwatch: Any, *, function_name: str, name: str, value: float, at: datetime) -> None:
+    """One of Lambda's asynchronous invocation metrics (``ASYNC_UNITS``), dimension ``FunctionName``."""
+    cloudwatch.put_metric_data(
+        Namespace=NAMESPACE,
+        MetricData=[
+            {
+                "MetricName": name,
+                "Dimensions": [{"Name": "FunctionName", "Value": function_name}],
+                "Timestamp": at,
+                "Value": value,
+                "Unit": ASYNC_UNITS[name],
+            }
+        ],
+    )

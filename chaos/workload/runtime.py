@@ -203,14 +203,17 @@ class LocalLambdaRuntime:
         account = function_account(function_name)
         return self._accounts.get(account, self._default) if account else self._default
 
-    def invoke(self, function_name: str, event: Any, qualifier: str | None = None) -> Invocation:
-        invocation = self._invoke(function_name, event, qualifier)
+    def invoke(
+        self, function_name: str, event: Any, qualifier: str | None = None, request_id: str | None = None
+    ) -> Invocation:
+        """``request_id``: the one the platform gave the event (an asynchronous event keeps its own through
+        every attempt); a new one otherwise. Every observer is told of the invocation."""
+        invocation = self._invoke(function_name, event, qualifier, request_id or str(uuid.uuid4()))
         for observer in self.observers:
             observer(invocation)
         return invocation
 
-    def _invoke(self, function_name: str, event: Any, qualifier: str | None) -> Invocation:
-        request_id = str(uuid.uuid4())
+    def _invoke(self, function_name: str, event: Any, qualifier: str | None, request_id: str) -> Invocation:
         platform = self._platform_for(function_name)
         function = self._get_function(platform, function_name, qualifier)
         config = function["Configuration"]

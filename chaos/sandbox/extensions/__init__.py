@@ -7,6 +7,7 @@ def install(base_url: str) -> None:
     """Install every extension; ``base_url`` is where the emulator serves."""
     # Imported here, not at the top: they import moto, which other users of this package need not load.
     from chaos.sandbox.extensions import (
+        async_invoke,
         cloudtrail,
         cloudwatch_alarms,
         cloudwatch_reset,
@@ -15,6 +16,7 @@ def install(base_url: str) -> None:
         lambda_async_config,
         lambda_logging,
         log_filters,
+        sns_lambda,
         sqs_metrics,
     )
 
@@ -27,3 +29,5 @@ def install(base_url: str) -> None:
     log_filters.install()
     event_source_mappings.install()
     sqs_metrics.install()
+    async_invoke.install()
+    sns_lambda.install()
