@@ -25,7 +25,9 @@ ERRORS_KEPT = 20
 class LambdaService:
     """``with LambdaService(runtime, platform):`` the asynchronous paths run until the block ends."""
 
-    def __init__(self, runtime: LocalLambdaRuntime, platform: boto3.Session, clock: Clock | None = None) -> None:
+    def __init__(
+        self, runtime: LocalLambdaRuntime, platform: boto3.Session, clock: Clock | None = None
+    ) -> None:
         self.invoker = AsyncInvoker(runtime, platform, clock)
         self.poller = SqsPoller(runtime, platform)
         self.errors: list[str] = []
@@ -50,7 +52,8 @@ class LambdaService:
         self._stop.clear()
         passes = {"lambda-async": self._async_pass, "lambda-sqs": self.poller.poll_once}
         self._threads = [
-            threading.Thread(target=self._loop, args=(work,), name=name, daemon=True) for name, work in passes.items()
+            threading.Thread(target=self._loop, args=(work,), name=name, daemon=True)
+            for name, work in passes.items()
         ]
         for thread in self._threads:
             thread.start()
