@@ -12,7 +12,9 @@ from datetime import timedelta
 from typing import Any, TextIO
 
 from chaos.aws_actions import on_each_action
-from chaos.drill.checks import Change, Check, Incident, Stage, check_incident
+from chaos.drill import event_traffic
+from chaos.drill.apply_command import AwsCommand, run_command
+from chaos.drill.checks import Applier, Change, Check, Incident, Stage, check_incident
 from chaos.drill.notifications import notified_once
 from chaos.drill.progress import Progress
 from chaos.drill.responder import Orchestrator, Responder
@@ -25,6 +27,7 @@ from chaos.drill.scenarios import (
     INTAKE_COPY,
     INTAKE_COPY_ROLE,
     Act,
+    Applies,
     Resource,
     Scenario,
 )
@@ -37,14 +40,14 @@ from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_envelopes, drain_sns_events
+from chaos.workload.lambda_service import LambdaService
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime, RuntimeSettings
 from watchdog.handler import build_watchdog
 
 CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
-DRILL_ORDER = (
-    "drill-order"  # the one order the drill's order-intake traffic writes (deleted after each scenario)
-)
+DRILL_ORDER = event_traffic.DRILL_ORDER  # the one order the drill's traffic writes (deleted after each)
+SETTLE_SECONDS = 15.0  # how long a restore waits for what waited in orders-queue to be processed
 
 
 @dataclass
@@ -133,6 +136,9 @@ class Drill:
         self._outputs: list[Invocation] = []  # invocations whose output is to be discarded
         self._runtimes: dict[int | None, LocalLambdaRuntime] = {}
         self._world: str | None = None  # the last snapshot taken
+        self._event_traffic = False  # messages sent on the event paths since the last discard
+        # The Lambda service's own paths (asynchronous events, SQS pollers), on the drill's everyday runtime.
+        self.events = LambdaService(self._runtime(None), sandbox.session(names.LAMBDA_SERVICE)).start()
 
     def __enter__(self) -> Drill:
         return self
@@ -141,7 +147,8 @@ class Drill:
         self.close()
 
     def close(self) -> None:
-        """Stop the execution environments the drill's runtimes keep warm."""
+        """Stop the Lambda service's paths and the execution environments the drill's runtimes keep warm."""
+        self.events.close()
         for runtime in self._runtimes.values():
             runtime.close()
         self._runtimes.clear()
@@ -180,6 +187,7 @@ class Drill:
         before = self._world or world_snapshot(self.operator)
         chaos = Chaos(self.operator, say=lambda _: None)
         applied: list[tuple[Fault, str]] = []
+        evaluated: list[Check] | None = None
         stages: defaultdict[str, _StageLog] = defaultdict(_StageLog)
         runtime = self._runtime(scenario.account_concurrency)
         responder = Responder(self.orchestrator, scenario, self._drain)
@@ -203,6 +211,9 @@ class Drill:
                 responder.start()
             result.incidents = responder.collect(len(scenario.expected), self.settings.alarm_wait_seconds)
             result.checks += responder.infra_checks()
+            self._observed(stages)
+            # Judged before the restore: applying a remediation must meet the fault still in place.
+            evaluated = self._evaluate(scenario, result.incidents, stages)
         except ChaosError as error:
             result.checks.append(Check("inject", False, str(error)))
         except Exception as error:  # one broken scenario must not stop the drill or skip its restore
@@ -216,7 +227,10 @@ class Drill:
                 self.sandbox.set_cloudtrail_delay(0)
             result.checks += self._restore(chaos, applied, before, runtime, scenario.functions)
         result.traffic = {function: stage.statuses for function, stage in stages.items() if stage.statuses}
-        result.checks[:0] = self._evaluate(scenario, result.incidents, stages)
+        if evaluated is None:
+            self._observed(stages)
+            evaluated = self._evaluate(scenario, result.incidents, stages)
+        result.checks[:0] = evaluated
         result.checks.append(notified_once(result.incidents, self._notifications()))
         result.seconds = time.monotonic() - started
         return result
@@ -249,7 +263,11 @@ class Drill:
         if act.pause_seconds:
             step(f"wait {act.pause_seconds:g}s")
             time.sleep(act.pause_seconds)
-        if act.count:
+        if act.count and act.traffic in event_traffic.EVENT_TRAFFIC:
+            sent = event_traffic.send(self.operator, act.traffic, act.count)  # type: ignore[arg-type]
+            self.progress.step(f"traffic: {sent} message(s) to {act.function}'s {act.traffic} path")
+            self._event_traffic = True
+        elif act.count:
             source = next((i.on for i in act.inject if i.on), act.function)  # a copy gets its source's input
             self._traffic(runtime, act, stage, _everyday_event(source))
         if act.opens:
@@ -273,8 +291,26 @@ class Drill:
             for page in logs.get_paginator("describe_log_streams").paginate(logGroupName=group):
                 for stream in page["logStreams"]:
                     logs.delete_log_stream(logGroupName=group, logStreamName=stream["logStreamName"])
+        self._settle()
+        event_traffic.empty(self.operator)
+        self.events.take_invocations()
         self._drain()
         self._notifications()
+
+    def _settle(self) -> None:
+        """Wait (a bounded time) for what waits in orders-queue and the asynchronous queue to be processed."""
+        event_traffic.drained(self.operator, SETTLE_SECONDS)
+        deadline = time.monotonic() + SETTLE_SECONDS
+        while self.events.invoker.pending() and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+    def _observed(self, stages: defaultdict[str, _StageLog]) -> None:
+        """The invocations the Lambda service made for the scenario (pollers, asynchronous events)."""
+        for invocation in self.events.take_invocations():
+            if invocation.function_name in (names.ORDER_WORKER_FUNCTION, names.ORDER_NOTIFIER_FUNCTION):
+                stage = stages[invocation.function_name]
+                stage.request_ids.add(invocation.request_id)
+                stage.statuses.append(invocation.status)
 
     def _traffic(
         self, runtime: LocalLambdaRuntime, act: Act, stage: _StageLog, event: dict[str, Any]
@@ -336,6 +372,7 @@ class Drill:
                 chaos.restore(fault, function)
         except ChaosError as error:
             checks.append(Check("restore", False, str(error)))
+        self._settle()
         self._discard_outputs()
         after = self._world = world_snapshot(self.operator)
         checks.append(
@@ -369,7 +406,9 @@ class Drill:
         for invocation in self._outputs:
             if invocation.function_name == names.REPORT_FUNCTION:  # a run past its timeout may store one
                 s3.delete_object(Bucket=names.REPORT_BUCKET, Key=f"reports/{invocation.request_id}.json")
-        if any(invocation.function_name == names.ORDER_INTAKE_FUNCTION for invocation in self._outputs):
+        writers = (names.ORDER_INTAKE_FUNCTION, names.ORDER_WORKER_FUNCTION)
+        if self._event_traffic or any(invocation.function_name in writers for invocation in self._outputs):
+            self._event_traffic = False
             self.operator.client("dynamodb").delete_item(
                 TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}}
             )
@@ -394,7 +433,7 @@ class Drill:
             expectations = [expected for expected in scenario.expected if expected.function == function]
             stage = stages[function].judged(self.resource_names(function), function)
             for incident, expected in zip(mine, expectations, strict=False):
-                checks += check_incident(incident, expected, stage)
+                checks += check_incident(incident, expected, stage, _OperatorApplier(self))
             partial = [e for e in expectations if e.partial]
             if partial and len(mine) == len(expectations):
                 named = {fault for incident in mine for fault in incident.fault_types}
@@ -467,10 +506,43 @@ _EVENT_PATHS: dict[str, dict[Resource, str]] = {
 }
 
 
+class _OperatorApplier(Applier):
+    """Applies a remediation as the drill's operator, then sees recovery the stage's own way: the source
+    queue drains (the poller delivers again), or a new publish reaches order-notifier."""
+
+    def __init__(self, drill: Drill) -> None:
+        self.drill = drill
+
+    def apply(self, command: AwsCommand) -> None:
+        run_command(self.drill.operator, command)
+
+    def recovered(self, applies: Applies) -> tuple[bool, str]:
+        operator, wait = self.drill.operator, applies.within_seconds
+        if applies.recovery == "queue-drains":
+            drained = event_traffic.drained(operator, wait)
+            left = event_traffic.waiting(operator)
+            return drained, f"orders-queue holds {left} message(s) after up to {wait:g}s"
+        marker: list[Invocation] = []
+        self.drill.events._runtime.observers.append(marker.append)
+        try:
+            event_traffic.send(operator, "publish", 1)
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline and not any(i.status == "succeeded" for i in marker):
+                time.sleep(0.2)
+        finally:
+            self.drill.events._runtime.observers.remove(marker.append)
+        done = [i.status for i in marker if i.function_name == names.ORDER_NOTIFIER_FUNCTION]
+        return "succeeded" in done, f"order-notifier invocations after a new publish: {done or 'none'}"
+
+
 def _everyday_event(function: str) -> dict[str, Any]:
     """A function's everyday traffic; order-intake always submits the one order the drill deletes again."""
     if function == names.ORDER_INTAKE_FUNCTION:
         return names.order_submission(order_id=DRILL_ORDER)
+    if function == names.ORDER_WORKER_FUNCTION:  # the one order it writes is the drill's, deleted after
+        event = default_event(function)
+        event["Records"][0]["body"] = names.order_message(order_id=DRILL_ORDER)
+        return event
     return default_event(function)
 
 

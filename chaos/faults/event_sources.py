@@ -125,8 +125,15 @@ def _apply_delete(chaos: Chaos, target: Target, prior: dict[str, Any]) -> None:
 
 def _revert_delete(chaos: Chaos, prior: dict[str, Any]) -> None:
     present = [m for m in _sqs_mappings(chaos, prior["function"]) if m["EventSourceArn"] == prior["queue"]]
-    if present:
+    if present:  # mapped again (a remediation): given back its saved settings, so the world is as it was
         chaos.say(f"  {prior['queue']} is mapped to {prior['function']} again ({present[0]['UUID']})")
+        chaos.call(
+            "lambda",
+            "update_event_source_mapping",
+            UUID=present[0]["UUID"],
+            Enabled=prior["enabled"],
+            **prior["settings"],
+        )
         return
     qualified = len(str(prior["function_arn"]).split(":")) > 7
     chaos.call(
