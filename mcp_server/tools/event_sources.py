@@ -44,7 +44,7 @@ QUEUE_ATTRIBUTES = (
 )
 SNS_PRINCIPALS = frozenset({"sns.amazonaws.com", "*"})
 INVOKE_ACTIONS = frozenset({"lambda:invokefunction", "lambda:*", "*"})
-_ABSENT = object()  # a read that found nothing (no invoke config, no policy), unlike a failed read (None)
+_ABSENT = object()  # no event invoke config, unlike a read that failed (None)
 
 
 def unqualified(function_arn: str) -> str:
@@ -61,8 +61,8 @@ def _invoke_config(ctx: ToolContext) -> Any:
     return _ABSENT if found is None else found
 
 
-def _policy(ctx: ToolContext) -> Any:
-    """The resource policy's statements; ``_ABSENT`` when the function has none."""
+def resource_policy(ctx: ToolContext) -> list[PolicyStatement]:
+    """The statements of the target's resource policy; none when it has no policy."""
     target, lambda_client = ctx.target, ctx.clients.lambda_
     params = {"FunctionName": target.function_name} | (
         {"Qualifier": target.qualifier} if target.qualifier else {}
@@ -70,12 +70,12 @@ def _policy(ctx: ToolContext) -> Any:
     try:
         policy = lambda_client.get_policy(**params)["Policy"]
     except lambda_client.exceptions.ResourceNotFoundException:
-        return _ABSENT
+        return []
     statements = json.loads(policy).get("Statement") or []
-    return statements if isinstance(statements, list) else [statements]
+    return [statement(raw) for raw in (statements if isinstance(statements, list) else [statements])]
 
 
-def _subscriptions(sns: Any, function_arn: str) -> list[dict[str, Any]]:
+def subscriptions_to(sns: Any, function_arn: str) -> list[dict[str, Any]]:
     """Every subscription whose endpoint is the function, qualified or not."""
     base = unqualified(function_arn)
     return [
@@ -114,14 +114,14 @@ def _first_reads(ctx: ToolContext, function_arn: str) -> list[Read]:
         Read(
             "lambda:GetPolicy",
             where,
-            lambda: _policy(ctx),
+            lambda: resource_policy(ctx),
             "who may invoke the function (its resource policy) is unknown, and so is whether its SNS "
             "subscriptions may",
         ),
         Read(
             "sns:ListSubscriptions",
             f"subscriptions with endpoint {unqualified(function_arn)} ({ctx.target.account})",
-            lambda: _subscriptions(ctx.clients.sns, function_arn),
+            lambda: subscriptions_to(ctx.clients.sns, function_arn),
             "the SNS subscriptions that deliver to the function are unknown",
         ),
     ]
@@ -298,7 +298,7 @@ def event_sources(
     """Every path that invokes the function, over the last ``args.minutes`` minutes up to ``now``."""
     config = function_configuration(ctx)
     start, end = metric_window(now or datetime.now(UTC), args.minutes)
-    mappings, invoke, policy, subscribed = ctx.reads.many(_first_reads(ctx, config["FunctionArn"]))
+    mappings, invoke, statements, subscribed = ctx.reads.many(_first_reads(ctx, config["FunctionArn"]))
     targets = destinations(config, invoke)
     queue_arns = _queue_arns(mappings or [], targets)
     topics = list(dict.fromkeys(s.get("TopicArn", "") for s in subscribed or []))
@@ -319,7 +319,6 @@ def event_sources(
     queues = {
         arn: _queue_state(arn, found, figures) for arn, found in zip(queue_arns, attributes, strict=True)
     }
-    statements = None if policy is None else [] if policy is _ABSENT else [statement(s) for s in policy]
     targets = [d.model_copy(update={"queue": queues.get(d.Destination)}) for d in targets]
     return EventSourcesResponse(
         function_name=ctx.target.function,
