@@ -10,6 +10,7 @@ import json
 import re
 from datetime import UTC, datetime
 from fnmatch import fnmatchcase
+from functools import partial
 from typing import Any
 
 from mcp_server.contract.event_sources import (
@@ -200,9 +201,18 @@ def invoke_allowed(statements: list[PolicyStatement], topic_arn: str) -> bool:
     return "Allow" in matching and "Deny" not in matching
 
 
+def _json_object(text: Any) -> dict[str, Any]:
+    """A JSON object attribute (SQS's RedrivePolicy); empty when absent or not an object."""
+    try:
+        found = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
 def _queue_state(arn: str, attributes: dict[str, Any] | None, figures: dict[Any, float | None]) -> QueueState:
     found = attributes or {}
-    redrive = json.loads(found["RedrivePolicy"]) if found.get("RedrivePolicy") else {}
+    redrive = _json_object(found.get("RedrivePolicy"))
     numbers = {
         key: int(found[key])
         for key in (
@@ -272,7 +282,7 @@ def _queue_reads(ctx: ToolContext, arns: list[str]) -> list[Read]:
         Read(
             "sqs:GetQueueUrl/GetQueueAttributes",
             f"queue {arn}",
-            lambda arn=arn: _queue(ctx.clients.sqs, arn),  # type: ignore[misc]
+            partial(_queue, ctx.clients.sqs, arn),
             f"queue {arn}'s visibility timeout, redrive policy and depth are unknown",
         )
         for arn in arns
