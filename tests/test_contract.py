@@ -38,6 +38,7 @@ from mcp_server.contract import (
     VpcConfig,
     function_name_of,
 )
+from mcp_server.contract.event_sources import EventSourcesResponse, GetEventSourcesArgs
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS, ToolName
 from supervisor.schemas import (
     AgentError,
@@ -60,6 +61,7 @@ EXPECTED_TOOLS = {
     "get_network_state",
     "get_recent_changes",
     "get_function_metrics",
+    "get_event_sources",
 }
 LAMBDA_ARG_MODELS = [
     GetRecentLogsArgs,
@@ -111,7 +113,7 @@ INVALID_NAMES = [
 
 def test_tool_names_match_literal_and_both_registries() -> None:
     assert set(TOOL_NAMES) == EXPECTED_TOOLS
-    assert len(TOOL_NAMES) == 6
+    assert len(TOOL_NAMES) == 7
     assert set(get_args(ToolName)) == EXPECTED_TOOLS
     assert set(TOOLS) == EXPECTED_TOOLS
 
@@ -124,6 +126,7 @@ def test_registries_map_each_tool_to_its_model() -> None:
         "get_network_state": GetNetworkStateArgs,
         "get_recent_changes": GetRecentChangesArgs,
         "get_function_metrics": GetFunctionMetricsArgs,
+        "get_event_sources": GetEventSourcesArgs,
     }
     expected_responses = {
         "get_recent_logs": LogsResponse,
@@ -132,6 +135,7 @@ def test_registries_map_each_tool_to_its_model() -> None:
         "get_network_state": NetworkStateResponse,
         "get_recent_changes": RecentChangesResponse,
         "get_function_metrics": FunctionMetricsResponse,
+        "get_event_sources": EventSourcesResponse,
     }
     assert expected_args == {name: tool.arguments for name, tool in TOOLS.items()}
     assert expected_responses == {name: tool.response for name, tool in TOOLS.items()}

@@ -26,6 +26,7 @@ from mcp_server.settings import ServerSettings
 from supervisor.faults.declaration import FaultClass, FaultClassError
 from supervisor.faults.registry import BY_PRECEDENCE, FAULT_CLASSES, FAULT_TYPES
 from supervisor.faults.sources import ERRORS
+from tests.conftest import Undo
 
 # --------------------------------------------------------------------------- declarations are checked
 
@@ -147,12 +148,21 @@ def recorded(sandbox: Sandbox) -> tuple[ToolRunner, list[tuple[str, str]]]:
 
 
 def test_each_tool_calls_exactly_the_aws_reads_it_declares(
-    recorded: tuple[ToolRunner, list[tuple[str, str]]],
+    recorded: tuple[ToolRunner, list[tuple[str, str]]], sandbox: Sandbox, undo: Undo
 ) -> None:
-    """On a function in a VPC and on an alias of another, every tool's calls are its declared reads: none
-    undeclared (the allowlist would refuse it in production) and none declared in vain (a broader IAM
-    policy than the tools need)."""
+    """On a function in a VPC and on an alias of another (fed by an SQS queue), every tool's calls are its
+    declared reads: none undeclared (the allowlist would refuse it in production) and none declared in vain
+    (a broader IAM policy than the tools need)."""
     runner, calls = recorded
+    operator = sandbox.session(names.OPERATOR)
+    sqs, lambda_ = operator.client("sqs"), operator.client("lambda")
+    queue = sqs.create_queue(QueueName="registries-reads-source", Attributes={"VisibilityTimeout": "30"})
+    undo(lambda: sqs.delete_queue(QueueUrl=queue["QueueUrl"]))
+    queue_arn = sqs.get_queue_attributes(QueueUrl=queue["QueueUrl"], AttributeNames=["QueueArn"])
+    mapping = lambda_.create_event_source_mapping(
+        EventSourceArn=queue_arn["Attributes"]["QueueArn"], FunctionName=names.ORDERS_FUNCTION, Enabled=False
+    )
+    undo(lambda: lambda_.delete_event_source_mapping(UUID=mapping["UUID"]))
     targets = (names.FUNCTION_NAME, f"{names.ORDERS_FUNCTION}:{names.ORDERS_ALIAS}")
     for tool in TOOLS.values():
         made: set[tuple[str, str]] = set()

@@ -40,6 +40,10 @@ FUNCTION_ARN = f"arn:aws:lambda:{REGION}:{names.ACCOUNT_ID}:function:{names.FUNC
 LOGS_POLICY_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.LOGS_POLICY_NAME}"
 VPC_POLICY_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.VPC_POLICY_NAME}"
 FUNCTION_LABELS = [f"function {names.FUNCTION_NAME}", f"function {FUNCTION_ARN}"]
+MAPPING_LABELS = [
+    f"{operation} of function {names.FUNCTION_NAME}"
+    for operation in ("CreateEventSourceMapping", "UpdateEventSourceMapping", "DeleteEventSourceMapping")
+]
 ROLE_LABEL = f"role {names.ROLE_NAME}"
 CLOCK_SLACK = timedelta(seconds=2)  # after a call: until the sandbox has recorded it
 # Before a call: rounding only (the sandbox records on this machine's clock, when the request arrives), so
@@ -189,6 +193,7 @@ def test_what_is_searched_is_the_function_its_role_policies_and_network(
         f"security group {world.security_group_id}",
         f"network ACL {world.network_acl_id}",
         f"route table {world.route_table_id}",
+        *MAPPING_LABELS,
     ]
     end, start = datetime.fromisoformat(response.window_end), datetime.fromisoformat(response.window_start)
     assert end - start == timedelta(hours=1)
@@ -441,6 +446,7 @@ def test_a_denied_lookup_is_a_gap_for_each_resource(
             (f"security group {world.security_group_id}", REGION),
             (f"network ACL {world.network_acl_id}", REGION),
             (f"route table {world.route_table_id}", REGION),
+            *((label, REGION) for label in MAPPING_LABELS),
         ]
     ]
     assert response.gaps[2].meaning == (

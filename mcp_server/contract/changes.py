@@ -99,9 +99,9 @@ GET_RECENT_CHANGES = ToolDeclaration(
     description=(
         "What changed, when and by whom: CloudTrail management events of the last hours on the function, its "
         "versions and aliases, its role and policies, security groups, network ACLs, route tables and event "
-        "source mappings; newest first, with what each call asked for. The change that started a failure is "
-        "usually here (report it as the trigger), with earlier values to restore. The newest minutes may not "
-        "be delivered yet."
+        "paths (event source mappings, their queues, the SNS topics that invoke it); newest first, with what "
+        "each call asked for. The change that started a failure is usually here (report it as the trigger), "
+        "with earlier values to restore. The newest minutes may not be delivered yet."
     ),
     arguments=GetRecentChangesArgs,
     response=RecentChangesResponse,
@@ -110,6 +110,8 @@ GET_RECENT_CHANGES = ToolDeclaration(
         ("cloudtrail", "LookupEvents"),
         ("lambda", "GetFunctionConfiguration"),
         ("lambda", "ListEventSourceMappings"),
+        ("lambda", "GetPolicy"),
+        ("sns", "ListSubscriptions"),
         ("iam", "ListAttachedRolePolicies"),
         ("ec2", "DescribeNetworkAcls"),
         ("ec2", "DescribeRouteTables"),

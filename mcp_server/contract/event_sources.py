@@ -101,9 +101,13 @@ class AsyncMetrics(ContractModel):
 class AsyncConfig(ContractModel):
     """Asynchronous invocation: retries, maximum event age, destinations and the dead-letter queue."""
 
-    configured: bool = Field(description="False: no event invoke config; Lambda's defaults apply.")
-    MaximumRetryAttempts: int = Field(description="0-2; 2 when not configured.")
-    MaximumEventAgeInSeconds: int = Field(description="60-21600; 21600 when not configured.")
+    configured: bool | None = Field(
+        description="False: no event invoke config, Lambda's defaults apply; None: unreadable (see gaps)."
+    )
+    MaximumRetryAttempts: int | None = Field(description="0-2; 2 when not configured; None: unreadable.")
+    MaximumEventAgeInSeconds: int | None = Field(
+        description="60-21600; 21600 when not configured; None: unreadable."
+    )
     destinations: list[Destination] = Field(default_factory=list)
     metrics: AsyncMetrics = Field(default_factory=AsyncMetrics)
 
@@ -124,9 +128,9 @@ class Subscription(ContractModel):
 
     SubscriptionArn: str
     TopicArn: str
-    invoke_allowed: bool = Field(
+    invoke_allowed: bool | None = Field(
         description="A resource-policy statement lets this topic invoke the function (sns.amazonaws.com, "
-        "with no SourceArn condition or one matching the topic)."
+        "with no SourceArn condition or one matching the topic). None: the policy is unreadable (see gaps)."
     )
     notifications_failed: float | None = Field(
         default=None, description="The topic's NumberOfNotificationsFailed in the window (AWS/SNS, Sum)."

@@ -1,12 +1,16 @@
 """``get_recent_changes``: the CloudTrail management events that touched the function or what it relies on
 (its versions and aliases, execution role and attached policies, security groups, its subnets' network
-ACLs and route tables, event source mappings), newest first, each with who, when and a bounded summary.
+ACLs and route tables, its event paths: event source mappings, their source queues, the SNS topics that
+deliver to it), newest first, each with who, when and a bounded summary.
 
 ``LookupEvents`` takes one lookup attribute per call, so each resource is looked up by ``ResourceName``
 on its own: in the function's region, or in us-east-1 for IAM, where CloudTrail records global services.
-The function is looked up by name and by ARN, as CloudTrail may record either. Each lookup reads pages
-until it holds ``limit`` changing events (older ones cannot be among the newest ``limit``), the window is
-covered, its page cap or the tool's deadline.
+The function is looked up by name and by ARN, as CloudTrail may record either. Changes that may name no
+resource the function can be found by (an event source mapping updated or deleted by its UUID, a
+subscription removed by its ARN) are looked up by ``EventName`` and kept when their request or response
+names the function, one of its mappings or one of its topics. Each lookup reads pages until it holds
+``limit`` such events (older ones cannot be among the newest ``limit``), the window is covered, its page
+cap or the tool's deadline.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import json
 import threading
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,6 +27,7 @@ from mcp_server.aws import GLOBAL_EVENTS_REGION
 from mcp_server.contract import ChangedResource, ChangeEvent, GetRecentChangesArgs, RecentChangesResponse
 from mcp_server.reads import Read
 from mcp_server.tools.context import ToolContext
+from mcp_server.tools.event_sources import resource_policy, subscriptions_to, unqualified
 from mcp_server.tools.lambda_config import function_configuration
 from mcp_server.tools.logs import truncate_message
 
@@ -38,13 +44,26 @@ DELIVERY_NOTE = (
 )
 
 
+# Lambda names these events with the API version
+# (https://docs.aws.amazon.com/lambda/latest/dg/logging-using-cloudtrail.html).
+MAPPING_EVENTS = (
+    "CreateEventSourceMapping20150331",
+    "UpdateEventSourceMapping20150331",
+    "DeleteEventSourceMapping20150331",
+)
+SNS_PRINCIPAL = "sns.amazonaws.com"
+
+
 @dataclass(frozen=True)
 class _Search:
-    """One lookup: the events whose resources include ``name``."""
+    """One lookup: the events whose ``attribute`` (resources by default) include ``name``, and of those the
+    ones ``keep`` accepts (given the CloudTrail record), when it is set."""
 
     label: str  # e.g. "role data-processor-role"
     name: str
     region: str
+    attribute: str = "ResourceName"
+    keep: Callable[[dict[str, Any]], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,10 +93,41 @@ def _associated(
     return sorted({table[id_key] for table in tables})
 
 
-def _related_reads(ctx: ToolContext, role_name: str, vpc: dict[str, Any]) -> list[Read]:
-    """The reads that find the role's managed policies, the function's event source mappings and, for a
-    function in a VPC, its subnets' network ACLs and route tables."""
-    iam, ec2, name = ctx.clients.iam, ctx.clients.ec2, ctx.target.function_name
+def _event_path_reads(ctx: ToolContext, config: dict[str, Any]) -> list[Read]:
+    """The reads that find the function's event source mappings and the SNS topics that deliver to it
+    (its subscriptions, and the topics its resource policy lets invoke it)."""
+    name = ctx.target.function_name
+    return [
+        Read(
+            "lambda:ListEventSourceMappings",
+            f"function {name}",
+            lambda: _listed(
+                ctx.clients.lambda_, "list_event_source_mappings", "EventSourceMappings", FunctionName=name
+            ),
+            "changes to the function's current event source mappings and their source queues were not "
+            "searched by their UUID and queue (mapping events that name the function still are)",
+        ),
+        Read(
+            "sns:ListSubscriptions",
+            f"subscriptions with endpoint {unqualified(config['FunctionArn'])}",
+            lambda: subscriptions_to(ctx.clients.sns, config["FunctionArn"]),
+            "changes to the SNS topics subscribed to the function were not searched",
+        ),
+        Read(
+            "lambda:GetPolicy",
+            f"function {ctx.target.function}",
+            lambda: resource_policy(ctx),
+            "the SNS topics the function's resource policy lets invoke it are unknown: their "
+            "unsubscriptions were not searched",
+        ),
+    ]
+
+
+def _related_reads(ctx: ToolContext, config: dict[str, Any], role_name: str) -> list[Read]:
+    """The reads that find the role's managed policies, the function's event paths and, for a function in a
+    VPC, its subnets' network ACLs and route tables."""
+    iam, ec2 = ctx.clients.iam, ctx.clients.ec2
+    vpc = config.get("VpcConfig") or {}
     subnets, vpc_id = vpc.get("SubnetIds") or [], vpc.get("VpcId") or ""
     reads = [
         Read(
@@ -87,15 +137,7 @@ def _related_reads(ctx: ToolContext, role_name: str, vpc: dict[str, Any]) -> lis
             "new versions of the role's managed policies were not searched (attachments and detachments "
             "still are, through the role)",
         ),
-        Read(
-            "lambda:ListEventSourceMappings",
-            f"function {name}",
-            lambda: _listed(
-                ctx.clients.lambda_, "list_event_source_mappings", "EventSourceMappings", FunctionName=name
-            ),
-            "changes to the function's event source mappings were not searched (their creation still "
-            "is, through the function)",
-        ),
+        *_event_path_reads(ctx, config),
     ]
     if not subnets:
         return reads
@@ -118,15 +160,90 @@ def _related_reads(ctx: ToolContext, role_name: str, vpc: dict[str, Any]) -> lis
     ]
 
 
+def _function_named(value: Any, name: str) -> bool:
+    """Whether ``value`` (a function's name, ``name:qualifier`` or ARN, qualified or not) names ``name``."""
+    if not isinstance(value, str):
+        return False
+    parts = value.split(":")
+    return (parts[6] if value.startswith("arn:") and len(parts) > 6 else parts[0]) == name
+
+
+def _names_mapping(record: dict[str, Any], name: str, uuids: set[str]) -> bool:
+    """A mapping event of the function: its request names one of its mappings or the function, or its
+    response (the mapping's configuration) names the function."""
+    request = record.get("requestParameters") or {}
+    response = record.get("responseElements") or {}
+    uuid = next((value for key, value in request.items() if key.lower() == "uuid"), None)
+    return (
+        uuid in uuids
+        or _function_named(request.get("functionName"), name)
+        or _function_named(response.get("functionArn"), name)
+    )
+
+
+def _unsubscribes(record: dict[str, Any], topics: list[str]) -> bool:
+    subscription = str((record.get("requestParameters") or {}).get("subscriptionArn") or "")
+    return any(subscription.startswith(topic + ":") for topic in topics)
+
+
+def _topics(subscriptions: list[dict[str, Any]] | None, statements: list[Any] | None) -> list[str]:
+    """The topics subscribed to the function, and those its resource policy names (without wildcards)."""
+    allowed = [
+        s.SourceArn
+        for s in statements or []
+        if s.Principal == SNS_PRINCIPAL and s.SourceArn and ":sns:" in s.SourceArn and "*" not in s.SourceArn
+    ]
+    return list(dict.fromkeys([*(sub["TopicArn"] for sub in subscriptions or []), *allowed]))
+
+
+def _event_path_searches(
+    name: str, region: str, mappings: list[dict[str, Any]] | None, topics: list[str]
+) -> list[_Search]:
+    uuids = {m["UUID"] for m in mappings or []}
+    queues = dict.fromkeys(
+        m["EventSourceArn"] for m in mappings or [] if ":sqs:" in m.get("EventSourceArn", "")
+    )
+    return [
+        *(_Search(f"event source mapping {uuid}", uuid, region) for uuid in sorted(uuids)),
+        *(
+            _Search(
+                f"{event[: -len('20150331')]} of function {name}",
+                event,
+                region,
+                "EventName",
+                lambda record: _names_mapping(record, name, uuids),
+            )
+            for event in MAPPING_EVENTS
+        ),
+        *(_Search(f"queue {arn}", arn, region) for arn in queues),
+        *(_Search(f"topic {topic}", topic, region) for topic in topics),
+        *(
+            [
+                _Search(
+                    f"Unsubscribe of topics {', '.join(topics)}",
+                    "Unsubscribe",
+                    region,
+                    "EventName",
+                    lambda record: _unsubscribes(record, topics),
+                )
+            ]
+            if topics
+            else []
+        ),
+    ]
+
+
 def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[_Search]:
     """What to look up: the function and its role, and what the related reads find (a failed read is a
     gap, and its resources are not searched)."""
     name, region = ctx.target.function_name, ctx.clients.region
     role_name = config["Role"].rsplit("/", 1)[-1]  # arn:aws:iam::<account>:role/<optional path/><name>
     vpc = config.get("VpcConfig") or {}
-    policies, mappings, *tables = ctx.reads.many(_related_reads(ctx, role_name, vpc))
+    policies, mappings, subscriptions, statements, *tables = ctx.reads.many(
+        _related_reads(ctx, config, role_name)
+    )
     acls, routes = tables or (None, None)
-    function_arn = ":".join(config["FunctionArn"].split(":")[:7])  # without a version or alias
+    function_arn = unqualified(config["FunctionArn"])
     return [
         _Search(f"function {name}", name, region),
         _Search(f"function {function_arn}", function_arn, region),
@@ -138,7 +255,7 @@ def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[_Search]:
         *(_Search(f"security group {group}", group, region) for group in vpc.get("SecurityGroupIds") or []),
         *(_Search(f"network ACL {acl}", acl, region) for acl in acls or []),
         *(_Search(f"route table {table}", table, region) for table in routes or []),
-        *(_Search(f"event source mapping {m['UUID']}", m["UUID"], region) for m in mappings or []),
+        *_event_path_searches(name, region, mappings, _topics(subscriptions, statements)),
     ]
 
 
@@ -164,7 +281,7 @@ class _Lookups:
         )
 
     def _lookup(self, search: _Search) -> _Found:
-        attribute = {"AttributeKey": "ResourceName", "AttributeValue": search.name}
+        attribute = {"AttributeKey": search.attribute, "AttributeValue": search.name}
         params: dict[str, Any] = {"LookupAttributes": [attribute], "MaxResults": PAGE_SIZE, **self._window}
         events: list[dict[str, Any]] = []
         reached: datetime | None = None
@@ -172,7 +289,7 @@ class _Lookups:
             with self._slots[search.region]:
                 page = self._clients[search.region].lookup_events(**params)
             listed = page.get("Events", [])  # a page may be empty and still have a NextToken
-            events += [event for event in listed if event.get("ReadOnly") != "true"]
+            events += [event for event in listed if event.get("ReadOnly") != "true" and _kept(search, event)]
             reached = listed[-1]["EventTime"] if listed else reached
             token = page.get("NextToken")
             if token is None or len(events) >= self._limit:
@@ -181,6 +298,10 @@ class _Lookups:
                 return _Found(events, True, "the tool's deadline was near", reached)
             params["NextToken"] = token
         return _Found(events, True, f"its cap of {MAX_PAGES} pages of {PAGE_SIZE} was reached", reached)
+
+
+def _kept(search: _Search, event: dict[str, Any]) -> bool:
+    return search.keep is None or search.keep(json.loads(event.get("CloudTrailEvent") or "{}"))
 
 
 def _masked(access_key_id: str | None) -> str | None:

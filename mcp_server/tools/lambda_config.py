@@ -93,7 +93,7 @@ def _aliases(lambda_client: Any, name: str) -> list[FunctionAlias]:
     ]
 
 
-def _destinations(ctx: ToolContext) -> dict[str, Any] | None:
+def event_invoke_config(ctx: ToolContext) -> dict[str, Any] | None:
     """GetFunctionEventInvokeConfig; a function without one answers ResourceNotFoundException."""
     target = ctx.target
     params = {"FunctionName": target.function_name} | (
@@ -120,7 +120,7 @@ def lambda_config(ctx: ToolContext, args: GetLambdaConfigArgs) -> LambdaConfigRe
             Read(
                 "lambda:GetFunctionEventInvokeConfig",
                 f"function {name}",
-                lambda: _destinations(ctx),
+                lambda: event_invoke_config(ctx),
                 "the asynchronous invocations' destinations are unknown",
             ),
             Read(

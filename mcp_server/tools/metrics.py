@@ -33,14 +33,14 @@ QUERIES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _window(now: datetime, minutes: int) -> tuple[datetime, datetime]:
+def metric_window(now: datetime, minutes: int) -> tuple[datetime, datetime]:
     """``minutes`` whole minutes ending with the end of the current one (period-aligned, as CloudWatch
     prefers)."""
     end = now.astimezone(UTC).replace(second=0, microsecond=0) + MINUTE
     return end - minutes * MINUTE, end
 
 
-def _dimensions(target: Target) -> list[dict[str, str]]:
+def function_dimensions(target: Target) -> list[dict[str, str]]:
     """A version's or alias's own series carries the Resource dimension; FunctionName alone sums them all."""
     dimensions = [{"Name": "FunctionName", "Value": target.function_name}]
     if target.qualifier:
@@ -167,9 +167,9 @@ def function_metrics(
     """Metrics of the last ``args.minutes`` minutes up to ``now`` (default: the current time)."""
     config = function_configuration(ctx)
     target = ctx.target
-    start, end = _window(now or datetime.now(UTC), args.minutes)
+    start, end = metric_window(now or datetime.now(UTC), args.minutes)
     group = (config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{target.function_name}"
-    dimensions = _dimensions(target)
+    dimensions = function_dimensions(target)
     searched = f"{NAMESPACE} " + ", ".join(f"{d['Name']}={d['Value']}" for d in dimensions)
     results, events = ctx.reads.many(
         [

@@ -1,0 +1,344 @@
+"""``get_event_sources``: how the function is invoked besides direct calls, and what is waiting or lost on
+each path. The function's configuration first; then, concurrently, its event source mappings, asynchronous
+invocation settings, resource policy and SNS subscriptions; then, concurrently, every SQS queue they name
+(source queues, destinations, the dead-letter queue) and one GetMetricData request for all their metrics.
+Every read that fails is a gap; the rest is answered."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime
+from fnmatch import fnmatchcase
+from functools import partial
+from typing import Any
+
+from mcp_server.contract.event_sources import (
+    AsyncConfig,
+    AsyncMetrics,
+    Destination,
+    EventSourceMapping,
+    EventSourcesResponse,
+    GetEventSourcesArgs,
+    PolicyStatement,
+    QueueState,
+    Subscription,
+)
+from mcp_server.reads import Read
+from mcp_server.tools import event_source_metrics as metrics
+from mcp_server.tools.context import ToolContext
+from mcp_server.tools.lambda_config import event_invoke_config, function_configuration
+from mcp_server.tools.metrics import metric_window
+
+# Lambda's defaults without an event invoke config:
+# https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-configuring.html
+DEFAULT_RETRY_ATTEMPTS = 2
+DEFAULT_EVENT_AGE_SECONDS = 21600
+SQS_ARN = re.compile(r"arn:[\w-]+:sqs:(?P<region>[\w-]+):(?P<account>\d{12}):(?P<name>[\w.-]+)")
+QUEUE_ATTRIBUTES = (
+    "QueueArn",
+    "VisibilityTimeout",
+    "MessageRetentionPeriod",
+    "RedrivePolicy",
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+)
+SNS_PRINCIPALS = frozenset({"sns.amazonaws.com", "*"})
+INVOKE_ACTIONS = frozenset({"lambda:invokefunction", "lambda:*", "*"})
+_ABSENT = object()  # no event invoke config, unlike a read that failed (None)
+
+
+def unqualified(function_arn: str) -> str:
+    """arn:aws:lambda:<region>:<account>:function:<name>, without a version or alias."""
+    return ":".join(function_arn.split(":")[:7])
+
+
+def _listed(client: Any, operation: str, key: str, **kwargs: Any) -> list[dict[str, Any]]:
+    return [item for page in client.get_paginator(operation).paginate(**kwargs) for item in page.get(key, [])]
+
+
+def _invoke_config(ctx: ToolContext) -> Any:
+    found = event_invoke_config(ctx)
+    return _ABSENT if found is None else found
+
+
+def resource_policy(ctx: ToolContext) -> list[PolicyStatement]:
+    """The statements of the target's resource policy; none when it has no policy."""
+    target, lambda_client = ctx.target, ctx.clients.lambda_
+    params = {"FunctionName": target.function_name} | (
+        {"Qualifier": target.qualifier} if target.qualifier else {}
+    )
+    try:
+        policy = lambda_client.get_policy(**params)["Policy"]
+    except lambda_client.exceptions.ResourceNotFoundException:
+        return []
+    statements = json.loads(policy).get("Statement") or []
+    return [statement(raw) for raw in (statements if isinstance(statements, list) else [statements])]
+
+
+def subscriptions_to(sns: Any, function_arn: str) -> list[dict[str, Any]]:
+    """Every subscription whose endpoint is the function, qualified or not."""
+    base = unqualified(function_arn)
+    return [
+        s
+        for s in _listed(sns, "list_subscriptions", "Subscriptions")
+        if s.get("Endpoint") == base or str(s.get("Endpoint", "")).startswith(base + ":")
+    ]
+
+
+def _queue(sqs: Any, arn: str) -> dict[str, Any]:
+    """GetQueueUrl then GetQueueAttributes of the queue ``arn`` names."""
+    parts = SQS_ARN.fullmatch(arn)
+    assert parts is not None  # only SQS ARNs are read
+    url = sqs.get_queue_url(QueueName=parts["name"], QueueOwnerAWSAccountId=parts["account"])["QueueUrl"]
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=list(QUEUE_ATTRIBUTES))
+    return {"QueueUrl": url, **attributes.get("Attributes", {})}
+
+
+def _first_reads(ctx: ToolContext, function_arn: str) -> list[Read]:
+    name, where = ctx.target.function_name, f"function {ctx.target.function} ({ctx.target.account})"
+    return [
+        Read(
+            "lambda:ListEventSourceMappings",
+            where,
+            lambda: _listed(
+                ctx.clients.lambda_, "list_event_source_mappings", "EventSourceMappings", FunctionName=name
+            ),
+            "the function's event source mappings, their state and their source queues are unknown",
+        ),
+        Read(
+            "lambda:GetFunctionEventInvokeConfig",
+            where,
+            lambda: _invoke_config(ctx),
+            "the asynchronous retries, maximum event age and destinations are unknown",
+        ),
+        Read(
+            "lambda:GetPolicy",
+            where,
+            lambda: resource_policy(ctx),
+            "who may invoke the function (its resource policy) is unknown, and so is whether its SNS "
+            "subscriptions may",
+        ),
+        Read(
+            "sns:ListSubscriptions",
+            f"subscriptions with endpoint {unqualified(function_arn)} ({ctx.target.account})",
+            lambda: subscriptions_to(ctx.clients.sns, function_arn),
+            "the SNS subscriptions that deliver to the function are unknown",
+        ),
+    ]
+
+
+def _queue_arns(mappings: list[dict[str, Any]], destinations: list[Destination]) -> list[str]:
+    arns = [m.get("EventSourceArn", "") for m in mappings] + [d.Destination for d in destinations]
+    return list(dict.fromkeys(arn for arn in arns if SQS_ARN.fullmatch(arn)))
+
+
+def destinations(config: dict[str, Any], invoke: Any) -> list[Destination]:
+    """The event invoke config's destinations and the function's dead-letter queue (without their queues)."""
+    found = {} if invoke is None or invoke is _ABSENT else invoke.get("DestinationConfig") or {}
+    listed = [
+        ("on_failure", (found.get("OnFailure") or {}).get("Destination")),
+        ("on_success", (found.get("OnSuccess") or {}).get("Destination")),
+        ("dead_letter_queue", (config.get("DeadLetterConfig") or {}).get("TargetArn")),
+    ]
+    return [Destination(kind=kind, Destination=arn) for kind, arn in listed if arn]
+
+
+def _condition(condition: dict[str, Any], operators: tuple[str, ...], key: str) -> str | None:
+    """A condition's value for ``key`` under any of ``operators`` (condition keys ignore case)."""
+    for operator, values in condition.items():
+        if operator in operators and isinstance(values, dict):
+            for name, value in values.items():
+                if name.lower() == key.lower():
+                    return ", ".join(value) if isinstance(value, list) else str(value)
+    return None
+
+
+def _joined(value: Any) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def statement(raw: dict[str, Any]) -> PolicyStatement:
+    """A policy statement as the answer shows it: the principal's service or account, the conditions on the
+    caller's ARN and account."""
+    principal = raw.get("Principal", "")
+    if isinstance(principal, dict):
+        principal = principal.get("Service") or principal.get("AWS") or json.dumps(principal)
+    condition = raw.get("Condition") or {}
+    return PolicyStatement(
+        Sid=str(raw.get("Sid", "")),
+        Effect=str(raw.get("Effect", "")),
+        Principal=_joined(principal),
+        Action=_joined(raw.get("Action", "")),
+        SourceArn=_condition(condition, ("ArnLike", "ArnEquals"), "AWS:SourceArn"),
+        SourceAccount=_condition(condition, ("StringEquals",), "AWS:SourceAccount"),
+    )
+
+
+def _arn_like(arn: str, pattern: str) -> bool:
+    """ArnLike: each of the six colon-separated parts matched on its own, with ``*`` and ``?``."""
+    parts, wanted = arn.split(":", 5), pattern.split(":", 5)
+    return len(parts) == len(wanted) and all(fnmatchcase(p, w) for p, w in zip(parts, wanted, strict=True))
+
+
+def _lets_topic_invoke(found: PolicyStatement, topic_arn: str) -> bool:
+    actions = {action.strip().lower() for action in found.Action.split(",")}
+    account = topic_arn.split(":")[4] if topic_arn.count(":") >= 5 else ""
+    return (
+        found.Principal in SNS_PRINCIPALS
+        and bool(actions & INVOKE_ACTIONS)
+        and (
+            found.SourceArn is None
+            or any(_arn_like(topic_arn, p.strip()) for p in found.SourceArn.split(","))
+        )
+        and found.SourceAccount in (None, account)
+    )
+
+
+def invoke_allowed(statements: list[PolicyStatement], topic_arn: str) -> bool:
+    """Whether the policy lets the topic invoke the function: an Allow that matches and no Deny that does."""
+    matching = [s.Effect for s in statements if _lets_topic_invoke(s, topic_arn)]
+    return "Allow" in matching and "Deny" not in matching
+
+
+def _json_object(text: Any) -> dict[str, Any]:
+    """A JSON object attribute (SQS's RedrivePolicy); empty when absent or not an object."""
+    try:
+        found = json.loads(text) if isinstance(text, str) else None
+    except ValueError:
+        return {}
+    return found if isinstance(found, dict) else {}
+
+
+def _queue_state(arn: str, attributes: dict[str, Any] | None, figures: dict[Any, float | None]) -> QueueState:
+    found = attributes or {}
+    redrive = _json_object(found.get("RedrivePolicy"))
+    numbers = {
+        key: int(found[key])
+        for key in (
+            "VisibilityTimeout",
+            "MessageRetentionPeriod",
+            "ApproximateNumberOfMessages",
+            "ApproximateNumberOfMessagesNotVisible",
+        )
+        if found.get(key) is not None
+    }
+    return QueueState(
+        QueueArn=arn,
+        QueueUrl=found.get("QueueUrl"),
+        DeadLetterTargetArn=redrive.get("deadLetterTargetArn"),
+        MaxReceiveCount=int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
+        **numbers,
+        **{field: figures.get((arn, field)) for field, *_ in metrics.QUEUE_METRICS},
+    )
+
+
+def _mapping(raw: dict[str, Any], queues: dict[str, QueueState], timeout: int) -> EventSourceMapping:
+    queue = queues.get(raw.get("EventSourceArn", ""))
+    modified = raw.get("LastModified")
+    visibility = queue.VisibilityTimeout if queue else None
+    return EventSourceMapping(
+        UUID=raw["UUID"],
+        EventSourceArn=raw.get("EventSourceArn", ""),
+        FunctionArn=raw.get("FunctionArn", ""),
+        State=raw.get("State", ""),
+        StateTransitionReason=raw.get("StateTransitionReason"),
+        LastProcessingResult=raw.get("LastProcessingResult"),
+        LastModified=modified.astimezone(UTC).isoformat() if isinstance(modified, datetime) else modified,
+        BatchSize=raw.get("BatchSize"),
+        MaximumBatchingWindowInSeconds=raw.get("MaximumBatchingWindowInSeconds"),
+        FunctionResponseTypes=raw.get("FunctionResponseTypes") or [],
+        queue=queue,
+        visibility_timeout_below_function_timeout=None if visibility is None else visibility < timeout,
+    )
+
+
+def _async_config(
+    invoke: Any, destinations: list[Destination], figures: dict[Any, float | None]
+) -> AsyncConfig:
+    async_metrics = AsyncMetrics(
+        **{field: figures.get((metrics.FUNCTION, field)) for field, *_ in metrics.ASYNC_METRICS}
+    )
+    if invoke is None:  # unreadable: a gap says so
+        return AsyncConfig(
+            configured=None,
+            MaximumRetryAttempts=None,
+            MaximumEventAgeInSeconds=None,
+            destinations=destinations,
+            metrics=async_metrics,
+        )
+    found = {} if invoke is _ABSENT else invoke
+    return AsyncConfig(
+        configured=invoke is not _ABSENT,
+        MaximumRetryAttempts=found.get("MaximumRetryAttempts", DEFAULT_RETRY_ATTEMPTS),
+        MaximumEventAgeInSeconds=found.get("MaximumEventAgeInSeconds", DEFAULT_EVENT_AGE_SECONDS),
+        destinations=destinations,
+        metrics=async_metrics,
+    )
+
+
+def _queue_reads(ctx: ToolContext, arns: list[str]) -> list[Read]:
+    return [
+        Read(
+            "sqs:GetQueueUrl/GetQueueAttributes",
+            f"queue {arn}",
+            partial(_queue, ctx.clients.sqs, arn),
+            f"queue {arn}'s visibility timeout, redrive policy and depth are unknown",
+        )
+        for arn in arns
+    ]
+
+
+def _subscription(
+    raw: dict[str, Any], statements: list[PolicyStatement] | None, figures: dict[Any, Any]
+) -> Subscription:
+    topic = raw.get("TopicArn", "")
+    return Subscription(
+        SubscriptionArn=raw.get("SubscriptionArn", ""),
+        TopicArn=topic,
+        invoke_allowed=None if statements is None else invoke_allowed(statements, topic),
+        notifications_failed=figures.get((topic, "notifications_failed")),
+        notifications_delivered=figures.get((topic, "notifications_delivered")),
+    )
+
+
+def event_sources(
+    ctx: ToolContext, args: GetEventSourcesArgs, *, now: datetime | None = None
+) -> EventSourcesResponse:
+    """Every path that invokes the function, over the last ``args.minutes`` minutes up to ``now``."""
+    config = function_configuration(ctx)
+    start, end = metric_window(now or datetime.now(UTC), args.minutes)
+    mappings, invoke, statements, subscribed = ctx.reads.many(_first_reads(ctx, config["FunctionArn"]))
+    targets = destinations(config, invoke)
+    queue_arns = _queue_arns(mappings or [], targets)
+    topics = list(dict.fromkeys(s.get("TopicArn", "") for s in subscribed or []))
+    wanted = metrics.queries(ctx.target, queue_arns, topics)
+    *attributes, figures = ctx.reads.many(
+        [
+            *_queue_reads(ctx, queue_arns),
+            Read(
+                "cloudwatch:GetMetricData",
+                f"the event paths' AWS/SQS, AWS/Lambda and AWS/SNS metrics ({ctx.target.account})",
+                lambda: metrics.read(ctx.clients.cloudwatch, wanted, start, end),
+                "the queues' age of oldest message and message counts, the asynchronous event counts and "
+                "the topics' deliveries are unknown",
+            ),
+        ]
+    )
+    figures = figures or {}
+    queues = {
+        arn: _queue_state(arn, found, figures) for arn, found in zip(queue_arns, attributes, strict=True)
+    }
+    targets = [d.model_copy(update={"queue": queues.get(d.Destination)}) for d in targets]
+    return EventSourcesResponse(
+        function_name=ctx.target.function,
+        function_arn=config["FunctionArn"],
+        timeout_seconds=config["Timeout"],
+        window_start=start.isoformat(),
+        window_end=end.isoformat(),
+        mappings=[_mapping(m, queues, config["Timeout"]) for m in mappings or []],
+        async_config=_async_config(invoke, targets, figures),
+        policy_statements=statements or [],
+        subscriptions=[_subscription(s, statements, figures) for s in subscribed or []],
+        gaps=ctx.reads.gaps,
+    )
