@@ -69,6 +69,8 @@ class TargetClients:
     cloudwatch: Any
     cloudtrail: Any
     global_cloudtrail: Any  # the account's CloudTrail in us-east-1, where IAM's events are
+    sqs: Any
+    sns: Any
 
     @property
     def region(self) -> str:
@@ -116,6 +118,8 @@ class AwsClients:
             cloudwatch=make("cloudwatch"),
             cloudtrail=make("cloudtrail"),
             global_cloudtrail=make("cloudtrail", GLOBAL_EVENTS_REGION),
+            sqs=make("sqs"),
+            sns=make("sns"),
         )
 
     def own_account_id(self) -> str:

@@ -683,7 +683,9 @@ def _tool(
 ) -> LogsResponse:
     settings = settings or ServerSettings()
     target = Target("fn", None, "ca-central-1", None)
-    clients = TargetClients(target, FakeLambda(configuration), FakeLogs(events), None, None, None, None, None)
+    clients = TargetClients(
+        target, FakeLambda(configuration), FakeLogs(events), None, None, None, None, None, None, None
+    )
     reads = Reads(ThreadPoolExecutor(2), settings.mcp_tool_deadline_seconds, target.region)
     args = GetRecentLogsArgs(lambda_name="fn", minutes=5)
     return recent_logs(ToolContext(clients, reads, settings), args, now=NOW)

@@ -59,7 +59,7 @@ class FakeLambda:
 
 def _fake_context(logs_client: Any, settings: ServerSettings) -> ToolContext:
     target = Target("fn", None, names.DEFAULT_REGION, None)
-    clients = TargetClients(target, FakeLambda(), logs_client, None, None, None, None, None)
+    clients = TargetClients(target, FakeLambda(), logs_client, None, None, None, None, None, None, None)
     return ToolContext(
         clients, Reads(ThreadPoolExecutor(2), settings.mcp_tool_deadline_seconds, target.region), settings
     )
