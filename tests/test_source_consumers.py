@@ -4,8 +4,6 @@ the operator (disabled mappings, no message sent) and removed after each test.""
 
 from __future__ import annotations
 
-import uuid
-from dataclasses import dataclass
 from typing import Any
 
 import boto3
@@ -22,60 +20,15 @@ from mcp_server.server import ToolRunner
 from mcp_server.settings import ServerSettings
 from mcp_server.source_names import SourceName, parse_source
 from tests.conftest import Undo
+from tests.source_wiring import Wiring, function_arn, wire_sources
 
 REGION = names.DEFAULT_REGION
 ACCOUNT = names.ACCOUNT_ID
 
 
-@dataclass(frozen=True)
-class Wiring:
-    queue: str
-    queue_arn: str
-    dlq_url: str
-    dlq_arn: str
-    mapping: str
-    topic_arn: str
-    subscription: str
-
-
-def _function_arn(name: str) -> str:
-    return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{name}"
-
-
 @pytest.fixture
 def wiring(operator: boto3.Session, undo: Undo) -> Wiring:
-    """A queue polled by data-processor (a disabled mapping) whose redrive policy ends in a DLQ, that DLQ as
-    orders-api's on-failure destination, and a topic subscribed by orders-api."""
-    sqs, lambda_, sns = operator.client("sqs"), operator.client("lambda"), operator.client("sns")
-    tag = uuid.uuid4().hex[:8]
-    dlq_url = sqs.create_queue(QueueName=f"sig-{tag}-dlq")["QueueUrl"]
-    undo(lambda: sqs.delete_queue(QueueUrl=dlq_url))
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq_url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-    redrive = f'{{"deadLetterTargetArn": "{dlq_arn}", "maxReceiveCount": "2"}}'
-    queue_url = sqs.create_queue(
-        QueueName=f"sig-{tag}-work", Attributes={"VisibilityTimeout": "900", "RedrivePolicy": redrive}
-    )["QueueUrl"]
-    undo(lambda: sqs.delete_queue(QueueUrl=queue_url))
-    queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
-        "QueueArn"
-    ]
-    mapping = lambda_.create_event_source_mapping(
-        EventSourceArn=queue_arn, FunctionName=names.FUNCTION_NAME, Enabled=False, BatchSize=1
-    )["UUID"]
-    undo(lambda: lambda_.delete_event_source_mapping(UUID=mapping))
-    lambda_.put_function_event_invoke_config(
-        FunctionName=names.ORDERS_FUNCTION, DestinationConfig={"OnFailure": {"Destination": dlq_arn}}
-    )
-    undo(lambda: lambda_.delete_function_event_invoke_config(FunctionName=names.ORDERS_FUNCTION))
-    topic_arn = sns.create_topic(Name=f"sig-{tag}-events")["TopicArn"]
-    undo(lambda: sns.delete_topic(TopicArn=topic_arn))
-    subscription = sns.subscribe(
-        TopicArn=topic_arn, Protocol="lambda", Endpoint=_function_arn(names.ORDERS_FUNCTION)
-    )["SubscriptionArn"]
-    undo(lambda: sns.unsubscribe(SubscriptionArn=subscription))
-    return Wiring(f"sig-{tag}-work", queue_arn, dlq_url, dlq_arn, mapping, topic_arn, subscription)
+    return wire_sources(operator, undo)
 
 
 @pytest.fixture
@@ -113,7 +66,7 @@ def test_a_queue_names_the_function_whose_mapping_polls_it(
     assert answer.consumers == [
         SourceConsumer(
             function_name=names.FUNCTION_NAME,
-            function_arn=_function_arn(names.FUNCTION_NAME),
+            function_arn=function_arn(names.FUNCTION_NAME),
             relation="event_source_mapping",
             via=wiring.mapping,
             state="Disabled",
@@ -132,18 +85,18 @@ def test_a_dead_letter_queue_names_its_source_queues_consumer_and_the_function_i
     assert answer.consumers == [
         SourceConsumer(
             function_name=names.FUNCTION_NAME,
-            function_arn=_function_arn(names.FUNCTION_NAME),
+            function_arn=function_arn(names.FUNCTION_NAME),
             relation="redrive_dead_letter_queue",
             via=wiring.queue_arn,
             state="Disabled",
         ),
         SourceConsumer(
             function_name=names.ORDERS_FUNCTION,
-            function_arn=_function_arn(
+            function_arn=function_arn(
                 names.ORDERS_FUNCTION
             ),  # the config's FunctionArn, as the emulator says
             relation="on_failure_destination",
-            via=_function_arn(names.ORDERS_FUNCTION),
+            via=function_arn(names.ORDERS_FUNCTION),
         ),
     ]
     assert answer.gaps == []
@@ -159,7 +112,7 @@ def test_a_topic_names_the_function_it_delivers_to(
     assert answer.consumers == [
         SourceConsumer(
             function_name=names.ORDERS_FUNCTION,
-            function_arn=_function_arn(names.ORDERS_FUNCTION),
+            function_arn=function_arn(names.ORDERS_FUNCTION),
             relation="subscription",
             via=wiring.subscription,
         )
