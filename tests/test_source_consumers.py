@@ -4,6 +4,7 @@ the operator (disabled mappings, no message sent) and removed after each test.""
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import boto3
@@ -12,13 +13,18 @@ from pydantic import ValidationError
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from mcp_server.aws import AwsClients
+from mcp_server.aws import AwsClients, TargetClients
+from mcp_server.contract.common import Gap
 from mcp_server.contract.consumers import GetSourceConsumersArgs, SourceConsumer, SourceConsumersResponse
 from mcp_server.contract.registry import SERVED_TOOLS, TOOLS
 from mcp_server.errors import DiagnosticToolError
+from mcp_server.reads import Reads
 from mcp_server.server import ToolRunner
 from mcp_server.settings import ServerSettings
 from mcp_server.source_names import SourceName, parse_source
+from mcp_server.targets import Target
+from mcp_server.tools.context import ToolContext
+from mcp_server.tools.source_consumers import MAX_FUNCTIONS, MAX_SOURCE_QUEUES, source_consumers
 from tests.conftest import Undo
 from tests.source_wiring import Wiring, function_arn, wire_sources
 
@@ -213,3 +219,62 @@ def test_the_server_publishes_the_source_tool_and_the_agent_is_not_offered_it() 
     assert "get_source_consumers" in SERVED_TOOLS
     assert "get_source_consumers" not in TOOLS
     assert set(TOOLS) == {name for name, tool in SERVED_TOOLS.items() if tool.about_function}
+
+
+class _Pages:
+    """A paginator over fixed pages, whatever it is asked."""
+
+    def __init__(self, pages: list[dict[str, Any]]) -> None:
+        self.pages = pages
+
+    def paginate(self, **_: Any) -> list[dict[str, Any]]:
+        return self.pages
+
+
+class _Fake:
+    """A client whose paginators serve fixed pages and whose GetQueueAttributes names a queue by its URL."""
+
+    def __init__(self, pages: dict[str, list[dict[str, Any]]]) -> None:
+        self.pages = pages
+
+    def get_paginator(self, operation: str) -> _Pages:
+        return _Pages(self.pages[operation])
+
+    def get_queue_url(self, QueueName: str) -> dict[str, str]:
+        return {"QueueUrl": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{QueueName}"}
+
+    def get_queue_attributes(self, QueueUrl: str, AttributeNames: list[str]) -> dict[str, Any]:
+        return {"Attributes": {"QueueArn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{QueueUrl.rsplit('/', 1)[1]}"}}
+
+
+def test_the_bounds_on_functions_and_redrive_sources_are_stated_as_gaps() -> None:
+    functions = [
+        {"FunctionName": f"fn-{n}", "FunctionArn": function_arn(f"fn-{n}")} for n in range(MAX_FUNCTIONS + 5)
+    ]
+    sources = [f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/src-{n}" for n in range(MAX_SOURCE_QUEUES + 3)]
+    lambda_ = _Fake(
+        {
+            "list_functions": [{"Functions": functions}],
+            "list_function_event_invoke_configs": [{"FunctionEventInvokeConfigs": []}],
+            "list_event_source_mappings": [{"EventSourceMappings": []}],
+        }
+    )
+    sqs = _Fake({"list_dead_letter_source_queues": [{"queueUrls": sources}]})
+    settings = ServerSettings()
+    target = Target("", None, REGION, None, source="dlq")
+    clients = TargetClients(target, lambda_, None, None, None, None, None, None, sqs, None)
+    reads = Reads(ThreadPoolExecutor(4), settings.mcp_tool_deadline_seconds, REGION)
+    answer = source_consumers(ToolContext(clients, reads, settings), GetSourceConsumersArgs(source="dlq"))
+    assert (answer.consumers, answer.functions_scanned) == ([], MAX_FUNCTIONS)
+    assert answer.gaps == [
+        Gap(
+            source=f"sqs:ListDeadLetterSourceQueues of queue https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/dlq",
+            meaning=f"more than {MAX_SOURCE_QUEUES} queues use it as their dead-letter queue: only the first "
+            f"{MAX_SOURCE_QUEUES} were followed to their functions",
+        ),
+        Gap(
+            source=f"lambda:ListFunctions in {REGION}",
+            meaning=f"the account has more than {MAX_FUNCTIONS} functions: only the first {MAX_FUNCTIONS} "
+            "had their dead-letter queue and destinations compared with the source",
+        ),
+    ]
