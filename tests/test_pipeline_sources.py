@@ -21,7 +21,7 @@ from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, from_item
 from tests.agent_support import ScriptedChatModel, ai
 from tests.conftest import Undo
-from tests.pipeline_support import emitted, json_logs, load_event, outcomes
+from tests.pipeline_support import direct_event, emitted, json_logs, load_event, outcomes
 from tests.source_wiring import Wiring, wire_sources
 
 MakePipeline = Callable[..., IncidentPipeline]
@@ -124,6 +124,24 @@ def test_a_topic_alarm_opens_the_incident_of_the_function_it_delivers_to(
         wiring.topic_arn,
     )
     assert told["alarmed_resource"]["arn"] == wiring.topic_arn
+
+
+def test_a_queue_alarm_joins_the_open_incident_of_its_function(
+    wiring: Wiring, make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    """Dedup as for any alarm: within the window, the consumer's latest incident is the alarm's."""
+    (first,) = outcomes(make_pipeline(_stopping(1)).handle(direct_event(names.FUNCTION_NAME), None))
+    (joined,) = outcomes(
+        make_pipeline(_stopping(0)).handle(_alarm("sns_alarm_queue_age.json", wiring.queue), None)
+    )
+    assert (joined["action"], joined["incident_id"], joined["reason"]) == (
+        "duplicate",
+        first["incident_id"],
+        "already FAILED",
+    )
+    state = incidents.get(first["incident_id"])
+    assert state is not None
+    assert (state["source"], state.get("alarmed_resource")) == ("direct", None)  # what it was opened with
 
 
 def _nothing_written(operator: boto3.Session, incidents: IncidentStore) -> None:

@@ -130,7 +130,8 @@ def test_a_signal_is_placed_by_its_alarm_arn_else_its_function_arn_else_its_topi
 # https://github.com/aws/aws-lambda-go/blob/main/events/testdata/cloudwatch-alarm-sns-payload-single-metric.json,
 # lower-case "name"/"value" dimensions, StatisticType, AlarmArn), with an AWS/SQS metric of one QueueName
 # (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-available-cloudwatch-metrics.html)
-# or an AWS/SNS metric of one TopicName (https://docs.aws.amazon.com/sns/latest/dg/sns-monitoring-using-cloudwatch.html).
+# or an AWS/SNS metric of one TopicName (https://docs.aws.amazon.com/sns/latest/dg/sns-monitoring-using-cloudwatch.html;
+# NumberOfNotificationsFailed by TopicName in https://github.com/aws/aws-cli/blob/develop/awscli/examples/cloudwatch/list-metrics.rst).
 
 
 def _sample(name: str) -> dict[str, Any]:
