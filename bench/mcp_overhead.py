@@ -84,7 +84,9 @@ def _direct_calls(sandbox: Sandbox) -> dict[ToolName, Callable[[], object]]:
     settings = ServerSettings()
     runner = ToolRunner(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
     return {
-        tool: partial(runner.run, tool, TOOLS[tool].arguments(lambda_name=names.FUNCTION_NAME))
+        tool: partial(
+            runner.run, tool, TOOLS[tool].arguments.model_validate({"lambda_name": names.FUNCTION_NAME})
+        )
         for tool in TOOL_NAMES
     }
 

@@ -145,8 +145,8 @@ def _tool_argument(name: str, info: FieldInfo) -> str:
 
 def tools_table() -> str:
     """The published tools: arguments beyond the common target, and the description every host sees."""
-    from mcp_server.contract import TargetArguments
-    from mcp_server.contract.registry import TOOLS
+    from mcp_server.contract.common import SourceArguments, TargetArguments
+    from mcp_server.contract.registry import SERVED_TOOLS
 
     common = TargetArguments.model_fields
     lines = ["Every tool takes " + ", ".join(f"`{name}`" for name in common) + ":", ""]
@@ -154,10 +154,22 @@ def tools_table() -> str:
         f"- `{name}`{' (required)' if info.is_required() else ''}: {info.description}"
         for name, info in common.items()
     ]
+    source = SourceArguments.model_fields["source"]
+    sources = ", ".join(f"`{tool.name}`" for tool in SERVED_TOOLS.values() if not tool.about_function)
+    if sources:
+        lines += [
+            "",
+            f"except {sources}, which takes `source` (required) instead of `lambda_name`: "
+            f"{source.description}",
+        ]
     rows = []
-    for tool in TOOLS.values():
+    for tool in SERVED_TOOLS.values():
         fields = tool.arguments.model_fields
-        extra = [_tool_argument(name, info) for name, info in fields.items() if name not in common]
+        extra = [
+            _tool_argument(name, info)
+            for name, info in fields.items()
+            if name not in common and name != "source"
+        ]
         rows.append([f"`{tool.name}`", ", ".join(extra) or "none", tool.description])
     return "\n".join(lines) + "\n\n" + table(["tool", "other arguments", "description (as published)"], rows)
 

@@ -30,6 +30,9 @@ _NOT_FOUND = {
     "NoSuchEntity",
     "InvalidGroup.NotFound",
     "InvalidSubnetID.NotFound",
+    "AWS.SimpleQueueService.NonExistentQueue",  # SQS, query protocol
+    "QueueDoesNotExist",  # SQS, JSON protocol
+    "NotFound",  # SNS: no such topic
 }
 _DENIED = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation"}
 _THROTTLED = {"Throttling", "ThrottlingException", "TooManyRequestsException", "RequestLimitExceeded"}

@@ -4,12 +4,12 @@ read-only allowlist, "Required IAM permissions" in docs/tools.md and every IAM p
 from __future__ import annotations
 
 from mcp_server.contract.declaration import Operation
-from mcp_server.contract.registry import TOOLS
+from mcp_server.contract.registry import SERVED_TOOLS
 
 # (botocore service name, operation name); the IAM action is "<service>:<operation>". The tools' reads are
 # each tool's own declaration.
 READ_OPERATIONS: tuple[Operation, ...] = tuple(
-    dict.fromkeys(op for tool in TOOLS.values() for op in tool.reads)
+    dict.fromkeys(op for tool in SERVED_TOOLS.values() for op in tool.reads)
 )
 
 # Called once at startup, only when MCP_API_KEY is unset.

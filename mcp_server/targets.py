@@ -1,4 +1,5 @@
-"""Where a tool call reads: the function, its region and its account, decided before any AWS call.
+"""Where a tool call reads: the function (or, for a source tool, the queue or topic), its region and its
+account, decided before any AWS call. A source's ARN or URL counts as a function ARN does.
 
 - ``region``: the argument, else the region of a function ARN, else the server's; it must be a region of
   the server's partition, and an ARN's region may not contradict the argument.
@@ -15,10 +16,11 @@ from functools import cache
 
 import botocore.session
 
-from mcp_server.contract.common import TargetArguments
+from mcp_server.contract.common import SourceArguments, TargetArguments
 from mcp_server.errors import DiagnosticToolError
 from mcp_server.lambda_names import function_name_of, parse_function_arn
 from mcp_server.settings import ServerSettings
+from mcp_server.source_names import parse_source
 
 
 class TargetRefused(DiagnosticToolError):
@@ -27,10 +29,11 @@ class TargetRefused(DiagnosticToolError):
 
 @dataclass(frozen=True)
 class Target:
-    function_name: str
+    function_name: str  # "" for a source tool: it reads ``source``
     qualifier: str | None
     region: str
     account_alias: str | None  # None: the server's own account
+    source: str | None = None  # the queue or topic a source tool reads, as given
 
     @property
     def account(self) -> str:
@@ -63,7 +66,9 @@ class TargetResolver:
         self._partition = partition_of(default_region)
         self._own_account = own_account
 
-    def resolve(self, args: TargetArguments) -> Target:
+    def resolve(self, args: TargetArguments | SourceArguments) -> Target:
+        if isinstance(args, SourceArguments):
+            return self._resolve_source(args)
         arn = parse_function_arn(args.lambda_name)
         region = self._region(args.region, arn.region if arn else None, arn.partition if arn else None)
         alias = self._alias(args.account)
@@ -76,14 +81,27 @@ class TargetResolver:
             account_alias=alias,
         )
 
-    def _region(self, asked: str | None, in_arn: str | None, arn_partition: str | None) -> str:
+    def _resolve_source(self, args: SourceArguments) -> Target:
+        name = parse_source(args.source)
+        where = "source ARN" if args.source.startswith("arn:") else "queue URL"
+        region = self._region(args.region, name.region, name.partition, where)
+        alias = self._alias(args.account)
+        if name.account is not None:
+            alias = self._account_of(name.account, alias, where)
+        return Target(
+            function_name="", qualifier=None, region=region, account_alias=alias, source=args.source
+        )
+
+    def _region(
+        self, asked: str | None, in_arn: str | None, arn_partition: str | None, what: str = "function ARN"
+    ) -> str:
         if arn_partition is not None and arn_partition != self._partition:
             raise TargetRefused(
-                f"the function ARN is in partition {arn_partition}; this server reads partition "
+                f"the {what} is in partition {arn_partition}; this server reads partition "
                 f"{self._partition} only"
             )
         if asked and in_arn and asked != in_arn:
-            raise TargetRefused(f"region {asked!r} contradicts the function ARN's region {in_arn!r}")
+            raise TargetRefused(f"region {asked!r} contradicts the {what}'s region {in_arn!r}")
         region = asked or in_arn or self._default_region
         if region not in partition_regions(self._partition):
             raise TargetRefused(
@@ -100,12 +118,12 @@ class TargetResolver:
             raise TargetRefused(f"unknown account alias {asked!r}: this server knows {known}")
         return asked
 
-    def _account_of(self, account_id: str, asked_alias: str | None) -> str | None:
+    def _account_of(self, account_id: str, asked_alias: str | None, what: str = "function ARN") -> str | None:
         """The alias that reads ``account_id`` (None for the server's own account)."""
         if asked_alias is not None:
             if self._accounts[asked_alias].account_id != account_id:
                 raise TargetRefused(
-                    f"the function ARN's account {account_id} is not the account of alias {asked_alias!r} "
+                    f"the {what}'s account {account_id} is not the account of alias {asked_alias!r} "
                     f"({self._accounts[asked_alias].account_id})"
                 )
             return asked_alias
@@ -115,7 +133,7 @@ class TargetResolver:
         own = self._own_account()
         if account_id != own:
             raise TargetRefused(
-                f"the function ARN's account {account_id} is neither the server's account ({own}) nor the "
+                f"the {what}'s account {account_id} is neither the server's account ({own}) nor the "
                 "account of a configured alias: the server will not answer it from another account"
             )
         return None

@@ -15,7 +15,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import AwsClients
 from mcp_server.contract import LogsResponse
-from mcp_server.contract.registry import TOOL_NAMES
+from mcp_server.contract.registry import SERVED_TOOLS, TOOL_NAMES
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 
@@ -116,11 +116,13 @@ async def test_a_filter_pattern_is_passed_as_the_string_it_is(server: MCPServer,
 async def test_published_schemas_are_strict_and_carry_no_generated_titles(server: MCPServer) -> None:
     async with Client(server) as client:
         tools = (await client.list_tools()).tools
-    assert sorted(tool.name for tool in tools) == sorted(TOOL_NAMES)
+    assert sorted(tool.name for tool in tools) == sorted(SERVED_TOOLS)
     for tool in tools:
         assert tool.input_schema["additionalProperties"] is False
         assert '"title"' not in json.dumps(tool.input_schema)
-        assert set(tool.input_schema["properties"]) >= {"lambda_name", "region", "account"}
+        subject = "lambda_name" if tool.name in TOOL_NAMES else "source"
+        assert set(tool.input_schema["properties"]) >= {subject, "region", "account"}
+        assert subject in tool.input_schema["required"]
 
 
 async def test_an_arn_of_another_account_is_refused_not_answered_from_this_one(

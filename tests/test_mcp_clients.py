@@ -18,7 +18,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from mcp_server.app import build_app
 from mcp_server.aws import AwsClients
-from mcp_server.contract.registry import TOOL_NAMES
+from mcp_server.contract.registry import SERVED_TOOLS
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from tests.mcp_support import mcp_session
@@ -38,7 +38,7 @@ async def test_stdio_client_spawns_the_server_and_calls_tools(sandbox: Sandbox) 
         env=_server_env(sandbox),
     )
     async with Client(params) as client:
-        assert len((await client.list_tools()).tools) == len(TOOL_NAMES)
+        assert len((await client.list_tools()).tools) == len(SERVED_TOOLS)
         result = await client.call_tool("get_lambda_config", {"lambda_name": names.FUNCTION_NAME})
     assert not result.is_error
     assert result.structured_content is not None
@@ -57,7 +57,7 @@ async def test_mcp_proxy_bridges_a_stdio_client_to_the_sse_server(sandbox: Sandb
             env=dict(os.environ),
         )
         async with Client(params) as client:
-            assert len((await client.list_tools()).tools) == len(TOOL_NAMES)
+            assert len((await client.list_tools()).tools) == len(SERVED_TOOLS)
             result = await client.call_tool("get_iam_state", {"lambda_name": names.FUNCTION_NAME})
     assert not result.is_error
     assert names.INLINE_POLICY_NAME in result.content[0].text  # type: ignore[union-attr]

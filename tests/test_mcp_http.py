@@ -18,7 +18,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.app import build_app
 from mcp_server.aws import AwsClients
-from mcp_server.contract.registry import TOOL_NAMES
+from mcp_server.contract.registry import SERVED_TOOLS
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from tests.mcp_support import TRANSPORTS, Transport, mcp_session
@@ -106,7 +106,7 @@ def test_key_in_the_query_string_is_not_accepted(rotated: str, method: str, path
 async def test_both_keys_work_during_rotation(rotating: str, transport: Transport, key: str) -> None:
     async with mcp_session(transport, rotating, key) as session:
         tools = await session.list_tools()
-    assert len(tools.tools) == len(TOOL_NAMES)
+    assert len(tools.tools) == len(SERVED_TOOLS)
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
@@ -145,7 +145,7 @@ async def test_malformed_json_rpc_gets_an_error_and_the_server_keeps_serving(rot
     assert response.status_code == 400
     assert response.json()["error"]["code"] == -32700  # JSON-RPC parse error
     async with mcp_session("http", rotated, NEW) as session:
-        assert len((await session.list_tools()).tools) == len(TOOL_NAMES)
+        assert len((await session.list_tools()).tools) == len(SERVED_TOOLS)
 
 
 def _run_cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:

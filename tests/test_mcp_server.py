@@ -13,7 +13,7 @@ from mcp.server.mcpserver import MCPServer
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import AwsClients
-from mcp_server.contract.registry import TOOL_NAMES, TOOLS
+from mcp_server.contract.registry import SERVED_TOOLS, TOOL_NAMES, TOOLS
 from mcp_server.errors import ReadOnlyViolation
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
@@ -53,7 +53,7 @@ def counter(session: boto3.Session) -> RequestCounter:
 async def test_tools_are_declared_read_only_with_input_and_output_schemas(server: MCPServer) -> None:
     async with Client(server) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert sorted(tools) == sorted(TOOL_NAMES)
+    assert sorted(tools) == sorted(SERVED_TOOLS)
     for tool in tools.values():
         assert tool.annotations is not None
         assert tool.annotations.read_only_hint is True
@@ -62,8 +62,9 @@ async def test_tools_are_declared_read_only_with_input_and_output_schemas(server
         assert tool.description
         assert len(tool.description) > 80
         assert tool.output_schema is not None
-        assert "pattern" in tool.input_schema["properties"]["lambda_name"]
-        assert tool.input_schema["required"] == ["lambda_name"]
+        subject = "lambda_name" if tool.name in TOOL_NAMES else "source"
+        assert "pattern" in tool.input_schema["properties"][subject]
+        assert tool.input_schema["required"] == [subject]
 
 
 @pytest.mark.parametrize("tool", TOOL_NAMES)

@@ -330,7 +330,12 @@ def test_a_megabyte_reasoning_chain_is_stored_under_400_kb(
     ("event", "reason"),
     [
         (load_event("sns_alarm_ok.json"), "went to 'OK'; only ALARM opens an incident"),
-        (load_event("sns_alarm_not_lambda.json"), "namespace 'AWS/SQS', not AWS/Lambda"),
+        (
+            load_event("sns_alarm_not_lambda.json"),  # an alarm on a queue that does not exist
+            "alarmed resource: arn:aws:sqs:ca-central-1:123456789012:orders does not exist (Error "
+            "executing tool get_source_consumers: AWS error AWS.SimpleQueueService.NonExistentQueue while "
+            "reading queue orders (the server's account) in region ca-central-1: ",
+        ),
         (load_event("sns_message_not_json.json"), "SNS Message is not JSON"),
         (
             {

@@ -19,7 +19,7 @@ from mcp_server.aws import AwsClients
 from mcp_server.contract import GetRecentLogsArgs, LogsResponse
 from mcp_server.contract.declaration import DeclarationError, ToolDeclaration
 from mcp_server.contract.discovery import declarations
-from mcp_server.contract.registry import TOOLS
+from mcp_server.contract.registry import SERVED_TOOLS, TOOLS
 from mcp_server.permissions import ALLOWED_OPERATIONS, READ_OPERATIONS
 from mcp_server.server import ToolRunner
 from mcp_server.settings import ServerSettings
@@ -80,7 +80,7 @@ def test_benchmark_arguments_are_frozen_and_valid_for_their_tool() -> None:
 
 
 def test_every_tool_function_resolves_and_takes_a_context_and_its_arguments() -> None:
-    for tool in TOOLS.values():
+    for tool in SERVED_TOOLS.values():
         function = tool.function()
         parameters = list(inspect.signature(function).parameters.values())
         assert [p.name for p in parameters[:2]] == ["ctx", "args"], tool.name
@@ -88,7 +88,7 @@ def test_every_tool_function_resolves_and_takes_a_context_and_its_arguments() ->
 
 
 def test_the_allowlist_is_the_declared_reads_and_the_fixed_startup_calls() -> None:
-    declared = {operation for tool in TOOLS.values() for operation in tool.reads}
+    declared = {operation for tool in SERVED_TOOLS.values() for operation in tool.reads}
     assert set(READ_OPERATIONS) == declared
     assert declared <= ALLOWED_OPERATIONS
     assert ALLOWED_OPERATIONS - declared == {
@@ -168,7 +168,7 @@ def test_each_tool_calls_exactly_the_aws_reads_it_declares(
         made: set[tuple[str, str]] = set()
         for target in targets:
             calls.clear()
-            runner.run(tool.name, tool.arguments(lambda_name=_arn(runner, target)))
+            runner.run(tool.name, tool.arguments.model_validate({"lambda_name": _arn(runner, target)}))
             made |= set(calls) - {("sts", "GetCallerIdentity")}
         assert made == set(tool.reads), tool.name
 

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Final
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from mcp_server.lambda_names import FUNCTION_ARN, FUNCTION_NAME, validate_lambda_name
+from mcp_server.source_names import SOURCE_PATTERN, parse_source
 
 
 class ContractModel(BaseModel):
@@ -79,6 +80,32 @@ class TargetArguments(ToolArguments):
     """Which function a tool reads: ``lambda_name``, and optionally where."""
 
     lambda_name: LambdaName
+    region: Region = None
+    account: AccountAlias = None
+
+
+def _source(value: str) -> str:
+    parse_source(value)
+    return value
+
+
+SourceText = Annotated[
+    str,
+    AfterValidator(_source),
+    Field(
+        description=(
+            "An SQS queue's name (e.g. 'orders-queue'), URL or ARN, or an SNS topic's ARN. An ARN's or URL's "
+            "region and account are used (the account must be the server's own or a configured one)."
+        ),
+        json_schema_extra={"pattern": SOURCE_PATTERN},
+    ),
+]
+
+
+class SourceArguments(ToolArguments):
+    """Which event source a tool reads (a queue or a topic, instead of a function), and optionally where."""
+
+    source: SourceText
     region: Region = None
     account: AccountAlias = None
 

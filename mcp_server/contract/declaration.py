@@ -16,7 +16,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel
 
-from mcp_server.contract.common import TargetArguments
+from mcp_server.contract.common import SourceArguments, TargetArguments
 
 Operation = tuple[
     str, str
@@ -48,7 +48,8 @@ class ToolDeclaration:
     name: str
     title: str
     description: str  # written for an LLM choosing a tool: the server publishes it, the supervisor binds it
-    arguments: type[TargetArguments]
+    # A function tool takes ``lambda_name``; a source tool takes ``source`` (a queue or a topic) instead.
+    arguments: type[TargetArguments] | type[SourceArguments]
     response: type[BaseModel]
     implementation: str  # "module:function", called as function(ToolContext, arguments) -> response
     reads: tuple[Operation, ...]
@@ -63,6 +64,11 @@ class ToolDeclaration:
             raise DeclarationError(f"tool {self.name!r}: {'; '.join(problems)}")
         frozen = tuple(MappingProxyType(dict(arguments)) for arguments in self.benchmark_arguments)
         object.__setattr__(self, "benchmark_arguments", frozen)
+
+    @property
+    def about_function(self) -> bool:
+        """Whether it reads one function (what the supervisor's agent binds and the benchmark records)."""
+        return issubclass(self.arguments, TargetArguments)
 
     def function(self) -> Callable[[Any, Any], BaseModel]:
         """The implementation, imported now (the server calls this once, when it builds its tools)."""

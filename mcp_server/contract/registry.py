@@ -1,6 +1,11 @@
 """Every diagnostic tool, found in the contract's family modules: each module declares its tools as
 ``ToolDeclaration`` values, and everything else (the server, the supervisor, the permission sources, the
 docs, the benchmark) reads them from here. Adding a tool touches its family module and its function.
+
+``SERVED_TOOLS`` is everything the server publishes (and needs permissions for); ``TOOLS`` the function
+tools among them, which take ``lambda_name``: what the supervisor's agent binds, its prompt names and the
+benchmark records. A source tool (``get_source_consumers``) answers the pipeline, and any MCP host, which
+functions a queue or topic is tied to; the agent investigates one function and is not offered it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,10 @@ def _discover() -> Mapping[str, ToolDeclaration]:
     return MappingProxyType({tool.name: tool for tool in ordered})
 
 
-TOOLS: Final[Mapping[str, ToolDeclaration]] = _discover()
+SERVED_TOOLS: Final[Mapping[str, ToolDeclaration]] = _discover()
+TOOLS: Final[Mapping[str, ToolDeclaration]] = MappingProxyType(
+    {name: tool for name, tool in SERVED_TOOLS.items() if tool.about_function}
+)
 TOOL_NAMES: Final[tuple[str, ...]] = tuple(TOOLS)
 
 if TYPE_CHECKING:

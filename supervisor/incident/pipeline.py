@@ -60,8 +60,9 @@ class NotificationsNotSent(RuntimeError):
 
 
 class IncidentsNotRecorded(RuntimeError):
-    """DynamoDB failed to record some records' incidents (a claim, a start, an outcome): the handler fails
-    so that Lambda redelivers the event, and the redelivery finishes the job. Records already handled are
+    """DynamoDB failed to record some records' incidents (a claim, a start, an outcome), or the MCP server
+    could not say which functions an alarmed queue or topic is tied to: the handler fails so that Lambda
+    redelivers the event, and the redelivery finishes the job. Records already handled are
     then skipped as duplicates; the same message resumes an incident it left unstarted (RECEIVED) or gave
     back (INVESTIGATING, ``released_for``), and an investigation whose outcome is stored is moved to it."""
 
@@ -104,6 +105,8 @@ class IncidentPipeline:
         for parsed in parse_event(event, now=self.store.clock()):
             if isinstance(parsed, MalformedMessage):
                 outcomes.append(self._reject(parsed, metrics))
+            elif parsed.alarmed_resource is not None and not parsed.function_name:
+                outcomes += self._per_consumer(parsed, context, metrics)
             else:
                 outcomes.append(self._process(parsed, context, metrics))
         metrics.add_metric(name="SnsRecords", unit=MetricUnit.Count, value=len(outcomes))
@@ -158,6 +161,31 @@ class IncidentPipeline:
         else:
             outcome = self._investigate(signal, started, context, metrics)
         return self._notify(outcome, None if created else item, metrics)
+
+    def _per_consumer(self, signal: Signal, context: Any, metrics: EphemeralMetrics) -> list[Outcome]:
+        """An alarm on a queue or topic: an incident for each function tied to it (the MCP server says
+        which, ``supervisor.incident.consumers``); rejected when there is none, unrecorded (redelivered)
+        when the server cannot tell."""
+        from supervisor.agent.mcp_key import resolve_mcp_key
+        from supervisor.incident.consumers import ConsumersUnknown, NoConsumer, consumer_signals
+        from supervisor.schemas import AgentError
+
+        try:
+            if self._api_key is None:
+                self._api_key = resolve_mcp_key(self.settings, self.session)
+            signals = consumer_signals(self.settings, self._api_key, signal)
+        except NoConsumer as none:
+            return [self._reject(MalformedMessage(signal.message_id, f"alarmed resource: {none}"), metrics)]
+        except (ConsumersUnknown, AgentError) as unknown:
+            self.logger.error(
+                "consumers_unknown", extra={"message_id": signal.message_id, "reason": str(unknown)}
+            )
+            return [
+                Outcome(
+                    "unrecorded", signal.message_id, reason=f"functions of the alarmed resource: {unknown}"
+                )
+            ]
+        return [self._process(each, context, metrics) for each in signals]
 
     def _missing_function(self, signal: Signal) -> str | None:
         """Why a direct signal's function does not exist (the MCP server's answer), or None: it exists, it

@@ -1,4 +1,10 @@
-"""SNS records to incident signals: a CloudWatch alarm on a Lambda metric, or a direct incident JSON.
+"""SNS records to incident signals: a CloudWatch alarm on a Lambda metric, an alarm on a queue or a topic
+(an ``AWS/SQS`` metric of one ``QueueName``, an ``AWS/SNS`` metric of one ``TopicName``), or a direct
+incident JSON.
+
+An alarm on a queue or topic names no function: its signal carries the alarmed resource (its ARN built
+from the alarm ARN's region and account) and an empty ``function_name``, and the pipeline asks the MCP
+server which functions it is tied to (``supervisor.incident.consumers``), one signal per function.
 
 On the orchestrator's cold path, so plain Python only (no pydantic): a record that is not one of the
 two shapes is rejected with a reason that names what was wrong.
@@ -18,10 +24,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
 
 from mcp_server.lambda_names import function_name_of
+from mcp_server.source_names import parse_source
 
 MAX_DETAIL_CHARS = 4_000
 MAX_AGE: Final[timedelta] = timedelta(days=30)  # beyond SNS's longest delivery retries (23 days)
 MAX_AHEAD: Final[timedelta] = timedelta(minutes=5)  # clock skew
+# Namespaces of resources an alarm may name instead of a function: (dimension, the ARN's service).
+RESOURCE_NAMESPACES: Final[dict[str, tuple[str, Literal["sqs", "sns"]]]] = {
+    "AWS/SQS": ("QueueName", "sqs"),
+    "AWS/SNS": ("TopicName", "sns"),
+}
 
 
 class MalformedMessage(ValueError):
@@ -34,28 +46,50 @@ class MalformedMessage(ValueError):
 
 
 @dataclass(frozen=True)
+class AlarmedResource:
+    """The queue or topic an alarm watches: its metric's namespace and dimension, and its ARN."""
+
+    namespace: str
+    dimension: str
+    value: str
+    arn: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "namespace": self.namespace,
+            "dimension": self.dimension,
+            "value": self.value,
+            "arn": self.arn,
+        }
+
+
+@dataclass(frozen=True)
 class Signal:
-    """One failure report about one Lambda function."""
+    """One failure report about one Lambda function (or, until resolved, about a queue or topic)."""
 
     message_id: str
     source: Literal["cloudwatch_alarm", "direct"]
-    function_name: str
+    function_name: str  # "" for an alarmed resource whose functions are not resolved yet
     error_type: str
     detail: str
     observed_at: datetime  # the alarm's state change, or when SNS accepted a direct message
     account: str | None = None  # where the function runs: from the alarm's ARN, else the topic's
     region: str | None = None
     time_note: str | None = None  # why observed_at is not the time the message gave
+    alarmed_resource: AlarmedResource | None = None  # the queue or topic the alarm watches
 
-    def incident(self) -> dict[str, str]:
+    def incident(self) -> dict[str, Any]:
         """What the agent is told about the incident."""
-        return {
+        told: dict[str, Any] = {
             "source": self.source,
             "function_name": self.function_name,
             "error_type": self.error_type,
             "detail": self.detail,
             "observed_at": stamp(self.observed_at),
         }
+        if self.alarmed_resource is not None:
+            told["alarmed_resource"] = self.alarmed_resource.as_dict()
+        return told
 
 
 def stamp(moment: datetime) -> str:
@@ -133,7 +167,10 @@ def _place(*arns: object) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _alarm(message: dict[str, Any]) -> tuple[str, str, str]:
+def _alarm(
+    message: dict[str, Any], place: tuple[str, str, str] | None
+) -> tuple[str, str, str, AlarmedResource | None]:
+    """(function, metric, detail, alarmed resource): a resource alarm has no function yet ("")."""
     state = message.get("NewStateValue")
     if state != "ALARM":
         name = message.get("AlarmName")
@@ -141,10 +178,37 @@ def _alarm(message: dict[str, Any]) -> tuple[str, str, str]:
     trigger = message.get("Trigger")
     if not isinstance(trigger, dict):
         raise ValueError("alarm message has no Trigger (composite alarms are not supported)")
-    function, metric = _watched(trigger)
     reason = message.get("NewStateReason")
     detail = f"{message.get('AlarmName')}: {reason if isinstance(reason, str) else ''}".strip()
-    return function, metric, detail
+    if "Metrics" not in trigger and trigger.get("Namespace") in RESOURCE_NAMESPACES:
+        metric = trigger.get("MetricName")
+        if not isinstance(metric, str) or not metric:
+            raise ValueError("alarm Trigger has no MetricName")
+        return "", metric, detail, _resource(trigger, place)
+    function, metric = _watched(trigger)
+    return function, metric, detail, None
+
+
+def _resource(trigger: dict[str, Any], place: tuple[str, str, str] | None) -> AlarmedResource:
+    """The queue or topic of an alarm on an AWS/SQS or AWS/SNS metric, placed by the alarm's ARN."""
+    namespace = str(trigger["Namespace"])
+    dimension, service = RESOURCE_NAMESPACES[namespace]
+    values = [
+        d.get("value")
+        for d in trigger.get("Dimensions") or []
+        if isinstance(d, dict) and str(d.get("name", "")).lower() == dimension.lower()
+    ]
+    if len(values) != 1 or not isinstance(values[0], str):
+        raise ValueError(f"alarm on {namespace} has no {dimension} dimension: it names no one resource")
+    if place is None:
+        raise ValueError(f"alarm on {namespace} has no AlarmArn: the {dimension} cannot be placed")
+    partition, region, account = place
+    arn = f"arn:{partition}:{service}:{region}:{account}:{values[0]}"
+    try:
+        parse_source(arn)
+    except ValueError:
+        raise ValueError(f"{dimension} dimension {values[0][:100]!r} is not a valid name") from None
+    return AlarmedResource(namespace=namespace, dimension=dimension, value=values[0], arn=arn)
 
 
 def _lambda_function(metric: dict[str, Any], where: str) -> str:
@@ -208,8 +272,9 @@ def parse_record(record: object, *, now: datetime) -> Signal:
     try:
         published, note = _received(sns.get("Timestamp"), now)
         message = _message(sns.get("Message"))
+        resource = None
         if "AlarmName" in message:
-            function, error_type, detail = _alarm(message)
+            function, error_type, detail, resource = _alarm(message, _alarm_place(message.get("AlarmArn")))
             observed, alarm_note = _observed(message.get("StateChangeTime"), published, now)
             note = f"{alarm_note}; {note}" if alarm_note and note else alarm_note
             source: Literal["cloudwatch_alarm", "direct"] = "cloudwatch_alarm"
@@ -234,7 +299,23 @@ def parse_record(record: object, *, now: datetime) -> Signal:
         account=account,
         region=region,
         time_note=note,
+        alarmed_resource=resource,
     )
+
+
+def _alarm_place(arn: object) -> tuple[str, str, str] | None:
+    """(partition, region, account) of a well-formed alarm ARN."""
+    parts = arn.split(":", 5) if isinstance(arn, str) else []
+    if (
+        len(parts) == 6
+        and parts[0] == "arn"
+        and parts[1]
+        and parts[3]
+        and parts[4].isdigit()
+        and len(parts[4]) == 12
+    ):
+        return parts[1], parts[3], parts[4]
+    return None
 
 
 def _message(raw: object) -> dict[str, Any]:

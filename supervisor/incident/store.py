@@ -190,7 +190,10 @@ class IncidentStore:
         A signal joins its function's latest incident when that one opened less than
         ``window_seconds`` before it (a re-fired alarm for an ongoing failure); otherwise it opens one
         whose id derives from the signal alone. Either way concurrent deliveries agree on the id and
-        exactly one of them creates it."""
+        exactly one of them creates it. An incident opened by an alarm on a queue or topic keeps its ARN
+        (``alarmed_resource``)."""
+        if not signal.function_name:
+            raise ValueError("a signal is claimed for a function: resolve its alarmed resource first")
         incident_id = incident_id_for(signal)
         if window_seconds > 0:
             incident_id = self._join_or_open(signal, incident_id, timedelta(seconds=window_seconds))
@@ -210,6 +213,7 @@ class IncidentStore:
             "observed_at": stamp(signal.observed_at),
             "time_note": signal.time_note,
             "message_id": signal.message_id,
+            "alarmed_resource": signal.alarmed_resource.arn if signal.alarmed_resource else None,
             "investigations": 0,
         }
         try:
