@@ -11,6 +11,7 @@ import boto3
 
 from chaos.sandbox import names
 from tests.fixture_types import Undo
+from tests.queue_grants import grant_consumer
 
 REGION = names.DEFAULT_REGION
 ACCOUNT = names.ACCOUNT_ID
@@ -49,6 +50,7 @@ def wire_sources(operator: boto3.Session, undo: Undo) -> Wiring:
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
+    undo(grant_consumer(operator, names.FUNCTION_NAME))
     mapping = lambda_.create_event_source_mapping(
         EventSourceArn=queue_arn, FunctionName=names.FUNCTION_NAME, Enabled=False, BatchSize=1
     )["UUID"]

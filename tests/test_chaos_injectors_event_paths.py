@@ -31,6 +31,7 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from tests.chaos_support import Recorder
 from tests.event_path_reads import function_event_paths
+from tests.queue_grants import grant_consumer
 
 FN = names.REPORT_FUNCTION
 QUEUE, TOPIC, STATEMENT = "chaos-test-source", "chaos-test-topic", "chaos-test-topic-invoke"
@@ -52,6 +53,7 @@ def paths(operator: boto3.Session) -> Iterator[Paths]:
     url = sqs.create_queue(QueueName=QUEUE, Attributes={"VisibilityTimeout": "30"})["QueueUrl"]
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     topic = sns.create_topic(Name=TOPIC)["TopicArn"]
+    revoke = grant_consumer(operator, FN)
     try:
         lambda_.create_event_source_mapping(
             EventSourceArn=arn,
@@ -80,6 +82,7 @@ def paths(operator: boto3.Session) -> Iterator[Paths]:
             lambda_.remove_permission(FunctionName=FN, StatementId=STATEMENT)
         with contextlib.suppress(lambda_.exceptions.ResourceNotFoundException):
             lambda_.delete_function_event_invoke_config(FunctionName=FN)
+        revoke()
 
 
 def _mapping(paths: Paths, state: str) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from supervisor.faults.declaration import FaultClass, FaultClassError
 from supervisor.faults.registry import BY_PRECEDENCE, FAULT_CLASSES, FAULT_TYPES
 from supervisor.faults.sources import ERRORS
 from tests.conftest import Undo
+from tests.queue_grants import grant_consumer
 
 # --------------------------------------------------------------------------- declarations are checked
 
@@ -159,6 +160,7 @@ def test_each_tool_calls_exactly_the_aws_reads_it_declares(
     queue = sqs.create_queue(QueueName="registries-reads-source", Attributes={"VisibilityTimeout": "30"})
     undo(lambda: sqs.delete_queue(QueueUrl=queue["QueueUrl"]))
     queue_arn = sqs.get_queue_attributes(QueueUrl=queue["QueueUrl"], AttributeNames=["QueueArn"])
+    undo(grant_consumer(operator, names.ORDERS_FUNCTION))
     mapping = lambda_.create_event_source_mapping(
         EventSourceArn=queue_arn["Attributes"]["QueueArn"], FunctionName=names.ORDERS_FUNCTION, Enabled=False
     )

@@ -24,6 +24,7 @@ from mcp_server.contract import GetRecentChangesArgs, RecentChangesResponse
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.changes import recent_changes
 from tests.conftest import Undo
+from tests.queue_grants import grant_consumer
 from tests.tool_support import call_tool
 
 FUNCTION = names.REPORT_FUNCTION
@@ -68,6 +69,8 @@ def test_event_path_changes_show_and_another_function_s_mapping_does_not(
     _, other_source = _queue(sqs, f"{prefix}-other", undo)
     topic = sns.create_topic(Name=f"{prefix}-topic")["TopicArn"]
     undo(lambda: sns.delete_topic(TopicArn=topic))
+    undo(grant_consumer(operator, FUNCTION))
+    undo(grant_consumer(operator, names.ORDERS_FUNCTION))
     kept = _mapping(lambda_, source, FUNCTION, undo)
     lambda_.update_event_source_mapping(UUID=kept, BatchSize=7)
     sqs.set_queue_attributes(QueueUrl=source_url, Attributes={"VisibilityTimeout": "1"})

@@ -38,6 +38,7 @@ from mcp_server.permissions import required_iam_actions
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.event_sources import destinations, event_sources, invoke_allowed, statement
+from tests.queue_grants import grant_consumer
 from tests.tool_support import call_tool
 
 SETTINGS = ServerSettings()
@@ -141,6 +142,7 @@ def paths(sandbox: Sandbox) -> Iterator[Paths]:
     prefix = f"evsrc-{uuid.uuid4().hex[:6]}"
     timeout = lambda_.get_function_configuration(FunctionName=FUNCTION)["Timeout"]
     urls = _queues(sqs, prefix, visibility=timeout + 1)
+    revoke = grant_consumer(operator, FUNCTION)
     enabled = lambda_.create_event_source_mapping(
         EventSourceArn=_queue_arn(f"{prefix}-source"),
         FunctionName=FUNCTION,
@@ -198,6 +200,7 @@ def paths(sandbox: Sandbox) -> Iterator[Paths]:
         lambda_.delete_event_source_mapping(UUID=mapping)
     for url in urls.values():
         sqs.delete_queue(QueueUrl=url)
+    revoke()
     sandbox.reset_cloudwatch()
 
 

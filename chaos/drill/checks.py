@@ -189,6 +189,7 @@ def _resources(incident: Incident, expected: ExpectedIncident, stage: Stage, pre
     function the incident is not about."""
     assert incident.diagnosis is not None
     listed = set(incident.diagnosis["affected_resources"])
+    listed |= {_queue_or_topic_name(resource) for resource in listed} - {None}  # type: ignore[arg-type]
     unnamed = [resource for resource in expected.resources if resource not in stage.names]
     wanted = [stage.names[resource] for resource in expected.resources if resource in stage.names]
     missing = [name for name in wanted if name not in listed] + [
@@ -203,6 +204,15 @@ def _resources(incident: Incident, expected: ExpectedIncident, stage: Stage, pre
         not problems,
         prefix + ("; ".join(problems) if problems else f"lists {wanted}") + f" (affected: {sorted(listed)})",
     )
+
+
+_QUEUE_OR_TOPIC_ARN = re.compile(r"arn:aws[\w-]*:(?:sqs|sns):[a-z0-9-]+:\d{12}:([\w-]+)")
+
+
+def _queue_or_topic_name(resource: str) -> str | None:
+    """The name in an SQS queue's or SNS topic's ARN (how AWS names both: the last part), else None."""
+    match = _QUEUE_OR_TOPIC_ARN.fullmatch(resource)
+    return match.group(1) if match else None
 
 
 _API_VERSION_SUFFIX = re.compile(r"(\d{8}(v\d+)?)?")

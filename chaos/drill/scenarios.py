@@ -16,6 +16,7 @@ from chaos.faults.chaos import Fault
 from chaos.faults.config import CONFIG_ENV, CONFIG_LOGGING, CONFIG_MEMORY, CONFIG_TIMEOUT
 from chaos.faults.dependency import DEPENDENCY_REMOVE
 from chaos.faults.deploy import DEPLOY_BAD_CODE
+from chaos.faults.event_sources import ESM_DELETE, ESM_DISABLE
 from chaos.faults.function_copy import FUNCTION_COPY, copy_names
 from chaos.faults.iam import (
     IAM_BOUNDARY,
@@ -26,6 +27,7 @@ from chaos.faults.iam import (
     REVOKE_CLOUDWATCH,
     REVOKE_S3,
 )
+from chaos.faults.invoke_paths import PERMISSION_REMOVE
 from chaos.faults.logs import Kind as PlantKind
 from chaos.faults.network import BLOCK_EGRESS, BLOCK_NACL, BLOCK_ROUTE
 from chaos.faults.throttle import THROTTLE
@@ -34,8 +36,19 @@ from chaos.sandbox import names
 # one: single invocations. burst: concurrent invocations that overlap. missing-key: an input batch that
 # does not exist (an application error). instructions: the same, under a key that addresses the agent,
 # which data-processor's own code prints. mixed-input: batches that exist, each followed by one that does
-# not (count invocations in all, the first a good one).
-Traffic = Literal["one", "burst", "missing-key", "instructions", "mixed-input"]
+# not (count invocations in all, the first a good one). queue / publish: order messages into orders-queue,
+# order events to the order-events topic (poison-*: the last one unreadable), as their callers send them.
+Traffic = Literal[
+    "one",
+    "burst",
+    "missing-key",
+    "instructions",
+    "mixed-input",
+    "queue",
+    "poison-queue",
+    "publish",
+    "poison-publish",
+]
 # Faults outside AWS, between the supervisor and what it depends on.
 Infra = Literal["mcp-down", "bedrock-403", "mcp-timeout", "mcp-flapping"]
 # Resources a diagnosis must list in affected_resources, resolved to exact names for the incident's function.
@@ -84,6 +97,8 @@ TriggerRule = Literal["last", "first", "any", "none"]
 
 DP, ORDERS, REPORT = names.FUNCTION_NAME, names.ORDERS_FUNCTION, names.REPORT_FUNCTION
 INTAKE = names.ORDER_INTAKE_FUNCTION  # Node.js 22, an ES module, the AWS SDK for JavaScript v3
+WORKER = names.ORDER_WORKER_FUNCTION  # reads orders-queue through an SQS event source mapping
+NOTIFIER = names.ORDER_NOTIFIER_FUNCTION  # invoked asynchronously by the order-events topic
 COPY, COPY_ROLE = copy_names(DP)  # what FUNCTION_COPY creates from data-processor
 INTAKE_COPY, INTAKE_COPY_ROLE = copy_names(INTAKE)
 INSTRUCTIONS_KEY = (
@@ -594,5 +609,44 @@ SCENARIOS: tuple[Scenario, ...] = (
         _ALARM_SOURCE,
         _incident(DP, "permission_loss", resources=ROLE),
         infra="mcp-flapping",
+    ),
+    # --- event paths: work that waits or is refused while the function itself never fails ------------
+    Scenario(
+        "esm-disabled",
+        "order-worker's SQS event source mapping disabled while orders keep arriving",
+        _one(WORKER, Injection(ESM_DISABLE), traffic="queue", count=3),
+        _incident(
+            WORKER,
+            "event_source_stopped",
+            resources=("function", "queue"),
+            command="lambda update-event-source-mapping",
+            impact={"messages_waiting": 3, "oldest_message_age_seconds": (1, 120)},
+            applies=Applies(frozenset({"lambda update-event-source-mapping"}), "queue-drains"),
+        ),
+    ),
+    Scenario(
+        "esm-deleted",
+        "order-worker's SQS event source mapping deleted while orders keep arriving",
+        _one(WORKER, Injection(ESM_DELETE), traffic="queue", count=3),
+        _incident(
+            WORKER,
+            "event_source_stopped",
+            resources=("function", "queue"),
+            command="lambda create-event-source-mapping",
+            applies=Applies(frozenset({"lambda create-event-source-mapping"}), "queue-drains"),
+        ),
+    ),
+    Scenario(
+        "caller-permission-removed",
+        "the statement that lets order-events invoke order-notifier removed from its resource policy",
+        _one(NOTIFIER, Injection(PERMISSION_REMOVE), traffic="publish", count=2),
+        _incident(
+            NOTIFIER,
+            "permission_loss",
+            resources=("function", "topic"),
+            command="lambda add-permission",
+            impact={"notifications_failed": 2},
+            applies=Applies(frozenset({"lambda add-permission"}), "publish-delivered"),
+        ),
     ),
 )

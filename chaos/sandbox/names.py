@@ -59,7 +59,7 @@ ORDER_EVENTS_STATEMENT = "order-events-invoke"  # the resource-policy statement 
 ORDER_NOTIFIER_RETRIES = 0  # MaximumRetryAttempts: a failed event goes to the dead-letter queue at once
 # The sandbox's threshold on orders-queue's ApproximateAgeOfOldestMessage; the deploy template's default
 # is 300 s. Shorter here so that a drill scenario waits seconds, not minutes (docs/sandbox.md).
-QUEUE_AGE_ALARM_SECONDS = 8
+QUEUE_AGE_ALARM_SECONDS = 4
 
 FUNCTIONS = (
     FUNCTION_NAME,
