@@ -189,7 +189,7 @@ def _resources(incident: Incident, expected: ExpectedIncident, stage: Stage, pre
     function the incident is not about."""
     assert incident.diagnosis is not None
     listed = set(incident.diagnosis["affected_resources"])
-    listed |= {_queue_or_topic_name(resource) for resource in listed} - {None}  # type: ignore[arg-type]
+    listed |= {_queue_or_topic_name(resource) for resource in listed} - {None}
     unnamed = [resource for resource in expected.resources if resource not in stage.names]
     wanted = [stage.names[resource] for resource in expected.resources if resource in stage.names]
     missing = [name for name in wanted if name not in listed] + [
