@@ -154,6 +154,7 @@ async def test_the_gaps_the_code_observes_join_those_the_model_states() -> None:
         "get_iam_state",
         "get_recent_logs",
         "get_recent_changes",
+        "get_event_sources",
         "get_function_metrics: cloudwatch:GetMetricData",
     }
 
@@ -253,12 +254,12 @@ async def test_unrepairable_argument_json_is_reported() -> None:
 
 
 async def test_calls_beyond_the_per_turn_cap_are_dropped_and_the_model_told() -> None:
-    many = [call("get_recent_logs", call_id=f"c{i}") for i in range(8)]
+    many = [call("get_recent_logs", call_id=f"c{i}") for i in range(10)]
     run = await Run([ai(*many), ai(GIVE_UP)])()
-    assert len(run.provider.calls) == 6  # type: ignore[attr-defined]
+    assert len(run.provider.calls) == 8  # type: ignore[attr-defined]
     dropped = [r for r in run.replies("get_recent_logs") if r.status == "error"]
-    assert [r.tool_call_id for r in dropped] == ["c6", "c7"]
-    assert all("at most 6 tool calls per turn" in str(r.content) for r in dropped)
+    assert [r.tool_call_id for r in dropped] == ["c8", "c9"]
+    assert all("at most 8 tool calls per turn" in str(r.content) for r in dropped)
     assert [s for _, s in run.statuses()].count("dropped") == 2
 
 
