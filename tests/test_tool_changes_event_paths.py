@@ -64,13 +64,14 @@ def test_event_path_changes_show_and_another_function_s_mapping_does_not(
 ) -> None:
     sqs, sns, lambda_ = operator.client("sqs"), operator.client("sns"), operator.client("lambda")
     prefix = f"changes-paths-{uuid.uuid4().hex[:6]}"
+    # granted first: the grants are changes on the roles too, older than every change the test reads
+    undo(grant_consumer(operator, FUNCTION))
+    undo(grant_consumer(operator, names.ORDERS_FUNCTION))
     source_url, source = _queue(sqs, f"{prefix}-source", undo)
     _, deleted_source = _queue(sqs, f"{prefix}-gone", undo)
     _, other_source = _queue(sqs, f"{prefix}-other", undo)
     topic = sns.create_topic(Name=f"{prefix}-topic")["TopicArn"]
     undo(lambda: sns.delete_topic(TopicArn=topic))
-    undo(grant_consumer(operator, FUNCTION))
-    undo(grant_consumer(operator, names.ORDERS_FUNCTION))
     kept = _mapping(lambda_, source, FUNCTION, undo)
     lambda_.update_event_source_mapping(UUID=kept, BatchSize=7)
     sqs.set_queue_attributes(QueueUrl=source_url, Attributes={"VisibilityTimeout": "1"})
