@@ -9,6 +9,7 @@ from typing import Any
 
 from supervisor.diagnosis.evidence import describe_failures, verify
 from supervisor.diagnosis.rules.model import RulesChatModel
+from supervisor.incident.signals import AlarmedResource
 from supervisor.schemas import Diagnosis, DiagnosisSubmission
 from tests.agent_support import FUNCTION, diagnose_with
 from tests.event_worlds import (
@@ -31,6 +32,9 @@ from tests.event_worlds import (
 from tests.runtime_worlds import at, responses
 
 OPERATOR = "arn:aws:iam::123456789012:user/operator"
+# What the pipeline tells the agent about the queue or topic whose alarm opened the incident.
+ALARMED_QUEUE = AlarmedResource("AWS/SQS", "QueueName", "orders-queue", QUEUE).as_dict()
+ALARMED_TOPIC = AlarmedResource("AWS/SNS", "TopicName", "order-events", TOPIC).as_dict()
 
 
 async def _diagnosis(answers: dict[str, Any], incident: dict[str, Any] | None = None) -> Diagnosis:
@@ -105,7 +109,7 @@ async def test_an_enabled_mapping_over_a_backlog_is_not_a_stopped_source() -> No
 
 async def test_a_deleted_mapping_of_the_alarmed_queue_is_created_again() -> None:
     diagnosis = await _diagnosis(
-        event_world(event_sources([]), [(20, DELETED)]), {"AlarmName": "q", "alarmed_resource": QUEUE}
+        event_world(event_sources([]), [(20, DELETED)]), {"AlarmName": "q", "alarmed_resource": ALARMED_QUEUE}
     )
     assert diagnosis.fault_types == ["event_source_stopped"]
     assert diagnosis.trigger is not None
@@ -123,7 +127,8 @@ async def test_a_deleted_mapping_is_no_fault_without_an_alarmed_queue() -> None:
 
 async def test_a_removed_subscription_of_the_alarmed_topic_is_subscribed_again() -> None:
     diagnosis = await _diagnosis(
-        event_world(event_sources([]), [(20, UNSUBSCRIBED)]), {"AlarmName": "t", "alarmed_resource": TOPIC}
+        event_world(event_sources([]), [(20, UNSUBSCRIBED)]),
+        {"AlarmName": "t", "alarmed_resource": ALARMED_TOPIC},
     )
     assert diagnosis.fault_types == ["event_source_stopped"]
     assert diagnosis.trigger is not None

@@ -4,6 +4,7 @@ the operator (disabled mappings, no message sent) and removed after each test.""
 
 from __future__ import annotations
 
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -15,7 +16,12 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import AwsClients, TargetClients
 from mcp_server.contract.common import Gap
-from mcp_server.contract.consumers import GetSourceConsumersArgs, SourceConsumer, SourceConsumersResponse
+from mcp_server.contract.consumers import (
+    DELETED_MAPPING_HOURS,
+    GetSourceConsumersArgs,
+    SourceConsumer,
+    SourceConsumersResponse,
+)
 from mcp_server.contract.registry import SERVED_TOOLS, TOOLS
 from mcp_server.errors import DiagnosticToolError
 from mcp_server.reads import Reads
@@ -24,8 +30,15 @@ from mcp_server.settings import ServerSettings
 from mcp_server.source_names import SourceName, parse_source
 from mcp_server.targets import Target
 from mcp_server.tools.context import ToolContext
-from mcp_server.tools.source_consumers import MAX_FUNCTIONS, MAX_SOURCE_QUEUES, source_consumers
+from mcp_server.tools.source_consumers import (
+    DELETE_MAPPING_EVENT,
+    MAX_FUNCTIONS,
+    MAX_SOURCE_QUEUES,
+    MAX_TRAIL_PAGES,
+    source_consumers,
+)
 from tests.conftest import Undo
+from tests.queue_grants import consumer
 from tests.source_wiring import Wiring, function_arn, wire_sources
 
 REGION = names.DEFAULT_REGION
@@ -79,6 +92,33 @@ def test_a_queue_names_the_function_whose_mapping_polls_it(
         )
     ]
     assert answer.functions_scanned == _functions(operator)
+    assert answer.gaps == []
+
+
+def test_a_queue_names_the_function_whose_mapping_of_it_was_deleted(
+    recorded: tuple[ToolRunner, list[tuple[str, str]]], operator: boto3.Session, undo: Undo
+) -> None:
+    """CloudTrail's DeleteEventSourceMapping response names the queue and the function: the queue's alarm
+    still leads to the function that no longer polls it."""
+    sqs, lambda_ = operator.client("sqs"), operator.client("lambda")
+    url = sqs.create_queue(QueueName=f"sig-{uuid.uuid4().hex[:8]}-orphan")["QueueUrl"]
+    undo(lambda: sqs.delete_queue(QueueUrl=url))
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    with consumer(operator, names.ORDERS_FUNCTION):
+        mapping = lambda_.create_event_source_mapping(
+            EventSourceArn=arn, FunctionName=names.ORDERS_FUNCTION, Enabled=False
+        )["UUID"]
+    lambda_.delete_event_source_mapping(UUID=mapping)
+    runner, _ = recorded
+    answer = _ask(runner, url)
+    assert answer.consumers == [
+        SourceConsumer(
+            function_name=names.ORDERS_FUNCTION,
+            function_arn=function_arn(names.ORDERS_FUNCTION),
+            relation="deleted_event_source_mapping",
+            via=mapping,
+        )
+    ]
     assert answer.gaps == []
 
 
@@ -247,7 +287,14 @@ class _Fake:
         return {"Attributes": {"QueueArn": f"arn:aws:sqs:{REGION}:{ACCOUNT}:{QueueUrl.rsplit('/', 1)[1]}"}}
 
 
-def test_the_bounds_on_functions_and_redrive_sources_are_stated_as_gaps() -> None:
+class _EndlessTrail:
+    """CloudTrail that always has an older page of (other queues') deleted mappings."""
+
+    def lookup_events(self, **_: Any) -> dict[str, Any]:
+        return {"Events": [], "NextToken": "older"}
+
+
+def test_the_bounds_on_functions_redrive_sources_and_deleted_mappings_are_stated_as_gaps() -> None:
     functions = [
         {"FunctionName": f"fn-{n}", "FunctionArn": function_arn(f"fn-{n}")} for n in range(MAX_FUNCTIONS + 5)
     ]
@@ -262,11 +309,16 @@ def test_the_bounds_on_functions_and_redrive_sources_are_stated_as_gaps() -> Non
     sqs = _Fake({"list_dead_letter_source_queues": [{"queueUrls": sources}]})
     settings = ServerSettings()
     target = Target("", None, REGION, None, source="dlq")
-    clients = TargetClients(target, lambda_, None, None, None, None, None, None, sqs, None)
+    clients = TargetClients(target, lambda_, None, None, None, None, _EndlessTrail(), None, sqs, None)
     reads = Reads(ThreadPoolExecutor(4), settings.mcp_tool_deadline_seconds, REGION)
     answer = source_consumers(ToolContext(clients, reads, settings), GetSourceConsumersArgs(source="dlq"))
     assert (answer.consumers, answer.functions_scanned) == ([], MAX_FUNCTIONS)
     assert answer.gaps == [
+        Gap(
+            source=f"cloudtrail:LookupEvents of {DELETE_MAPPING_EVENT}",
+            meaning=f"more than {MAX_TRAIL_PAGES * 50} mappings were deleted in the last "
+            f"{DELETED_MAPPING_HOURS} hours: only the newest were compared with the queue",
+        ),
         Gap(
             source=f"sqs:ListDeadLetterSourceQueues of queue https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/dlq",
             meaning=f"more than {MAX_SOURCE_QUEUES} queues use it as their dead-letter queue: only the first "

@@ -12,12 +12,16 @@ from mcp_server.contract.declaration import ToolDeclaration
 
 Relation = Literal[
     "event_source_mapping",
+    "deleted_event_source_mapping",
     "redrive_dead_letter_queue",
     "dead_letter_config",
     "on_failure_destination",
     "on_success_destination",
     "subscription",
 ]
+
+
+DELETED_MAPPING_HOURS = 24  # how far back CloudTrail is searched for a queue's deleted mappings
 
 
 class GetSourceConsumersArgs(SourceArguments):
@@ -30,17 +34,20 @@ class SourceConsumer(ContractModel):
     function_name: str
     function_arn: str = Field(description="As the tie names it (a qualifier included, if it has one).")
     relation: Relation = Field(
-        description="event_source_mapping: the function polls the queue; redrive_dead_letter_queue: the "
+        description="event_source_mapping: the function polls the queue; deleted_event_source_mapping: "
+        "the function polled it through a mapping deleted within the last "
+        f"{DELETED_MAPPING_HOURS} hours (CloudTrail); redrive_dead_letter_queue: the "
         "queue is the dead-letter queue of a queue the function polls; dead_letter_config, "
         "on_failure_destination, on_success_destination: the function's asynchronous invocations end "
         "there; subscription: the topic invokes the function."
     )
     via: str = Field(
-        description="The tie: the mapping's UUID, the redrive source queue's ARN, the function's ARN (its "
-        "own configuration) or the subscription's ARN."
+        description="The tie: the mapping's UUID (a deleted one's too), the redrive source queue's ARN, "
+        "the function's ARN (its own configuration) or the subscription's ARN."
     )
     state: str | None = Field(
-        default=None, description="The mapping's State (Enabled, Disabled, ...); None for other ties."
+        default=None,
+        description="The mapping's State (Enabled, Disabled, ...); None for other ties and deleted mappings.",
     )
 
 
@@ -65,7 +72,8 @@ GET_SOURCE_CONSUMERS = ToolDeclaration(
     title="Functions tied to a queue or topic",
     description=(
         "Which Lambda functions an SQS queue (name, URL or ARN) or an SNS topic (ARN) is tied to, and how: "
-        "event source mappings that poll the queue, mappings of the queues whose dead-letter queue it is, "
+        "event source mappings that poll the queue (or did, until deleted in the last day), mappings of "
+        "the queues whose dead-letter queue it is, "
         "functions whose dead-letter queue or on-failure/on-success destination it is, and the topic's "
         "lambda subscriptions. Read it when an alarm names a queue or a topic and not a function."
     ),
@@ -77,6 +85,7 @@ GET_SOURCE_CONSUMERS = ToolDeclaration(
         ("sqs", "GetQueueAttributes"),
         ("sqs", "ListDeadLetterSourceQueues"),
         ("lambda", "ListEventSourceMappings"),
+        ("cloudtrail", "LookupEvents"),
         ("lambda", "ListFunctions"),
         ("lambda", "ListFunctionEventInvokeConfigs"),
         ("sns", "ListSubscriptionsByTopic"),

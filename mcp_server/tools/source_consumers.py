@@ -1,6 +1,7 @@
 """``get_source_consumers``: the Lambda functions an SQS queue or an SNS topic is tied to.
 
-- A queue: the event source mappings that poll it (ListEventSourceMappings with its ARN); the mappings of
+- A queue: the event source mappings that poll it (ListEventSourceMappings with its ARN), and those deleted
+  in the last DELETED_MAPPING_HOURS (CloudTrail's DeleteEventSourceMapping events); the mappings of
   the queues whose redrive policy names it as their dead-letter queue (ListDeadLetterSourceQueues); the
   functions whose DeadLetterConfig or event invoke config destinations name it.
 - A topic: its subscriptions with protocol ``lambda`` (ListSubscriptionsByTopic); the functions whose
@@ -12,10 +13,13 @@ ListFunctionEventInvokeConfigs): bounded by MAX_FUNCTIONS, and a gap says when t
 
 from __future__ import annotations
 
+import json
+from datetime import UTC, datetime, timedelta
 from itertools import islice
 from typing import Any, Final
 
 from mcp_server.contract.consumers import (
+    DELETED_MAPPING_HOURS,
     GetSourceConsumersArgs,
     Relation,
     SourceConsumer,
@@ -28,6 +32,10 @@ from mcp_server.tools.context import ToolContext
 
 MAX_FUNCTIONS: Final[int] = 200  # ListFunctions read at most; each costs one ListFunctionEventInvokeConfigs
 MAX_SOURCE_QUEUES: Final[int] = 20  # queues whose dead-letter queue the source is, read at most
+MAX_TRAIL_PAGES: Final[int] = 4  # LookupEvents pages of deleted mappings read at most (50 events each)
+# Lambda names the event with its API version
+# (https://docs.aws.amazon.com/lambda/latest/dg/logging-using-cloudtrail.html).
+DELETE_MAPPING_EVENT: Final[str] = "DeleteEventSourceMapping20150331"
 _DESTINATIONS: Final[dict[str, Relation]] = {
     "OnFailure": "on_failure_destination",
     "OnSuccess": "on_success_destination",
@@ -38,7 +46,11 @@ def source_consumers(ctx: ToolContext, args: GetSourceConsumersArgs) -> SourceCo
     source = parse_source(args.source)
     if source.kind == "sqs":
         url, arn = _queue(ctx, source)
-        consumers = _mapped(ctx, arn, "event_source_mapping") + _redrive_sources(ctx, url)
+        consumers = [
+            *_mapped(ctx, arn, "event_source_mapping"),
+            *_deleted_mappings(ctx, arn),
+            *_redrive_sources(ctx, url),
+        ]
     else:
         url, arn = None, args.source  # a topic is named by its ARN
         consumers = _subscribed(ctx, arn)
@@ -252,3 +264,59 @@ def _unique(consumers: list[SourceConsumer]) -> list[SourceConsumer]:
     for consumer in consumers:
         seen.setdefault((consumer.function_arn, consumer.relation, consumer.via), consumer)
     return list(seen.values())
+
+
+def _deleted_mappings(ctx: ToolContext, queue_arn: str) -> list[SourceConsumer]:
+    """The mappings of ``queue_arn`` deleted in the last DELETED_MAPPING_HOURS: CloudTrail's
+    DeleteEventSourceMapping events, whose response is the deleted mapping's configuration."""
+    trail = ctx.clients.cloudtrail
+    start = datetime.now(UTC) - timedelta(hours=DELETED_MAPPING_HOURS)
+
+    def call() -> list[dict[str, Any]]:
+        params: dict[str, Any] = {
+            "LookupAttributes": [{"AttributeKey": "EventName", "AttributeValue": DELETE_MAPPING_EVENT}],
+            "StartTime": start,
+            "MaxResults": 50,
+        }
+        records: list[dict[str, Any]] = []
+        for _ in range(MAX_TRAIL_PAGES):
+            page = trail.lookup_events(**params)
+            records += [json.loads(e["CloudTrailEvent"]) for e in page.get("Events", [])]
+            if not page.get("NextToken"):
+                return records
+            params["NextToken"] = page["NextToken"]
+        ctx.reads.gap(
+            f"cloudtrail:LookupEvents of {DELETE_MAPPING_EVENT}",
+            f"more than {MAX_TRAIL_PAGES * 50} mappings were deleted in the last {DELETED_MAPPING_HOURS} "
+            "hours: only the newest were compared with the queue",
+        )
+        return records
+
+    records = ctx.reads.one(
+        Read(
+            "cloudtrail:LookupEvents",
+            f"{DELETE_MAPPING_EVENT} in {ctx.target.region}",
+            call,
+            "functions whose mapping of this queue was deleted may be missing",
+        )
+    )
+    found = []
+    for record in records or []:
+        mapping = record.get("responseElements") or {}
+        function = mapping.get("functionArn")
+        if (
+            mapping.get("eventSourceArn") == queue_arn
+            and isinstance(function, str)
+            and _is_function_arn(function)
+        ):
+            found.append(
+                SourceConsumer(
+                    function_name=function_name_of(function),
+                    function_arn=function,
+                    relation="deleted_event_source_mapping",
+                    via=str(
+                        next((v for k, v in mapping.items() if k.lower() == "uuid"), record.get("eventID"))
+                    ),
+                )
+            )
+    return found

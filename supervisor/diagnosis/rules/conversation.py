@@ -58,9 +58,11 @@ class Conversation:
 
     @property
     def alarmed_resource(self) -> str | None:
-        """The queue or topic whose alarm opened the incident, when the incident names one."""
+        """The ARN of the queue or topic whose alarm opened the incident, when the incident names one
+        (``Signal.incident``: namespace, dimension, value and arn)."""
         value = self.alarm.get("alarmed_resource")
-        return str(value) if value else None
+        arn = value.get("arn") if isinstance(value, dict) else None
+        return arn if isinstance(arn, str) and arn else None
 
     @property
     def name(self) -> str:
