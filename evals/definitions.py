@@ -15,6 +15,7 @@ The trigger is not written here: it is the injector's last change, as CloudTrail
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -25,12 +26,14 @@ from supervisor.faults.registry import FaultType
 
 @dataclass(frozen=True)
 class Traffic:
-    """Invocations sent after the fault: ``count`` of ``event``, one after the other or all at once."""
+    """Invocations sent after the fault: ``count`` of ``event``, one after the other or all at once; with
+    ``queue``, ``count`` messages of ``event`` (as JSON) sent to that queue instead, as its producers do."""
 
     event: dict[str, Any]
     count: int = 1
     burst: bool = False
     qualifier: str | None = None
+    queue: str | None = None
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,8 @@ class CaseDefinition:
     # is not in the function's change history, so no evidence can show it).
     triggered: bool = True
     report: str | None = None  # no alarm fires: the incident is this report, sent directly
+    # The incident is the alarm on this queue (an event source of ``function``), not one on the function.
+    alarmed_queue: str | None = None
 
 
 _MISSING_KEY: Final[dict[str, Any]] = {"key": names.MISSING_INPUT_KEY, "work_seconds": 0.0}
@@ -184,6 +189,18 @@ DEFINITIONS: Final[tuple[CaseDefinition, ...]] = (
         affected=(names.ORDERS_FUNCTION,),
         ruled_out=("permission_loss", "throttling"),
         triggered=False,
+    ),
+    CaseDefinition(
+        "event-source-stopped",
+        "order-worker's SQS event source mapping is disabled while orders keep arriving: orders-queue's "
+        "oldest message ages until its alarm fires; the function itself never fails.",
+        names.ORDER_WORKER_FUNCTION,
+        (Injection(injector="esm-disable"),),
+        (Traffic(json.loads(names.order_message()), count=3, queue=names.ORDERS_QUEUE),),
+        faults=("event_source_stopped",),
+        affected=(names.ORDER_WORKER_FUNCTION, names.ORDERS_QUEUE),
+        ruled_out=("permission_loss", "throttling"),
+        alarmed_queue=names.ORDERS_QUEUE,
     ),
     CaseDefinition(
         "bad-input",

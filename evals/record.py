@@ -25,6 +25,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Final
@@ -211,6 +212,7 @@ class Recorder:
                 recorded_at = datetime.now(UTC).isoformat(timespec="seconds")
             finally:
                 self._restore(applied, function, before, runtime)
+                self._purge(definition.traffic)
         expected = Expected(
             faults=list(definition.faults),
             trigger=trigger if definition.triggered else None,
@@ -299,6 +301,13 @@ class Recorder:
     ) -> Counter[str]:
         statuses: Counter[str] = Counter()
         for batch in traffic:
+            if batch.queue is not None:
+                sqs = self.operator.client("sqs")
+                url = sqs.get_queue_url(QueueName=batch.queue)["QueueUrl"]
+                for _ in range(batch.count):
+                    sqs.send_message(QueueUrl=url, MessageBody=json.dumps(batch.event))
+                statuses["sent"] += batch.count
+                continue
             if batch.burst:
                 invocations = runtime.invoke_burst(function, batch.event, batch.count, batch.qualifier)
             else:
@@ -323,13 +332,25 @@ class Recorder:
         while time.monotonic() < deadline:
             for event in self._drain(wait_seconds=1):
                 for parsed in parse_event(event, now=datetime.now(UTC)):
-                    if isinstance(parsed, Signal) and parsed.function_name == definition.function:
+                    if not isinstance(parsed, Signal):
+                        continue
+                    queue = parsed.alarmed_resource.value if parsed.alarmed_resource else None
+                    if definition.alarmed_queue is not None and queue == definition.alarmed_queue:
+                        # the pipeline resolves the queue to its consumer; the drill checks that
+                        parsed = replace(parsed, function_name=definition.function)
+                    if parsed.function_name == definition.function:
                         self.say(f"  alarm: {parsed.detail[:100]}")
                         return parsed
         raise RecordError(
             f"{definition.name}: no alarm for {definition.function} reached SNS within "
             f"{self.settings.alarm_wait_seconds:g} s (set a report for a case without one)"
         )
+
+    def _purge(self, traffic: tuple[Traffic, ...]) -> None:
+        """Messages the case sent and nothing consumed (the recorder runs no poller) out of the way."""
+        sqs = self.operator.client("sqs")
+        for queue in dict.fromkeys(batch.queue for batch in traffic if batch.queue is not None):
+            sqs.purge_queue(QueueUrl=sqs.get_queue_url(QueueName=queue)["QueueUrl"])
 
     def _restore(
         self, applied: list[Injector], function: str, before: str, runtime: LocalLambdaRuntime
