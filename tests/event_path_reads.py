@@ -2,10 +2,8 @@
 asynchronous invocation configuration), to assert the one thing a fault changed.
 
 Per function: its event source mappings, the statements of its resource-based policy and its asynchronous
-invocation configuration. In the account: every queue's attributes (not its message counts or
-timestamps) and every SNS subscription as topic → protocol → endpoint with its policies. Ids AWS assigns
-anew when a deleted thing is created again (a mapping's UUID, a subscription's ARN) are left out, so a
-restore that recreates one compares equal.
+invocation configuration. A mapping's UUID, which AWS assigns anew when a deleted mapping is created
+again, is left out, so a restore that recreates one compares equal.
 """
 
 from __future__ import annotations
@@ -24,14 +22,6 @@ _MAPPING_KEYS = (
     "State",
 )
 _INVOKE_CONFIG_KEYS = ("MaximumRetryAttempts", "MaximumEventAgeInSeconds", "DestinationConfig")
-_SUBSCRIPTION_KEYS = (
-    "FilterPolicy",
-    "FilterPolicyScope",
-    "RedrivePolicy",
-    "DeliveryPolicy",
-    "RawMessageDelivery",
-)
-_VOLATILE_QUEUE_ATTRIBUTES = ("CreatedTimestamp", "LastModifiedTimestamp")
 
 
 def _canonical(items: list[Any]) -> list[Any]:
@@ -63,24 +53,3 @@ def function_event_paths(lambda_: Any, name: str) -> dict[str, Any]:
         "policy_statements": _canonical(statements if isinstance(statements, list) else [statements]),
         "event_invoke_config": invoke_config,
     }
-
-
-def account_event_paths(sqs: Any, sns: Any) -> dict[str, Any]:
-    """Every queue's attributes by name, and every subscription by topic, protocol and endpoint."""
-    queues = {}
-    for url in sqs.list_queues().get("QueueUrls", []):
-        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
-        queues[url.rsplit("/", 1)[-1]] = {
-            k: v
-            for k, v in attributes.items()
-            if not k.startswith("Approximate") and k not in _VOLATILE_QUEUE_ATTRIBUTES
-        }
-    subscriptions = []
-    for subscription in _pages(sns, "list_subscriptions", "Subscriptions"):
-        attributes = sns.get_subscription_attributes(SubscriptionArn=subscription["SubscriptionArn"])
-        subscriptions.append(
-            {k: subscription[k] for k in ("TopicArn", "Protocol", "Endpoint")}
-            | {k: v for k, v in attributes["Attributes"].items() if k in _SUBSCRIPTION_KEYS}
-        )
-    topics = sorted(t["TopicArn"] for t in _pages(sns, "list_topics", "Topics"))
-    return {"queues": queues, "subscriptions": _canonical(subscriptions), "topics": topics}
