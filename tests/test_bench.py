@@ -79,7 +79,7 @@ def test_drill_benchmark_reports_wall_time_against_the_budget() -> None:
     assert [name for name, _ in sorted(cost.slowest)] == ["healthy", "revoke-s3"]
     assert 0 < cost.start_up_seconds < cost.wall_seconds
     assert cost.scenario_seconds < cost.wall_seconds
-    assert f"{cost.budget_ratio:.2f}x the 120 s budget" in drill.render(cost)
+    assert f"{cost.budget_ratio:.2f}x the 180 s budget" in drill.render(cost)
 
 
 def test_console_list_benchmark_times_the_list_page_against_a_query(sandbox: Sandbox) -> None:
