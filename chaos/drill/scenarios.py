@@ -649,4 +649,22 @@ SCENARIOS: tuple[Scenario, ...] = (
             applies=Applies(frozenset({"lambda add-permission"}), "publish-delivered"),
         ),
     ),
+    # --- asynchronous invocation: order-notifier, MaximumRetryAttempts 0, DLQ order-notifier-dlq --------
+    # An event the code cannot read fails its one attempt and is sent to the DLQ, then discarded: AWS counts
+    # Errors, AsyncEventsDropped ("sent there before they're dropped") and the DLQ's depth, three alarms.
+    Scenario(
+        "poison-publish",
+        "an unreadable order event published to order-events after good ones (nothing changed): it fails "
+        "once, is not retried and goes to order-notifier-dlq",
+        _one(NOTIFIER, traffic="poison-publish", count=3),
+        _incident(
+            NOTIFIER,
+            "bad_input",
+            resources=("function", "dead-letter-queue"),
+            trigger="none",
+            named_gap=names.ORDER_NOTIFIER_DLQ,
+            impact={"messages_in_dead_letter_queue": 1, "events_dropped": 1},
+        )
+        * 3,
+    ),
 )
