@@ -17,7 +17,18 @@ from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.schemas import Diagnosis
 from tests.agent_support import FUNCTION, diagnose_with
 from tests.event_worlds import ASYNC_DLQ, FUNCTION_ARN, event_sources, event_world, queue
-from tests.runtime_worlds import DEPLOYMENT, RECORDS, Run, responses
+from tests.runtime_worlds import (
+    ACCOUNT,
+    DEPLOYMENT,
+    LOG_GROUP,
+    RECORDS,
+    REGION,
+    ROLE,
+    Change,
+    Run,
+    at,
+    responses,
+)
 
 POISON = "node_text_undefined_read"  # TypeError: the code cannot read what the event carries
 
@@ -110,3 +121,78 @@ async def test_successes_only_before_a_deployment_are_not_bad_input() -> None:
     assert diagnosis.fault_types == ["code_error"]
     assert diagnosis.trigger is not None
     assert diagnosis.trigger.event_name == "UpdateFunctionCode20150331v2"
+
+
+DENY_POLICY = "chaos-deny"
+DENY_PUT: Change = (
+    "PutRolePolicy",
+    "iam.amazonaws.com",
+    {"roleName": ROLE, "policyName": DENY_POLICY},
+)
+
+
+def _role(*, deny: bool, grant: bool = True) -> dict[str, Any]:
+    """The execution role: may send to the dead-letter queue (``grant``), with or without an inline policy
+    that denies sqs:SendMessage everywhere."""
+    group = f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:{LOG_GROUP}"
+    logs = {
+        "Effect": "Allow",
+        "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+        "Resource": [f"{group}:*", f"{group}:log-stream:*"],
+    }
+    policies: dict[str, Any] = {"logs": {"Version": "2012-10-17", "Statement": [logs]}}
+    if grant:
+        allow = {"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": ASYNC_DLQ}
+        policies["send-failed-events"] = {"Version": "2012-10-17", "Statement": [allow]}
+    if deny:
+        refuse = {"Sid": "ChaosDeny", "Effect": "Deny", "Action": "sqs:SendMessage", "Resource": "*"}
+        policies[DENY_POLICY] = {"Version": "2012-10-17", "Statement": [refuse]}
+    return {"role_name": ROLE, "inline_policies": policies, "attached_policies": []}
+
+
+async def test_a_dead_letter_queue_the_role_may_not_send_to_is_a_permission_loss_beside_the_poison() -> None:
+    """The denial and the poison event are two faults: the Deny the change put, and the event itself."""
+    sources = event_sources(async_config=async_config(dropped=1, dead_letter_errors=1, dlq_depth=0))
+    answers = event_world(sources, [(3, DENY_PUT)], runs=SUCCESSES_THEN_POISON, iam=_role(deny=True))
+    diagnosis = await _diagnosis(answers)
+    assert diagnosis.fault_types == ["permission_loss", "bad_input"]
+    assert diagnosis.trigger is not None
+    assert (diagnosis.trigger.event_name, diagnosis.trigger.time) == ("PutRolePolicy", at(3))
+    assert diagnosis.root_cause.startswith(
+        f"The execution role {ROLE} does not allow sqs:SendMessage on {FUNCTION}'s dead-letter queue "
+        f"{ASYNC_DLQ} (sqs:SendMessage on {ASYNC_DLQ} is explicitly denied by "
+        f"inline_policies.{DENY_POLICY}.Statement.0): 1 failed event(s) could not be sent to {ASYNC_DLQ}, "
+        "and Lambda dropped them."
+    )
+    assert (
+        f"Lambda could not send them to {ASYNC_DLQ} (DeadLetterErrors): they are lost" in diagnosis.root_cause
+    )
+    assert [s.command for s in diagnosis.remediation_plan] == [
+        f"aws iam delete-role-policy --role-name {ROLE} --policy-name {DENY_POLICY} --region ca-central-1",
+        None,
+    ]
+    assert diagnosis.affected_resources == [FUNCTION, ROLE, ASYNC_DLQ]
+    assert _impact(diagnosis) == [
+        ("events_dropped", FUNCTION_ARN, 1.0),
+        ("deliveries_failed", FUNCTION_ARN, 1.0),
+    ]
+
+
+async def test_a_role_without_the_grant_gets_it_back() -> None:
+    sources = event_sources(async_config=async_config(dropped=1, dead_letter_errors=1, dlq_depth=0))
+    answers = event_world(sources, runs=SUCCESSES_THEN_POISON, iam=_role(deny=False, grant=False))
+    diagnosis = await _diagnosis(answers)
+    assert diagnosis.fault_types == ["permission_loss", "bad_input"]
+    statement = f'{{"Effect":"Allow","Action":"sqs:SendMessage","Resource":"{ASYNC_DLQ}"}}'
+    document = f'{{"Version":"2012-10-17","Statement":[{statement}]}}'
+    assert diagnosis.remediation_plan[0].command == (
+        f"aws iam put-role-policy --role-name {ROLE} --policy-name dead-letter-queue --policy-document "
+        f"'{document}' --region ca-central-1"
+    )
+
+
+async def test_dead_letter_errors_while_the_role_may_send_are_no_permission_loss() -> None:
+    sources = event_sources(async_config=async_config(dropped=1, dead_letter_errors=1, dlq_depth=0))
+    answers = event_world(sources, runs=SUCCESSES_THEN_POISON, iam=_role(deny=False))
+    diagnosis = await _diagnosis(answers)
+    assert diagnosis.fault_types == ["bad_input"]

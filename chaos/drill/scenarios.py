@@ -667,4 +667,24 @@ SCENARIOS: tuple[Scenario, ...] = (
         )
         * 3,
     ),
+    # The role's explicit Deny of sqs:SendMessage keeps the failed event from its DLQ: DeadLetterErrors beside
+    # the Errors and AsyncEventsDropped of the poison event, which is a fault of its own (bad_input).
+    Scenario(
+        "notifier-dlq-send-denied",
+        "an explicit Deny of sqs:SendMessage added to order-notifier's role, then an unreadable event: it "
+        "fails and cannot reach order-notifier-dlq",
+        _one(NOTIFIER, Injection(IAM_DENY, {"action": "sqs:SendMessage"}), traffic="poison-publish", count=3),
+        tuple(
+            ExpectedIncident(
+                NOTIFIER,
+                frozenset({"permission_loss", "bad_input"}),
+                resources=("function", "role", "dead-letter-queue"),
+                command="iam delete-role-policy",
+                impact={"deliveries_failed": 1, "events_dropped": 1},
+                # applied once (on the first incident): the policy is gone after that
+                applies=Applies(frozenset({"iam delete-role-policy"}), "async-delivered") if n == 0 else None,
+            )
+            for n in range(3)
+        ),
+    ),
 )

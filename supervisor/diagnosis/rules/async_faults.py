@@ -5,22 +5,29 @@
   event was discarded (``AsyncEventsDropped``; sent to the dead-letter queue or on-failure destination first,
   https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html#async-invocation-metrics),
   while the same version succeeded on other events in the same minutes.
+- A dead-letter queue the role may not send to (permission_loss): ``DeadLetterErrors`` while the execution
+  role does not allow ``sqs:SendMessage`` on it.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
 from supervisor.diagnosis.corroboration import TERMINAL_KINDS
+from supervisor.diagnosis.iam_policy import StatementRef, evaluate_role
 from supervisor.diagnosis.rules import signs
+from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.event_paths import TOOL, positive
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure
 from supervisor.diagnosis.rules.findings import Finding, Gap, Pointer, Remedy
+from supervisor.diagnosis.rules.grants import is_role_change, role_changes
 from supervisor.diagnosis.rules.triggers import change_events
 
-_LOGS, _METRICS = "get_recent_logs", "get_function_metrics"
+_LOGS, _METRICS, _IAM = "get_recent_logs", "get_function_metrics", "get_iam_state"
+SEND = "sqs:SendMessage"
 QUOTE_CHARS = 200  # the error record is the function's output (so its input's): quoted, not at any length
 
 
@@ -163,7 +170,10 @@ def _destination(c: Conversation) -> tuple[str, list[Pointer]]:
     if positive(depth):
         shown = f"{depth} message(s) wait in {arn}"
         pointers.append(Pointer(TOOL, f"{where}.queue.ApproximateNumberOfMessages", depth, shown, None))
-    return f"Lambda sent the discarded event(s) to {arn}", pointers
+        return f"Lambda sent the discarded event(s) to {arn}", pointers
+    if destination.get("kind") == "dead_letter_queue" and positive(_metric(c, "DeadLetterErrors")):
+        return f"Lambda could not send them to {arn} (DeadLetterErrors): they are lost", pointers
+    return f"Lambda sends discarded events to {arn}", pointers
 
 
 def _poison_finding(c: Conversation, poison: _Poison) -> Finding:
@@ -203,4 +213,94 @@ def _poison_finding(c: Conversation, poison: _Poison) -> Finding:
         gaps=(gap,),
         from_change=False,
         resources=(str(destination[1]["Destination"]),) if destination else (),
+    )
+
+
+def _dead_letter_queue(c: Conversation) -> tuple[int, str] | None:
+    for index, destination in enumerate(_async(c).get("destinations") or []):
+        if isinstance(destination, dict) and destination.get("kind") == "dead_letter_queue":
+            return index, str(destination["Destination"])
+    return None
+
+
+def dead_letter_denied(c: Conversation) -> Finding | None:
+    """permission_loss: failed deliveries to the function's dead-letter queue (``DeadLetterErrors``, counted
+    by Lambda) while its execution role does not allow ``sqs:SendMessage`` on that queue. Lambda sends the
+    event there with the function's role
+    (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html#invocation-dlq)."""
+    errors, found = _metric(c, "DeadLetterErrors"), _dead_letter_queue(c)
+    if not positive(errors) or found is None or not c.iam:
+        return None
+    index, queue = found
+    evaluation = evaluate_role(c.iam, SEND, queue)
+    if evaluation.decision not in ("denied", "implicit_deny", "boundary_excludes"):
+        return None
+    role = str(c.iam.get("role_name") or "the execution role")
+    refs = [m.statement for m in evaluation.deciding]
+    shown = f"{errors:g} failed event(s) could not be sent to {queue}"
+    pointers = [
+        Pointer(TOOL, "async_config.metrics.DeadLetterErrors", errors, shown, None),
+        Pointer(TOOL, f"async_config.destinations.{index}.Destination", queue, "The dead-letter queue", None),
+        *[_statement(ref, f"Decides against {SEND} on {queue}") for ref in refs[:3]],
+    ]
+    for name, document in list((c.iam.get("inline_policies") or {}).items())[: 0 if refs else 3]:
+        statements = document.get("Statement", []) if isinstance(document, dict) else document
+        what = f"Nothing in {name} allows {SEND} on {queue}"
+        pointers.append(
+            Pointer(_IAM, f"inline_policies.{name}.Statement", statements, what, "permission_loss")
+        )
+    return Finding(
+        "permission_loss",
+        f"The execution role {role} does not allow {SEND} on {c.name}'s dead-letter queue {queue} "
+        f"({evaluation.reason}): {shown}, and Lambda dropped them.",
+        "high",
+        pointers,
+        _dead_letter_remedy(c, role, queue, refs),
+        relevant_change=is_role_change,
+        first_failure=first_failure(c),
+        resources=(queue,),
+        explains_invocations=False,
+    )
+
+
+def _statement(ref: StatementRef, what: str) -> Pointer:
+    """The statement's Resource (else its Action, else its Effect), at its path in get_iam_state."""
+    key, value = ("Resource", ref.resource) if ref.resource is not None else ("Action", ref.action)
+    if value is None:
+        key, value = "Effect", ref.effect
+    shown = list(value) if isinstance(value, tuple) else value
+    return Pointer(_IAM, f"{ref.path}.{key}", shown, what, "permission_loss")
+
+
+def _dead_letter_remedy(c: Conversation, role: str, queue: str, refs: list[StatementRef]) -> Remedy:
+    """Delete the inline policy a change put with the deciding Deny; else, with no Deny, grant the send."""
+    denying = {
+        r.path.removeprefix("inline_policies.").rsplit(".Statement", 1)[0] for r in refs if r.effect == "Deny"
+    }
+    for change in role_changes(c):  # the newest first
+        summary = change.event.get("summary") or {}
+        if change.operation == "PutRolePolicy" and summary.get("policyName") in denying:
+            name = summary["policyName"]
+            return Remedy(
+                f"Delete the inline policy {name} of {role}",
+                f"Its Deny covers {SEND} on the dead-letter queue; {change.event.get('identity_arn')} put "
+                f"it at {change.event['time']}.",
+                command(c, "iam", "DeleteRolePolicy", {"RoleName": role, "PolicyName": name}),
+            )
+    if denying or any(r.effect == "Deny" for r in refs):
+        return Remedy(
+            f"Remove the Deny of {SEND} from {role}",
+            "A Deny statement no change in the history put covers it: find who owns it before removing it.",
+        )
+    statement = {"Effect": "Allow", "Action": SEND, "Resource": queue}
+    document = json.dumps({"Version": "2012-10-17", "Statement": [statement]}, separators=(",", ":"))
+    return Remedy(
+        f"Let {role} send to {queue}",
+        "Lambda sends failed events to the dead-letter queue with the function's execution role.",
+        command(
+            c,
+            "iam",
+            "PutRolePolicy",
+            {"RoleName": role, "PolicyName": "dead-letter-queue", "PolicyDocument": document},
+        ),
     )
