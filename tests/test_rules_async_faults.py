@@ -196,3 +196,54 @@ async def test_dead_letter_errors_while_the_role_may_send_are_no_permission_loss
     answers = event_world(sources, runs=SUCCESSES_THEN_POISON, iam=_role(deny=False))
     diagnosis = await _diagnosis(answers)
     assert diagnosis.fault_types == ["bad_input"]
+
+
+DLQ_REMOVED: Change = (
+    "UpdateFunctionConfiguration20150331v2",
+    "lambda.amazonaws.com",
+    {"changed_fields": ["deadLetterConfig"], "deadLetterConfig": {"targetArn": ""}},
+)
+CREATED: Change = (
+    "CreateFunction20150331",
+    "lambda.amazonaws.com",
+    {"functionName": FUNCTION, "deadLetterConfig": {"targetArn": ASYNC_DLQ}},
+)
+
+
+async def test_a_removed_dead_letter_queue_is_a_configuration_error_set_back_from_the_history() -> None:
+    sources = event_sources(async_config=async_config(dropped=1, dlq_depth=None))
+    answers = event_world(sources, [(1, CREATED), (3, DLQ_REMOVED)], runs=SUCCESSES_THEN_POISON)
+    diagnosis = await _diagnosis(answers)
+    assert diagnosis.fault_types == ["configuration_error", "bad_input"]
+    assert diagnosis.trigger is not None
+    assert (diagnosis.trigger.event_name, diagnosis.trigger.time) == (
+        "UpdateFunctionConfiguration20150331v2",
+        at(3),
+    )
+    assert diagnosis.root_cause.startswith(
+        f"{FUNCTION} has no dead-letter queue or on-failure destination: Lambda dropped 1 asynchronous "
+        "event(s) that failed, and nothing kept them."
+    )
+    assert (
+        "no dead-letter queue or on-failure destination keeps the discarded event(s)" in diagnosis.root_cause
+    )
+    assert [s.command for s in diagnosis.remediation_plan] == [
+        f"aws lambda update-function-configuration --function-name {FUNCTION} --dead-letter-config "
+        f'\'{{"TargetArn":"{ASYNC_DLQ}"}}\' --region ca-central-1',
+        None,
+    ]
+    assert _impact(diagnosis) == [("events_dropped", FUNCTION_ARN, 1.0)]
+
+
+async def test_a_removed_dead_letter_queue_the_history_does_not_name_gets_no_command() -> None:
+    sources = event_sources(async_config=async_config(dropped=1, dlq_depth=None))
+    answers = event_world(sources, [(3, DLQ_REMOVED)], runs=SUCCESSES_THEN_POISON)
+    diagnosis = await _diagnosis(answers)
+    assert diagnosis.fault_types == ["configuration_error", "bad_input"]
+    assert [s.command for s in diagnosis.remediation_plan] == [None, None]
+
+
+async def test_no_dead_letter_queue_and_no_change_is_no_configuration_error() -> None:
+    sources = event_sources(async_config=async_config(dropped=1, dlq_depth=None))
+    diagnosis = await _diagnosis(event_world(sources, runs=SUCCESSES_THEN_POISON))
+    assert diagnosis.fault_types == ["bad_input"]

@@ -27,7 +27,7 @@ from chaos.faults.iam import (
     REVOKE_CLOUDWATCH,
     REVOKE_S3,
 )
-from chaos.faults.invoke_paths import PERMISSION_REMOVE
+from chaos.faults.invoke_paths import ASYNC_DLQ_REMOVE, PERMISSION_REMOVE
 from chaos.faults.logs import Kind as PlantKind
 from chaos.faults.network import BLOCK_EGRESS, BLOCK_NACL, BLOCK_ROUTE
 from chaos.faults.throttle import THROTTLE
@@ -685,6 +685,26 @@ SCENARIOS: tuple[Scenario, ...] = (
                 applies=Applies(frozenset({"iam delete-role-policy"}), "async-delivered") if n == 0 else None,
             )
             for n in range(3)
+        ),
+    ),
+    # The DLQ removed (UpdateFunctionConfiguration, DeadLetterConfig TargetArn ""): the poison event fails and
+    # is dropped with nothing to keep it (Errors, AsyncEventsDropped; no DLQ depth, no DeadLetterErrors).
+    Scenario(
+        "notifier-dlq-removed",
+        "order-notifier's dead-letter queue removed, then an unreadable event: it fails and is dropped",
+        _one(NOTIFIER, Injection(ASYNC_DLQ_REMOVE), traffic="poison-publish", count=3),
+        tuple(
+            ExpectedIncident(
+                NOTIFIER,
+                frozenset({"configuration_error", "bad_input"}),
+                command="lambda update-function-configuration",
+                impact={"events_dropped": 1},
+                # applied once (on the first incident): the queue is back after that
+                applies=Applies(frozenset({"lambda update-function-configuration"}), "async-delivered")
+                if n == 0
+                else None,
+            )
+            for n in range(2)
         ),
     ),
 )

@@ -7,6 +7,11 @@
   while the same version succeeded on other events in the same minutes.
 - A dead-letter queue the role may not send to (permission_loss): ``DeadLetterErrors`` while the execution
   role does not allow ``sqs:SendMessage`` on it.
+- No dead-letter queue or on-failure destination after a change removed it (configuration_error): Lambda
+  drops the failed events and nothing keeps them.
+
+The last two are deliveries' faults, not why invocations failed (``Finding.explains_invocations``): a poison
+event beside them is named too.
 """
 
 from __future__ import annotations
@@ -22,9 +27,9 @@ from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.event_paths import TOOL, positive
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure
-from supervisor.diagnosis.rules.findings import Finding, Gap, Pointer, Remedy
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Remedy
 from supervisor.diagnosis.rules.grants import is_role_change, role_changes
-from supervisor.diagnosis.rules.triggers import change_events
+from supervisor.diagnosis.rules.triggers import change_events, previous_setting
 
 _LOGS, _METRICS, _IAM = "get_recent_logs", "get_function_metrics", "get_iam_state"
 SEND = "sqs:SendMessage"
@@ -304,3 +309,78 @@ def _dead_letter_remedy(c: Conversation, role: str, queue: str, refs: list[State
             {"RoleName": role, "PolicyName": "dead-letter-queue", "PolicyDocument": document},
         ),
     )
+
+
+_DESTINATION_OPERATIONS = frozenset(
+    {"PutFunctionEventInvokeConfig", "UpdateFunctionEventInvokeConfig", "DeleteFunctionEventInvokeConfig"}
+)
+
+
+def _keeps_failures(change: ChangeEvent) -> bool:
+    """A change to where failed events go: the dead-letter queue, or the on-failure destination."""
+    if change.operation == "UpdateFunctionConfiguration":
+        return "deadletterconfig" in change.changed_fields
+    return change.operation in _DESTINATION_OPERATIONS
+
+
+def dead_letter_missing(c: Conversation) -> Finding | None:
+    """configuration_error: Lambda drops asynchronous events (``AsyncEventsDropped``) while the function has
+    neither a dead-letter queue nor an on-failure destination, so what fails is lost, after a change that
+    removed one (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html)."""
+    config, dropped = _async(c), _metric(c, "AsyncEventsDropped")
+    if not positive(dropped) or "destinations" not in config or _failed_destination(c) is not None:
+        return None
+    if not any(_keeps_failures(e) for e in change_events(c)):
+        return None  # never had one: a choice the change history does not show as a fault
+    pointers = [
+        Pointer(
+            TOOL,
+            "async_config.destinations",
+            config["destinations"],
+            "No dead-letter queue or on-failure destination",
+            "configuration_error",
+        ),
+        Pointer(
+            TOOL, "async_config.metrics.AsyncEventsDropped", dropped, f"{dropped:g} event(s) dropped", None
+        ),
+    ]
+    remedy, shown = _restore_dead_letter_queue(c)
+    return Finding(
+        "configuration_error",
+        f"{c.name} has no dead-letter queue or on-failure destination: Lambda dropped {dropped:g} "
+        "asynchronous event(s) that failed, and nothing kept them.",
+        "high",
+        pointers + shown,
+        remedy,
+        relevant_change=_keeps_failures,
+        first_failure=first_failure(c),
+        explains_invocations=False,
+    )
+
+
+def _restore_dead_letter_queue(c: Conversation) -> tuple[Remedy, list[Pointer]]:
+    """Put back the dead-letter queue the change history shows the function had (its creation or an earlier
+    update); without one, no command."""
+    previous = previous_setting(c, "deadLetterConfig")
+    value = previous[0] if previous is not None else None
+    arn = (
+        next((v for k, v in value.items() if k.lower() == "targetarn"), None)
+        if isinstance(value, dict)
+        else None
+    )
+    if previous is None or not isinstance(arn, str) or not arn:
+        return (
+            Remedy(
+                f"Give {c.name} a dead-letter queue or an on-failure destination again",
+                "The change history does not show the queue it had: choose one the role may send to.",
+            ),
+            [],
+        )
+    params = {"FunctionName": c.name, "DeadLetterConfig": {"TargetArn": arn}}
+    remedy = Remedy(
+        f"Set {c.name}'s dead-letter queue back to {arn}",
+        "Failed asynchronous events are kept there again; the events dropped meanwhile are lost.",
+        command(c, "lambda", "UpdateFunctionConfiguration", params),
+        "low",
+    )
+    return remedy, [previous[1]]
