@@ -522,6 +522,8 @@ class _OperatorApplier(Applier):
             drained = event_traffic.drained(operator, wait)
             left = event_traffic.waiting(operator)
             return drained, f"orders-queue holds {left} message(s) after up to {wait:g}s"
+        if applies.recovery == "async-delivered":
+            return self._failed_event_kept(wait)
         marker: list[Invocation] = []
         self.drill.events._runtime.observers.append(marker.append)
         try:
@@ -533,6 +535,18 @@ class _OperatorApplier(Applier):
             self.drill.events._runtime.observers.remove(marker.append)
         done = [i.status for i in marker if i.function_name == names.ORDER_NOTIFIER_FUNCTION]
         return "succeeded" in done, f"order-notifier invocations after a new publish: {done or 'none'}"
+
+    def _failed_event_kept(self, wait: float) -> tuple[bool, str]:
+        """An unreadable event the stage publishes fails in order-notifier and reaches its dead-letter queue
+        (Lambda sends it there with the function's role): the asynchronous path keeps what fails again."""
+        operator, dlq = self.drill.operator, names.ORDER_NOTIFIER_DLQ
+        before = event_traffic.waiting(operator, dlq)
+        event_traffic.send(operator, "poison-publish", 1)
+        deadline = time.monotonic() + wait
+        while event_traffic.waiting(operator, dlq) <= before and time.monotonic() < deadline:
+            time.sleep(0.2)
+        after = event_traffic.waiting(operator, dlq)
+        return after > before, f"{dlq} held {before} message(s), then {after} after an unreadable publish"
 
 
 def _everyday_event(function: str) -> dict[str, Any]:

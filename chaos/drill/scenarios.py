@@ -27,7 +27,7 @@ from chaos.faults.iam import (
     REVOKE_CLOUDWATCH,
     REVOKE_S3,
 )
-from chaos.faults.invoke_paths import PERMISSION_REMOVE
+from chaos.faults.invoke_paths import ASYNC_DLQ_REMOVE, PERMISSION_REMOVE
 from chaos.faults.logs import Kind as PlantKind
 from chaos.faults.network import BLOCK_EGRESS, BLOCK_NACL, BLOCK_ROUTE
 from chaos.faults.throttle import THROTTLE
@@ -647,6 +647,64 @@ SCENARIOS: tuple[Scenario, ...] = (
             command="lambda add-permission",
             impact={"notifications_failed": 2},
             applies=Applies(frozenset({"lambda add-permission"}), "publish-delivered"),
+        ),
+    ),
+    # --- asynchronous invocation: order-notifier, MaximumRetryAttempts 0, DLQ order-notifier-dlq --------
+    # An event the code cannot read fails its one attempt and is sent to the DLQ, then discarded: AWS counts
+    # Errors, AsyncEventsDropped ("sent there before they're dropped") and the DLQ's depth, three alarms.
+    Scenario(
+        "poison-publish",
+        "an unreadable order event published to order-events after good ones (nothing changed): it fails "
+        "once, is not retried and goes to order-notifier-dlq",
+        _one(NOTIFIER, traffic="poison-publish", count=3),
+        _incident(
+            NOTIFIER,
+            "bad_input",
+            resources=("function", "dead-letter-queue"),
+            trigger="none",
+            named_gap=names.ORDER_NOTIFIER_DLQ,
+            impact={"messages_in_dead_letter_queue": 1, "events_dropped": 1},
+        )
+        * 3,
+    ),
+    # The role's explicit Deny of sqs:SendMessage keeps the failed event from its DLQ: DeadLetterErrors beside
+    # the Errors and AsyncEventsDropped of the poison event, which is a fault of its own (bad_input).
+    Scenario(
+        "notifier-dlq-send-denied",
+        "an explicit Deny of sqs:SendMessage added to order-notifier's role, then an unreadable event: it "
+        "fails and cannot reach order-notifier-dlq",
+        _one(NOTIFIER, Injection(IAM_DENY, {"action": "sqs:SendMessage"}), traffic="poison-publish", count=3),
+        tuple(
+            ExpectedIncident(
+                NOTIFIER,
+                frozenset({"permission_loss", "bad_input"}),
+                resources=("function", "role", "dead-letter-queue"),
+                command="iam delete-role-policy",
+                impact={"deliveries_failed": 1, "events_dropped": 1},
+                # applied once (on the first incident): the policy is gone after that
+                applies=Applies(frozenset({"iam delete-role-policy"}), "async-delivered") if n == 0 else None,
+            )
+            for n in range(3)
+        ),
+    ),
+    # The DLQ removed (UpdateFunctionConfiguration, DeadLetterConfig TargetArn ""): the poison event fails and
+    # is dropped with nothing to keep it (Errors, AsyncEventsDropped; no DLQ depth, no DeadLetterErrors).
+    Scenario(
+        "notifier-dlq-removed",
+        "order-notifier's dead-letter queue removed, then an unreadable event: it fails and is dropped",
+        _one(NOTIFIER, Injection(ASYNC_DLQ_REMOVE), traffic="poison-publish", count=3),
+        tuple(
+            ExpectedIncident(
+                NOTIFIER,
+                frozenset({"configuration_error", "bad_input"}),
+                command="lambda update-function-configuration",
+                impact={"events_dropped": 1},
+                # applied once (on the first incident): the queue is back after that
+                applies=Applies(frozenset({"lambda update-function-configuration"}), "async-delivered")
+                if n == 0
+                else None,
+            )
+            for n in range(2)
         ),
     ),
 )

@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from supervisor.diagnosis.corroboration import TERMINAL_KINDS
+from supervisor.diagnosis.rules import async_faults
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import MINUTE, Failure, failures, first_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Rejection, Remedy, Verdict
@@ -153,6 +154,8 @@ def _since(change: ChangeEvent | None) -> str:
 
 
 def check(c: Conversation) -> Verdict:
+    if poison := async_faults.poison_event(c):  # an asynchronous event discarded after failing
+        return poison
     if not c.metrics.get("errors"):
         return None
     latest = max(change_events(c), key=lambda e: e.time, default=None)

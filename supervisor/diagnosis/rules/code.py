@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from supervisor.diagnosis.rules import signs
+from supervisor.diagnosis.rules import async_faults, signs
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
@@ -105,7 +105,7 @@ def check(c: Conversation) -> Verdict:
     if not c.metrics.get("errors"):
         return None
     failure = _latest_code_failure(c)
-    if failure is None:
+    if failure is None or async_faults.poison_event(c):  # the code fails on a discarded event only
         return None
     pointers = [
         Pointer(

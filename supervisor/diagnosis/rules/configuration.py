@@ -10,7 +10,7 @@ and nothing succeeding since.
 from __future__ import annotations
 
 from supervisor.diagnosis.causality import PROPAGATION
-from supervisor.diagnosis.rules import event_faults, missing_grant, signs, timeline
+from supervisor.diagnosis.rules import async_faults, event_faults, missing_grant, signs, timeline
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
@@ -79,7 +79,7 @@ def _finding(
 
 
 def check(c: Conversation) -> Verdict:
-    return _failures(c) or event_faults.short_visibility(c)
+    return _failures(c) or event_faults.short_visibility(c) or async_faults.dead_letter_missing(c)
 
 
 def _failures(c: Conversation) -> Verdict:

@@ -23,7 +23,7 @@ def verdicts(c: Conversation) -> list[Verdict]:
     already confirmed is not checked."""
     found: list[Verdict] = []
     for fault in BY_PRECEDENCE:
-        confirmed = {v.fault for v in found if isinstance(v, Finding)}
+        confirmed = {v.fault for v in found if isinstance(v, Finding) and v.explains_invocations}
         if not confirmed & set(fault.unless):
             found.append(fault.checker()(c))
     return found

@@ -105,6 +105,7 @@ class Finding:
     resources: tuple[str, ...] = ()  # what it implicates besides the function (a security group, a table)
     gaps: tuple[Gap, ...] = ()  # what it leaves open, stated in the diagnosis's gaps
     from_change: bool = True  # False: no change starts it (bad input), so none is looked for
+    explains_invocations: bool = True  # False: a delivery's fault, not why invocations failed (``unless``)
 
 
 @dataclass(frozen=True)
