@@ -654,6 +654,35 @@ def test_invoking_the_second_account_s_arn_runs_its_copy_and_logs_there(
     assert request_id not in _request_ids(first, group)
 
 
+def test_an_asynchronous_invocation_of_the_second_account_s_arn_runs_and_counts_there(
+    sandbox: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    arn = sandbox.world.second_function_arn
+    started = datetime.now(UTC) - timedelta(minutes=1)
+    assert cli.main(["invoke", arn, "--async", "--state-dir", str(sandbox.state_dir)]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if " succeeded " in line]
+    request_id = line.split()[0]
+    group = f"/aws/lambda/{names.ORDERS_FUNCTION}"
+    second = sandbox.session(names.SECOND_OPERATOR)
+    first = sandbox.session(names.OPERATOR)
+    assert request_id in _request_ids(second.client("logs"), group)
+    assert request_id not in _request_ids(first.client("logs"), group)
+
+    def received(session: boto3.Session) -> float:
+        points = session.client("cloudwatch").get_metric_statistics(
+            Namespace="AWS/Lambda",
+            MetricName="AsyncEventsReceived",
+            Dimensions=[{"Name": "FunctionName", "Value": names.ORDERS_FUNCTION}],
+            StartTime=started,
+            EndTime=datetime.now(UTC) + timedelta(minutes=1),
+            Period=60,
+            Statistics=["Sum"],
+        )["Datapoints"]
+        return sum(p["Sum"] for p in points)
+
+    assert received(second) == 1.0  # the second account's metric: the first's counts other tests' events
+
+
 def test_a_runtime_without_the_second_account_s_lambda_service_refuses_its_functions(
     sandbox: Sandbox,
 ) -> None:

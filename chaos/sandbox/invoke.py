@@ -15,7 +15,7 @@ from chaos.sandbox import names, profiles
 from chaos.sandbox.events import sns_event, sqs_event
 from chaos.sandbox.sandbox import SandboxError, lambda_accounts, profile_session, read_state
 from chaos.workload.async_invocation import AsyncInvoker, AsyncOutcome
-from chaos.workload.runtime import Invocation, InvokeError, LocalLambdaRuntime
+from chaos.workload.runtime import Invocation, InvokeError, LocalLambdaRuntime, function_account
 
 MAX_BURST = 100
 
@@ -114,7 +114,9 @@ def _invoke_async(args: argparse.Namespace, env: dict[str, str], event: Any) -> 
     params = {"FunctionName": args.function, "InvocationType": "Event", "Payload": json.dumps(event).encode()}
     params |= {"Qualifier": args.qualifier} if args.qualifier else {}
     print(f"invoking {args.function} asynchronously x{args.burst} with {json.dumps(event)[:200]}", flush=True)
-    lambda_ = profile_session(env, names.OPERATOR).client("lambda")
+    # the function's own account's operator: a cross-account caller would need a resource-policy statement
+    second = function_account(args.function) == names.SECOND_ACCOUNT_ID
+    lambda_ = profile_session(env, names.SECOND_OPERATOR if second else names.OPERATOR).client("lambda")
     try:
         for _ in range(args.burst):
             print(f"accepted: HTTP {lambda_.invoke(**params)['StatusCode']}", flush=True)
@@ -123,7 +125,7 @@ def _invoke_async(args: argparse.Namespace, env: dict[str, str], event: Any) -> 
         return 1
     service = profile_session(env, names.LAMBDA_SERVICE)
     final: list[AsyncOutcome] = []
-    with LocalLambdaRuntime(service) as runtime:
+    with LocalLambdaRuntime(service, accounts=lambda_accounts(env)) as runtime:
         invoker = AsyncInvoker(runtime, service)
         invoker.collect()
         while (due := invoker.next_due()) is not None:

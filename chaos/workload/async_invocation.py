@@ -129,11 +129,9 @@ class AsyncInvoker:
         self, runtime: LocalLambdaRuntime, platform: boto3.Session, clock: Clock | None = None
     ) -> None:
         self._runtime = runtime
-        self._platform = platform
         self._clock: Clock = clock or SystemClock()
-        self._lambda = platform.client("lambda")
-        self._cloudwatch = platform.client("cloudwatch")
-        endpoint = urlsplit(self._lambda.meta.endpoint_url)
+        self._clients: dict[int, tuple[Any, Any]] = {}  # per account's Lambda service: lambda, cloudwatch
+        endpoint = urlsplit(platform.client("lambda").meta.endpoint_url)
         self._events_url = f"{endpoint.scheme}://{endpoint.netloc}{EVENTS_PATH}"
         self._lock = threading.Lock()
         self._queue: list[AsyncEvent] = []
@@ -191,10 +189,19 @@ class AsyncInvoker:
             self._queue.append(event)
         return event.due
 
+    def _service(self, event: AsyncEvent) -> tuple[Any, Any]:
+        """Lambda and CloudWatch clients of the function's own account's Lambda service."""
+        session = self._runtime.session_for(event.function)
+        with self._lock:
+            if id(session) not in self._clients:
+                self._clients[id(session)] = (session.client("lambda"), session.client("cloudwatch"))
+            return self._clients[id(session)]
+
     def _metric(self, event: AsyncEvent, name: str, value: float, at: float) -> None:
         moment = datetime.fromtimestamp(at, UTC)
+        cloudwatch = self._service(event)[1]
         metrics.publish_async(
-            self._cloudwatch, function_name=event.function_name, name=name, value=value, at=moment
+            cloudwatch, function_name=event.function_name, name=name, value=value, at=moment
         )
 
     def _event_config(self, event: AsyncEvent) -> dict[str, Any]:
@@ -202,7 +209,7 @@ class AsyncInvoker:
             {"Qualifier": event.qualifier} if event.qualifier else {}
         )
         try:
-            config: dict[str, Any] = self._lambda.get_function_event_invoke_config(**params)
+            config: dict[str, Any] = self._service(event)[0].get_function_event_invoke_config(**params)
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
                 raise
@@ -244,8 +251,10 @@ class AsyncInvoker:
         return self._discard(event, "RetriesExhausted", config, "failed")
 
     def _throttled(self, event: AsyncEvent, config: dict[str, Any], invocation: Invocation) -> AsyncOutcome:
-        reserved = self._lambda.get_function_concurrency(FunctionName=event.function).get(
-            "ReservedConcurrentExecutions"
+        reserved = (
+            self._service(event)[0]
+            .get_function_concurrency(FunctionName=event.function)
+            .get("ReservedConcurrentExecutions")
         )
         if reserved == 0:  # documented: straight to the DLQ or on-failure destination, without retries
             return self._discard(event, "RetriesExhausted", config, "failed")
@@ -321,8 +330,10 @@ class AsyncInvoker:
         params = {"FunctionName": event.function} | (
             {"Qualifier": event.qualifier} if event.qualifier else {}
         )
-        config: dict[str, Any] = self._lambda.get_function(**params)["Configuration"]
+        config: dict[str, Any] = self._service(event)[0].get_function(**params)["Configuration"]
         return config
 
     def _role(self, function: dict[str, Any]) -> boto3.Session:
-        return assumed_role_session(self._platform, function["Role"], function["FunctionName"])
+        """The function's role, assumed by its own account's Lambda service."""
+        platform = self._runtime.session_for(function["FunctionArn"])
+        return assumed_role_session(platform, function["Role"], function["FunctionName"])
