@@ -326,7 +326,7 @@ EVENT_EXPECTED = ExpectedIncident(
     names.ORDER_WORKER_FUNCTION,
     frozenset({"event_source_stopped"}),
     ("function", "queue"),
-    impact={"messages_waiting": "counted", "oldest_message_age_seconds": (10.0, 120.0)},
+    impact={"messages_waiting": 5, "oldest_message_age_seconds": (10.0, 120.0)},
     applies=APPLIES,
 )
 EVENT_STAGE = Stage(
@@ -338,7 +338,6 @@ EVENT_STAGE = Stage(
     (Change("UpdateEventSourceMapping", OPERATOR),),
     frozenset({OWN}),
     other_functions=(names.FUNCTION_NAME, names.ORDERS_FUNCTION),
-    counted={"messages_waiting": 5},
 )
 
 
@@ -424,14 +423,6 @@ def test_impact_figures_must_be_exactly_the_expected_ones(impact: list[dict[str,
 def test_an_impact_figure_may_name_its_queue_by_arn_and_an_age_anywhere_in_its_range() -> None:
     impact = [_figure("messages_waiting", 5, QUEUE_ARN), _figure("oldest_message_age_seconds", 10.0)]
     assert _event_failed(_event_incident(impact), FakeApplier()) == {}
-
-
-def test_a_counted_figure_needs_the_stages_count() -> None:
-    stage = replace(EVENT_STAGE, counted={})
-    checks = check_incident(_event_incident(), EVENT_EXPECTED, stage, FakeApplier())
-    assert {c.name: c.detail for c in checks if not c.ok} == {
-        "impact": "data-processor@t: messages_waiting: the stage counted none to compare with"
-    }
 
 
 def test_a_command_outside_the_allowlist_is_never_applied() -> None:

@@ -90,7 +90,6 @@ class Stage:
     planted_fault: str | None = None
     planted_demands: tuple[str, ...] = ()
     other_functions: tuple[str, ...] = ()
-    counted: Mapping[str, float] = field(default_factory=dict)  # impact figures the stage counted, by kind
 
 
 class Applier(Protocol):
@@ -451,7 +450,7 @@ def _figure(value: object, wanted: float | tuple[float, float]) -> bool:
 
 def _impact(incident: Incident, expected: Mapping[ImpactKind, Figure], stage: Stage, prefix: str) -> Check:
     """The impact figures are exactly the expected kinds, each once, each counting its resource, each with
-    the expected value (or within the expected range); the stage's own count where it counted."""
+    the expected value (or within the expected range)."""
     assert incident.diagnosis is not None
     listed: dict[str, list[dict[str, Any]]] = {}
     for figure in incident.diagnosis.get("impact") or []:
@@ -468,11 +467,8 @@ def _impact(incident: Incident, expected: Mapping[ImpactKind, Figure], stage: St
         name = stage.names.get(IMPACT_RESOURCES[kind])
         if not _names(figure.get("resource"), name):
             problems.append(f"{kind} counts {figure.get('resource')!r} (expected {name})")
-        value = stage.counted.get(kind) if wanted == "counted" else wanted
-        if value is None:
-            problems.append(f"{kind}: the stage counted none to compare with")
-        elif not _figure(figure.get("value"), value):
-            problems.append(f"{kind} {figure.get('value')} (expected {value})")
+        if not _figure(figure.get("value"), wanted):
+            problems.append(f"{kind} {figure.get('value')} (expected {wanted})")
     extra = sorted(set(listed) - set(map(str, expected)))
     if extra:
         problems.append(f"figures not expected: {extra}")

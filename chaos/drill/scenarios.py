@@ -81,10 +81,8 @@ IMPACT_RESOURCES: dict[ImpactKind, Resource] = {
     "deliveries_failed": "function",
     "notifications_failed": "topic",
 }
-# An expected figure: exactly this value, within (low, high) inclusive (ages), or "counted": the value the
-# stage counted while the scenario ran (``Stage.counted``), e.g. the messages it sent while the mapping
-# was disabled.
-Figure = float | tuple[float, float] | Literal["counted"]
+# An expected figure: exactly this value, or within (low, high) inclusive (ages).
+Figure = float | tuple[float, float]
 # How the stage sees that an applied remediation worked, computed by the runner itself:
 # queue-drains: the source queue holds no message within ``within_seconds`` while the poller runs;
 # publish-delivered: a message the stage publishes to the topic reaches the function;
