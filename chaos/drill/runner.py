@@ -525,14 +525,14 @@ class _OperatorApplier(Applier):
         if applies.recovery == "async-delivered":
             return self._failed_event_kept(wait)
         marker: list[Invocation] = []
-        self.drill.events._runtime.observers.append(marker.append)
+        self.drill.events.runtime.observers.append(marker.append)
         try:
             event_traffic.send(operator, "publish", 1)
             deadline = time.monotonic() + wait
             while time.monotonic() < deadline and not any(i.status == "succeeded" for i in marker):
                 time.sleep(0.2)
         finally:
-            self.drill.events._runtime.observers.remove(marker.append)
+            self.drill.events.runtime.observers.remove(marker.append)
         done = [i.status for i in marker if i.function_name == names.ORDER_NOTIFIER_FUNCTION]
         return "succeeded" in done, f"order-notifier invocations after a new publish: {done or 'none'}"
 

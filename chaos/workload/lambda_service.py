@@ -31,7 +31,7 @@ class LambdaService:
         self.invoker = AsyncInvoker(runtime, platform, clock)
         self.poller = SqsPoller(runtime, platform)
         self.errors: list[str] = []
-        self._runtime = runtime
+        self.runtime = runtime
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
@@ -67,8 +67,8 @@ class LambdaService:
 
     def close(self) -> None:
         self.stop()
-        if self._observe in self._runtime.observers:
-            self._runtime.observers.remove(self._observe)
+        if self._observe in self.runtime.observers:
+            self.runtime.observers.remove(self._observe)
 
     def __enter__(self) -> LambdaService:
         return self.start()
