@@ -652,6 +652,19 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "worker-receive-denied",
+        "order-worker's role denied sqs:ReceiveMessage while orders keep arriving: Lambda cannot poll",
+        _one(WORKER, Injection(IAM_DENY, {"action": "sqs:ReceiveMessage"}), traffic="queue", count=3),
+        _incident(
+            WORKER,
+            "permission_loss",
+            resources=("function", "role", "queue"),
+            command="iam delete-role-policy",
+            impact={"messages_waiting": 3, "oldest_message_age_seconds": (10, 120)},
+            applies=Applies(frozenset({"iam delete-role-policy"}), "queue-drains"),
+        ),
+    ),
+    Scenario(
         "caller-permission-removed",
         "the statement that lets order-events invoke order-notifier removed from its resource policy",
         _one(NOTIFIER, Injection(PERMISSION_REMOVE), traffic="publish", count=2),

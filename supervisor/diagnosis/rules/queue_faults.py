@@ -5,19 +5,31 @@ function's users cannot write) and, where it only describes, from the function's
   while the mapping delivered and deleted the others; the function's warnings name the same message in two
   invocations or more (it was received again and again). The queue's visibility timeout is not below the
   function's timeout (else the message was received again while still processed: a configuration error).
+- A role that may not poll (permission_loss): the execution role's policies, evaluated now, refuse one of the
+  actions Lambda's poller makes with it on the source queue (sqs:ReceiveMessage, sqs:DeleteMessage,
+  sqs:GetQueueAttributes, https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html) while an
+  enabled mapping's queue backs up: a Deny, or no Allow when Lambda reports that polling failed
+  (LastProcessingResult 'PROBLEM: ...'; the queue's own policy may grant what the role's do not). The
+  trigger is the role's change; the remedy undoes it (``undo``, the permission_loss check's own).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from supervisor.diagnosis.iam_policy import Evaluation, StatementRef, evaluate_role
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.event_paths import DEPTH, TOOL, mappings, positive
+from supervisor.diagnosis.rules.event_paths import DEPTH, TOOL, backlog_pointers, backs_up, mappings, positive
 from supervisor.diagnosis.rules.findings import Finding, Gap, Pointer, Remedy
+from supervisor.diagnosis.rules.grants import is_role_change
 
-_LOGS = "get_recent_logs"
+_LOGS, _IAM = "get_recent_logs", "get_iam_state"
+POLLER_ACTIONS = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+_DENYING = ("denied", "implicit_deny", "boundary_excludes")
+# The permission_loss check's remedy for a role: (the statements that refuse) -> (remedy, pointers).
+Undo = Callable[[Sequence[StatementRef]], tuple[Remedy, list[Pointer]]]
 # A message id: SQS gives every message a UUID (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/
 # APIReference/API_Message.html, MessageId); request ids are UUIDs too and are left out.
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.IGNORECASE)
@@ -154,3 +166,62 @@ def _redrive_pointers(where: str, queue: dict[str, Any]) -> list[Pointer]:
         count = queue["MaxReceiveCount"]
         pointers.append(Pointer(TOOL, f"{where}.queue.MaxReceiveCount", count, shown, None))
     return pointers
+
+
+def receive_denied(c: Conversation, undo: Undo) -> Finding | None:
+    """permission_loss: an enabled mapping's queue backs up and the role refuses what the poller calls."""
+    if not c.iam:
+        return None
+    for index, mapping in mappings(c):
+        queue = mapping.get("queue") or {}
+        if mapping.get("State") != "Enabled" or not backs_up(queue):
+            continue
+        evaluations = [evaluate_role(c.iam, action, str(queue["QueueArn"])) for action in POLLER_ACTIONS]
+        refused = [e for e in evaluations if e.decision in _DENYING]
+        # Without a Deny, the queue's own policy may still grant what the role's policies do not: only
+        # Lambda's report that polling failed settles it.
+        reported = str(mapping.get("LastProcessingResult") or "").startswith("PROBLEM")
+        if any(e.decision == "denied" for e in refused) or (refused and reported):
+            return _receive_denied(c, index, mapping, refused, undo)
+    return None
+
+
+def _receive_denied(
+    c: Conversation, index: int, mapping: dict[str, Any], refused: list[Evaluation], undo: Undo
+) -> Finding:
+    where, queue = f"mappings.{index}", mapping["queue"]
+    source, role = str(queue["QueueArn"]), str(c.iam.get("role_name") or "the execution role")
+    refs = [m.statement for e in refused for m in e.deciding]
+    remedy, restore = undo(refs)
+    pointers = [*_refusal_pointers(c, refused), *backlog_pointers(f"{where}.queue", queue, None), *restore]
+    result = str(mapping.get("LastProcessingResult") or "")
+    if result.startswith("PROBLEM"):
+        shown = "What Lambda last got polling the queue"
+        pointers.append(Pointer(TOOL, f"{where}.LastProcessingResult", result, shown, "permission_loss"))
+    actions = ", ".join(e.action for e in refused)
+    return Finding(
+        "permission_loss",
+        f"The execution role {role} of {c.name} no longer allows {actions} on {source}: Lambda polls the "
+        "queue with the function's role, so the mapping cannot deliver and the messages wait.",
+        "high",
+        pointers,
+        remedy,
+        relevant_change=is_role_change,
+        resources=(source,),
+    )
+
+
+def _refusal_pointers(c: Conversation, refused: list[Evaluation]) -> list[Pointer]:
+    """The statements that refuse each action (a Deny, a boundary), or the policies with nothing for it."""
+    pointers = []
+    for evaluation in refused:
+        for match in evaluation.deciding[:2]:
+            ref = match.statement
+            value = list(ref.action) if isinstance(ref.action, tuple) else ref.action
+            shown = f"Decides against {evaluation.action} ({evaluation.reason})"
+            pointers.append(Pointer(_IAM, f"{ref.path}.Action", value, shown, "permission_loss"))
+        if not evaluation.deciding:
+            policies = c.iam.get("inline_policies") or {}
+            shown = f"No statement allows {evaluation.action} on the queue"
+            pointers.append(Pointer(_IAM, "inline_policies", policies, shown, "permission_loss"))
+    return list({(p.field, p.interpretation): p for p in pointers}.values())
