@@ -42,7 +42,7 @@ async def _diagnosis(answers: dict[str, Any]) -> Diagnosis:
 
 def _poisoned(**kwargs: Any) -> dict[str, Any]:
     """Three messages sent, the poison one received twice (four receives), two deleted, one in the DLQ."""
-    settings = {"dlq_depth": 1, "counts": (3.0, 4.0, 2.0)} | kwargs
+    settings: dict[str, Any] = {"dlq_depth": 1, "counts": (3.0, 4.0, 2.0)} | kwargs
     return event_world(event_sources([mapping(**settings)]), runs=RUNS)
 
 
