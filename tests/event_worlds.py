@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mcp_server.contract.event_sources import EventSourcesResponse
+from mcp_server.contract.logs import LogsResponse
 from tests.agent_support import FUNCTION
 from tests.runtime_worlds import ACCOUNT, REGION, Change, Run, at, world
 
@@ -45,11 +46,18 @@ VISIBILITY_SET: Change = (
 
 
 def queue(
-    arn: str = QUEUE, *, depth: int = 0, age: float | None = None, visibility: int = 18
+    arn: str = QUEUE,
+    *,
+    depth: int = 0,
+    age: float | None = None,
+    visibility: int = 18,
+    counts: tuple[float, float, float] | None = None,
 ) -> dict[str, Any]:
-    """A queue as get_event_sources shows it (orders-queue redrives to orders-dlq after 2 receives)."""
+    """A queue as get_event_sources shows it (orders-queue redrives to orders-dlq after 2 receives);
+    ``counts``: the messages sent, received and deleted in the window."""
     name = arn.rsplit(":", 1)[1]
     redrive = {"DeadLetterTargetArn": DLQ, "MaxReceiveCount": 2} if arn == QUEUE else {}
+    sent, received, deleted = counts or (None, None, None)
     return {
         "QueueArn": arn,
         "QueueUrl": f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}",
@@ -57,6 +65,9 @@ def queue(
         "ApproximateNumberOfMessages": depth,
         "ApproximateNumberOfMessagesNotVisible": 0,
         "oldest_message_age_seconds": age,
+        "messages_sent": sent,
+        "messages_received": received,
+        "messages_deleted": deleted,
         **redrive,
     }
 
@@ -69,6 +80,7 @@ def mapping(
     visibility: int = 18,
     last: str = "OK",
     dlq_depth: int = 0,
+    counts: tuple[float, float, float] | None = None,
 ) -> dict[str, Any]:
     return {
         "UUID": UUID,
@@ -80,7 +92,7 @@ def mapping(
         "LastModified": at(20),
         "BatchSize": 10,
         "MaximumBatchingWindowInSeconds": 0,
-        "queue": queue(depth=depth, age=age, visibility=visibility),
+        "queue": queue(depth=depth, age=age, visibility=visibility, counts=counts),
         "dead_letter_queue": queue(DLQ, depth=dlq_depth),
         "visibility_timeout_below_function_timeout": visibility < TIMEOUT,
     }
@@ -131,3 +143,23 @@ def event_world(
     answers = world(list(runs), list(changes), iam=iam)
     answers["get_event_sources"] = sources
     return answers
+
+
+def with_lines(answers: dict[str, Any], lines: Sequence[tuple[int, str]]) -> dict[str, Any]:
+    """``answers`` with lines the function wrote: (the index of the invocation in the logs, the text), each
+    after that invocation's START, validated by the logs tool's contract."""
+    logs = dict(answers["get_recent_logs"])
+    events = list(logs["events"])
+    for index, text in lines:
+        invocation = logs["invocations"][index]
+        start = next(n for n, e in enumerate(events) if e["request_id"] == invocation["request_id"])
+        line = {
+            "timestamp": invocation["started"],
+            "message": text,
+            "log_stream": invocation["log_stream"],
+            "request_id": invocation["request_id"],
+            "kind": "function",
+        }
+        events.insert(start + 1, line)
+    logs |= {"events": events, "matched_events": len(events), "returned_events": len(events)}
+    return answers | {"get_recent_logs": LogsResponse.model_validate(logs).model_dump(mode="json")}

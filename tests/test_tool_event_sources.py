@@ -159,6 +159,7 @@ def paths(sandbox: Sandbox) -> Iterator[Paths]:
     for body in ("a", "b"):
         sqs.send_message(QueueUrl=urls["async-dlq"], MessageBody=body)
     sqs.send_message(QueueUrl=urls["failed"], MessageBody="c")
+    sqs.send_message(QueueUrl=urls["dlq"], MessageBody="d")  # as the redrive policy would move it
     lambda_.put_function_event_invoke_config(
         FunctionName=FUNCTION,
         MaximumRetryAttempts=0,
@@ -262,6 +263,16 @@ async def test_mappings_with_their_source_queues(sandbox: Sandbox, paths: Paths,
         messages_received=2.0,
         messages_deleted=1.0,
     )
+    # The source queue's redrive dead-letter queue, read after the source queue names it.
+    assert enabled.dead_letter_queue == QueueState(
+        QueueArn=paths.redrive_dlq,
+        QueueUrl=_url(sandbox, paths.redrive_dlq),
+        VisibilityTimeout=30,  # SQS's default
+        MessageRetentionPeriod=345600,
+        ApproximateNumberOfMessages=1,
+        ApproximateNumberOfMessagesNotVisible=0,
+    )
+    assert disabled.dead_letter_queue == enabled.dead_letter_queue
     assert (disabled.State, disabled.EventSourceArn, disabled.BatchSize) == (
         "Disabled",
         paths.disabled_source,

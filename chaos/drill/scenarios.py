@@ -635,6 +635,34 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        "poison-queue",
+        "one unreadable order among good ones on orders-queue: received twice, then moved to its DLQ",
+        _one(WORKER, traffic="poison-queue", count=3),
+        _incident(
+            WORKER,
+            "bad_input",
+            resources=("function", "queue", "dead-letter-queue"),
+            trigger="none",
+            named_gap=names.ORDERS_DLQ,
+            # the poison message's receives, maxReceiveCount x the visibility timeout: about 8 s, below the
+            # queue-age alarm; the newest minute's Maximum may hold only the end of it
+            impact={"messages_in_dead_letter_queue": 1, "oldest_message_age_seconds": (1, 10)},
+        ),
+    ),
+    Scenario(
+        "worker-receive-denied",
+        "order-worker's role denied sqs:ReceiveMessage while orders keep arriving: Lambda cannot poll",
+        _one(WORKER, Injection(IAM_DENY, {"action": "sqs:ReceiveMessage"}), traffic="queue", count=3),
+        _incident(
+            WORKER,
+            "permission_loss",
+            resources=("function", "role", "queue"),
+            command="iam delete-role-policy",
+            impact={"messages_waiting": 3, "oldest_message_age_seconds": (10, 120)},
+            applies=Applies(frozenset({"iam delete-role-policy"}), "queue-drains"),
+        ),
+    ),
+    Scenario(
         "caller-permission-removed",
         "the statement that lets order-events invoke order-notifier removed from its resource policy",
         _one(NOTIFIER, Injection(PERMISSION_REMOVE), traffic="publish", count=2),

@@ -31,7 +31,7 @@ class DrillSettings(BaseSettings):
         "a period about a minute after it ends, the drill only needs the order of events kept.",
     )
     alarm_wait_seconds: float = Field(
-        default=10.0,
+        default=20.0,
         gt=0,
         le=60,
         description="How long to wait for a scenario's alarms to reach SNS (a passing scenario waits only "

@@ -233,6 +233,13 @@ def _queue_state(arn: str, attributes: dict[str, Any] | None, figures: dict[Any,
     )
 
 
+def _redrive_arns(mappings: list[dict[str, Any]], read: dict[str, dict[str, Any] | None]) -> list[str]:
+    """The dead-letter queues the mappings' source queues redrive to, not read yet."""
+    sources = [read.get(m.get("EventSourceArn", "")) or {} for m in mappings]
+    found = [str(_json_object(q.get("RedrivePolicy")).get("deadLetterTargetArn") or "") for q in sources]
+    return list(dict.fromkeys(a for a in found if SQS_ARN.fullmatch(a) and a not in read))
+
+
 def _mapping(raw: dict[str, Any], queues: dict[str, QueueState], timeout: int) -> EventSourceMapping:
     queue = queues.get(raw.get("EventSourceArn", ""))
     modified = raw.get("LastModified")
@@ -249,6 +256,7 @@ def _mapping(raw: dict[str, Any], queues: dict[str, QueueState], timeout: int) -
         MaximumBatchingWindowInSeconds=raw.get("MaximumBatchingWindowInSeconds"),
         FunctionResponseTypes=raw.get("FunctionResponseTypes") or [],
         queue=queue,
+        dead_letter_queue=queues.get(queue.DeadLetterTargetArn or "") if queue else None,
         visibility_timeout_below_function_timeout=None if visibility is None else visibility < timeout,
     )
 
@@ -311,11 +319,14 @@ def event_sources(
     mappings, invoke, statements, subscribed = ctx.reads.many(_first_reads(ctx, config["FunctionArn"]))
     targets = destinations(config, invoke)
     queue_arns = _queue_arns(mappings or [], targets)
+    attributes = ctx.reads.many(_queue_reads(ctx, queue_arns))
+    redrive_arns = _redrive_arns(mappings or [], dict(zip(queue_arns, attributes, strict=True)))
+    queue_arns += redrive_arns
     topics = list(dict.fromkeys(s.get("TopicArn", "") for s in subscribed or []))
     wanted = metrics.queries(ctx.target, queue_arns, topics)
-    *attributes, figures = ctx.reads.many(
+    *redrive_attributes, figures = ctx.reads.many(
         [
-            *_queue_reads(ctx, queue_arns),
+            *_queue_reads(ctx, redrive_arns),
             Read(
                 "cloudwatch:GetMetricData",
                 f"the event paths' AWS/SQS, AWS/Lambda and AWS/SNS metrics ({ctx.target.account})",
@@ -326,9 +337,8 @@ def event_sources(
         ]
     )
     figures = figures or {}
-    queues = {
-        arn: _queue_state(arn, found, figures) for arn, found in zip(queue_arns, attributes, strict=True)
-    }
+    read = [*attributes, *redrive_attributes]
+    queues = {arn: _queue_state(arn, found, figures) for arn, found in zip(queue_arns, read, strict=True)}
     targets = [d.model_copy(update={"queue": queues.get(d.Destination)}) for d in targets]
     return EventSourcesResponse(
         function_name=ctx.target.function,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from supervisor.faults.declaration import FaultClass
-from supervisor.faults.sources import ERRORS, SUCCEEDED_BESIDE
+from supervisor.faults.sources import ASYNC_LOSSES, BACKLOG, ERRORS, SUCCEEDED_BESIDE
 
 # The log text (the error record, the successes the logs show) is written by the function, so by whoever
-# writes its input: the metrics corroborate, with failed and successful invocations in the same minutes.
+# writes its input: the metrics corroborate, with failed and successful invocations in the same minutes;
+# on an SQS mapping, the messages its dead-letter queue holds beside those the mapping deleted.
 BAD_INPUT = FaultClass(
     name="bad_input",
     description=(
@@ -15,7 +16,7 @@ BAD_INPUT = FaultClass(
         "between; never when every invocation since the latest change fails. No command fixes an input: "
         "offer none, and name the gap (source 'remediation')"
     ),
-    corroboration=((ERRORS,), (SUCCEEDED_BESIDE,)),
+    corroboration=((ERRORS, ASYNC_LOSSES), (SUCCEEDED_BESIDE, BACKLOG)),
     check="supervisor.diagnosis.rules.bad_input:check",
     order=90,
     precedence=90,  # last: an explanation only when no change or setting explains the failures

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import Any
 
 from supervisor.diagnosis.corroboration import TERMINAL_KINDS
-from supervisor.diagnosis.rules import async_faults
+from supervisor.diagnosis.rules import async_faults, queue_faults
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import MINUTE, Failure, failures, first_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Rejection, Remedy, Verdict
@@ -154,8 +154,11 @@ def _since(change: ChangeEvent | None) -> str:
 
 
 def check(c: Conversation) -> Verdict:
-    if poison := async_faults.poison_event(c):  # an asynchronous event discarded after failing
-        return poison
+    # an asynchronous event discarded after failing, or an SQS message moved to its dead-letter queue
+    return async_faults.poison_event(c) or queue_faults.poison_record(c) or _failed_inputs(c)
+
+
+def _failed_inputs(c: Conversation) -> Verdict:
     if not c.metrics.get("errors"):
         return None
     latest = max(change_events(c), key=lambda e: e.time, default=None)

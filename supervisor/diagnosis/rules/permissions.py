@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from supervisor.diagnosis.iam_policy import Evaluation, Match, StatementRef, evaluate_role
-from supervisor.diagnosis.rules import async_faults, event_faults
+from supervisor.diagnosis.rules import async_faults, event_faults, queue_faults
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import first_failure, last_failure
@@ -225,7 +225,9 @@ def check(c: Conversation) -> Verdict:
     found = _role(c)
     if isinstance(found, Finding):
         return found
-    return event_faults.refused_caller(c) or async_faults.dead_letter_denied(c) or found
+    undo = lambda refs: _remedy(c, str(c.iam.get("role_name")), _policies_of(c.iam, refs))  # noqa: E731
+    on_paths = queue_faults.receive_denied(c, undo) or event_faults.refused_caller(c)
+    return on_paths or async_faults.dead_letter_denied(c) or found
 
 
 def _role(c: Conversation) -> Verdict:
