@@ -155,7 +155,7 @@ async def test_a_role_denied_receive_message_over_a_backlog_is_a_permission_loss
     assert diagnosis.fault_types == ["permission_loss"]
     assert diagnosis.root_cause == (
         f"The execution role {ROLE} of {FUNCTION} no longer allows sqs:ReceiveMessage on {QUEUE}: Lambda "
-        "polls the queue with the function's role, so the mapping cannot deliver and the messages wait. It "
+        "polls the queue with the function's role, so the mapping cannot finish its messages. It "
         f"started after {OPERATOR} called PutRolePolicy at {at(20)}."
     )
     assert diagnosis.trigger is not None
@@ -173,6 +173,18 @@ async def test_a_role_denied_receive_message_over_a_backlog_is_a_permission_loss
     assert [(f.kind, f.resource, f.value) for f in diagnosis.impact] == [
         ("messages_waiting", QUEUE, 3.0),
         ("oldest_message_age_seconds", QUEUE, 30.0),
+    ]
+
+
+async def test_a_deny_put_again_after_its_deletion_is_deleted_not_put_back() -> None:
+    """The policy's latest change before the Deny is its deletion: it had no document to put back (the
+    older Put wrote a Deny too)."""
+    older = ("PutRolePolicy", "iam.amazonaws.com", {**DENY_PUT[2]})
+    deleted = ("DeleteRolePolicy", "iam.amazonaws.com", {"roleName": ROLE, "policyName": "deny-receive"})
+    answers = _waiting(_role(("deny-receive", DENY)), (10, older), (15, deleted), (20, DENY_PUT))
+    diagnosis = await _diagnosis(answers)
+    assert [s.command for s in diagnosis.remediation_plan] == [
+        f"aws iam delete-role-policy --role-name {ROLE} --policy-name deny-receive --region ca-central-1"
     ]
 
 

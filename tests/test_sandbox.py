@@ -378,7 +378,7 @@ def test_the_event_pipeline_s_queues_mapping_policy_and_subscription(sandbox: Sa
     region, account = sandbox.region, names.ACCOUNT_ID
     queue = sqs.get_queue_attributes(QueueUrl=world.orders_queue_url, AttributeNames=["All"])["Attributes"]
     assert queue["QueueArn"] == world.orders_queue_arn == f"arn:aws:sqs:{region}:{account}:orders-queue"
-    assert queue["VisibilityTimeout"] == "4"
+    assert queue["VisibilityTimeout"] == str(names.ORDERS_QUEUE_VISIBILITY_SECONDS)
     assert json.loads(queue["RedrivePolicy"]) == {
         "deadLetterTargetArn": world.orders_dlq_arn,
         "maxReceiveCount": 2,
@@ -489,7 +489,7 @@ def test_the_event_pipeline_s_alarms(sandbox: Sandbox) -> None:
     notifier = ("FunctionName", names.ORDER_NOTIFIER_FUNCTION)
     expected = [
         _threshold_alarm(
-            "orders-queue-oldest-message-age", *queue_age, ("QueueName", "orders-queue"), "Maximum", 10
+            "orders-queue-oldest-message-age", *queue_age, ("QueueName", "orders-queue"), "Maximum", 6
         ),
         _threshold_alarm("orders-queue-dlq-depth", *depth, ("QueueName", "orders-queue-dlq"), "Maximum", 1),
         _threshold_alarm(
@@ -747,7 +747,8 @@ def _changes(sandbox: Sandbox) -> list[tuple[str, Callable[[], object], Callable
                 QueueUrl=world.orders_queue_url, Attributes={"VisibilityTimeout": "1"}
             ),
             lambda: sqs.set_queue_attributes(
-                QueueUrl=world.orders_queue_url, Attributes={"VisibilityTimeout": "4"}
+                QueueUrl=world.orders_queue_url,
+                Attributes={"VisibilityTimeout": str(names.ORDERS_QUEUE_VISIBILITY_SECONDS)},
             ),
         ),
         (

@@ -644,9 +644,9 @@ SCENARIOS: tuple[Scenario, ...] = (
             resources=("function", "queue", "dead-letter-queue"),
             trigger="none",
             named_gap=names.ORDERS_DLQ,
-            # the poison message's receives, maxReceiveCount x the visibility timeout: about 8 s, below the
+            # the poison message's receives, maxReceiveCount x the visibility timeout: about 4 s, below the
             # queue-age alarm; the newest minute's Maximum may hold only the end of it
-            impact={"messages_in_dead_letter_queue": 1, "oldest_message_age_seconds": (1, 10)},
+            impact={"messages_in_dead_letter_queue": 1, "oldest_message_age_seconds": (1, 6)},
         ),
     ),
     Scenario(
@@ -658,8 +658,38 @@ SCENARIOS: tuple[Scenario, ...] = (
             "permission_loss",
             resources=("function", "role", "queue"),
             command="iam delete-role-policy",
-            impact={"messages_waiting": 3, "oldest_message_age_seconds": (10, 120)},
+            impact={"messages_waiting": 3, "oldest_message_age_seconds": (6, 120)},
             applies=Applies(frozenset({"iam delete-role-policy"}), "queue-drains"),
+        ),
+    ),
+    # With sqs:DeleteMessage denied, the poller cannot delete what the worker processed: each message comes
+    # back after the visibility timeout, is processed again, and after maxReceiveCount goes to the DLQ.
+    Scenario(
+        "worker-delete-denied",
+        "order-worker's role denied sqs:DeleteMessage: orders are stored, then received again and moved to "
+        "the DLQ",
+        _one(WORKER, Injection(IAM_DENY, {"action": "sqs:DeleteMessage"}), traffic="queue", count=3),
+        _incident(
+            WORKER,
+            "permission_loss",
+            resources=("function", "role", "queue", "dead-letter-queue"),
+            command="iam delete-role-policy",
+            # each message spent maxReceiveCount x the visibility timeout (4 s) in the queue
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+        ),
+    ),
+    # Reserved concurrency 0 throttles every invocation the poller makes: its messages return to the queue
+    # after the visibility timeout (a mapping does not account for reserved concurrency). The function's
+    # Throttles alarm fires first; restoring its concurrency lets the next receive store them.
+    Scenario(
+        "worker-throttled",
+        "order-worker's reserved concurrency set to 0 while orders arrive on orders-queue",
+        _one(WORKER, THROTTLE_0, traffic="queue", count=3),
+        _incident(
+            WORKER,
+            "throttling",
+            command="lambda delete-function-concurrency",
+            applies=Applies(frozenset({"lambda delete-function-concurrency"}), "queue-drains"),
         ),
     ),
     Scenario(

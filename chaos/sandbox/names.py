@@ -47,7 +47,7 @@ ORDER_WORKER_FUNCTION = "order-worker"
 ORDER_WORKER_ROLE = "order-worker-role"
 ORDER_WORKER_TIMEOUT_SECONDS = 2
 ORDERS_QUEUE = "orders-queue"
-ORDERS_QUEUE_VISIBILITY_SECONDS = 4  # at least the function's timeout, or Lambda refuses the mapping
+ORDERS_QUEUE_VISIBILITY_SECONDS = 2  # at least the function's timeout, or Lambda refuses the mapping
 ORDERS_DLQ = "orders-queue-dlq"
 ORDERS_MAX_RECEIVE_COUNT = 2
 ORDERS_BATCH_SIZE = 5
@@ -59,8 +59,8 @@ ORDER_EVENTS_STATEMENT = "order-events-invoke"  # the resource-policy statement 
 ORDER_NOTIFIER_RETRIES = 0  # MaximumRetryAttempts: a failed event goes to the dead-letter queue at once
 # The sandbox's threshold on orders-queue's ApproximateAgeOfOldestMessage; the deploy template's default
 # is 300 s. Shorter here so that a drill scenario waits seconds, not minutes, yet above maxReceiveCount x
-# the visibility timeout (8 s), the time a failing message spends before its redrive (docs/sandbox.md).
-QUEUE_AGE_ALARM_SECONDS = 10
+# the visibility timeout (4 s), the time a failing message spends before its redrive (docs/sandbox.md).
+QUEUE_AGE_ALARM_SECONDS = 6
 
 FUNCTIONS = (
     FUNCTION_NAME,

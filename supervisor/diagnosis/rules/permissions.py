@@ -261,18 +261,20 @@ def _role(c: Conversation) -> Verdict:
 
 
 def _policy_restore(c: Conversation, role: str, change: ChangeEvent) -> tuple[Remedy, list[Pointer]] | None:
-    """When an inline policy was rewritten or deleted: the document an older PutRolePolicy wrote for it."""
+    """When an inline policy was rewritten or deleted: the document an older PutRolePolicy wrote for it, if
+    that Put is the policy's latest change before this one (after a DeleteRolePolicy it had none)."""
     name = (change.event.get("summary") or {}).get("policyName")
-    for event in role_changes(c):
-        summary = event.event.get("summary") or {}
-        document = summary.get("policyDocument")
-        if (
-            event.time < change.time
-            and event.operation == "PutRolePolicy"
-            and summary.get("policyName") == name
-            and summary.get("roleName") == role
-            and isinstance(document, dict)
-        ):
+    earlier = [
+        event
+        for event in role_changes(c)  # the newest first
+        if event.time < change.time
+        and event.operation in ("PutRolePolicy", "DeleteRolePolicy")
+        and (event.event.get("summary") or {}).get("policyName") == name
+        and (event.event.get("summary") or {}).get("roleName") == role
+    ]
+    for event in earlier[:1]:
+        document = (event.event.get("summary") or {}).get("policyDocument")
+        if event.operation == "PutRolePolicy" and isinstance(document, dict):
             text = json.dumps(document, separators=(",", ":"))
             remedy = Remedy(
                 f"Put back the inline policy {name} of {role} as it was",

@@ -199,15 +199,20 @@ def _receive_denied(
         shown = "What Lambda last got polling the queue"
         pointers.append(Pointer(TOOL, f"{where}.LastProcessingResult", result, shown, "permission_loss"))
     actions = ", ".join(e.action for e in refused)
+    lost, dlq = "", mapping.get("dead_letter_queue") or {}
+    if positive(dlq.get(DEPTH)) and dlq.get("QueueArn"):
+        lost = f"; {dlq[DEPTH]} messages it could not finish were moved to {dlq['QueueArn']}"
+        shown = f"{dlq[DEPTH]} messages of {source} were moved to its dead-letter queue"
+        pointers.append(Pointer(TOOL, f"{where}.dead_letter_queue.{DEPTH}", dlq[DEPTH], shown, None))
     return Finding(
         "permission_loss",
         f"The execution role {role} of {c.name} no longer allows {actions} on {source}: Lambda polls the "
-        "queue with the function's role, so the mapping cannot deliver and the messages wait.",
+        f"queue with the function's role, so the mapping cannot finish its messages{lost}.",
         "high",
         pointers,
         remedy,
         relevant_change=is_role_change,
-        resources=(source,),
+        resources=(source, str(dlq["QueueArn"])) if lost else (source,),
     )
 
 
