@@ -678,7 +678,7 @@ def test_an_asynchronous_invocation_of_the_second_account_s_arn_runs_and_counts_
             Period=60,
             Statistics=["Sum"],
         )["Datapoints"]
-        return sum(p["Sum"] for p in points)
+        return float(sum(p["Sum"] for p in points))
 
     assert received(second) == 1.0  # the second account's metric: the first's counts other tests' events
 
