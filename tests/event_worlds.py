@@ -31,7 +31,11 @@ DISABLED: Change = (
     "lambda.amazonaws.com",
     {"uUID": UUID, "enabled": False},
 )
-DELETED: Change = ("DeleteEventSourceMapping20150331", "lambda.amazonaws.com", {"uUID": UUID})
+DELETED: Change = (
+    "DeleteEventSourceMapping20150331",
+    "lambda.amazonaws.com",
+    {"eventSourceArn": QUEUE, "functionArn": FUNCTION_ARN, "uUID": UUID},
+)
 UNSUBSCRIBED: Change = ("Unsubscribe", "sns.amazonaws.com", {"subscriptionArn": SUBSCRIPTION})
 PERMISSION_REMOVED: Change = (
     "RemovePermission20150331v2",

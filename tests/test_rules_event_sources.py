@@ -120,6 +120,16 @@ async def test_a_deleted_mapping_of_the_alarmed_queue_is_created_again() -> None
     ]
 
 
+async def test_a_deleted_mapping_of_another_queue_is_no_fault_of_the_alarmed_one() -> None:
+    """The dead-letter queue alarmed; the mapping deleted earlier read orders-queue, not it."""
+    dlq = f"{QUEUE}-dlq"
+    alarmed = AlarmedResource("AWS/SQS", "QueueName", "orders-queue-dlq", dlq).as_dict()
+    diagnosis = await _diagnosis(
+        event_world(event_sources([]), [(20, DELETED)]), {"AlarmName": "d", "alarmed_resource": alarmed}
+    )
+    assert diagnosis.fault_types == ["unknown"]
+
+
 async def test_a_deleted_mapping_is_no_fault_without_an_alarmed_queue() -> None:
     diagnosis = await _diagnosis(event_world(event_sources([]), [(20, DELETED)]))
     assert diagnosis.fault_types == ["unknown"]

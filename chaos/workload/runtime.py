@@ -195,6 +195,10 @@ class LocalLambdaRuntime:
     def __exit__(self, *_: object) -> None:
         self.close()
 
+    def sessions(self) -> list[boto3.Session]:
+        """The Lambda service identity of every account it runs functions in, the first account's first."""
+        return [self._default.session, *(platform.session for platform in self._accounts.values())]
+
     def session_for(self, function_name: str) -> boto3.Session:
         """The Lambda service identity of the function's account (what assumes its role for a delivery)."""
         return self._platform_for(function_name).session

@@ -56,38 +56,44 @@ class SqsPoller:
 
     def __init__(self, runtime: LocalLambdaRuntime, platform: boto3.Session) -> None:
         self._runtime = runtime
-        self._platform = platform
-        self._lambda = platform.client("lambda", config=_CLIENT_CONFIG)
-        self._endpoint = str(self._lambda.meta.endpoint_url).rstrip("/")
+        self._endpoint = str(platform.client("lambda").meta.endpoint_url).rstrip("/")
         self._roles: dict[str, tuple[float, boto3.Session]] = {}
+        self._clients: dict[int, Any] = {}  # each account's Lambda service's lambda client
 
     def poll_once(self) -> list[BatchOutcome]:
-        """One poll of every enabled SQS mapping, one after the other."""
+        """One poll of every enabled SQS mapping of every account, one after the other."""
         outcomes = []
-        for mapping in self._mappings():
-            if mapping.get("State") != "Enabled" or ":sqs:" not in str(mapping.get("EventSourceArn")):
-                continue
-            outcome = self._poll(mapping)
-            if outcome.result is not None and outcome.result != mapping.get("LastProcessingResult"):
-                self._report(outcome.uuid, outcome.result)
-            outcomes.append(outcome)
+        for platform in self._runtime.sessions():
+            for mapping in self._mappings(platform):
+                if mapping.get("State") != "Enabled" or ":sqs:" not in str(mapping.get("EventSourceArn")):
+                    continue
+                outcome = self._poll(platform, mapping)
+                if outcome.result is not None and outcome.result != mapping.get("LastProcessingResult"):
+                    self._report(outcome.uuid, outcome.result)
+                outcomes.append(outcome)
         return outcomes
 
-    def _mappings(self) -> list[dict[str, Any]]:
-        pages = self._lambda.get_paginator("list_event_source_mappings").paginate()
+    def _lambda(self, platform: boto3.Session) -> Any:
+        if id(platform) not in self._clients:
+            self._clients[id(platform)] = platform.client("lambda", config=_CLIENT_CONFIG)
+        return self._clients[id(platform)]
+
+    def _mappings(self, platform: boto3.Session) -> list[dict[str, Any]]:
+        pages = self._lambda(platform).get_paginator("list_event_source_mappings").paginate()
         return [m for page in pages for m in page.get("EventSourceMappings", [])]
 
-    def _role(self, role_arn: str) -> boto3.Session:
+    def _role(self, platform: boto3.Session, role_arn: str) -> boto3.Session:
         cached = self._roles.get(role_arn)
         if cached is None or time.monotonic() - cached[0] > _ROLE_SESSION_SECONDS:
-            cached = (time.monotonic(), assumed_role_session(self._platform, role_arn, "sqs-poller"))
+            cached = (time.monotonic(), assumed_role_session(platform, role_arn, "sqs-poller"))
             self._roles[role_arn] = cached
         return cached[1]
 
-    def _poll(self, mapping: dict[str, Any]) -> BatchOutcome:
+    def _poll(self, platform: boto3.Session, mapping: dict[str, Any]) -> BatchOutcome:
+        """Poll with the function's role, as its own account's Lambda service assumes it."""
         uuid, function_arn, queue_arn = mapping["UUID"], mapping["FunctionArn"], mapping["EventSourceArn"]
-        role_arn = self._lambda.get_function(FunctionName=function_arn)["Configuration"]["Role"]
-        sqs = self._role(role_arn).client("sqs", config=_CLIENT_CONFIG)
+        role_arn = self._lambda(platform).get_function(FunctionName=function_arn)["Configuration"]["Role"]
+        sqs = self._role(platform, role_arn).client("sqs", config=_CLIENT_CONFIG)
         queue_url = _queue_url(str(sqs.meta.endpoint_url), queue_arn)
         try:
             sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["VisibilityTimeout"])
@@ -99,8 +105,8 @@ class SqsPoller:
         if not messages:
             return BatchOutcome(uuid, function_arn, 0, 0, None)
         event = {"Records": [sqs_record(m, queue_arn) for m in messages]}
-        name, _, qualifier = function_arn.split(":function:", 1)[1].partition(":")
-        invocation = self._runtime.invoke(name, event, qualifier or None)
+        parts = function_arn.split(":")  # the ARN, not the name: the runtime runs it in its own account
+        invocation = self._runtime.invoke(":".join(parts[:7]), event, parts[7] if len(parts) > 7 else None)
         if invocation.status != "succeeded":
             return BatchOutcome(uuid, function_arn, len(messages), 0, FUNCTION_FAILED)
         failed: set[str] | None = set()

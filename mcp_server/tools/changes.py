@@ -350,6 +350,17 @@ def _summary(event_name: str, request: Any, cap: int) -> dict[str, Any]:
     return summary if len(text.encode()) <= cap else {"excerpt": truncate_message(text, cap)[0]}
 
 
+def _request(event_name: str, record: dict[str, Any]) -> Any:
+    """The request parameters; for a mapping updated or deleted by its UUID, with the source and function
+    its response (the mapping's configuration) names: what the mapping was, once it is gone."""
+    request = record.get("requestParameters")
+    response = record.get("responseElements")
+    if event_name not in MAPPING_EVENTS or not isinstance(request, dict) or not isinstance(response, dict):
+        return request
+    named = {key: response[key] for key in ("eventSourceArn", "functionArn") if response.get(key)}
+    return named | request
+
+
 def _change(event: dict[str, Any], matched: list[str], summary_cap: int) -> ChangeEvent:
     record: dict[str, Any] = json.loads(event.get("CloudTrailEvent") or "{}")
     identity = record.get("userIdentity") or {}
@@ -368,7 +379,7 @@ def _change(event: dict[str, Any], matched: list[str], summary_cap: int) -> Chan
             if r.get("ResourceName")
         ],
         matched=matched,
-        summary=_summary(event["EventName"], record.get("requestParameters"), summary_cap),
+        summary=_summary(event["EventName"], _request(event["EventName"], record), summary_cap),
         error_code=record.get("errorCode"),
     )
 

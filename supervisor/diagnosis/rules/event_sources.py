@@ -3,10 +3,10 @@
 Read from the function's invocation paths (``get_event_sources``), which its users cannot write: an SQS event
 source mapping whose State is Disabled while its queue holds messages (visible ones, or an oldest message with
 an age); or, when the incident names the queue or topic that alarmed, no mapping or subscription left that
-delivers it to the function, with the change that removed it (DeleteEventSourceMapping, Unsubscribe) in the
-change history. A Disabled mapping over an empty queue holds nothing back and is not a fault. The trigger is
-the change to that mapping (CloudTrail names Lambda's events with an API version,
-UpdateEventSourceMapping20150331: matched by the operation).
+delivers it to the function, with the change that removed it in the change history (a
+DeleteEventSourceMapping whose mapping read that queue, an Unsubscribe). A Disabled mapping over an empty queue
+holds nothing back and is not a fault. The trigger is the change to that mapping (CloudTrail names Lambda's
+events with an API version, UpdateEventSourceMapping20150331: matched by the operation).
 """
 
 from __future__ import annotations
@@ -86,10 +86,16 @@ def _removed_mapping(c: Conversation) -> Finding | None:
     if queue is None or not queue.startswith("arn:aws:sqs:"):
         return None
     listed = list(mappings(c))
-    if (
-        any(m.get("EventSourceArn") == queue for _, m in listed)
-        or _removal(c, "DeleteEventSourceMapping") is None
-    ):
+    deleted = next(
+        (
+            e
+            for e in change_events(c)  # the newest first
+            if e.operation == "DeleteEventSourceMapping"
+            and (e.event.get("summary") or {}).get("eventSourceArn") == queue
+        ),
+        None,
+    )
+    if any(m.get("EventSourceArn") == queue for _, m in listed) or deleted is None:
         return None
     pointers = [
         Pointer(TOOL, "mappings", [m for _, m in listed], f"No mapping reads {queue} any more", _FAULT)
@@ -107,7 +113,7 @@ def _removed_mapping(c: Conversation) -> Finding | None:
         "high",
         pointers,
         remedy,
-        relevant_change=_touches("DeleteEventSourceMapping", None),
+        relevant_change=lambda e: e.index == deleted.index,
         resources=(queue,),
     )
 
