@@ -4,9 +4,9 @@ Read from the function's invocation paths (``get_event_sources``), which its use
 source mapping whose State is Disabled while its queue holds messages (visible ones, or an oldest message with
 an age); or, when the incident names the queue or topic that alarmed, no mapping or subscription left that
 delivers it to the function, with the change that removed it in the change history (a
-DeleteEventSourceMapping whose mapping read that queue, an Unsubscribe). A Disabled mapping over an empty queue
-holds nothing back and is not a fault. The trigger is the change to that mapping (CloudTrail names Lambda's
-events with an API version, UpdateEventSourceMapping20150331: matched by the operation).
+DeleteEventSourceMapping whose mapping read that queue, an Unsubscribe). A Disabled mapping over an empty
+queue holds nothing back and is not a fault. The trigger is the change to that mapping (CloudTrail names
+Lambda's events with an API version, UpdateEventSourceMapping20150331: matched by the operation).
 """
 
 from __future__ import annotations
