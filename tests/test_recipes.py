@@ -43,7 +43,7 @@ GET_QUEUE_STATE = ToolDeclaration(
     response=QueueStateResponse,
     implementation="throwaway_queue_tool:queue_state",
     reads=(("sqs", "GetQueueAttributes"), ("lambda", "ListEventSourceMappings")),
-    order=70,
+    order=90,
     benchmark_arguments=({}, {"minutes": 60}),
 )
 '''
@@ -143,7 +143,7 @@ def test_adding_a_tool_is_one_declaration_and_its_function(tmp_path: Path) -> No
         {"package/throwaway_queue.py": THROWAWAY_FAMILY, "code/throwaway_queue_tool.py": THROWAWAY_TOOL},
     )
     assert seen["listed"][-1] == "get_queue_state"  # served, in its order
-    assert len(seen["listed"]) == 7
+    assert len(seen["listed"]) == 9  # the seven diagnostic tools, get_source_consumers and this one
     assert seen["title"] == "Queue backlog"
     assert seen["read_only"] is True
     assert seen["input"] == ["account", "lambda_name", "minutes", "region"]
@@ -151,8 +151,8 @@ def test_adding_a_tool_is_one_declaration_and_its_function(tmp_path: Path) -> No
     assert seen["answer"] == {"function_name": "data-processor", "oldest_message_age_seconds": 42, "gaps": []}
     assert [seen["allowlist"], seen["iam"], seen["deploy_role"], seen["sandbox_identity"]] == [True] * 4
     assert seen["specs"][-1] == "get_queue_state"
-    assert "all seven diagnostic tools" in seen["prompt_rule"]
-    assert "get_function_metrics, get_queue_state. Call one again" in seen["prompt_rule"]
+    assert "all eight diagnostic tools" in seen["prompt_rule"]
+    assert "get_event_sources, get_queue_state. Call one again" in seen["prompt_rule"]
     assert seen["pointer"] == "get_queue_state"
     assert len(seen["docs"]) == 1
     assert "`minutes=15` (≥ 1, ≤ 60)" in seen["docs"][0]
@@ -246,7 +246,7 @@ def test_adding_a_fault_class_is_one_declaration_and_its_check(tmp_path: Path) -
     assert len(seen["docs"]) == 1
     assert " **and** " in seen["docs"][0]
     assert seen["classes_table"] == [
-        "| `queue_backlog` | messages wait in the function's queue longer than it can work them off | 5 "
+        "| `queue_backlog` | messages wait in the function's queue longer than it can work them off | 6 "
         "| `throwaway_backlog_check` |"
     ]
     # The completeness checks now ask for what the recipe says comes with a class: a scenario and a case.

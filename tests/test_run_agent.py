@@ -88,8 +88,9 @@ async def test_a_bedrock_model_drives_a_full_diagnosis(
         "get_network_state",
         "get_recent_changes",
         "get_function_metrics",
+        "get_event_sources",
     }
-    # Nothing can be submitted before a tool has answered: the first turn is offered the six tools only.
+    # Nothing can be submitted before a tool has answered: the first turn is offered the seven tools only.
     assert {t["toolSpec"]["name"] for t in first["toolConfig"]["tools"]} == diagnostic
     assert {t["toolSpec"]["name"] for t in second["toolConfig"]["tools"]} == diagnostic | {"submit_diagnosis"}
     result_block = second["messages"][-1]["content"][0]["toolResult"]
@@ -186,7 +187,7 @@ RESTORE = (
 
 
 def _throttling_diagnosis(body: dict[str, Any]) -> dict[str, Any]:
-    """What a careful model submits after reading the six results: the values cited as they are."""
+    """What a careful model submits after reading the seven results: the values cited as they are."""
     results = tool_results(body)
     assert set(results) == set(TOOL_NAMES), sorted(results)
     changes, metrics = results["get_recent_changes"], results["get_function_metrics"]
@@ -280,7 +281,7 @@ async def test_a_bedrock_model_cites_a_real_change_and_real_metrics(
     result = await _run(sandbox, mcp_server_url)
 
     *investigated, submitted = [(r.turn, r.tool, r.status) for r in result.tool_calls]
-    assert sorted(investigated) == sorted((1, tool, "ok") for tool in TOOL_NAMES)  # all six in turn 1
+    assert sorted(investigated) == sorted((1, tool, "ok") for tool in TOOL_NAMES)  # all seven in turn 1
     assert submitted == (2, SUBMIT_TOOL, "ok")
     diagnosis = result.diagnosis
     assert diagnosis is not None
@@ -307,7 +308,7 @@ async def test_a_bedrock_model_cites_a_real_change_and_real_metrics(
     assert all(check.verified for check in diagnosis.verification.pointers)
     first, second = reading_bedrock.requests
     assert tool_results(first) == {}
-    assert len(tool_results(second)) == 6  # the second turn saw all six answers
+    assert len(tool_results(second)) == 7  # the second turn saw all seven answers
 
 
 def _rules_settings(url: str, **overrides: Any) -> SupervisorSettings:
