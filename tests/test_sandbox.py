@@ -26,6 +26,7 @@ from chaos.workload.runtime import InvokeError, LocalLambdaRuntime
 from mcp_server.permissions import READ_OPERATIONS
 from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX
 from tests.conftest import Undo
+from tests.sns_shape import SNS_MEMBERS
 
 
 def _error_code(call: Callable[[], Any]) -> str:
@@ -608,21 +609,7 @@ def test_the_default_events_have_the_shapes_aws_documents(sandbox: Sandbox) -> N
     (notification,) = default_event(names.ORDER_NOTIFIER_FUNCTION, sandbox.region)["Records"]
     assert sorted(notification) == ["EventSource", "EventSubscriptionArn", "EventVersion", "Sns"]
     assert (notification["EventSource"], notification["EventVersion"]) == ("aws:sns", "1.0")
-    assert sorted(notification["Sns"]) == sorted(
-        [
-            "SignatureVersion",
-            "Timestamp",
-            "Signature",
-            "SigningCertUrl",
-            "MessageId",
-            "Message",
-            "MessageAttributes",
-            "Type",
-            "UnsubscribeUrl",
-            "TopicArn",
-            "Subject",
-        ]
-    )
+    assert sorted(notification["Sns"]) == sorted(SNS_MEMBERS)
     assert (notification["Sns"]["Type"], notification["Sns"]["Message"], notification["Sns"]["TopicArn"]) == (
         "Notification",
         names.order_event(),

@@ -12,7 +12,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import boto3
-import botocore.session
 import pytest
 from botocore.awsrequest import AWSResponse
 from mcp import Client
@@ -26,12 +25,12 @@ from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import GLOBAL_EVENTS_REGION, AwsClients
 from mcp_server.contract import ChangeEvent, GetRecentChangesArgs, RecentChangesResponse
 from mcp_server.errors import DiagnosticToolError
-from mcp_server.permissions import required_iam_actions
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from mcp_server.tools import changes
 from mcp_server.tools.changes import DELIVERY_NOTE, HIDDEN_ENVIRONMENT, SUMMARY_BYTE_CAP, recent_changes
 from tests.conftest import Inject, Undo
+from tests.reduced_reader import reader_without
 from tests.tool_support import call_tool
 
 REGION = names.DEFAULT_REGION
@@ -401,31 +400,11 @@ def test_an_unknown_function_is_a_tool_error_naming_it_and_its_region(aws: AwsCl
 
 
 @pytest.fixture
-def without_lookup_events(sandbox: Sandbox, operator: boto3.Session, undo: Undo) -> AwsClients:
+def without_lookup_events(sandbox: Sandbox) -> Iterator[AwsClients]:
     """Clients of a new identity holding every action the MCP server needs except cloudtrail:LookupEvents.
     (The ``watchdog`` profile cannot read the function's configuration either.)"""
-    iam = operator.client("iam")
-    user = f"changes-test-{uuid.uuid4().hex[:8]}"
-    actions = [a for a in required_iam_actions() if a != "cloudtrail:LookupEvents"]
-    document = {
-        "Version": "2012-10-17",
-        "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}],
-    }
-    iam.create_user(UserName=user)
-    undo(lambda: iam.delete_user(UserName=user))
-    iam.put_user_policy(UserName=user, PolicyName="reads", PolicyDocument=json.dumps(document))
-    undo(lambda: iam.delete_user_policy(UserName=user, PolicyName="reads"))
-    key = iam.create_access_key(UserName=user)["AccessKey"]
-    undo(lambda: iam.delete_access_key(UserName=user, AccessKeyId=key["AccessKeyId"]))
-    core = botocore.session.Session()  # the sandbox's endpoint and region, this user's keys
-    core.set_config_variable("config_file", sandbox.env["AWS_CONFIG_FILE"])
-    core.set_config_variable("profile", names.MCP_SERVER)
-    session = boto3.Session(
-        botocore_session=core,
-        aws_access_key_id=key["AccessKeyId"],
-        aws_secret_access_key=key["SecretAccessKey"],
-    )
-    return AwsClients.create(ServerSettings(), session)
+    with reader_without(sandbox, "cloudtrail:LookupEvents") as session:
+        yield AwsClients.create(ServerSettings(), session)
 
 
 def test_a_denied_lookup_is_a_gap_for_each_resource(

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import boto3
 import pytest
 from mcp import Client
 
@@ -34,11 +33,11 @@ from mcp_server.contract.event_sources import (
     PolicyStatement,
     QueueState,
 )
-from mcp_server.permissions import required_iam_actions
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.event_sources import destinations, event_sources, invoke_allowed, statement
 from tests.queue_grants import grant_consumer
+from tests.reduced_reader import reader_without
 from tests.tool_support import call_tool
 
 SETTINGS = ServerSettings()
@@ -365,26 +364,7 @@ async def test_a_function_with_no_event_paths_answers_lambda_s_defaults(clients:
 @pytest.fixture(scope="module")
 def narrow(sandbox: Sandbox) -> Iterator[AwsClients]:
     """The MCP server's reads, less sqs:GetQueueAttributes and lambda:GetPolicy."""
-    iam = sandbox.session(names.OPERATOR).client("iam")
-    user = f"narrow-reader-{uuid.uuid4().hex[:6]}"
-    refused = {"sqs:GetQueueAttributes", "lambda:GetPolicy"}
-    allowed = [a for a in required_iam_actions() if a not in refused]
-    iam.create_user(UserName=user)
-    iam.put_user_policy(
-        UserName=user,
-        PolicyName="reads",
-        PolicyDocument=json.dumps(
-            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": allowed, "Resource": "*"}]}
-        ),
-    )
-    key = iam.create_access_key(UserName=user)["AccessKey"]
-    session = boto3.Session(
-        aws_access_key_id=key["AccessKeyId"],
-        aws_secret_access_key=key["SecretAccessKey"],
-        region_name=sandbox.region,
-    )
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("AWS_ENDPOINT_URL", sandbox.endpoint_url)
+    with reader_without(sandbox, "sqs:GetQueueAttributes", "lambda:GetPolicy") as session:
         yield AwsClients.create(SETTINGS, session)
 
 

@@ -9,7 +9,6 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from mcp import Client
 
@@ -21,7 +20,6 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.aws import AwsClients
 from mcp_server.contract import GetIAMStateArgs, GetLambdaConfigArgs, GetRecentLogsArgs
 from mcp_server.contract.registry import TOOL_NAMES
-from mcp_server.permissions import required_iam_actions
 from mcp_server.reads import TIMEOUT_CODE
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
@@ -30,6 +28,7 @@ from mcp_server.tools.lambda_config import lambda_config
 from mcp_server.tools.logs import recent_logs
 from supervisor.agent.providers import McpToolProvider
 from tests.conftest import Inject, Undo
+from tests.reduced_reader import reader_without
 from tests.tool_support import call_tool
 
 
@@ -41,25 +40,7 @@ def aws(sandbox: Sandbox) -> AwsClients:
 @pytest.fixture(scope="module")
 def limited(sandbox: Sandbox) -> Iterator[AwsClients]:
     """The MCP server's reads, less iam:GetPolicyVersion: an identity that cannot read managed policies."""
-    iam = sandbox.session(names.OPERATOR).client("iam")
-    user = f"limited-reader-{uuid.uuid4().hex[:6]}"
-    allowed = [a for a in required_iam_actions() if a != "iam:GetPolicyVersion"]
-    iam.create_user(UserName=user)
-    iam.put_user_policy(
-        UserName=user,
-        PolicyName="reads",
-        PolicyDocument=json.dumps(
-            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": allowed, "Resource": "*"}]}
-        ),
-    )
-    key = iam.create_access_key(UserName=user)["AccessKey"]
-    session = boto3.Session(
-        aws_access_key_id=key["AccessKeyId"],
-        aws_secret_access_key=key["SecretAccessKey"],
-        region_name=sandbox.region,
-    )
-    with pytest.MonkeyPatch.context() as patch:  # clients are made on first use, inside the tests
-        patch.setenv("AWS_ENDPOINT_URL", sandbox.endpoint_url)
+    with reader_without(sandbox, "iam:GetPolicyVersion") as session:
         yield AwsClients.create(ServerSettings(), session)
 
 

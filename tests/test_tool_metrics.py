@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 import re
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import boto3
-import botocore.session
 import pytest
 from botocore.config import Config
 from mcp import Client
@@ -23,11 +22,11 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.aws import AwsClients
 from mcp_server.contract import FunctionMetricsResponse, GetFunctionMetricsArgs
 from mcp_server.errors import DiagnosticToolError
-from mcp_server.permissions import required_iam_actions
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.metrics import function_metrics
 from tests.conftest import Inject, Undo
+from tests.reduced_reader import reader_without
 from tests.tool_support import call_tool
 
 SETTINGS = ServerSettings()
@@ -222,29 +221,11 @@ def test_report_lines_come_from_the_logging_config_group_and_are_bounded(
 
 
 @pytest.fixture
-def denied_metrics(sandbox: Sandbox, undo: Undo) -> AwsClients:
+def denied_metrics(sandbox: Sandbox) -> Iterator[AwsClients]:
     """Clients for a new identity holding the MCP server's permissions except cloudwatch:GetMetricData: the
     emulator itself refuses the call, as AWS would, rather than a stub we wrote answering for it."""
-    iam = sandbox.session(names.OPERATOR).client("iam")
-    user = "mcp-server-without-metrics"
-    actions = [a for a in required_iam_actions() if a != "cloudwatch:GetMetricData"]
-    iam.create_user(UserName=user)
-    undo(lambda: iam.delete_user(UserName=user))
-    iam.put_user_policy(
-        UserName=user,
-        PolicyName="diagnostics",
-        PolicyDocument=json.dumps(
-            {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": actions, "Resource": "*"}]}
-        ),
-    )
-    undo(lambda: iam.delete_user_policy(UserName=user, PolicyName="diagnostics"))
-    key = iam.create_access_key(UserName=user)["AccessKey"]
-    undo(lambda: iam.delete_access_key(UserName=user, AccessKeyId=key["AccessKeyId"]))
-    core = botocore.session.Session()
-    core.set_config_variable("config_file", sandbox.env["AWS_CONFIG_FILE"])  # endpoint and region
-    core.set_config_variable("profile", names.MCP_SERVER)
-    core.set_credentials(key["AccessKeyId"], key["SecretAccessKey"])
-    return AwsClients.create(SETTINGS, boto3.Session(botocore_session=core))
+    with reader_without(sandbox, "cloudwatch:GetMetricData") as session:
+        yield AwsClients.create(SETTINGS, session)
 
 
 def test_denied_metrics_are_a_gap_and_report_lines_still_answer(
