@@ -80,7 +80,7 @@ def render(cost: DrillCost) -> str:
             f"  wall time            {cost.wall_seconds:6.1f} s   {cost.budget_ratio:.2f}x the "
             f"{BUDGET_SECONDS:.0f} s budget",
             f"  start-up (baseline)  {cost.start_up_seconds:6.1f} s   sandbox and MCP server ready",
-            f"  scenarios            {cost.scenario_seconds:6.1f} s   "
+            f"  scenarios            {cost.scenario_seconds:6.1f} s   summed over the lanes, "
             f"{cost.start_up_ratio:.1f}x the start-up, {each:.1f} s each",
             f"  slowest              {slowest}",
         ]

@@ -105,6 +105,12 @@ def test_the_full_drill_passes_and_writes_its_reports(
     assert len(recovered["failed_attempts"]) == 1
     assert all(c["ok"] for s in report["scenarios"] for c in s["checks"] if c["name"] == "world restored")
 
+    # two lanes by default, each with its own report; the whole drill's report holds every scenario once
+    lanes = [json.loads(p.read_text()) for p in sorted((tmp_path / "reports" / "lanes").glob("*/*.json"))]
+    assert len(lanes) == 2
+    assert sorted(s["name"] for lane in lanes for s in lane["scenarios"]) == sorted(s.name for s in SCENARIOS)
+    assert any(line.startswith("lane 2  [") for line in ran.stdout.splitlines())
+
     markdown = (tmp_path / "reports" / "drill-report.md").read_text()
     assert "| revoke-s3 | permission_loss | permission_loss |" in markdown
     supervisor_log = (tmp_path / "reports" / "supervisor.log").read_text()
@@ -159,6 +165,8 @@ def test_the_deployed_policies_grant_exactly_what_the_code_calls(
     [
         (["--scenario", "nope"], "unknown scenario(s) ['nope']; choose from: healthy, timeout"),
         (["--model", "gpt"], "SUPERVISOR_MODEL must be 'rules' or 'provider:model'"),
+        (["--jobs", "0"], "--jobs must be between 1 and 8, not 0"),
+        (["--keep-running", "--jobs", "2"], "--keep-running keeps one sandbox up: it runs one lane"),
     ],
 )
 def test_bad_options_exit_2_before_starting_anything(tmp_path: Path, args: list[str], message: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,6 +12,7 @@ import pytest
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.sandbox.world import package
+from chaos.workload.environment import ExecutionEnvironment, Spec
 from chaos.workload.runtime import InvokeError, LocalLambdaRuntime
 from tests.conftest import Undo
 from tests.packages import zip_files
@@ -260,3 +262,63 @@ def test_lambda_metrics_are_published_and_readable_by_the_read_only_identity(
     assert total("Errors", "Sum", function, by_alias) == 0
     assert total("Invocations", "Sum", function) >= 3
     assert total("Duration", "Maximum", function, by_alias) == pytest.approx(max(i.duration_ms for i in live))
+
+
+SLEEPER_SOURCE = """
+import time
+
+def handler(event, context):
+    time.sleep(event["seconds"])
+    return "done"
+"""
+
+
+class _LateCollector(ExecutionEnvironment):
+    """An environment whose invoking thread runs ``late`` seconds after it hands the request over, as a
+    thread of a busy process may."""
+
+    late = 0.0
+
+    def _send(self, request: dict[str, Any]) -> None:
+        super()._send(request)
+        time.sleep(self.late)
+
+
+def _sleeper(timeout_seconds: float, late: float) -> _LateCollector:
+    spec = Spec(
+        function_name="sleeper",
+        version="$LATEST",
+        handler="sleeper.handler",
+        memory_mb=128,
+        timeout_seconds=timeout_seconds,
+        variables={},
+        log_group="/aws/lambda/sleeper",
+        log_stream="stream",
+        region=names.DEFAULT_REGION,
+    )
+    keys = {"AccessKeyId": "AKIDSLEEPER", "SecretAccessKey": "secret", "SessionToken": "token"}
+    environment = _LateCollector(spec, zip_files({"sleeper.py": SLEEPER_SOURCE}), keys, "http://127.0.0.1:9")
+    environment.late = late
+    return environment
+
+
+@pytest.mark.parametrize(
+    ("work", "late", "outcome"),
+    [
+        # the handler outlives its 1 s while the invoking thread is away: the deadline counted from the
+        # hand-off, not from when the thread came back (which would give it until 1.6 s)
+        (1.2, 0.6, "timed_out"),
+        # the handler answered at once, long before the deadline the thread returns after
+        (0.0, 1.5, "succeeded"),
+    ],
+)
+def test_the_deadline_counts_from_the_invoke_whenever_the_invoking_thread_runs(
+    work: float, late: float, outcome: str
+) -> None:
+    environment = _sleeper(timeout_seconds=1.0, late=late)
+    try:
+        assert environment.init_error is None
+        ran = environment.run("r-1", {"seconds": work}, "arn:aws:lambda:::function:sleeper")
+        assert ran.outcome == outcome
+    finally:
+        environment.kill()

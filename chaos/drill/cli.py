@@ -18,6 +18,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
+from chaos.drill.lanes import run_lanes
 from chaos.drill.progress import Progress
 from chaos.drill.report import DrillRun, dumps, markdown, scorecard
 from chaos.drill.runner import Drill
@@ -55,6 +56,14 @@ def build_parser() -> argparse.ArgumentParser:
         "to them",
     )
     parser.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="split the scenarios over N lanes, each with its own sandbox, MCP server and supervisor "
+        "(default DRILL_JOBS, 2; 1 with --keep-running)",
+    )
+    parser.add_argument("--lane", type=int, help=argparse.SUPPRESS)  # one lane of a split drill (lanes.py)
+    parser.add_argument(
         "--state-dir",
         type=Path,
         default=Path(".sandbox"),
@@ -69,6 +78,16 @@ def _selected(requested: list[str] | None) -> list[Scenario]:
     if unknown:
         raise ValueError(f"unknown scenario(s) {unknown}; choose from: {', '.join(by_name)}")
     return [by_name[name] for name in requested] if requested else list(SCENARIOS)
+
+
+def _jobs(args: argparse.Namespace, settings: DrillSettings) -> int:
+    if args.jobs is not None and not 1 <= args.jobs <= 8:
+        raise ValueError(f"--jobs must be between 1 and 8, not {args.jobs}")
+    if args.keep_running and (args.jobs or 1) > 1:
+        raise ValueError("--keep-running keeps one sandbox up: it runs one lane (leave out --jobs)")
+    if args.keep_running or args.lane:
+        return 1
+    return int(args.jobs or settings.jobs)
 
 
 def _check_model(model: str) -> None:
@@ -174,10 +193,13 @@ def _start_mcp_server(
     return server
 
 
-def _report(run: DrillRun, report_dir: Path, progress: Progress) -> None:
-    """drill-report.md and drill-report.json written, the scorecard and the summary shown."""
+def _report(run: DrillRun, report_dir: Path, progress: Progress, lane: int | None = None) -> None:
+    """drill-report.md and drill-report.json written; the scorecard and the summary shown, unless this is
+    a lane (the whole drill's are shown once the lanes are merged)."""
     (report_dir / "drill-report.md").write_text(markdown(run))
     (report_dir / "drill-report.json").write_text(dumps(run))
+    if lane:
+        return
     progress.note("\n" + scorecard(run) + "\n")
     progress.note(run.summary)
     progress.note(f"reports: {report_dir / 'drill-report.md'}, {report_dir / 'drill-report.json'}")
@@ -193,12 +215,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         scenarios = _selected(args.scenario)
         _check_model(args.model)
         settings = DrillSettings()
+        jobs = _jobs(args, settings)
         args.report_dir.mkdir(parents=True, exist_ok=True)
     except (ValueError, ValidationError, OSError) as error:
         print(f"incident-drill: {error}", file=sys.stderr)
         return 2
-    progress = Progress()
+    progress = Progress(live=False if args.lane else None, lane=args.lane)
     started, started_at = time.monotonic(), datetime.now(UTC).isoformat(timespec="seconds")
+    if (lanes := min(jobs, len(scenarios))) > 1:
+        progress.note(f"incident-drill: {len(scenarios)} scenario(s), {lanes} lanes, model {args.model}")
+        run = run_lanes(scenarios, lanes, args.model, args.report_dir, started_at)
+        _report(run, args.report_dir, progress)
+        return 0 if run.passed else 1
     with ExitStack() as stack:
         if args.keep_running:
             state_dir = args.state_dir
@@ -228,7 +256,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         closing = drill.closing_checks()
         actions = {identity: sorted(used) for identity, used in drill.aws_actions.items()}
         run = DrillRun(results, args.model, started_at, time.monotonic() - started, closing, actions)
-        _report(run, args.report_dir, progress)
+        _report(run, args.report_dir, progress, args.lane)
         if args.keep_running:
             console = _start_console(sandbox, args.report_dir, state_dir)
             progress.note(_connect_help(sandbox, server, console, state_dir))

@@ -10,21 +10,25 @@ from supervisor.schemas import LlmCallRecord, ToolCallRecord
 
 
 class Progress:
-    def __init__(self, out: TextIO = sys.stdout, *, live: bool | None = None) -> None:
+    def __init__(
+        self, out: TextIO = sys.stdout, *, live: bool | None = None, lane: int | None = None
+    ) -> None:
+        """``lane``: the lane this process is (:mod:`chaos.drill.lanes`), shown before every line."""
         self.out = out
         self.live = out.isatty() if live is None else live
+        self._lane = f"lane {lane}  " if lane else ""
         self._prefix = ""
         self._started = time.monotonic()
 
     def note(self, text: str) -> None:
         """A line outside any scenario (startup, shutdown)."""
         self._clear()
-        print(text, file=self.out, flush=True)
+        print(self._lane + text, file=self.out, flush=True)
 
     def scenario(self, index: int, total: int, name: str) -> None:
         """Prefix the following lines with the scenario; index 0 for a step outside the scenarios."""
         counter = f"[{index:>2}/{total}]" if index else " " * 7
-        self._prefix = f"{counter} {name:<20}"
+        self._prefix = f"{self._lane}{counter} {name:<20}"
         self._started = time.monotonic()
 
     def step(self, text: str) -> None:

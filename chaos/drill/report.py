@@ -6,8 +6,9 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from chaos.drill.checks import Check
+from chaos.drill.checks import Check, Incident
 from chaos.drill.runner import ScenarioResult
+from chaos.drill.scenarios import SCENARIOS
 
 HEADERS = (
     "scenario",
@@ -178,3 +179,44 @@ def as_json(run: DrillRun) -> dict[str, Any]:
 
 def dumps(run: DrillRun) -> str:
     return json.dumps(as_json(run), indent=2)
+
+
+def load(text: str) -> DrillRun:
+    """A run back from its JSON report (what ``dumps`` wrote): the report of a lane, to merge."""
+    data = json.loads(text)
+    scenarios = {scenario.name: scenario for scenario in SCENARIOS}
+    return DrillRun(
+        [
+            ScenarioResult(
+                scenarios[entry["name"]],
+                incidents=[
+                    Incident(
+                        incident["incident_id"],
+                        incident["incident_id"].split("@", 1)[0],
+                        incident["status"],
+                        category=incident["error_category"],
+                        reason=incident["error_reason"],
+                        diagnosis=incident["diagnosis"],
+                        failed_attempts=incident["failed_attempts"],
+                        tools=incident["tools_called"],
+                        llm_calls=incident["llm_calls"],
+                        tokens=incident["tokens"],
+                    )
+                    for incident in entry["incidents"]
+                ],
+                checks=[_loaded_check(check) for check in entry["checks"]],
+                seconds=entry["seconds"],
+                traffic=entry["traffic"],
+            )
+            for entry in data["scenarios"]
+        ],
+        data["model"],
+        data["started_at"],
+        data["seconds"],
+        [_loaded_check(check) for check in data["closing_checks"]],
+        data["aws_actions"],
+    )
+
+
+def _loaded_check(check: dict[str, Any]) -> Check:
+    return Check(check["name"], check["ok"], check["detail"])

@@ -47,6 +47,7 @@ from watchdog.handler import build_watchdog
 CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
 DRILL_ORDER = event_traffic.DRILL_ORDER  # the one order the drill's traffic writes (deleted after each)
+CAUGHT_UP_SECONDS = 30.0  # how long an act waits for a pass of the Lambda service that began after its change
 SETTLE_SECONDS = 15.0  # how long a restore waits for what waited in orders-queue to be processed
 
 
@@ -260,6 +261,10 @@ class Drill:
             applied.append((injection.fault, target))
             chaos.inject(injection.fault, target, **injection.params)
             stage.changes += self._changes(chaos, first)
+        if (act.restore or act.inject) and act.count and act.traffic in event_traffic.EVENT_TRAFFIC:
+            step("wait for the Lambda service's pollers to read the change")
+            if not self.events.caught_up(CAUGHT_UP_SECONDS):
+                raise ChaosError(f"the Lambda service ran no whole pass in {CAUGHT_UP_SECONDS:g}s")
         if act.pause_seconds:
             step(f"wait {act.pause_seconds:g}s")
             time.sleep(act.pause_seconds)
@@ -283,16 +288,18 @@ class Drill:
 
     def _fresh_stage(self) -> None:
         """Metrics, alarm states, log lines and queued alarms of earlier scenarios out of the way: each
-        scenario can read only its own evidence."""
-        self.sandbox.reset_cloudwatch()
+        scenario can read only its own evidence. CloudWatch is reset last: what the earlier scenario left
+        waiting is processed and its queues emptied first, or their metrics (a DLQ's depth sampled before
+        it was emptied, the invocations of its last messages) would land in this scenario's minute."""
+        self._settle()
+        event_traffic.empty(self.operator)
         logs = self.operator.client("logs")
         for function in names.FUNCTIONS:
             group = f"/aws/lambda/{function}"
             for page in logs.get_paginator("describe_log_streams").paginate(logGroupName=group):
                 for stream in page["logStreams"]:
                     logs.delete_log_stream(logGroupName=group, logStreamName=stream["logStreamName"])
-        self._settle()
-        event_traffic.empty(self.operator)
+        self.sandbox.reset_cloudwatch()
         self.events.take_invocations()
         self._drain()
         self._notifications()

@@ -40,3 +40,10 @@ class DrillSettings(BaseSettings):
     supervisor_timeout_seconds: int = Field(
         default=300, ge=30, le=900, description="The supervisor Lambda's timeout (its deadline per event)."
     )
+    jobs: int = Field(
+        default=2,
+        ge=1,
+        le=8,
+        description="Lanes the scenarios are split over, each an incident-drill process with its own "
+        "sandbox, MCP server and supervisor (--jobs overrides it; --keep-running runs one).",
+    )

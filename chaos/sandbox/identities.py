@@ -69,6 +69,7 @@ def policy_documents() -> dict[str, str]:
                     "lambda:ListEventSourceMappings",
                     "lambda:GetFunctionEventInvokeConfig",
                     "cloudwatch:PutMetricData",
+                    "logs:DescribeLogStreams",  # when a function's lines were taken in (runtime.metric_time)
                     "ec2:Describe*",
                     "ec2:GetManagedPrefixListEntries",
                 ],

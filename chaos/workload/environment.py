@@ -83,6 +83,7 @@ class ExecutionEnvironment:
         if node:
             node_runtime.prepare(self.root)
         started = time.perf_counter()
+        init_deadline = time.monotonic() + INIT_TIMEOUT_SECONDS
         self._process = subprocess.Popen(  # noqa: S603 - our worker, fixed arguments
             [
                 *runtime,
@@ -99,7 +100,7 @@ class ExecutionEnvironment:
         )
         os.close(requests_read)
         os.close(frames_write)
-        self._inbox: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        self._inbox: queue.Queue[tuple[float, dict[str, Any] | None]] = queue.Queue()  # with arrival time
         self._lines: list[str] = []
         self._levels: list[str | None] = []
         self._killed_for_memory = False
@@ -109,7 +110,7 @@ class ExecutionEnvironment:
         threading.Thread(target=self._read_native_output, daemon=True).start()
         self.busy = False
         self.invocations = 0
-        self.init_lines, init = self._collect("init", INIT_TIMEOUT_SECONDS)
+        self.init_lines, init = self._collect("init", init_deadline)
         self.init_levels = self._levels
         self.init_ms = (time.perf_counter() - started) * 1000
         self.init_timed_out = init is None and self.init_ms >= INIT_TIMEOUT_SECONDS * 1000
@@ -136,7 +137,10 @@ class ExecutionEnvironment:
     def run(self, request_id: str, event: Any, invoked_arn: str) -> RunResult:
         """One invocation; the deadline starts now."""
         self.invocations += 1
+        # Both clocks read before the request is written: the handler may start (and finish) before this
+        # thread runs again, and its time counts from the invoke, as on Lambda.
         deadline = time.time() + self.spec.timeout_seconds
+        collect_until = time.monotonic() + self.spec.timeout_seconds
         request = {
             "request_id": request_id,
             "event": event,
@@ -145,10 +149,10 @@ class ExecutionEnvironment:
         }
         started = time.perf_counter()
         try:
-            os.write(self._requests, (json.dumps(request) + "\n").encode())
+            self._send(request)
         except OSError:
             return RunResult("crashed", lines=[], exit_detail=self._exit_detail())
-        lines, result = self._collect("result", self.spec.timeout_seconds)
+        lines, result = self._collect("result", collect_until)
         duration_ms = (time.perf_counter() - started) * 1000
         levels = self._levels
         if result is not None:
@@ -169,6 +173,9 @@ class ExecutionEnvironment:
         detail = self._exit_detail()
         return RunResult("crashed", lines=lines, duration_ms=duration_ms, exit_detail=detail, levels=levels)
 
+    def _send(self, request: dict[str, Any]) -> None:
+        os.write(self._requests, (json.dumps(request) + "\n").encode())
+
     def kill(self) -> None:
         self.max_memory_mb()  # read before it is gone
         with contextlib.suppress(ProcessLookupError):
@@ -179,17 +186,19 @@ class ExecutionEnvironment:
             os.close(self._requests)
         shutil.rmtree(self.root, ignore_errors=True)
 
-    def _collect(self, kind: str, timeout: float) -> tuple[list[str], dict[str, Any] | None]:
-        """Log lines until the ``kind`` frame arrives, the worker dies, memory runs out or time is up."""
+    def _collect(self, kind: str, deadline: float) -> tuple[list[str], dict[str, Any] | None]:
+        """Log lines until the ``kind`` frame arrives, the worker dies, memory runs out or ``deadline``
+        (``time.monotonic()``) passes."""
         self._lines, self._levels = [], []
-        deadline = time.monotonic() + timeout
         watch = threading.Event()
         threading.Thread(target=self._watch_memory, args=(watch,), daemon=True).start()
         try:
-            while (left := deadline - time.monotonic()) > 0:
-                try:
-                    frame = self._inbox.get(timeout=left)
+            while True:
+                try:  # what arrived by the deadline counts even when this thread runs late to read it
+                    arrived, frame = self._inbox.get(timeout=max(0.0, deadline - time.monotonic()))
                 except queue.Empty:
+                    break
+                if arrived > deadline:
                     break
                 if frame is None:  # the worker is gone
                     self._gone = True
@@ -216,15 +225,15 @@ class ExecutionEnvironment:
         with os.fdopen(self._frames, "r", encoding="utf-8", errors="replace") as frames:
             for line in frames:
                 with contextlib.suppress(json.JSONDecodeError):
-                    self._inbox.put(json.loads(line))
-        self._inbox.put(None)
+                    self._inbox.put((time.monotonic(), json.loads(line)))
+        self._inbox.put((time.monotonic(), None))
 
     def _read_native_output(self) -> None:
         """What the interpreter itself writes (a crash, say) is logged too, as Lambda does."""
         assert self._process.stdout is not None
         with self._process.stdout as output:
             for raw in output:
-                self._inbox.put({"log": raw.decode("utf-8", "replace")})
+                self._inbox.put((time.monotonic(), {"log": raw.decode("utf-8", "replace")}))
 
     def _init_failure(self) -> dict[str, Any]:
         if self._killed_for_memory:

@@ -36,6 +36,9 @@ class LambdaService:
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
         self._seen: list[Invocation] = []
+        self._passes = threading.Condition()
+        self._started: dict[str, int] = {}  # path → passes begun
+        self._finished: dict[str, int] = {}  # path → passes ended
         runtime.observers.append(self._observe)
 
     def _observe(self, invocation: Invocation) -> None:
@@ -48,11 +51,24 @@ class LambdaService:
             taken, self._seen = self._seen, []
         return taken
 
+    def caught_up(self, timeout: float) -> bool:
+        """Wait until every path has run a whole pass begun after this call, so that a change made before
+        it (a mapping disabled, a queue's policy) is what the service acts on from now; False if ``timeout``
+        seconds went by first. A pass under way may have read the world as it was before."""
+        with self._passes:
+            wanted = {path: begun + 1 for path, begun in self._started.items()}
+            return self._passes.wait_for(
+                lambda: all(self._finished.get(path, 0) >= n for path, n in wanted.items()), timeout
+            )
+
     def start(self) -> LambdaService:
         self._stop.clear()
         passes = {"lambda-async": self._async_pass, "lambda-sqs": self.poller.poll_once}
+        with self._passes:
+            self._started = dict.fromkeys(passes, 0)
+            self._finished = dict.fromkeys(passes, 0)
         self._threads = [
-            threading.Thread(target=self._loop, args=(work,), name=name, daemon=True)
+            threading.Thread(target=self._loop, args=(name, work), name=name, daemon=True)
             for name, work in passes.items()
         ]
         for thread in self._threads:
@@ -80,11 +96,16 @@ class LambdaService:
         self.invoker.collect()
         self.invoker.pump()
 
-    def _loop(self, work: Callable[[], object]) -> None:
+    def _loop(self, path: str, work: Callable[[], object]) -> None:
         while not self._stop.is_set():
+            with self._passes:
+                self._started[path] += 1
             try:
                 work()
             except Exception as error:  # recorded; the next pass goes on
                 with self._lock:
                     self.errors = [*self.errors, f"{type(error).__name__}: {error}"][-ERRORS_KEPT:]
+            with self._passes:
+                self._finished[path] += 1
+                self._passes.notify_all()
             self._stop.wait(PASS_SECONDS)

@@ -128,6 +128,25 @@ def _environment_key(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def metric_time(
+    writing: datetime, written: datetime, ingested: Callable[[], datetime], logged: bool
+) -> datetime:
+    """The time of an invocation's metrics: in the minute CloudWatch Logs took its lines in, whose
+    IncomingLogEvents the log-silence alarm reads beside Invocations. A write that began before a minute
+    boundary and ended after it may have landed on either side, so then the ingestion time is read back."""
+    if not logged or int(writing.timestamp()) // 60 == int(written.timestamp()) // 60:
+        return written
+    return ingested()
+
+
+def _last_ingestion(platform: _Platform, spec: Spec) -> datetime:
+    streams = platform.logs.describe_log_streams(
+        logGroupName=spec.log_group, logStreamNamePrefix=spec.log_stream
+    )["logStreams"]
+    stream = next(s for s in streams if s["logStreamName"] == spec.log_stream)
+    return datetime.fromtimestamp(stream["lastIngestionTime"] / 1000, UTC)
+
+
 @dataclass(frozen=True)
 class _Platform:
     """The Lambda service of one account: its session and the clients it reads and publishes with."""
@@ -135,6 +154,7 @@ class _Platform:
     session: boto3.Session
     lambda_: Any
     cloudwatch: Any
+    logs: Any
     network: VpcNetwork
 
     @classmethod
@@ -144,6 +164,7 @@ class _Platform:
             session,
             session.client("lambda", config=_CLIENT_CONFIG),
             session.client("cloudwatch", config=_CLIENT_CONFIG),
+            session.client("logs", config=_CLIENT_CONFIG),
             VpcNetwork(ec2, session.region_name or ""),
         )
 
@@ -319,6 +340,7 @@ class LocalLambdaRuntime:
         invocation = self._outcome(config, request_id, qualifier, run, environment, init_ms)
         lines += self._invocation_lines(log, invocation, run, environment, invoked_at)
         invocation.log_lines = lines
+        writing = datetime.now(UTC)
         invocation.logs_written = self._write_logs(warm, lines, started_at)
         metrics.publish(
             platform.cloudwatch,
@@ -327,7 +349,12 @@ class LocalLambdaRuntime:
             # When the logs arrived, not when the run started: CloudWatch Logs counts IncomingLogEvents at
             # ingestion, and a run that starts before a minute boundary would otherwise put its Invocations
             # in one minute and its log events in the next, which the log-silence alarm reads as silence.
-            at=datetime.now(UTC),
+            at=metric_time(
+                writing,
+                datetime.now(UTC),
+                lambda: _last_ingestion(platform, warm.environment.spec),
+                bool(invocation.logs_written and lines),
+            ),
             throttled=False,
             failed=invocation.status != "succeeded",
             duration_ms=invocation.duration_ms,

@@ -1,0 +1,104 @@
+"""The scenarios split over lanes: each lane an ``incident-drill`` process of its own, with its own sandbox,
+MCP server and supervisor, so that nothing one lane does (a fault, a metric, an alarm, a queued message)
+can reach another's evidence. Their lines are shown as they come, prefixed with the lane; their reports
+are merged in the order the scenarios were asked for.
+
+Scenarios are dealt round-robin, so that slow neighbours in the list (the queue-age ones) land in
+different lanes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import IO
+
+from chaos.drill.checks import Check
+from chaos.drill.report import DrillRun, load
+from chaos.drill.runner import ScenarioResult
+from chaos.drill.scenarios import Scenario
+
+LANES_DIR = "lanes"  # under the report directory: each lane's own reports and logs
+LOGS = ("supervisor.log", "mcp-server.log")  # merged into the report directory
+
+
+def partition(scenarios: list[Scenario], jobs: int) -> list[list[Scenario]]:
+    """``jobs`` lanes at most, none empty, the scenarios dealt in turn."""
+    count = max(1, min(jobs, len(scenarios)))
+    return [scenarios[lane::count] for lane in range(count)]
+
+
+def run_lanes(
+    scenarios: list[Scenario], jobs: int, model: str, report_dir: Path, started_at: str
+) -> DrillRun:
+    """Run the lanes at once and wait for all; a lane that ends without a report fails a closing check
+    naming it, and its scenarios are missing from the results."""
+    started = time.monotonic()
+    lanes = partition(scenarios, jobs)
+    printing = threading.Lock()
+    children: list[tuple[subprocess.Popen[str], threading.Thread]] = []
+    for number, lane in enumerate(lanes, start=1):
+        command = [sys.executable, "-m", "chaos.drill.cli", "--lane", str(number), "--model", model]
+        command += ["--report-dir", str(_lane_dir(report_dir, number))]
+        for scenario in lane:
+            command += ["--scenario", scenario.name]
+        child = subprocess.Popen(  # noqa: S603 - our own CLI, fixed arguments
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
+        assert child.stdout is not None
+        shown = threading.Thread(target=_show, args=(child.stdout, printing), daemon=True)
+        shown.start()
+        children.append((child, shown))
+    exits = []
+    for child, shown in children:
+        exits.append(child.wait())
+        shown.join()
+    merged = _merged(scenarios, len(lanes), exits, report_dir)
+    return replace(merged, model=model, started_at=started_at, seconds=time.monotonic() - started)
+
+
+def _lane_dir(report_dir: Path, number: int) -> Path:
+    return report_dir / LANES_DIR / str(number)
+
+
+def _show(lines: IO[str], printing: threading.Lock) -> None:
+    for line in lines:
+        with printing:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+
+
+def _merged(scenarios: list[Scenario], lanes: int, exits: list[int], report_dir: Path) -> DrillRun:
+    order = {scenario.name: index for index, scenario in enumerate(scenarios)}
+    results: list[ScenarioResult] = []
+    closing: list[Check] = []
+    actions: dict[str, set[str]] = {}
+    for number, code in enumerate(exits, start=1):
+        path = _lane_dir(report_dir, number) / "drill-report.json"
+        if not path.exists():
+            closing.append(Check(f"lane {number}", False, f"incident-drill exited {code} without a report"))
+            continue
+        run = load(path.read_text())
+        results += run.results
+        closing += [Check(f"lane {number}: {c.name}", c.ok, c.detail) for c in run.closing_checks]
+        for identity, used in run.aws_actions.items():
+            actions.setdefault(identity, set()).update(used)
+    for log in LOGS:
+        with (report_dir / log).open("w") as merged:
+            for number in range(1, lanes + 1):
+                part = _lane_dir(report_dir, number) / log
+                if part.exists():
+                    merged.write(part.read_text())
+    results.sort(key=lambda result: order[result.scenario.name])
+    return DrillRun(
+        results,
+        model="",
+        started_at="",
+        seconds=0.0,
+        closing_checks=closing,
+        aws_actions={identity: sorted(used) for identity, used in sorted(actions.items())},
+    )
