@@ -183,6 +183,22 @@ def _arn(function: str) -> str:
     return f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function}"
 
 
+def _failing_to_a_queue(
+    operator: boto3.Session,
+    make_function: Callable[..., str],
+    make_queue: Callable[[str], tuple[str, str]],
+    **config: Any,
+) -> tuple[str, str]:
+    """A function whose failed asynchronous events go to a new queue (its role may send there), with this
+    further asynchronous configuration; the function and the queue's URL."""
+    url, arn = make_queue("async-failed")
+    function = make_function(send_to=(arn,))
+    operator.client("lambda").put_function_event_invoke_config(
+        FunctionName=function, DestinationConfig={"OnFailure": {"Destination": arn}}, **config
+    )
+    return function, url
+
+
 def test_invoke_event_answers_202_with_an_empty_body_and_queues_the_event(
     sandbox: Sandbox, operator: boto3.Session, make_function: Callable[..., str], invoker: AsyncInvoker
 ) -> None:
@@ -402,13 +418,8 @@ def test_an_event_older_than_its_maximum_age_is_dropped_without_running(
     invoker: AsyncInvoker,
     clock: FakeClock,
 ) -> None:
-    failed_url, failed_arn = make_queue("async-failed")
-    function = make_function(send_to=(failed_arn,))
-    operator.client("lambda").put_function_event_invoke_config(
-        FunctionName=function,
-        MaximumRetryAttempts=2,
-        MaximumEventAgeInSeconds=60,
-        DestinationConfig={"OnFailure": {"Destination": failed_arn}},
+    function, failed_url = _failing_to_a_queue(
+        operator, make_function, make_queue, MaximumRetryAttempts=2, MaximumEventAgeInSeconds=60
     )
     invoker.submit(function, {"fail": True, "n": 2})
     assert invoker.pump()[0].status == "retry_scheduled"
@@ -438,12 +449,8 @@ def test_reserved_concurrency_zero_sends_events_to_the_on_failure_destination_wi
     make_queue: Callable[[str], tuple[str, str]],
     invoker: AsyncInvoker,
 ) -> None:
-    failed_url, failed_arn = make_queue("async-failed")
-    function = make_function(send_to=(failed_arn,))
+    function, failed_url = _failing_to_a_queue(operator, make_function, make_queue)
     lambda_ = operator.client("lambda")
-    lambda_.put_function_event_invoke_config(
-        FunctionName=function, DestinationConfig={"OnFailure": {"Destination": failed_arn}}
-    )
     lambda_.put_function_concurrency(FunctionName=function, ReservedConcurrentExecutions=0)
     invoker.submit(function, {"n": 4})
 
@@ -488,13 +495,7 @@ def test_the_on_failure_destination_receives_the_invocation_record(
     invoker: AsyncInvoker,
     clock: FakeClock,
 ) -> None:
-    failed_url, failed_arn = make_queue("async-failed")
-    function = make_function(send_to=(failed_arn,))
-    operator.client("lambda").put_function_event_invoke_config(
-        FunctionName=function,
-        MaximumRetryAttempts=0,
-        DestinationConfig={"OnFailure": {"Destination": failed_arn}},
-    )
+    function, failed_url = _failing_to_a_queue(operator, make_function, make_queue, MaximumRetryAttempts=0)
     invoker.submit(function, {"fail": True, "n": 7})
 
     (outcome,) = invoker.pump()

@@ -47,7 +47,10 @@ def run_lanes(
         for scenario in lane:
             command += ["--scenario", scenario.name]
         child = subprocess.Popen(  # noqa: S603 - our own CLI, fixed arguments
-            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+            command,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,  # its errors go to our stderr
         )
         assert child.stdout is not None
         shown = threading.Thread(target=_show, args=(child.stdout, printing), daemon=True)
