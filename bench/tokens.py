@@ -5,7 +5,7 @@ the same conversation measured in the same run, and the goal of <= 12,000 per in
     .venv/bin/python -m bench.tokens [--cases DIR] [--encoding o200k_base|cl100k_base] [--json]
 
 The plain host sends what the MCP server publishes and returns: each tool's published input schema, and
-each answer as the MCP SDK writes its text (pretty-printed JSON); the submit_diagnosis spec is pydantic's
+each answer as the server writes its text (compact JSON); the submit_diagnosis spec is pydantic's
 whole schema. Both renderings share the system prompt and the incident message, and both are cut at
 ``tool_response_max_bytes``, so the ratio measures the rendering alone. Counted with a real tokenizer
 (``evals.tokens``): exact for GPT-4o-class models, a proxy for Claude.
@@ -21,7 +21,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import pydantic_core
 from langchain_core.utils.json_schema import dereference_refs
 
 from evals.corpus import Case, load_corpus
@@ -38,8 +37,9 @@ from evals.tokens import (
     summary,
     token_counter,
 )
-from mcp_server.contract.common import without_titles
+from mcp_server.contract.published_schema import published_schema
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS
+from mcp_server.registration import answer_text
 from supervisor.agent import prompt
 from supervisor.schemas import DiagnosisSubmission
 from supervisor.settings import SupervisorSettings
@@ -51,7 +51,7 @@ def plain_host_rendering() -> Rendering:
         {
             "name": name,
             "description": TOOLS[name].description,
-            "input_schema": without_titles(TOOLS[name].arguments.model_json_schema()),
+            "input_schema": published_schema(TOOLS[name].arguments),
         }
         for name in TOOL_NAMES
     ]
@@ -64,7 +64,7 @@ def plain_host_rendering() -> Rendering:
     }
 
     def answer(tool: str, payload: dict[str, Any]) -> str:
-        return pydantic_core.to_json(payload, indent=2).decode()
+        return answer_text(TOOLS[tool].response.model_validate(payload))
 
     return Rendering(
         "plain MCP host",

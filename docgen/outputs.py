@@ -299,7 +299,16 @@ def _per_case(marker: Marker, output: str) -> str:
     return table(head, rows)
 
 
-VIEWS: Mapping[str, Callable[..., str]] = {"per-case": _per_case}
+def _from_line(marker: Marker, output: str, word: str) -> str:
+    """What the command printed from its first line that starts with ``word`` on."""
+    lines = output.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(word):
+            return present("\n".join(lines[index:]))
+    raise Unavailable(f"`{marker.command}` printed no line starting with {word!r}")
+
+
+VIEWS: Mapping[str, Callable[..., str]] = {"per-case": _per_case, "from": _from_line}
 
 
 def _after_fault(marker: Marker) -> str:

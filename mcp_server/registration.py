@@ -16,12 +16,12 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
-from mcp_types import ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 from pydantic_core import ErrorDetails
 
-from mcp_server.contract.common import without_titles
 from mcp_server.contract.declaration import ToolDeclaration
+from mcp_server.contract.published_schema import published_schema
 
 
 class _NoSignature(ArgModelBase):
@@ -70,6 +70,7 @@ class ContractTool(Tool):
     """A tool whose arguments are a contract model and whose answer is a contract response model."""
 
     contract: type[BaseModel] = Field(exclude=True)
+    response: type[BaseModel] = Field(exclude=True)
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
         args = parse_arguments(self.name, self.contract, arguments)
@@ -81,7 +82,25 @@ class ContractTool(Tool):
             raise ToolError(f"Error executing tool {self.name}: {error}") from error
         except Exception as error:  # a crash: its text stays in the server log
             raise UnexpectedToolError(f"Error executing tool {self.name}") from error
-        return self.fn_metadata.convert_result(result) if convert_result else result
+        if not convert_result:
+            return result
+        if not isinstance(result, self.response):  # an instance is valid already: no second validation
+            mismatch = TypeError(f"answered {type(result).__name__}, not {self.response.__name__}")
+            raise UnexpectedToolError(f"Error executing tool {self.name}") from mismatch
+        return _as_call_result(result)
+
+
+def answer_text(answer: BaseModel) -> str:
+    """The answer's text copy, for hosts that read text: compact JSON. The SDK's own is indented, which more
+    than doubles a large answer on the wire and in a model's context."""
+    return answer.model_dump_json(by_alias=True)
+
+
+def _as_call_result(answer: BaseModel) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=answer_text(answer))],
+        structured_content=answer.model_dump(mode="json", by_alias=True),
+    )
 
 
 def contract_tool(
@@ -93,8 +112,10 @@ def contract_tool(
         name=tool.name,
         title=tool.title,
         description=tool.description,
-        parameters=without_titles(tool.arguments.model_json_schema()),
-        fn_metadata=FuncMetadata(arg_model=_NoSignature, output_model=tool.response),
+        parameters=published_schema(tool.arguments),
+        fn_metadata=FuncMetadata(
+            arg_model=_NoSignature, output_model=tool.response, output_schema=published_schema(tool.response)
+        ),
         is_async=True,
         annotations=ToolAnnotations(
             read_only_hint=hints.read_only,
@@ -103,4 +124,5 @@ def contract_tool(
             open_world_hint=hints.open_world,
         ),
         contract=tool.arguments,
+        response=tool.response,
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from bench import cold_import, console_list, drill, log_volume, sandbox_runtime, tokens
-from bench.mcp_overhead import QUICK, render, run
+from bench.mcp_overhead import QUICK, Latency, Report, render, run
 from chaos.sandbox.sandbox import Sandbox
 from evals.corpus import load_corpus
 from evals.settings import CASES_DIR
@@ -20,15 +20,28 @@ async def test_benchmark_runs_and_reports_every_figure(sandbox: Sandbox, tmp_pat
     report = await run(sandbox, QUICK, tmp_path, progress=lambda _: None)
     assert [row.tool for row in report.latency] == list(TOOL_NAMES)
     assert all(row.p50_ms.keys() == {"direct", "sse", "http"} for row in report.latency)
+    assert all(row.check_ms > 0 and row.answer_kb > 0 for row in report.latency)
     calls = QUICK.clients * QUICK.calls_per_client
-    assert report.throughput == {
-        transport: report.throughput[transport] | {"calls": calls, "errors": 0}
-        for transport in ("sse", "http")
-    }
+    for transport in ("sse", "http"):
+        assert [(run.calls, run.errors) for run in report.throughput[transport]] == [(calls, 0)]
+        assert 0 < report.throughput[transport][0].p50_ms <= report.throughput[transport][0].p99_ms
     assert report.rss_after_mb > 0
     text = render(report)
-    assert "worst p50 ratio" in text
+    for row in report.latency:
+        verdicts = text.split(row.tool, 1)[1].splitlines()[0].split()[-3:]
+        assert verdicts[1] == "/"
+        assert {verdicts[0], verdicts[2]} <= {"yes", "floor", "no"}
     assert f"after {QUICK.sessions} SSE sessions" in text
+
+
+def test_the_verdict_takes_the_client_s_schema_check_off_only_when_the_target_is_missed() -> None:
+    within = Latency("get_recent_logs", {"direct": 10.0, "sse": 14.0, "http": 15.5}, check_ms=2.0)
+    over = Latency("get_recent_changes", {"direct": 10.0, "sse": 17.0, "http": 16.1}, check_ms=2.0)
+    report = Report([within, over], {"sse": 1.0, "http": 1.0}, {}, 0, 0.0, 0.0)
+    assert report.within(within, "sse") == "yes"  # 4.0 added: the ping and 3 ms
+    assert report.within(within, "http") == "floor"  # 5.5 added, 3.5 without the check
+    assert report.within(over, "sse") == "no"  # 7.0 added, 5.0 without the check
+    assert report.within(over, "http") == "no"  # 6.1 added, 4.1 without the check
 
 
 def test_cold_import_benchmark_reports_every_case() -> None:

@@ -17,7 +17,7 @@ from docgen import blocks, commands, links
 from docgen.blocks import Block, as_body, parse
 from docgen.code_tables import SETTINGS
 from docgen.entry_points import console_scripts, repo_packages
-from docgen.outputs import Marker, generated, reads_drill_report
+from docgen.outputs import VIEWS, Marker, Unavailable, generated, reads_drill_report
 from docgen.pages import DOCS, ROOT, pages
 from docgen.refresh import measured_problems, refresh, stale_blocks
 from mcp_server.permissions import required_iam_actions
@@ -109,7 +109,7 @@ def test_every_console_script_is_shown_in_a_shell_block() -> None:
 
 def test_the_landing_page_is_short_and_leads_to_every_page() -> None:
     text = README.read_text()
-    assert len(text.splitlines()) <= 160
+    assert len(text.splitlines()) <= 175
     for heading in ("## What the drill shows", "## The two commands", "## Try it with Claude Desktop"):
         assert f"\n{heading}\n" in text
     for page in DOCS.glob("*.md"):
@@ -241,3 +241,11 @@ def test_a_broken_link_or_anchor_is_caught(tmp_path: Path) -> None:
     assert len(problems) == 2
     assert "gone.md does not exist" in problems[0]
     assert "no heading" in problems[1]
+
+
+def test_the_from_view_shows_a_command_s_output_from_a_line_on() -> None:
+    marker = Marker.parse("python -m bench.mcp_overhead | from Summary")
+    output = "table\nrow\n\nSummary: all within.\n  sse: 0 errors.\n"
+    assert VIEWS["from"](marker, output, "Summary") == "```text\nSummary: all within.\n  sse: 0 errors.\n```"
+    with pytest.raises(Unavailable, match="no line starting with 'Total'"):
+        VIEWS["from"](marker, output, "Total")

@@ -9,12 +9,15 @@ import boto3
 import pytest
 from mcp import Client
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import UnexpectedToolError
+from pydantic import BaseModel
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import AwsClients
 from mcp_server.contract.registry import SERVED_TOOLS, TOOL_NAMES, TOOLS
 from mcp_server.errors import ReadOnlyViolation
+from mcp_server.registration import contract_tool
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 
@@ -76,7 +79,21 @@ async def test_structured_content_and_text_carry_the_same_validated_json(
     assert not result.is_error
     assert result.structured_content is not None
     model = TOOLS[tool].response.model_validate(result.structured_content)
-    assert json.loads(result.content[0].text) == model.model_dump(mode="json")  # type: ignore[union-attr]
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert json.loads(text) == model.model_dump(mode="json")
+    assert "\n" not in text  # compact: the SDK's own text copy is indented, twice the size on the wire
+
+
+async def test_an_answer_of_another_type_than_the_contract_s_is_an_error_not_an_answer() -> None:
+    async def wrong(args: Any, deadline: float | None) -> BaseModel:
+        return TOOLS["get_iam_state"].response.model_validate(
+            {"role_name": "r", "inline_policies": {}, "attached_policies": []}
+        )
+
+    tool = contract_tool(TOOLS["get_function_metrics"], wrong)
+    with pytest.raises(UnexpectedToolError) as raised:
+        await tool.run({"lambda_name": names.FUNCTION_NAME}, context=None, convert_result=True)
+    assert "not FunctionMetricsResponse" in str(raised.value.__cause__)
 
 
 BAD_NAMES = ["../etc", "x" * 200, "", "data\x00processor", "arn:aws:s3:::data-processor-input", "a b"]

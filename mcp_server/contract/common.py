@@ -4,7 +4,7 @@ the gaps an answer reports."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Final
+from typing import Annotated, Final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -126,20 +126,3 @@ Gaps = Annotated[
         description="Parts that could not be read, each with its reason. An empty list: nothing is missing."
     ),
 ]
-
-
-def without_titles(schema: Any) -> Any:
-    """A JSON schema without pydantic's generated ``title`` keywords ("Lambda Name", "Functionname")."""
-    if isinstance(schema, dict):
-        return {
-            key: (
-                {name: without_titles(value) for name, value in item.items()}
-                if key in ("properties", "$defs", "definitions") and isinstance(item, dict)
-                else without_titles(item)
-            )
-            for key, item in schema.items()
-            if not (key == "title" and isinstance(item, str))
-        }
-    if isinstance(schema, list):
-        return [without_titles(item) for item in schema]
-    return schema
