@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -27,6 +25,7 @@ from pathlib import Path
 
 from starlette.testclient import TestClient
 
+from bench._timing import median_ms
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.sandbox.world import create_incident_tables
@@ -79,12 +78,7 @@ def _seed(store: IncidentStore, count: int, progress: Callable[[str], None]) -> 
 
 def _median_ms(action: Callable[[], object], runs: int) -> float:
     action()  # warm: connections, templates
-    times = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        action()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+    return median_ms(action, runs)
 
 
 @contextmanager

@@ -17,6 +17,7 @@ from mcp_server.aws import AwsClients
 from mcp_server.contract.common import SourceArguments, TargetArguments
 from mcp_server.contract.registry import SERVED_TOOLS
 from mcp_server.reads import Read, Reads
+from mcp_server.redaction import redact_answer
 from mcp_server.registration import contract_tool
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.context import ToolContext
@@ -59,7 +60,8 @@ class ToolRunner:
         reads = Reads(self._executor, deadline, args.region)
         clients = reads.required(_target_read(self.aws, args))
         reads.region = clients.region
-        return self._functions[name](ToolContext(clients, reads, self.settings), args)
+        answer = self._functions[name](ToolContext(clients, reads, self.settings), args)
+        return redact_answer(answer) if self.settings.mcp_redact else answer
 
 
 def _target_read(aws: AwsClients, args: Arguments) -> Read:

@@ -123,6 +123,13 @@ class ServerSettings(BaseSettings):
         description="Each tool answers within this many seconds, with what it read and the rest as gaps "
         "(below the supervisor's 30 s tool timeout).",
     )
+    mcp_redact: bool = Field(
+        default=True,
+        description="Replace secrets and personal data in tool answers (e-mail addresses, bearer and JWT "
+        "tokens, AWS keys, card numbers, private keys, passwords in URLs) with typed placeholders before an "
+        "answer leaves the server, counted in its gaps. Off (false) only where answers may be shown as "
+        "they are.",
+    )
     mcp_auth_failures_per_minute: int = Field(
         default=10,
         ge=1,

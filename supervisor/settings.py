@@ -54,6 +54,12 @@ class SupervisorSettings(BaseSettings, NotificationSettings):
     tool_response_max_bytes: int = Field(
         default=32_000, ge=1_000, description="Largest tool result shown to the model; longer ones are cut."
     )
+    redact: bool = Field(
+        default=True,
+        description="Replace secrets and personal data in every tool answer before the model, the stored "
+        "record or a notification sees it, as the MCP server does (for a server that does not). Off (false) "
+        "only where the answers may be shown as they are.",
+    )
     max_tokens_per_incident: int = Field(
         validation_alias=_env("MAX_TOKENS_PER_INCIDENT"),
         default=100_000,

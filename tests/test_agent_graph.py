@@ -185,6 +185,25 @@ async def test_log_text_cannot_forge_the_delimiters() -> None:
     assert "\\u003c/tool_result>" in content
 
 
+@pytest.mark.parametrize("redact", [True, False])
+async def test_a_secret_in_an_answer_reaches_neither_the_model_nor_the_record_unless_redaction_is_off(
+    redact: bool,
+) -> None:
+    """The graph redacts what any MCP server returns, as the project's own server does."""
+    line = "login bob@example.com with Bearer abcdefghijklmnop1234"
+    logs = {**LOGS, "events": [{"timestamp": "2026-11-21T10:00:00+00:00", "message": line}]}
+    provider = MockToolProvider({**RESPONSES, "get_recent_logs": json.dumps(logs)})
+    run = await Run([ai(call("get_recent_logs")), ai(GIVE_UP)], provider, redact=redact)()
+    shown = str(run.replies("get_recent_logs")[0].content)
+    recorded = json.dumps([result.result for result in run.state["tool_results"]])
+    for seen in (shown, recorded):
+        assert ("bob@example.com" in seen) is not redact
+        assert ("abcdefghijklmnop1234" in seen) is not redact
+    if redact:
+        assert "login [REDACTED:email] with Bearer [REDACTED:bearer_token]" in shown
+        assert "1 bearer_token, 1 email" in recorded
+
+
 async def test_unknown_tool_is_refused_without_a_provider_call() -> None:
     run = await Run([ai(call("delete_function")), ai(GIVE_UP)])()
     assert run.provider.calls == []  # type: ignore[attr-defined]

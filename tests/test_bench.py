@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import cold_import, console_list, drill, log_volume, sandbox_runtime, tokens
+from bench import cold_import, console_list, drill, log_volume, redaction, sandbox_runtime, tokens
 from bench.mcp_overhead import QUICK, Latency, Report, render, run
 from chaos.sandbox.sandbox import Sandbox
 from evals.corpus import load_corpus
@@ -101,3 +101,10 @@ def test_console_list_benchmark_times_the_list_page_against_a_query(sandbox: San
     assert result.rows[0].ratio == 1.0
     assert all(row.median_ms > 0 for row in result.rows)
     assert "goal of < 300 ms server time" in console_list.render(result)
+
+
+def test_redaction_benchmark_finds_every_planted_secret() -> None:
+    serialise, redact, counts = redaction.run(events=4_000, runs=1)
+    assert serialise > 0
+    assert redact > 0
+    assert counts == {"email": 2, "card_number": 1, "bearer_token": 1}  # one line in 1,000, in turn

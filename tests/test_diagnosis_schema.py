@@ -318,6 +318,23 @@ def test_a_command_with_a_typo_is_not_verified_and_lowers_the_confidence() -> No
     assert (capped_confidence(good), capped_confidence(bad)) == (0.9, 0.75)  # 3 of 4 checks hold
 
 
+def test_a_command_that_quotes_a_redacted_value_is_not_verified() -> None:
+    payload = submission()
+    payload["remediation_plan"][0]["command"] = COMMAND + " --cli-input-json [REDACTED:aws_secret_key]"
+    assert _entries(_checked(payload))["remediation_plan.0.command"][0] is False  # does not parse either
+    payload["remediation_plan"][0]["command"] = (
+        "aws lambda update-function-configuration --function-name data-processor "
+        "--description 'postgres://admin:[REDACTED:url_password]@db.example.com'"
+    )
+    verified, reason = _entries(_checked(payload))["remediation_plan.0.command"]
+    assert not verified
+    assert reason.startswith("the command quotes a redacted value ([REDACTED:<kind>])")
+    payload["remediation_plan"][0]["command"] = payload["remediation_plan"][0]["command"].replace(
+        "[REDACTED:url_password]", "REDACTED"
+    )
+    assert _entries(_checked(payload))["remediation_plan.0.command"] == (True, "")
+
+
 def test_a_command_with_a_typo_fails_a_complete_diagnosis_too() -> None:
     payload = _full(confidence=1.0)
     payload["remediation_plan"][0]["command"] = TYPO

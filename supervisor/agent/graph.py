@@ -26,6 +26,7 @@ from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS
+from mcp_server.redaction import redact_answer
 from supervisor.agent import prompt
 from supervisor.agent.accounting import Accounting, llm_record
 from supervisor.agent.providers import ToolCallFailed
@@ -171,7 +172,8 @@ class _Turn:
         if isinstance(data, dict) and set(data) == {"error"}:
             return failed("error", str(data["error"]), size)
         try:
-            payload = model.model_validate(data).model_dump(mode="json")
+            answer = model.model_validate(data)
+            payload = (redact_answer(answer) if self.settings.redact else answer).model_dump(mode="json")
         except ValidationError as error:
             return failed(
                 "invalid_response", f"the response did not match {model.__name__}: {_short(error)}", size

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+from mcp_server.redaction import quotes_a_placeholder
 from supervisor.diagnosis import corroboration, impact
 from supervisor.diagnosis.causality import success_after
 from supervisor.diagnosis.cli_commands import CommandError, parse_command
@@ -135,6 +136,11 @@ def _entry_checks(
                 reason = ""
             except CommandError as error:
                 reason = f"the command does not parse: {error}"
+            if not reason and quotes_a_placeholder(step.command):
+                reason = (
+                    "the command quotes a redacted value ([REDACTED:<kind>]), which the diagnosis cannot "
+                    "know; leave that value for a person to fill in, in the step's text, not in a command"
+                )
             checks.append(
                 EntryCheck(entry=f"remediation_plan.{number}.command", verified=not reason, reason=reason)
             )
