@@ -14,7 +14,7 @@ from typing import Any, TextIO
 from chaos.aws_actions import on_each_action
 from chaos.drill import event_traffic
 from chaos.drill.apply_command import AwsCommand, run_command
-from chaos.drill.checks import Applier, Change, Check, Incident, Stage, check_incident
+from chaos.drill.checks import Applier, Change, Check, Incident, Stage, check_incident, no_secrets
 from chaos.drill.notifications import notified_once
 from chaos.drill.progress import Progress
 from chaos.drill.responder import Orchestrator, Responder
@@ -26,6 +26,8 @@ from chaos.drill.scenarios import (
     INSTRUCTIONS_KEY,
     INTAKE_COPY,
     INTAKE_COPY_ROLE,
+    LOGGED_SECRETS,
+    SECRETS_KEY,
     Act,
     Applies,
     Resource,
@@ -61,6 +63,7 @@ class _StageLog:
     planted: list[str] = field(default_factory=list)
     planted_fault: str | None = None
     planted_demands: tuple[str, ...] = ()
+    secrets: tuple[str, ...] = ()
 
     def judged(self, resources: dict[Resource, str], function: str) -> Stage:
         return Stage(
@@ -71,6 +74,7 @@ class _StageLog:
             self.planted_fault,
             self.planted_demands,
             tuple(f for f in names.FUNCTIONS if f != function),
+            self.secrets,
         )
 
 
@@ -232,7 +236,11 @@ class Drill:
             self._observed(stages)
             evaluated = self._evaluate(scenario, result.incidents, stages)
         result.checks[:0] = evaluated
-        result.checks.append(notified_once(result.incidents, self._notifications()))
+        notifications = self._notifications()
+        result.checks.append(notified_once(result.incidents, notifications))
+        secrets = tuple(secret for stage in stages.values() for secret in stage.secrets)
+        if secrets:
+            result.checks.append(no_secrets("no secret notified", notifications, Stage({}, secrets=secrets)))
         result.seconds = time.monotonic() - started
         return result
 
@@ -336,6 +344,9 @@ class Drill:
                 stage.planted.append(INSTRUCTIONS_KEY)
                 stage.planted_fault = INSTRUCTIONS_FAULT
                 stage.planted_demands += INSTRUCTIONS_DEMANDS
+            elif act.traffic == "secrets":
+                event = {"key": SECRETS_KEY, "work_seconds": 0.0}
+                stage.secrets += LOGGED_SECRETS
             events = [event] * act.count
             if act.traffic == "mixed-input":  # a batch that exists, then one that does not, in turn
                 missing = {"key": names.MISSING_INPUT_KEY, "work_seconds": 0.0}
