@@ -67,6 +67,9 @@ class Latency:
     def added(self, transport: Transport) -> float:
         return self.p50_ms[transport] - self.p50_ms["direct"]
 
+    def ping(self, transport: Transport) -> float:
+        return self.p50_ms[f"ping-{transport}"]
+
 
 @dataclass
 class Throughput:
@@ -84,7 +87,7 @@ class Throughput:
 @dataclass
 class Report:
     latency: list[Latency]
-    ping_p50_ms: dict[str, float]  # transport -> p50 of an MCP ping: the SDK's round trip with no tool
+    ping_p50_ms: dict[str, float]  # transport -> p50 of a ping in a loop of pings, no tool call between
     throughput: dict[str, list[Throughput]]  # transport -> one entry per run
     sessions: int
     rss_before_mb: float
@@ -95,7 +98,7 @@ class Report:
     def within(self, row: Latency, transport: Transport) -> str:
         """'yes': added p50 within ping + 3 ms; 'floor': within once the client's schema check of the answer
         is taken off; 'no': neither."""
-        limit = self.ping_p50_ms[transport] + ADDED_TARGET_MS
+        limit = row.ping(transport) + ADDED_TARGET_MS
         if row.added(transport) <= limit:
             return "yes"
         return "floor" if row.added(transport) - row.check_ms <= limit else "no"
@@ -150,6 +153,10 @@ async def measure_latency(
             "direct": lambda tool: anyio.to_thread.run_sync(direct[tool]),
             "sse": lambda tool: _call_tool(sse, tool),
             "http": lambda tool: _call_tool(http, tool),
+            # The SDK's round trip with no tool, in among the calls it is compared with (alone, in a loop
+            # of pings, it is faster: see ping_p50_ms).
+            "ping-sse": lambda tool: sse.send_ping(),
+            "ping-http": lambda tool: http.send_ping(),
         }
         pings: dict[str, list[float]] = {transport: [] for transport in TRANSPORTS}
         for _ in range(samples):
@@ -255,21 +262,24 @@ async def run(sandbox: Sandbox, config: Config, work_dir: Path, progress: Callab
 
 def render(report: Report) -> str:
     lines = [
-        "Per-tool latency, ms (p50 / p95); the p50 MCP adds over the direct call; the client's schema",
-        "check of one answer (p50) and the answer's size; whether the added p50 is within the SDK's ping",
-        f"+ {ADDED_TARGET_MS:g} ms (sse / http; 'floor': within once the schema check is taken off):",
-        f"{'tool':<21}{'direct':>12}{'SSE':>13}{'HTTP':>13}{'+SSE':>6}{'+HTTP':>6}{'check':>6}{'KB':>5}"
-        "  within",
+        "Per-tool latency, ms (p50 / p95); the p50 MCP adds over the direct call; the p50 of the SDK's",
+        "ping in among those calls (sse / http); the client's schema check of one answer (p50) and its",
+        f"size; whether the added p50 is within the ping + {ADDED_TARGET_MS:g} ms (sse / http; 'floor':",
+        "within once the schema check is taken off):",
+        f"{'tool':<21}{'direct':>12}{'SSE':>13}{'HTTP':>13}{'+SSE':>6}{'+HTTP':>6}{'ping':>10}{'check':>6}"
+        f"{'KB':>4}  within",
     ]
     for row in report.latency:
         cells = [f"{row.p50_ms[p]:.1f} / {row.p95_ms[p]:.1f}" for p in ("direct", "sse", "http")]
+        ping = f"{row.ping('sse'):.1f}/{row.ping('http'):.1f}"
         within = " / ".join(report.within(row, t) for t in TRANSPORTS)
         lines.append(
             f"{row.tool:<21}{cells[0]:>12}{cells[1]:>13}{cells[2]:>13}{row.added('sse'):>6.1f}"
-            f"{row.added('http'):>6.1f}{row.check_ms:>6.1f}{row.answer_kb:>5.0f}  {within}"
+            f"{row.added('http'):>6.1f}{ping:>10}"
+            f"{row.check_ms:>6.1f}{row.answer_kb:>4.0f}  {within}"
         )
     lines.append(
-        "MCP ping p50 (the SDK's round trip, no tool): "
+        "MCP ping p50 alone, in a loop of pings: "
         + ", ".join(f"{t} {ms:.1f} ms" for t, ms in report.ping_p50_ms.items())
     )
     for transport, runs in report.throughput.items():
