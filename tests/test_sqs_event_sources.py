@@ -280,7 +280,9 @@ def test_a_failing_batch_stays_and_then_moves_to_the_dead_letter_queue(
 
     first = _poll(poller, mapping["UUID"])
     assert first == BatchOutcome(mapping["UUID"], mapping["FunctionArn"], 1, 0, FUNCTION_FAILED)
-    assert make.depth(url) == (0, 1)  # in flight until the visibility timeout ends
+    # Not deleted: in flight, or visible again if this busy machine took past its 1 s visibility timeout to
+    # get here (the receive count in the dead-letter queue below shows it was received three times).
+    assert sum(make.depth(url)) == 1
     stored = make.lambda_.get_event_source_mapping(UUID=mapping["UUID"])
     assert stored["LastProcessingResult"] == FUNCTION_FAILED
     time.sleep(1.2)
@@ -302,7 +304,7 @@ def test_partial_batch_responses_delete_only_the_processed_messages(make: Fixtur
     outcome = _poll(poller, mapping["UUID"])
 
     assert outcome == BatchOutcome(mapping["UUID"], mapping["FunctionArn"], 3, 2, OK)
-    assert make.depth(url) == (0, 1)
+    assert sum(make.depth(url)) == 1  # the failed one, in flight or (1 s on) visible again; the others gone
     time.sleep(1.2)
     left = make.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
     assert [m["Body"] for m in left] == ["bad-1"]
