@@ -49,12 +49,14 @@ def diagnose_incident(
     alarm_events: Callable[..., list[dict[str, Any]]],
     inject: Inject,
     make_pipeline: Callable[..., IncidentPipeline],
+    invocation: dict[str, object] | None = None,
 ) -> str:
-    """A real permission-loss incident, diagnosed by the rules model, with a hostile line in its logs."""
+    """A real permission-loss incident, diagnosed by the rules model, with a hostile line in its logs; the
+    failing invocation sends ``invocation`` (default: the first input batch)."""
     fresh_logs(sandbox, names.FUNCTION_NAME)
     hostile_log_line(sandbox)
     inject(REVOKE_S3)
-    assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
+    assert runtime.invoke(names.FUNCTION_NAME, invocation or names.input_event()).status == "failed"
     (event,) = alarm_events(wait_seconds=2)
     (outcome,) = outcomes(make_pipeline().handle(event, None))
     assert outcome["status"] == "DIAGNOSED", outcome

@@ -12,7 +12,6 @@ from typing import Any
 
 from starlette.testclient import TestClient
 
-from chaos.faults.iam import REVOKE_S3
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
@@ -20,9 +19,8 @@ from console.app import create_app
 from console.settings import ConsoleSettings
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore
-from tests.fault_scenarios import fresh_logs
+from tests.console_support import diagnose_incident
 from tests.fixture_types import Inject
-from tests.pipeline_support import outcomes
 
 SECRETS = {
     "email": "bob.smith@example.com",
@@ -60,14 +58,10 @@ def test_no_logged_secret_reaches_the_record_the_notification_or_the_console(
     incidents: IncidentStore,
     notified: Callable[[], list[dict[str, Any]]],
 ) -> None:
-    fresh_logs(sandbox, names.FUNCTION_NAME)
     marker = uuid.uuid4().hex
     key = "/".join(["incoming", marker, *SECRETS.values()]) + ".json"
-    inject(REVOKE_S3)
-    assert runtime.invoke(names.FUNCTION_NAME, {"key": key, "work_seconds": 0}).status == "failed"
-    (event,) = alarm_events(wait_seconds=2)
-    (outcome,) = outcomes(make_pipeline().handle(event, None))
-    assert outcome["status"] == "DIAGNOSED", outcome
+    invocation = {"key": key, "work_seconds": 0}
+    incident_id = diagnose_incident(sandbox, runtime, alarm_events, inject, make_pipeline, invocation)
 
     stored = _stored(sandbox, incidents)
     placeholders = "/".join([marker, *(f"[REDACTED:{kind}]" for kind in SECRETS)])
@@ -78,7 +72,7 @@ def test_no_logged_secret_reaches_the_record_the_notification_or_the_console(
             sandbox.session(names.SUPERVISOR),
         ),
         base_url="http://127.0.0.1",
-    ).get(f"/incidents/{outcome['incident_id']}")
+    ).get(f"/incidents/{incident_id}")
     assert page.status_code == 200
     sent = json.dumps(notified())
     for kind, secret in SECRETS.items():
