@@ -5,6 +5,7 @@ The drill uses it for its bad-Bedrock-auth scenario; the tests script whole conv
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,14 +39,19 @@ def aws_error(status: int, code: str, message: str) -> tuple[int, dict[str, Any]
 
 @dataclass
 class FakeConverse:
-    """Each POST /model/{id}/converse takes the next scripted reply: a Converse body, or an AWS error."""
+    """Each POST /model/{id}/converse takes the next scripted reply: a Converse body, or an AWS error; with
+    ``reply``, every request is answered by ``reply(model id, request body)`` instead (a model that reads
+    the conversation, e.g. the tool answers, and decides)."""
 
-    script: list[dict[str, Any] | tuple[int, dict[str, Any], dict[str, str]]]
+    script: list[dict[str, Any] | tuple[int, dict[str, Any], dict[str, str]]] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
+    reply: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
 
     async def _converse(self, request: Request) -> Response:
         body = json.loads(await request.body())
         self.requests.append({"model": request.path_params["model"], **body})
+        if self.reply is not None:
+            return JSONResponse(self.reply(request.path_params["model"], body))
         if not self.script:
             return JSONResponse({"message": "script exhausted"}, status_code=500)
         reply = self.script.pop(0)

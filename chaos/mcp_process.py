@@ -39,6 +39,16 @@ class ServerProcess:
             self.process.wait()
 
 
+_KEYS = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+def _inherited(env: dict[str, str]) -> dict[str, str]:
+    """Our environment for the child; where ``env`` names an AWS profile, without AWS keys, which botocore
+    would take over the profile (a Bedrock fake's throwaway keys, or a user's own)."""
+    named = "AWS_PROFILE" in env
+    return {key: value for key, value in os.environ.items() if not (named and key in _KEYS)}
+
+
 def start_server(
     env: dict[str, str],
     log_path: Path,
@@ -55,7 +65,7 @@ def start_server(
     with log_path.open("wb") as log:
         process = subprocess.Popen(  # noqa: S603 - our own module, fixed arguments
             [sys.executable, "-m", module, *bind, "--port", str(port), *args],
-            env={**os.environ, **env},
+            env={**_inherited(env), **env},
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=log,

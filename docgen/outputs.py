@@ -209,12 +209,12 @@ def _scorecard(markdown: str, report: dict[str, Any]) -> str:
 
 
 def _summary(markdown: str, report: dict[str, Any]) -> str:
-    """The scorecard folded by expected outcome: which scenarios, how many passed, evidence verified."""
+    """The scorecard folded by expected outcome: which scenarios, how many passed, evidence grounded."""
     head, rows, summary = _markdown_table(markdown)
-    if not {"scenario", "expected", "evidence", "result"} <= set(head):
+    if not {"scenario", "expected", "grounded", "result"} <= set(head):
         return _scorecard(markdown, report)
     scenario, expected, evidence, result = (
-        head.index(n) for n in ("scenario", "expected", "evidence", "result")
+        head.index(n) for n in ("scenario", "expected", "grounded", "result")
     )
     groups: dict[str, list[list[str]]] = {}
     for row in rows:
@@ -222,16 +222,16 @@ def _summary(markdown: str, report: dict[str, Any]) -> str:
     folded = []
     for outcome, members in groups.items():
         counts = [tuple(map(int, row[evidence].split("/"))) for row in members if "/" in row[evidence]]
-        verified, total = sum(c[0] for c in counts), sum(c[1] for c in counts)
+        found, total = sum(c[0] for c in counts), sum(c[1] for c in counts)
         folded.append(
             [
                 f"`{outcome}`",
                 ", ".join(row[scenario] for row in members),
                 f"{sum(row[result] == 'PASS' for row in members)}/{len(members)}",
-                f"{verified}/{total}" if total else "-",
+                f"{found}/{total}" if total else "-",
             ]
         )
-    return summary + "\n\n" + table(["expected", "scenarios", "passed", "evidence verified"], folded)
+    return summary + "\n\n" + table(["expected", "scenarios", "passed", "evidence grounded"], folded)
 
 
 def compact_json(value: Any, indent: int = 0, width: int = CUT, longest: int = 100) -> str:
@@ -277,26 +277,49 @@ DRILL_VIEWS: Mapping[str, Callable[..., str]] = {
 }
 
 
+def _mark(ok: bool | None) -> str:
+    return "-" if ok is None else "✓" if ok else "✗"
+
+
 def _per_case(marker: Marker, output: str) -> str:
-    """incident-eval's leaderboard totals, per case: what a benchmark of models compares."""
+    """incident-eval's live leaderboard: a row of totals per model, then each model's case by case."""
     out = Path(marker.option("--out") or "eval-report")
     board = json.loads(((out if out.is_absolute() else ROOT / out) / "leaderboard.json").read_text())
-    rows = []
+    columns = list(board["columns"])
+    totals, sections = [], []
     for model in board["models"]:
-        totals, cases = model["totals"], model["totals"]["cases"]
-        cost = totals["cost_usd"]
-        rows.append(
+        total, name = model["totals"], f"`{model['model']}`"
+        cost = total["cost_usd"]
+        totals.append(
             [
-                f"`{model['model']}`",
-                f"{totals['solved']}/{cases} ({totals['solved'] / cases:.0%})",
-                "n/a" if cost is None else f"${cost / cases:.4f}",
-                f"{totals['seconds'] / cases:.3f} s",
-                f"{totals['llm_calls'] / cases:.1f}",
-                f"{(totals['input_tokens'] + totals['output_tokens']) / cases:.0f}",
+                name,
+                f"{total['solved']}/{total['cases']}",
+                f"{total['faults']:.2f}",
+                *(f"{passed}/{applies}" for passed, applies in total["columns"].values()),
+                f"{total['pointers_found']:.0f}/{total['pointers']:.0f}",
+                "n/a" if cost is None else f"${cost / total['cases']:.4f}",
+                f"{total['seconds'] / total['cases']:.1f} s",
+                f"{total['llm_calls'] / total['cases']:.1f}",
+                f"{(total['input_tokens'] + total['output_tokens']) / total['cases']:.0f}",
             ]
         )
-    head = ["model", "solved", "cost per case", "latency per case", "LLM calls per case", "tokens per case"]
-    return table(head, rows)
+        rows = [
+            [
+                case_name,
+                case["expected"],
+                case["diagnosed"],
+                f"{case['faults']:.2f}",
+                *(_mark(ok) for ok in case["columns"].values()),
+                "✓" if case["solved"] else "✗ " + ", ".join(case["failed_checks"]),
+            ]
+            for case_name, case in model["cases"].items()
+        ]
+        head = ["case", "expected", "diagnosed", *columns, "solved"]
+        summary = f"{model['model']}, case by case"
+        sections.append(f"<details><summary>{summary}</summary>\n\n{table(head, rows)}\n\n</details>")
+    head = ["model", "solved", *columns, "pointers re-found", "cost per case", "latency per case"]
+    head += ["LLM calls per case", "tokens per case"]
+    return "\n\n".join([table(head, totals), *sections])
 
 
 def _from_line(marker: Marker, output: str, word: str) -> str:

@@ -1,11 +1,14 @@
-"""``incident-eval``: record benchmark cases on the sandbox, run models on them, count their tokens.
+"""``incident-eval``: run models on live cases (or a recorded corpus), record that corpus, count tokens.
 
+    incident-eval run --model M [--model M2 ...] [--case NAME ...] [--jobs N] [--out DIR] [--price ...]
+    incident-eval run --recorded --model M [--cases DIR] [--out DIR] [--price MODEL=IN,OUT ...]
+    incident-eval cases
     incident-eval record [--case NAME ...] [--out DIR] [--list]
-    incident-eval run --model M [--model M2 ...] [--cases DIR] [--out DIR] [--price MODEL=IN,OUT ...]
     incident-eval tokens [--cases DIR] [--encoding o200k_base|cl100k_base]
 
-Exit status: 0 when the command ran (scores are data, not failures); 1 on a broken corpus, or a case that
-could not be recorded or restored; 2 on bad usage (an unknown model or case, a malformed --price).
+Exit status: 0 when the command ran (scores are data, not failures); 1 on a broken corpus, a case that
+could not be recorded or restored, or a live run whose sandbox could not start; 2 on bad usage (an unknown
+model or case, a malformed --price).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from evals import leaderboard, tokens
+from evals import leaderboard, live, live_report, tokens
 from evals.corpus import CorpusError, load_corpus
 from evals.definitions import DEFINITIONS, CaseDefinition, select
 from evals.runner import build_models, run_models
@@ -31,6 +34,8 @@ from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
     from chaos.sandbox.sandbox import Sandbox
 
 PROG = "incident-eval"
@@ -51,11 +56,30 @@ def build_parser(settings: EvalSettings) -> argparse.ArgumentParser:
     record.add_argument("--case", action="append", metavar="NAME", help="only this case (repeatable)")
     record.add_argument("--out", type=Path, default=settings.cases_dir, help=f"default {settings.cases_dir}")
     record.add_argument("--list", action="store_true", help="list the cases that can be recorded")
-    run = commands.add_parser("run", help="replay the corpus with models and write the leaderboard")
+    run = commands.add_parser(
+        "run",
+        help="run models on the live cases (or, with --recorded, the recorded corpus); write the leaderboard",
+    )
     run.add_argument(
         "--model", action="append", required=True, metavar="M", help="rules, bedrock:<id>, provider:model"
     )
-    run.add_argument("--cases", type=Path, default=settings.cases_dir, help=f"default {settings.cases_dir}")
+    run.add_argument("--case", action="append", metavar="NAME", help="only this live case (repeatable)")
+    run.add_argument(
+        "--jobs",
+        type=int,
+        default=settings.jobs,
+        metavar="N",
+        help=f"live: split the cases over N sandbox worlds run at once (1-8; default {settings.jobs})",
+    )
+    run.add_argument(
+        "--recorded", action="store_true", help="replay the recorded corpus instead (fast, offline, narrower)"
+    )
+    run.add_argument(
+        "--cases",
+        type=Path,
+        default=settings.cases_dir,
+        help=f"with --recorded; default {settings.cases_dir}",
+    )
     run.add_argument("--out", type=Path, default=settings.out_dir, help=f"default {settings.out_dir}/")
     run.add_argument(
         "--price",
@@ -64,6 +88,7 @@ def build_parser(settings: EvalSettings) -> argparse.ArgumentParser:
         metavar="MODEL=IN,OUT",
         help="USD per million input,output tokens",
     )
+    commands.add_parser("cases", help="list the live cases")
     count = commands.add_parser("tokens", help="input tokens of a one-call-per-tool investigation, per case")
     count.add_argument("--cases", type=Path, default=settings.cases_dir, help=f"default {settings.cases_dir}")
     count.add_argument(
@@ -153,17 +178,51 @@ def _run(args: argparse.Namespace) -> int:
     prices = _prices(args.price)
     supervisor = SupervisorSettings()
     try:
-        models = build_models(args.model, supervisor)
+        models = build_models(args.model, supervisor)  # a live run builds them in each lane: fail here
     except AgentError as error:
         raise UsageError(error.message) from None
+    if args.recorded:
+        return _run_recorded(args, models, prices, supervisor)
+    if args.cases != EvalSettings().cases_dir:
+        raise UsageError("--cases names a recorded corpus: use it with --recorded")
+    if not 1 <= args.jobs <= 8:
+        raise UsageError(f"--jobs must be between 1 and 8, not {args.jobs}")
+    try:
+        cases = live.select_cases(args.case)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
+    print(
+        f"{PROG}: {len(cases)} live case(s) x {len(args.model)} model(s), "
+        f"{args.jobs} sandbox world(s) at once"
+    )
+    generated_at = datetime.now(UTC).isoformat(timespec="seconds")
+    scored = live.run_live(list(models), cases, args.out, args.jobs, prices)
+    md, js = live_report.write(scored, generated_at, args.out)
+    print("\n" + live_report.totals_table(scored))
+    print(f"\nleaderboard: {md}, {js}")
+    return 0
+
+
+def _run_recorded(
+    args: argparse.Namespace,
+    models: dict[str, BaseChatModel],
+    prices: dict[str, Price],
+    supervisor: SupervisorSettings,
+) -> int:
     cases = load_corpus(args.cases)
     scores = asyncio.run(run_models(models, cases, supervisor, prices, _progress))
     board = leaderboard.Leaderboard(
         scores, [case.id for case in cases], str(args.cases), datetime.now(UTC).isoformat(timespec="seconds")
     )
-    md, js = leaderboard.write(board, args.out)
+    md, js = leaderboard.write(board, args.out / "recorded")
     print(leaderboard.table(board))
     print(f"\nleaderboard: {md}, {js}")
+    return 0
+
+
+def _cases() -> int:
+    for case in live.LIVE_CASES:
+        print(f"{case.name:<26} expects {case.expected_label:<32} {case.title}")
     return 0
 
 
@@ -185,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _record(args, settings)
         if args.command == "run":
             return _run(args)
+        if args.command == "cases":
+            return _cases()
         return _tokens(args)
     except UsageError as error:
         print(f"{PROG}: {error}", file=sys.stderr)

@@ -15,6 +15,12 @@ class EvalSettings(BaseSettings):
 
     cases_dir: Path = Field(default=CASES_DIR, description="The corpus: one <case id>.json per case.")
     out_dir: Path = Field(default=Path("eval-report"), description="Where run writes the leaderboard.")
+    jobs: int = Field(
+        default=2,
+        ge=1,
+        le=8,
+        description="Live runs: sandbox worlds run at once (each a process of its own).",
+    )
     alarm_wait_seconds: float = Field(
         default=8.0, gt=0, le=120, description="How long record waits for a case's alarm to reach SNS."
     )

@@ -17,9 +17,10 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase, FuncMetadata
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
+from mcp_server.answer_log import AnswerLog, incident_of
 from mcp_server.contract.declaration import ToolDeclaration
 from mcp_server.contract.published_schema import published_schema
 
@@ -67,27 +68,42 @@ def caller_deadline(context: Any) -> float | None:
 
 
 class ContractTool(Tool):
-    """A tool whose arguments are a contract model and whose answer is a contract response model."""
+    """A tool whose arguments are a contract model and whose answer is a contract response model; with an
+    ``answer_log``, every answer (or error) it sends is recorded there."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
 
     contract: type[BaseModel] = Field(exclude=True)
     response: type[BaseModel] = Field(exclude=True)
+    answer_log: AnswerLog | None = Field(default=None, exclude=True)
 
     async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        try:
+            result = await self._answer(arguments, context)
+        except Exception as error:
+            if self.answer_log is not None:
+                self.answer_log.record(self.name, arguments, incident_of(context), error=str(error))
+            raise
+        if not convert_result:
+            return result
+        if not isinstance(result, self.response):  # an instance is valid already: no second validation
+            mismatch = TypeError(f"answered {type(result).__name__}, not {self.response.__name__}")
+            raise UnexpectedToolError(f"Error executing tool {self.name}") from mismatch
+        sent = _as_call_result(result)
+        if self.answer_log is not None:
+            self.answer_log.record(self.name, arguments, incident_of(context), answer=sent.structured_content)
+        return sent
+
+    async def _answer(self, arguments: dict[str, Any], context: Any) -> Any:
         args = parse_arguments(self.name, self.contract, arguments)
         try:
-            result = await self.fn(args, caller_deadline(context))
+            return await self.fn(args, caller_deadline(context))
         except MCPError:
             raise
         except ToolError as error:
             raise ToolError(f"Error executing tool {self.name}: {error}") from error
         except Exception as error:  # a crash: its text stays in the server log
             raise UnexpectedToolError(f"Error executing tool {self.name}") from error
-        if not convert_result:
-            return result
-        if not isinstance(result, self.response):  # an instance is valid already: no second validation
-            mismatch = TypeError(f"answered {type(result).__name__}, not {self.response.__name__}")
-            raise UnexpectedToolError(f"Error executing tool {self.name}") from mismatch
-        return _as_call_result(result)
 
 
 def answer_text(answer: BaseModel) -> str:
@@ -104,7 +120,9 @@ def _as_call_result(answer: BaseModel) -> CallToolResult:
 
 
 def contract_tool(
-    tool: ToolDeclaration, handler: Callable[[Any, float | None], Awaitable[BaseModel]]
+    tool: ToolDeclaration,
+    handler: Callable[[Any, float | None], Awaitable[BaseModel]],
+    answer_log: AnswerLog | None = None,
 ) -> ContractTool:
     hints = tool.hints
     return ContractTool(
@@ -125,4 +143,5 @@ def contract_tool(
         ),
         contract=tool.arguments,
         response=tool.response,
+        answer_log=answer_log,
     )

@@ -13,6 +13,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools.base import Tool
 from pydantic import BaseModel
 
+from mcp_server.answer_log import AnswerLog
 from mcp_server.aws import AwsClients
 from mcp_server.contract.common import SourceArguments, TargetArguments
 from mcp_server.contract.registry import SERVED_TOOLS
@@ -77,6 +78,7 @@ def _target_read(aws: AwsClients, args: Arguments) -> Read:
 
 def build_tools(settings: ServerSettings, aws: AwsClients) -> list[Tool]:
     runner = ToolRunner(settings, aws)
+    answers = AnswerLog(settings.mcp_answer_log) if settings.mcp_answer_log else None
 
     def handler(name: str) -> Callable[[Any, float | None], Any]:
         async def call(args: Arguments, caller_deadline: float | None) -> BaseModel:
@@ -84,7 +86,7 @@ def build_tools(settings: ServerSettings, aws: AwsClients) -> list[Tool]:
 
         return call
 
-    return [contract_tool(tool, handler(tool.name)) for tool in SERVED_TOOLS.values()]
+    return [contract_tool(tool, handler(tool.name), answers) for tool in SERVED_TOOLS.values()]
 
 
 def build_server(settings: ServerSettings, clients: AwsClients) -> MCPServer:

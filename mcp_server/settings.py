@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from pathlib import Path
 from typing import Final, Self
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator, model_validator
@@ -129,6 +130,12 @@ class ServerSettings(BaseSettings):
         "tokens, AWS keys, card numbers, private keys, passwords in URLs) with typed placeholders before an "
         "answer leaves the server, counted in its gaps. Off (false) only where answers may be shown as "
         "they are.",
+    )
+    mcp_answer_log: Path | None = Field(
+        default=None,
+        description="A file to append every tool answer to as it is sent (JSON lines: tool, arguments, the "
+        "caller's incident id, the answer after redaction, or the error): the server's own record of what "
+        "reached a model. Unset: none is kept.",
     )
     mcp_auth_failures_per_minute: int = Field(
         default=10,

@@ -52,17 +52,26 @@ def operator(sandbox: Sandbox) -> boto3.Session:
 
 
 @pytest.fixture(scope="session")
-def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def mcp_answer_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the session's MCP server records every answer it sends (``MCP_ANSWER_LOG``)."""
+    return tmp_path_factory.mktemp("mcp-answers") / "answers.jsonl"
+
+
+@pytest.fixture(scope="session")
+def mcp_server_url(
+    sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory, mcp_answer_log: Path
+) -> Iterator[str]:
     """`incident-mcp-server` as shipped, for the whole session: key from SSM, AWS as the read-only
-    mcp-server profile, SSE and Streamable HTTP on one port."""
-    with shipped_mcp_server(sandbox, tmp_path_factory.mktemp("mcp")) as url:
+    mcp-server profile, SSE and Streamable HTTP on one port, its answers recorded in ``mcp_answer_log``."""
+    with shipped_mcp_server(sandbox, tmp_path_factory.mktemp("mcp"), mcp_answer_log) as url:
         yield url
 
 
 @contextmanager
-def shipped_mcp_server(sandbox: Sandbox, log_dir: Path) -> Iterator[str]:
+def shipped_mcp_server(sandbox: Sandbox, log_dir: Path, answer_log: Path | None = None) -> Iterator[str]:
     """The shipped server on ``sandbox``: its key from SSM, AWS as the read-only mcp-server profile."""
     env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {"AWS_PROFILE": names.MCP_SERVER}
+    env |= {"MCP_ANSWER_LOG": str(answer_log)} if answer_log else {}
     with server_process(env, log_dir / "server.log") as server:
         yield server.url
 

@@ -77,7 +77,18 @@ def test_the_full_drill_passes_and_writes_its_reports(
     (revoked,) = by_name["revoke-s3"]["incidents"]
     assert revoked["status"] == "DIAGNOSED"
     assert revoked["fault_types"] == ["permission_loss"]
-    assert revoked["evidence_verified"] == revoked["evidence_total"] > 0
+    assert (
+        revoked["grounding"]["grounded"] is True
+    )  # the judge re-found every pointer in the server's answers
+    assert (
+        revoked["grounding"]["found"]
+        == revoked["grounding"]["total"]
+        == len(revoked["diagnosis"]["evidence"])
+    )
+    answers = [
+        json.loads(line) for line in (tmp_path / "reports" / "mcp-answers.jsonl").read_text().splitlines()
+    ]
+    assert {entry["incident_id"] for entry in answers} >= {revoked["incident_id"]}
     assert names.ROLE_NAME in revoked["diagnosis"]["affected_resources"]
     interleaved = by_name["interleaved"]["incidents"]
     assert len(interleaved) == 2
@@ -207,9 +218,11 @@ def test_keep_running_leaves_the_sandbox_and_server_up_until_down(tmp_path: Path
 
 
 @pytest.fixture
-def drill(sandbox: Sandbox, mcp_server_url: str) -> Iterator[Drill]:
+def drill(sandbox: Sandbox, mcp_server_url: str, mcp_answer_log: Path) -> Iterator[Drill]:
     """The drill on the session's sandbox and MCP server, printing into a buffer."""
-    with Drill(sandbox, mcp_server_url, progress=Progress(io.StringIO(), live=False)) as drill:
+    with Drill(
+        sandbox, mcp_server_url, progress=Progress(io.StringIO(), live=False), answer_log=mcp_answer_log
+    ) as drill:
         yield drill
 
 

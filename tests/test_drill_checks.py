@@ -13,6 +13,7 @@ from botocore.exceptions import ClientError
 
 from chaos.drill.apply_command import AwsCommand
 from chaos.drill.checks import Change, Incident, Stage, check_incident, cloudtrail_name_of
+from chaos.drill.grounding import SentAnswer
 from chaos.drill.report import DrillRun, markdown
 from chaos.drill.runner import ScenarioResult
 from chaos.drill.scenarios import Applies, ExpectedIncident, Scenario
@@ -38,6 +39,13 @@ LOGS = {
         ],
     },
 }
+
+
+CHANGES = {"events": [{"event_name": "DeleteRolePolicy"}], "note": "CloudTrail delivers within minutes"}
+SENT = [  # what the MCP server sent, as its answer log holds it
+    SentAnswer("get_recent_logs", {}, LOGS["result"]),  # type: ignore[arg-type]
+    SentAnswer("get_recent_changes", {}, CHANGES),
+]
 
 
 def _pointer(tool: str, field: str, value: str, supports: str | None = None) -> dict[str, Any]:
@@ -74,7 +82,12 @@ def _incident(**changes: Any) -> Incident:
     }
     diagnosis |= changes
     return Incident(
-        "data-processor@t", names.FUNCTION_NAME, "DIAGNOSED", diagnosis=diagnosis, tool_results=[LOGS]
+        "data-processor@t",
+        names.FUNCTION_NAME,
+        "DIAGNOSED",
+        diagnosis=diagnosis,
+        tool_results=[LOGS],
+        answers=list(SENT),
     )
 
 
@@ -119,11 +132,23 @@ def test_a_pointer_to_a_planted_line_fails_even_in_an_own_invocation() -> None:
     assert "#4 events.2.message (a planted line)" in failed["own evidence only"]
 
 
-def test_a_pointer_that_no_recorded_answer_holds_fails() -> None:
+def test_a_pointer_that_no_answer_the_server_sent_holds_fails_grounding() -> None:
     incident = _incident()
     assert incident.diagnosis is not None
     incident.diagnosis["evidence"][0]["value"] = "[ERROR] a line nobody logged"
-    assert "not in any recorded answer" in _failed(incident)["own evidence only"]
+    failed = _failed(incident)
+    assert set(failed) == {"evidence grounded", "remediation cites grounded evidence", "own evidence only"}
+    assert "3/4 pointers re-found" in failed["evidence grounded"]
+    assert "remediation_plan.0: cites [0], not re-found" in failed["evidence grounded"]
+    assert "not in any answer the server sent" in failed["own evidence only"]
+
+
+def test_grounding_reads_the_servers_answers_not_the_supervisors_record() -> None:
+    """The supervisor's record and verification say all is well; the server never sent the changes."""
+    incident = _incident()
+    incident.answers = [SENT[0]]
+    failed = _failed(incident)
+    assert "#1 (the server sent no get_recent_changes answer)" in failed["evidence grounded"]
 
 
 def test_resources_are_compared_exactly() -> None:
@@ -378,7 +403,12 @@ class FakeApplier:
 
 def _event_incident(impact: list[dict[str, Any]] = RIGHT_IMPACT, command: str | None = ENABLE) -> Incident:
     steps = [{"action": "Enable the mapping", "details": "-", "evidence_basis": [0, 1], "command": command}]
+    incident = _incident()
+    assert incident.diagnosis is not None
+    evidence = copy.deepcopy(incident.diagnosis["evidence"])
+    evidence[1]["supports"] = "event_source_stopped"
     return _incident(
+        evidence=evidence,
         fault_types=["event_source_stopped"],
         affected_resources=[names.ORDER_WORKER_FUNCTION, names.ORDERS_QUEUE],
         trigger={"event_name": "UpdateEventSourceMapping20150331", "identity": OPERATOR},

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from chaos.drill.checks import Check, Incident
+from chaos.drill.grounding import Finding, Grounding
 from chaos.drill.lanes import _merged, partition
 from chaos.drill.report import DrillRun, dumps, load
 from chaos.drill.runner import ScenarioResult
@@ -41,7 +42,9 @@ def test_a_lanes_report_reads_back_as_written() -> None:
                         tools=["get_iam_state", "submit_diagnosis"],
                         failed_attempts=["ConnectError: refused"],
                         llm_calls=2,
-                        tokens=120,
+                        input_tokens=100,
+                        grounding=Grounding([Finding(0, True), Finding(1, False, "gone")], ["trigger: lost"]),
+                        output_tokens=20,
                     ),
                     Incident("data-processor@2026-11-25T10:01:00.000Z", "data-processor", "ERROR", "mcp"),
                 ],

@@ -9,11 +9,13 @@ from __future__ import annotations
 import io
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chaos.drill.checks import Change, Incident, Stage, check_incident
+from chaos.drill.grounding import SentAnswer
 from chaos.drill.progress import Progress
 from chaos.drill.runner import Drill, ScenarioResult
 from chaos.drill.scenarios import COPY, COPY_ROLE, INTAKE_COPY, SCENARIOS
@@ -81,12 +83,16 @@ STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
 
 
 @pytest.fixture(scope="module")
-def drill(sandbox: Sandbox, mcp_server_url: str) -> Iterator[Drill]:
+def drill(sandbox: Sandbox, mcp_server_url: str, mcp_answer_log: Path) -> Iterator[Drill]:
     """The drill on the session's sandbox; on a busy machine an alarm may take longer than the drill's own
     wait (a scenario whose incidents are all in goes on at once)."""
     settings = DrillSettings(alarm_wait_seconds=30)
     with Drill(
-        sandbox, mcp_server_url, settings=settings, progress=Progress(io.StringIO(), live=False)
+        sandbox,
+        mcp_server_url,
+        settings=settings,
+        progress=Progress(io.StringIO(), live=False),
+        answer_log=mcp_answer_log,
     ) as drill:
         yield drill
 
@@ -185,7 +191,10 @@ def _judged(name: str, number: int, changes: tuple[str, ...], **diagnosis: Any) 
         {"action": "-", "details": "-", "evidence_basis": [0], "command": command}
         for command in fields["remediation_plan"]
     ]
-    incident = Incident(f"{function}@t", function, "DIAGNOSED", diagnosis=fields)
+    # Grounded: one pointer per named fault, each where the server's (one) answer holds it.
+    fields["evidence"] += [pointer | {"supports": fault} for fault in fields["fault_types"]]
+    sent = [SentAnswer("get_recent_changes", {}, {"events": [{"event_name": "-"}]})]
+    incident = Incident(f"{function}@t", function, "DIAGNOSED", diagnosis=fields, answers=sent)
     stage = Stage(
         {"function": function, "role": role, "security-group": SG},
         tuple(Change(operation, OPERATOR) for operation in changes),

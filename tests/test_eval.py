@@ -224,14 +224,17 @@ async def test_a_call_that_was_not_recorded_is_a_tool_error_that_says_what_was(
 def test_run_writes_a_leaderboard_with_a_row_per_model_and_a_column_per_case(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert cli.main(["run", "--model", "rules", "--out", str(tmp_path), "--price", "rules=1,2"]) == 0
+    assert (
+        cli.main(["run", "--recorded", "--model", "rules", "--out", str(tmp_path), "--price", "rules=1,2"])
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "| rules |" in printed
-    board = json.loads((tmp_path / "leaderboard.json").read_text())
+    board = json.loads((tmp_path / "recorded" / "leaderboard.json").read_text())
     assert [row["model"] for row in board["models"]] == ["rules"]
     assert set(board["models"][0]["cases"]) == set(board["cases"]) == {d.name for d in DEFINITIONS}
     assert board["models"][0]["price_per_million"] == {"input": 1.0, "output": 2.0}
-    assert "| model | " + " | ".join(board["cases"]) in (tmp_path / "leaderboard.md").read_text()
+    assert "| model | " + " | ".join(board["cases"]) in (tmp_path / "recorded" / "leaderboard.md").read_text()
 
 
 async def test_the_leaderboard_has_a_row_per_model(corpus: dict[str, Case], tmp_path: Path) -> None:
@@ -268,7 +271,8 @@ def test_a_broken_case_file_exits_1_naming_the_file_and_the_field(
         data["tool_results"][index]["result"]["throttles"] = "many"
         where = f"tool_results.{index}.result.throttles"
     path.write_text(json.dumps(data))
-    assert cli.main(["run", "--model", "rules", "--cases", str(cases), "--out", str(tmp_path / "out")]) == 1
+    out = str(tmp_path / "out")
+    assert cli.main(["run", "--recorded", "--model", "rules", "--cases", str(cases), "--out", out]) == 1
     error = capsys.readouterr().err
     assert str(path) in error
     assert where in error
@@ -280,6 +284,13 @@ def test_a_broken_case_file_exits_1_naming_the_file_and_the_field(
         (["--model", "gpt-nonsense"], "--model must be 'rules' or 'provider:model'"),
         (["--model", "nosuchprovider:some-model"], "cannot be built"),
         (["--model", "rules", "--price", "rules=cheap,1"], "IN and OUT must be numbers"),
+        (["--model", "rules", "--jobs", "9"], "--jobs must be between 1 and 8"),
+        (["--model", "rules", "--case", "meltdown"], "unknown case(s) ['meltdown']"),
+        (
+            ["--model", "rules", "--cases", "elsewhere"],
+            "--cases names a recorded corpus: use it with --recorded",
+        ),
+        (["--recorded", "--model", "nosuchprovider:x"], "cannot be built"),
     ],
 )
 def test_bad_usage_exits_2_with_a_clear_error(
@@ -287,7 +298,7 @@ def test_bad_usage_exits_2_with_a_clear_error(
 ) -> None:
     assert cli.main(["run", *args, "--out", str(tmp_path)]) == 2
     assert message in capsys.readouterr().err
-    assert not (tmp_path / "leaderboard.md").exists()
+    assert not list(tmp_path.iterdir())  # nothing run, nothing written
 
 
 def test_prices_by_model_family_and_overrides() -> None:

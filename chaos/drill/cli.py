@@ -18,7 +18,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from chaos.drill.lanes import run_lanes
+from chaos.drill.lanes import ANSWER_LOG, run_lanes
 from chaos.drill.progress import Progress
 from chaos.drill.report import DrillRun, dumps, markdown, scorecard
 from chaos.drill.runner import Drill
@@ -175,8 +175,11 @@ def _start_mcp_server(
 ) -> ServerProcess | None:
     """The MCP server as the sandbox's read-only mcp-server identity, stopped with ``stack`` unless it is
     to keep running; None (said on stderr) when it did not start."""
+    answers = args.report_dir / ANSWER_LOG
+    answers.unlink(missing_ok=True)  # this run's answers only
     server_env = {k: v for k, v in sandbox.env.items() if k != "MCP_API_KEY"} | {
-        "AWS_PROFILE": names.MCP_SERVER
+        "AWS_PROFILE": names.MCP_SERVER,
+        "MCP_ANSWER_LOG": str(answers.resolve()),
     }
     server_log = args.report_dir / "mcp-server.log"
     try:
@@ -250,7 +253,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         log = stack.enter_context(_supervisor_logs(args.report_dir / "supervisor.log"))
         drill = stack.enter_context(
-            Drill(sandbox, server.url, model=args.model, settings=settings, progress=progress, log=log)
+            Drill(
+                sandbox,
+                server.url,
+                model=args.model,
+                settings=settings,
+                progress=progress,
+                log=log,
+                answer_log=args.report_dir / ANSWER_LOG,
+            )
         )
         results = drill.run(scenarios)
         closing = drill.closing_checks()

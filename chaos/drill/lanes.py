@@ -23,7 +23,8 @@ from chaos.drill.runner import ScenarioResult
 from chaos.drill.scenarios import Scenario
 
 LANES_DIR = "lanes"  # under the report directory: each lane's own reports and logs
-LOGS = ("supervisor.log", "mcp-server.log")  # merged into the report directory
+ANSWER_LOG = "mcp-answers.jsonl"  # every answer the MCP server sent (MCP_ANSWER_LOG), for the judge
+LOGS = ("supervisor.log", "mcp-server.log", ANSWER_LOG)  # merged into the report directory
 
 
 def partition(scenarios: list[Scenario], jobs: int) -> list[list[Scenario]]:
@@ -60,6 +61,8 @@ def run_lanes(
     for child, shown in children:
         exits.append(child.wait())
         shown.join()
+        assert child.stdout is not None
+        child.stdout.close()
     merged = _merged(scenarios, len(lanes), exits, report_dir)
     return replace(merged, model=model, started_at=started_at, seconds=time.monotonic() - started)
 

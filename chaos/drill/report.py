@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chaos.drill.checks import Check, Incident
+from chaos.drill.grounding import Finding, Grounding
 from chaos.drill.runner import ScenarioResult
 from chaos.drill.scenarios import SCENARIOS
 
@@ -14,7 +15,7 @@ HEADERS = (
     "scenario",
     "expected",
     "diagnosed",
-    "evidence",
+    "grounded",
     "tools",
     "LLM calls",
     "tokens",
@@ -53,14 +54,15 @@ class DrillRun:
 
 
 def _row(result: ScenarioResult) -> tuple[str, ...]:
-    verified = sum(incident.verified[0] for incident in result.incidents)
-    total = sum(incident.verified[1] for incident in result.incidents)
+    judged = [incident.grounding for incident in result.incidents if incident.grounding is not None]
+    found = sum(grounding.found for grounding in judged)
+    total = sum(len(grounding.findings) for grounding in judged)
     tools = sum(len([t for t in incident.tools if t != "submit_diagnosis"]) for incident in result.incidents)
     return (
         result.scenario.name,
         result.scenario.expected_label,
         result.outcome,
-        f"{verified}/{total}" if total else "-",
+        f"{found}/{total}" if total else "-",
         str(tools),
         str(sum(incident.llm_calls for incident in result.incidents)),
         str(sum(incident.tokens for incident in result.incidents)),
@@ -161,11 +163,12 @@ def as_json(run: DrillRun) -> dict[str, Any]:
                         "error_category": incident.category,
                         "error_reason": incident.reason,
                         "fault_types": incident.fault_types,
-                        "evidence_verified": incident.verified[0],
-                        "evidence_total": incident.verified[1],
+                        "grounding": _grounding_json(incident.grounding),
                         "tools_called": incident.tools,
                         "llm_calls": incident.llm_calls,
-                        "tokens": incident.tokens,
+                        "input_tokens": incident.input_tokens,
+                        "output_tokens": incident.output_tokens,
+                        "seconds": round(incident.seconds, 2),
                         "failed_attempts": incident.failed_attempts,
                         "diagnosis": incident.diagnosis,
                     }
@@ -200,7 +203,10 @@ def load(text: str) -> DrillRun:
                         failed_attempts=incident["failed_attempts"],
                         tools=incident["tools_called"],
                         llm_calls=incident["llm_calls"],
-                        tokens=incident["tokens"],
+                        input_tokens=incident["input_tokens"],
+                        output_tokens=incident["output_tokens"],
+                        seconds=incident["seconds"],
+                        grounding=_loaded_grounding(incident["grounding"]),
                     )
                     for incident in entry["incidents"]
                 ],
@@ -220,3 +226,22 @@ def load(text: str) -> DrillRun:
 
 def _loaded_check(check: dict[str, Any]) -> Check:
     return Check(check["name"], check["ok"], check["detail"])
+
+
+def _grounding_json(grounding: Grounding | None) -> dict[str, Any] | None:
+    if grounding is None:
+        return None
+    return {
+        "found": grounding.found,
+        "total": len(grounding.findings),
+        "grounded": grounding.grounded,
+        "findings": [{"index": f.index, "found": f.found, "reason": f.reason} for f in grounding.findings],
+        "ungrounded": grounding.ungrounded,
+    }
+
+
+def _loaded_grounding(data: dict[str, Any] | None) -> Grounding | None:
+    if data is None:
+        return None
+    findings = [Finding(f["index"], f["found"], f["reason"]) for f in data["findings"]]
+    return Grounding(findings, list(data["ungrounded"]))

@@ -12,11 +12,13 @@ import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 import boto3
 
 from chaos.drill.checks import Check, Incident
+from chaos.drill.grounding import sent_answers
 from chaos.drill.infra import InfraFault, infra_fault
 from chaos.drill.progress import Progress
 from chaos.drill.scenarios import Scenario
@@ -49,21 +51,24 @@ class _Counted:
         self.progress = progress
         self.tools: list[str] = []
         self.llm_calls = 0
-        self.tokens = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
 
     def record(self, record: LlmCallRecord | ToolCallRecord) -> None:
         if isinstance(record, ToolCallRecord):
             self.tools.append(record.tool)
         else:
             self.llm_calls += 1
-            self.tokens += record.usage.total_tokens
+            self.input_tokens += record.usage.prompt_tokens
+            self.output_tokens += record.usage.completion_tokens
         self.progress.record(record)
 
 
 @dataclass
 class Orchestrator:
     """The orchestrator as the drill runs it: its identity, its model, the MCP server it asks and the
-    topic it notifies; ``log`` keeps its stdout (EMF metrics), as CloudWatch would."""
+    topic it notifies; ``log`` keeps its stdout (EMF metrics), as CloudWatch would; ``answer_log`` is the MCP
+    server's record of the answers it sent (``MCP_ANSWER_LOG``), where the judge re-finds the evidence."""
 
     session: boto3.Session
     model: str
@@ -72,6 +77,7 @@ class Orchestrator:
     settings: DrillSettings
     progress: Progress
     log: TextIO | None
+    answer_log: Path | None = None
 
     def pipeline(self, overrides: dict[str, Any]) -> IncidentPipeline:
         # Every alarm its own incident, and the drill's few dozen incidents an hour are no storm.
@@ -90,18 +96,20 @@ class Orchestrator:
         counted = _Counted(self.progress)
         pipeline.on_record = counted.record
         context = _LambdaContext(time.monotonic() + self.settings.supervisor_timeout_seconds)
+        started = time.monotonic()
         with contextlib.redirect_stdout(self.log) if self.log else contextlib.nullcontext():
             response = pipeline.handle(event, context)
+        seconds = time.monotonic() - started
         incidents = []
         for outcome in response["outcomes"]:
             if outcome["incident_id"] is None:
                 continue
             incident = _read(pipeline, outcome["incident_id"])
-            incident.tools, incident.llm_calls, incident.tokens = (
-                counted.tools,
-                counted.llm_calls,
-                counted.tokens,
-            )
+            if self.answer_log is not None:
+                incident.answers = sent_answers(self.answer_log, incident.incident_id)
+            incident.tools, incident.llm_calls = counted.tools, counted.llm_calls
+            incident.input_tokens, incident.output_tokens = counted.input_tokens, counted.output_tokens
+            incident.seconds = seconds
             self.progress.step(f"state: {incident.incident_id} {incident.outcome}")
             incidents.append(incident)
         return incidents

@@ -9,6 +9,7 @@ import traceback
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, TextIO
 
 from chaos.aws_actions import on_each_action
@@ -108,6 +109,7 @@ class Drill:
         settings: DrillSettings | None = None,
         progress: Progress | None = None,
         log: TextIO | None = None,
+        answer_log: Path | None = None,
     ) -> None:
         self.sandbox = sandbox
         self.mcp_url = mcp_url
@@ -137,6 +139,7 @@ class Drill:
             self.settings,
             self.progress,
             log,
+            answer_log,
         )
         self._outputs: list[Invocation] = []  # invocations whose output is to be discarded
         self._runtimes: dict[int | None, LocalLambdaRuntime] = {}

@@ -18,19 +18,24 @@ class ToolCallFailed(Exception):
     """The tool ran and reported an error (an MCP ``isError`` result); the message is shown to the model."""
 
 
-# The request ``_meta`` key that tells the MCP server how long the caller will wait for a tool's answer.
+# The request ``_meta`` keys that tell the MCP server how long the caller will wait for a tool's answer,
+# and which incident the call is for (the server's answer log keeps it).
 DEADLINE_META_KEY = "incident-response/deadline-seconds"
+INCIDENT_META_KEY = "incident-response/incident-id"
 
 
 class McpToolProvider:
     """Calls the diagnostic tools over an initialized MCP session. With ``deadline_seconds``, each call
-    asks the server to answer within it (with what it could read, and the rest as gaps)."""
+    asks the server to answer within it (with what it could read, and the rest as gaps); with
+    ``incident_id``, each call names the incident it is for."""
 
-    def __init__(self, session: ClientSession, deadline_seconds: float | None = None) -> None:
+    def __init__(
+        self, session: ClientSession, deadline_seconds: float | None = None, incident_id: str | None = None
+    ) -> None:
         self._session = session
-        self._meta = (
-            cast(RequestParamsMeta, {DEADLINE_META_KEY: deadline_seconds}) if deadline_seconds else None
-        )
+        meta: dict[str, Any] = {DEADLINE_META_KEY: deadline_seconds} if deadline_seconds else {}
+        meta |= {INCIDENT_META_KEY: incident_id} if incident_id else {}
+        self._meta = cast(RequestParamsMeta, meta) if meta else None
 
     async def call_tool(self, name: str, arguments: dict[str, Any]) -> str:
         result = await self._session.call_tool(name, arguments, meta=self._meta)

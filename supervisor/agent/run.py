@@ -197,7 +197,9 @@ async def _attempt(
 ) -> tuple[AgentState, StopReason]:
     async with mcp_session(settings, api_key) as session:
         # The server answers a little before the graph's own tool timeout, so its gaps arrive in time.
-        provider = McpToolProvider(session, deadline_seconds=max(1.0, settings.tool_timeout - 2))
+        provider = McpToolProvider(
+            session, deadline_seconds=max(1.0, settings.tool_timeout - 2), incident_id=state["incident_id"]
+        )
         graph = build_graph(model, provider, settings, accounting)
         try:
             return await run_graph(graph, state, settings.recursion_limit)

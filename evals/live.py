@@ -1,0 +1,170 @@
+"""Live cases: the drill's scenarios, each a recipe (the world, the fault, the traffic, the right answer)
+enacted on a fresh sandbox world for every model, which may call any tool with any valid arguments and gets
+the live world's answers. The drill's lanes do the enacting (warm worlds reused between scenarios, each
+restored and checked); this module picks the cases and scores them.
+
+Scoring follows ITBench's strict rule for the faults: a case scores 0 when any injected fault is missed,
+otherwise the precision of the faults named. The trigger, the resources, the remediation command (parsed),
+the command applied to the world (the function must recover) and the grounding (every pointer re-found by
+the drill's independent judge in the answers the MCP server sent) are columns of their own, as OpenRCA 2.0
+keeps right answers apart from grounded ones. A case is solved when every check of the drill passed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+from chaos.drill.checks import APPLIED, COMMAND, GROUNDED, NAMED_GAP, RESOURCES, TRIGGER, Check
+from chaos.drill.lanes import run_lanes
+from chaos.drill.runner import ScenarioResult
+from chaos.drill.scenarios import SCENARIOS, Scenario
+from supervisor.agent.prices import Price, price_of
+
+# The drill scenarios that are diagnosis cases: an alarm opens an incident a model must diagnose (not the
+# healthy control, where no model is asked, nor the infrastructure scenarios, which test the pipeline).
+LIVE_CASES: Final = tuple(scenario for scenario in SCENARIOS if scenario.expected and scenario.infra is None)
+
+COLUMNS: Final[Mapping[str, tuple[str, ...]]] = {
+    "trigger": (TRIGGER,),
+    "resources": (RESOURCES,),
+    "command": (COMMAND, NAMED_GAP),
+    "applied": (APPLIED,),
+    "grounded": (GROUNDED,),
+}
+COLUMN_TITLES: Final[Mapping[str, str]] = {
+    "faults": "ITBench's strict fault score: 0 if an injected fault is missed, else the precision of the "
+    "faults named",
+    "trigger": "the change named as the trigger is the one the scenario made (or none, where none can show)",
+    "resources": "the affected resources named exactly",
+    "command": "the first remediation command is the expected AWS CLI operation, parsed against the AWS "
+    "service model (or, where no command can fix it, none and a gap naming why)",
+    "applied": "the first remediation command, applied to the live world, lets the function recover",
+    "grounded": "every evidence pointer re-found by the drill's judge in the answers the MCP server sent, "
+    "and every claim resting only on re-found pointers",
+}
+
+
+def select_cases(requested: list[str] | None) -> list[Scenario]:
+    """The live cases named (all by default); ValueError names the unknown ones."""
+    by_name = {case.name: case for case in LIVE_CASES}
+    unknown = [name for name in requested or [] if name not in by_name]
+    if unknown:
+        raise ValueError(f"unknown case(s) {unknown}; `incident-eval cases` lists them")
+    return [by_name[name] for name in requested] if requested else list(LIVE_CASES)
+
+
+def fault_score(expected: set[str], named: set[str]) -> float:
+    if not named or not expected <= named:
+        return 0.0
+    return len(expected & named) / len(named)
+
+
+def _column(checks: Iterable[Check], names: tuple[str, ...]) -> bool | None:
+    """Whether every check of these names passed; None when the case has none (nothing to score)."""
+    mine = [check.ok for check in checks if check.name in names]
+    return all(mine) if mine else None
+
+
+@dataclass(frozen=True)
+class LiveCase:
+    name: str
+    expected: str
+    named: str
+    faults: float
+    columns: dict[str, bool | None]
+    found: int  # pointers the judge re-found
+    pointers: int
+    solved: bool
+    failed: list[str]  # the drill checks that failed
+    llm_calls: int
+    input_tokens: int
+    output_tokens: int
+    cost: float | None
+    seconds: float  # the supervisor's time on the case's incidents
+
+
+def score(result: ScenarioResult, price: Price | None) -> LiveCase:
+    diagnosed = [incident for incident in result.incidents if incident.status == "DIAGNOSED"]
+    expected = {fault for incident in result.scenario.expected for fault in incident.fault_types}
+    named = {fault for incident in diagnosed for fault in incident.fault_types}
+    judged = [incident.grounding for incident in result.incidents if incident.grounding is not None]
+    input_tokens = sum(incident.input_tokens for incident in result.incidents)
+    output_tokens = sum(incident.output_tokens for incident in result.incidents)
+    return LiveCase(
+        name=result.scenario.name,
+        expected="+".join(sorted(expected)),
+        named=result.outcome,
+        faults=fault_score(expected, named),
+        columns={column: _column(result.checks, names) for column, names in COLUMNS.items()},
+        found=sum(grounding.found for grounding in judged),
+        pointers=sum(len(grounding.findings) for grounding in judged),
+        solved=result.passed,
+        failed=sorted({check.name for check in result.checks if not check.ok}),
+        llm_calls=sum(incident.llm_calls for incident in result.incidents),
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost=None if price is None else price.cost(input_tokens, output_tokens),
+        seconds=sum(incident.seconds for incident in result.incidents),
+    )
+
+
+@dataclass(frozen=True)
+class LiveModel:
+    model: str
+    price: Price | None
+    cases: list[LiveCase]
+    seconds: float  # the whole run, worlds included
+
+    @property
+    def solved(self) -> int:
+        return sum(case.solved for case in self.cases)
+
+    @property
+    def fault_score(self) -> float:
+        return sum(case.faults for case in self.cases) / len(self.cases)
+
+    def column(self, name: str) -> tuple[int, int]:
+        """(cases that passed the column, cases it applies to)."""
+        scored = [case.columns[name] for case in self.cases if case.columns[name] is not None]
+        return sum(bool(ok) for ok in scored), len(scored)
+
+    @property
+    def cost(self) -> float | None:
+        costs = [case.cost for case in self.cases]
+        return None if any(cost is None for cost in costs) else sum(c for c in costs if c is not None)
+
+    def total(self, field: str) -> float:
+        return float(sum(getattr(case, field) for case in self.cases))
+
+
+def slug(model: str) -> str:
+    """A directory name for a model string (``bedrock:us.anthropic...:0`` has colons)."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", model)
+
+
+def run_live(
+    models: list[str],
+    cases: list[Scenario],
+    out: Path,
+    jobs: int,
+    prices: Mapping[str, Price] | None = None,
+) -> list[LiveModel]:
+    """Every case for every model, each model on fresh sandbox worlds (the drill's lanes, shown as they
+    run); the drill's own reports are kept under ``out/runs/<model>/``."""
+    scored = []
+    for model in models:
+        started_at = datetime.now(UTC).isoformat(timespec="seconds")
+        run = run_lanes(cases, jobs, model, out / "runs" / slug(model), started_at)
+        price = price_of(model, dict(prices or {}))
+        by_name = {result.scenario.name: result for result in run.results}
+        results = [by_name[case.name] if case.name in by_name else ScenarioResult(case) for case in cases]
+        for result in results:
+            if result.scenario.name not in by_name:
+                result.checks.append(Check("scenario ran", False, "its lane ended without a report"))
+        scored.append(LiveModel(model, price, [score(result, price) for result in results], run.seconds))
+    return scored
