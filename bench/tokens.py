@@ -6,8 +6,9 @@ the same conversation measured in the same run, and the goal of <= 12,000 per in
 
 The plain host sends what the MCP server publishes and returns: each tool's published input schema, and
 each answer as the server writes its text (compact JSON); the submit_diagnosis spec is pydantic's
-whole schema. Both renderings share the system prompt and the incident message, and both are cut at
-``tool_response_max_bytes``, so the ratio measures the rendering alone. Counted with a real tokenizer
+whole schema, and all the guidance (the system prompt and what a diagnosis must hold) is its system
+prompt, sent with every call. Both share the incident message and the cut at ``tool_response_max_bytes``,
+so the ratio measures the rendering alone. Counted with a real tokenizer
 (``evals.tokens``): exact for GPT-4o-class models, a proxy for Claude.
 """
 
@@ -68,7 +69,9 @@ def plain_host_rendering() -> Rendering:
 
     return Rendering(
         "plain MCP host",
-        prompt.SYSTEM_PROMPT,
+        # The same guidance, all in the system prompt, sent with every call: the graph sends what a
+        # diagnosis must hold with submit_diagnosis only, on the turns that can submit.
+        f"{prompt.SYSTEM_PROMPT}\n\n{prompt.SUBMIT_GUIDE}",
         json.dumps(tools, indent=2, ensure_ascii=False),
         json.dumps(submit_spec, indent=2, ensure_ascii=False),
         graph_rendering().incident,

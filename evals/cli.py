@@ -200,6 +200,13 @@ def _run(args: argparse.Namespace) -> int:
     md, js = live_report.write(scored, generated_at, args.out)
     print("\n" + live_report.totals_table(scored))
     print(f"\nleaderboard: {md}, {js}")
+    unrun = [f"{model.model}: {', '.join(model.unrun)}" for model in scored if model.unrun]
+    if unrun:
+        print(
+            f"{PROG}: not run (see the lane logs under {args.out / 'runs'}): {'; '.join(unrun)}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

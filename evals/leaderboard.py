@@ -114,12 +114,7 @@ def markdown(board: Leaderboard) -> str:
         f"Cost: {PRICE_SOURCE}. n/a: no price known for the model.",
     ]
     for score in board.scores:
-        price = score.price
-        priced = (
-            f"{price.input_per_million:g} in / {price.output_per_million:g} out per million ({price.source})"
-            if price is not None
-            else "no price"
-        )
+        priced = score.price.label if score.price is not None else "no price"
         sections.append(f"## {score.model}\n\nPrice: {priced}.\n\n{_details(score)}")
     return "\n\n".join(sections) + "\n"
 

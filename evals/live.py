@@ -119,6 +119,7 @@ class LiveModel:
     price: Price | None
     cases: list[LiveCase]
     seconds: float  # the whole run, worlds included
+    unrun: list[str]  # cases whose lane ended without a report (its sandbox did not start, or it crashed)
 
     @property
     def solved(self) -> int:
@@ -142,6 +143,10 @@ class LiveModel:
         return float(sum(getattr(case, field) for case in self.cases))
 
 
+def _unrun(case: Scenario) -> ScenarioResult:
+    return ScenarioResult(case, checks=[Check("scenario ran", False, "its lane ended without a report")])
+
+
 def slug(model: str) -> str:
     """A directory name for a model string (``bedrock:us.anthropic...:0`` has colons)."""
     return re.sub(r"[^A-Za-z0-9._-]+", "_", model)
@@ -162,9 +167,7 @@ def run_live(
         run = run_lanes(cases, jobs, model, out / "runs" / slug(model), started_at)
         price = price_of(model, dict(prices or {}))
         by_name = {result.scenario.name: result for result in run.results}
-        results = [by_name[case.name] if case.name in by_name else ScenarioResult(case) for case in cases]
-        for result in results:
-            if result.scenario.name not in by_name:
-                result.checks.append(Check("scenario ran", False, "its lane ended without a report"))
-        scored.append(LiveModel(model, price, [score(result, price) for result in results], run.seconds))
+        unrun = [case.name for case in cases if case.name not in by_name]
+        results = [by_name.get(case.name) or _unrun(case) for case in cases]
+        scored.append(LiveModel(model, price, [score(r, price) for r in results], run.seconds, unrun))
     return scored

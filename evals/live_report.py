@@ -6,10 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from evals.leaderboard import PRICE_SOURCE
 from evals.live import COLUMN_TITLES, COLUMNS, LiveCase, LiveModel
-from supervisor.agent.prices import LIST_PRICE_SOURCE
-
-PRICE_SOURCE = f"{LIST_PRICE_SOURCE}: --price overrides"
 
 
 def _rows(rows: list[list[str]]) -> str:
@@ -84,12 +82,7 @@ def markdown(models: list[LiveModel], generated_at: str) -> str:
         f"Cost: {PRICE_SOURCE}. n/a: no price known for the model.",
     ]
     for model in models:
-        price = model.price
-        priced = (
-            f"{price.input_per_million:g} in / {price.output_per_million:g} out per million ({price.source})"
-            if price is not None
-            else "no price"
-        )
+        priced = model.price.label if model.price is not None else "no price"
         sections.append(f"## {model.model}\n\nPrice: {priced}.\n\n{case_table(model)}")
     return "\n\n".join(sections) + "\n"
 
@@ -129,11 +122,11 @@ def as_json(models: list[LiveModel], generated_at: str) -> dict[str, Any]:
                     "solved": model.solved,
                     "faults": round(model.fault_score, 4),
                     "columns": {name: list(model.column(name)) for name in COLUMNS},
-                    "pointers_found": model.total("found"),
-                    "pointers": model.total("pointers"),
-                    "llm_calls": model.total("llm_calls"),
-                    "input_tokens": model.total("input_tokens"),
-                    "output_tokens": model.total("output_tokens"),
+                    "pointers_found": int(model.total("found")),
+                    "pointers": int(model.total("pointers")),
+                    "llm_calls": int(model.total("llm_calls")),
+                    "input_tokens": int(model.total("input_tokens")),
+                    "output_tokens": int(model.total("output_tokens")),
                     "cost_usd": model.cost,
                     "seconds": round(model.total("seconds"), 2),
                     "run_seconds": round(model.seconds, 1),

@@ -105,7 +105,7 @@ class ServerSettings(BaseSettings):
         default=64, ge=10, le=1000, description="Connections per AWS client (more than the worker threads)."
     )
     logs_byte_cap: int = Field(
-        default=16 * 1024, ge=1024, description="Total bytes of log messages per answer."
+        default=8 * 1024, ge=1024, description="Total bytes of log messages per answer."
     )
     logs_message_cap: int = Field(default=1024, ge=128, description="Bytes kept of one log message.")
     logs_scan_limit: int = Field(default=20_000, ge=100, description="Most log events read per call.")

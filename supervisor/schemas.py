@@ -64,21 +64,20 @@ class _Model(BaseModel):
 class EvidencePointer(_Model):
     """A value read from a tool response, pointed to precisely enough to be checked."""
 
-    tool: ToolName = Field(description="The tool whose response holds the evidence.")
+    tool: ToolName = Field(description="The tool that answered it.")
     field: Annotated[str, AfterValidator(_dotted_path)] = Field(
         min_length=1,
-        description="Dotted path to the value in that tool's response, list indices as segments, "
-        "e.g. 'inline_policies.data-processor-access.Statement.0.Action' or 'events.3.message'.",
+        description="Dotted path to the value in that tool's response, list indices as segments, e.g. "
+        "'events.3.message'.",
     )
     value: str = Field(
         min_length=1,
-        description="The value found at that path, quoted verbatim: a string value or a part of it, or the "
-        "JSON of a number, boolean, null, list or object.",
+        description="The value at that path quoted verbatim: a string or a part of it, else its JSON.",
     )
-    interpretation: str = Field(description="What this value shows about the failure.")
+    interpretation: str = Field(description="What it shows.")
     supports: FaultType | None = Field(
         default=None,
-        description="The fault type this pointer is evidence for; null for context that supports none.",
+        description="The fault type it supports; null for context.",
     )
 
 
@@ -86,17 +85,16 @@ class RemediationStep(_Model):
     """One step of the remediation plan, justified by evidence."""
 
     action: str = Field(description="Short imperative summary of the step.")
-    details: str = Field(description="How to carry the step out, precisely enough to execute.")
+    details: str = Field(description="How to carry it out, precisely.")
     evidence_basis: list[Annotated[int, Field(ge=0)]] = Field(
-        description="Indices into Diagnosis.evidence of the pointers that justify this step."
+        description="Indices into evidence of the pointers that justify this step."
     )
     risk_level: RiskLevel = Field(description="Risk of applying the step.")
-    requires_approval: bool = Field(description="Whether a human must approve the step before it is applied.")
+    requires_approval: bool = Field(description="Whether a human must approve it first.")
     command: str | None = Field(
         default=None,
-        description="The exact AWS CLI command that applies the step, when the evidence determines it, e.g. "
-        "'aws lambda delete-function-concurrency --function-name orders-api'; JSON for structured values. "
-        "Checked against the AWS service model; never executed.",
+        description="The exact AWS CLI command, when the evidence determines it, e.g. 'aws lambda "
+        "delete-function-concurrency --function-name orders-api'; checked, never executed.",
     )
 
 
@@ -104,13 +102,13 @@ class Trigger(_Model):
     """The change that started the failure, as CloudTrail recorded it."""
 
     event_name: str = Field(min_length=1, description="CloudTrail's eventName, e.g. 'DeleteRolePolicy'.")
-    identity: str | None = Field(description="Who made the change (the event's identity ARN).")
-    time: IsoTime = Field(description="When the change was made (the event's time).")
+    identity: str | None = Field(description="The event's identity ARN.")
+    time: IsoTime = Field(description="The event's time.")
     seconds_before_first_failure: float | None = Field(
-        default=None, ge=0, description="How long before the first failure it was, when that is known."
+        default=None, ge=0, description="Seconds before the first failure, when known."
     )
     evidence: EvidenceIndices = Field(
-        min_length=1, description="Indices into Diagnosis.evidence: the get_recent_changes event cited."
+        min_length=1, description="Indices into evidence: the get_recent_changes event cited."
     )
 
 
@@ -120,7 +118,7 @@ class TimelineEntry(_Model):
     time: IsoTime
     kind: TimelineKind
     description: str = Field(min_length=1)
-    evidence: EvidenceIndices = Field(min_length=1, description="Indices into Diagnosis.evidence.")
+    evidence: EvidenceIndices = Field(min_length=1, description="Indices into evidence.")
 
 
 class DiagnosisGap(_Model):
@@ -137,7 +135,7 @@ class RuledOut(_Model):
     fault_type: FaultType
     reason: str = Field(min_length=1)
     evidence: EvidenceIndices = Field(
-        min_length=1, description="Indices into Diagnosis.evidence of the pointers that reject it."
+        min_length=1, description="Indices into evidence of the pointers that reject it."
     )
 
 
@@ -148,7 +146,7 @@ class ChangeReference(_Model):
     time: IsoTime
     evidence: EvidenceIndices = Field(
         min_length=1,
-        description="Indices into Diagnosis.evidence, one the get_recent_changes events.<n> pointer to it.",
+        description="Indices into evidence: its get_recent_changes event.",
     )
 
 
@@ -161,7 +159,7 @@ class ResolvedFault(_Model):
     undone_by: ChangeReference = Field(description="The later change that undid it.")
     evidence: EvidenceIndices = Field(
         min_length=1,
-        description="Indices into Diagnosis.evidence showing it is over (config, metrics now).",
+        description="Indices into evidence showing it is over (config, metrics now).",
     )
 
 
@@ -179,33 +177,29 @@ class ImpactFigure(_Model):
     """What the failure holds back or has lost, counted from a tool answer: for an event-driven function
     what was lost matters as much as why."""
 
-    kind: ImpactKind = Field(
-        description="messages_waiting (visible in the source queue), oldest_message_age_seconds, "
-        "messages_in_dead_letter_queue, events_dropped (asynchronous events discarded), deliveries_failed "
-        "(to a dead-letter queue or destination), notifications_failed (a caller refused)."
-    )
-    resource: str = Field(min_length=1, description="The queue, topic or function the figure counts.")
-    value: float = Field(ge=0, description="The figure, exactly as the cited tool answer states it.")
+    kind: ImpactKind = Field(description="What is counted (the description says where each kind is read).")
+    resource: str = Field(min_length=1, description="The queue, topic or function counted.")
+    value: float = Field(ge=0, description="Exactly as the cited answer states it.")
     evidence: EvidenceIndices = Field(
-        min_length=1, description="Indices into Diagnosis.evidence: the pointer whose value is this figure."
+        min_length=1, description="Indices into evidence: the pointer whose value is this figure."
     )
 
 
 class DiagnosisSubmission(_Model):
     """What the model submits through ``submit_diagnosis``; checked in code before it becomes a Diagnosis."""
 
-    root_cause: str = Field(min_length=1, description="The root cause, in one or two sentences.")
+    root_cause: str = Field(min_length=1, description="One or two sentences.")
     fault_types: Annotated[list[FaultType], AfterValidator(_unique)] = Field(
         min_length=1, description="The fault classes found, each at most once; 'unknown' if none fits."
     )
     affected_resources: list[str] = Field(description="Names or ARNs of the resources involved.")
     severity: Severity = Field(description="Impact of the failure.")
-    evidence: list[EvidencePointer] = Field(description="The tool-response values the diagnosis rests on.")
+    evidence: list[EvidencePointer] = Field(description="The tool-answer values it rests on.")
     remediation_plan: list[RemediationStep] = Field(description="Ordered steps to fix the failure.")
     confidence: float = Field(
         ge=0,
         le=1,
-        description="How sure you are, 0 to 1. Claims whose evidence does not check out lower it in code.",
+        description="How sure you are, 0 to 1; claims that do not check out lower it.",
     )
     trigger: Trigger | None = Field(default=None, description="The change that started it, if one is found.")
     timeline: list[TimelineEntry] = Field(default_factory=list, description="The facts, oldest first.")
@@ -219,8 +213,7 @@ class DiagnosisSubmission(_Model):
     )
     impact: list[ImpactFigure] = Field(
         default_factory=list,
-        description="For an event-driven function: messages waiting and the age of the oldest, messages in "
-        "the dead-letter queue, events dropped, deliveries or notifications failed; each figure cited.",
+        description="For an event-driven function: what is waiting or lost, each figure cited.",
     )
 
     def citations(self) -> list[tuple[str, list[int]]]:

@@ -5,7 +5,6 @@ the case."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from supervisor.agent.prompt import read_tagged
@@ -13,7 +12,6 @@ from supervisor.agent.prompt import read_tagged
 # Valid but not what the rules model or the recorded corpus asks: a shorter window, fewer events, a filter.
 UNUSUAL_LOGS: dict[str, Any] = {"minutes": 15, "limit": 25, "filter_pattern": "ERROR"}
 UNUSUAL_CHANGES: dict[str, Any] = {"hours": 3, "limit": 10}
-_FUNCTION = re.compile(r"the Lambda function `([^`]+)`")
 
 
 def _reply(content: list[dict[str, Any]], body: dict[str, Any], stop: str) -> dict[str, Any]:
@@ -26,8 +24,12 @@ def _reply(content: list[dict[str, Any]], body: dict[str, Any], stop: str) -> di
     }
 
 
-def _texts(body: dict[str, Any]) -> list[str]:
-    return [block["text"] for message in body["messages"] for block in message["content"] if "text" in block]
+def _function(body: dict[str, Any]) -> str:
+    """The function the incident names (the first message, tagged as the graph writes it)."""
+    first = next(block["text"] for block in body["messages"][0]["content"] if "text" in block)
+    shown = read_tagged(first)
+    assert shown is not None, first
+    return str(shown[2]["function_name"])
 
 
 def _tool_answers(body: dict[str, Any]) -> dict[str, Any]:
@@ -45,7 +47,7 @@ def _tool_answers(body: dict[str, Any]) -> dict[str, Any]:
 def unusual_arguments(model: str, body: dict[str, Any]) -> dict[str, Any]:
     """Turn 1: the logs and the change history with unusual arguments. Then: ``unknown``, citing the first
     log line it was shown (or, with none, the log group), and nothing to fix."""
-    function = next(m.group(1) for text in _texts(body) if (m := _FUNCTION.search(text)))
+    function = _function(body)
     logs = _tool_answers(body).get("get_recent_logs")
     if logs is None:
         calls: list[tuple[str, dict[str, Any]]] = [

@@ -289,8 +289,8 @@ def test_the_drill_page_is_the_scorecard_linking_each_scenario_to_its_incidents(
                     {
                         "incident_id": "data-processor@2026-01-01T00:00:01Z",
                         "status": "DIAGNOSED",
-                        "evidence_verified": 5,
-                        "evidence_total": 5,
+                        "pointers_found": 4,
+                        "pointers": 5,
                         "llm_calls": 2,
                         "tokens": 0,
                     }
@@ -305,7 +305,7 @@ def test_the_drill_page_is_the_scorecard_linking_each_scenario_to_its_incidents(
     html = console(sandbox, incidents, drill_report=path).get("/drill").text
     assert html.count('<tr class="scenario">') == 2
     assert 'href="/incidents/data-processor%402026-01-01T00%3A00%3A01Z"' in html
-    assert "5/5" in html
+    assert "4/5" in html  # what the judge re-found, of all pointers
     assert "&lt;b&gt;revoke&lt;/b&gt;" in html
     missing = console(sandbox, incidents, drill_report=tmp_path / "none.json").get("/drill")
     assert "make drill" in missing.text

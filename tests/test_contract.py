@@ -179,7 +179,7 @@ def test_lambda_name_is_required() -> None:
 
 def test_json_schema_publishes_description_and_anchored_pattern() -> None:
     prop = GetNetworkStateArgs.model_json_schema()["properties"]["lambda_name"]
-    assert "data-processor" in prop["description"]
+    assert "name or ARN" in prop["description"]
     assert prop["pattern"].startswith("^")
     assert prop["pattern"].endswith("$")
     assert "?P<" not in prop["pattern"]  # named groups are Python-only syntax
@@ -228,7 +228,7 @@ def test_every_argument_field_is_described(model: type[BaseModel]) -> None:
 
 def test_recent_logs_defaults() -> None:
     args = GetRecentLogsArgs(lambda_name="data-processor")
-    assert (args.minutes, args.limit, args.filter_pattern) == (30, 100, None)
+    assert (args.minutes, args.limit, args.filter_pattern) == (30, 50, None)
 
 
 @pytest.mark.parametrize(("minutes", "ok"), [(0, False), (1, True), (1440, True), (1441, False), (-5, False)])

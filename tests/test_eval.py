@@ -212,7 +212,7 @@ async def test_a_call_that_was_not_recorded_is_a_tool_error_that_says_what_was(
     corpus: dict[str, Case],
 ) -> None:
     provider = CaseToolProvider(corpus["revoke-s3"])
-    explicit = {"lambda_name": "data-processor", "minutes": 30, "limit": 100}  # the defaults, spelled out
+    explicit = {"lambda_name": "data-processor", "minutes": 30, "limit": 50}  # the defaults, spelled out
     assert json.loads(await provider.call_tool("get_recent_logs", explicit))["events"]
     with pytest.raises(ToolCallFailed, match=r"recorded get_recent_logs only with arguments .*minutes.*60"):
         await provider.call_tool("get_recent_logs", {"lambda_name": "data-processor", "minutes": 7})
@@ -338,7 +338,7 @@ def test_record_captures_a_case_that_replays_to_its_expected_answer(sandbox: San
 async def test_rules_replays_fully_when_the_logs_answer_is_cut(corpus: dict[str, Case]) -> None:
     """Its narrower second look at the logs is recorded in every case with a failure."""
     case = corpus["revoke-s3-flood"]
-    run = await replay_case(case, RulesChatModel(), SupervisorSettings(tool_response_max_bytes=16_000))
+    run = await replay_case(case, RulesChatModel(), SupervisorSettings(tool_response_max_bytes=8_000))
     assert run.tools_asked == len(TOOL_NAMES) + 1
     assert run.diagnosis is not None
     assert score_case(run, None).passed

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chaos.bedrock_fake import FakeConverse
 from chaos.drill.checks import GROUNDED, TRIGGER, Check, Incident
 from chaos.drill.grounding import Finding, Grounding
+from chaos.drill.report import DrillRun
 from chaos.drill.runner import ScenarioResult
 from chaos.drill.scenarios import SCENARIOS
 from evals import cli
@@ -135,3 +137,27 @@ def test_a_live_run_scores_rules_and_a_model_that_asks_unusual_arguments_gets_re
     assert any("AccessDenied" in event["message"] for event in events)
     assert "answer" in by_tool["get_recent_changes"]
     assert (out / "leaderboard.md").read_text().count("| revoke-s3 |") == 2
+
+
+def test_a_case_whose_lane_left_no_report_fails_the_run_and_is_scored_0(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lane that ends without a report (its sandbox did not start) leaves its cases unrun: scored 0 and
+    unsolved in the leaderboard, named on stderr, exit 1."""
+    ran = next(c for c in LIVE_CASES if c.name == "revoke-s3")
+
+    def one_lane_only(cases: list[Any], jobs: int, model: str, report_dir: Path, started_at: str) -> DrillRun:
+        result = ScenarioResult(ran, checks=[Check(TRIGGER, True, "")])
+        return DrillRun(
+            [result], model, started_at, 1.0, [Check("lane 2", False, "exited 1 without a report")]
+        )
+
+    monkeypatch.setattr("evals.live.run_lanes", one_lane_only)
+    argv = ["run", "--model", "rules", "--case", "revoke-s3", "--case", "timeout", "--out", str(tmp_path)]
+    assert cli.main(argv) == 1
+    assert "not run" in capsys.readouterr().err
+    cases = json.loads((tmp_path / "leaderboard.json").read_text())["models"][0]["cases"]
+    assert cases["timeout"]["solved"] is False
+    assert cases["timeout"]["faults"] == 0.0
+    assert cases["timeout"]["failed_checks"] == ["scenario ran"]
+    assert cases["revoke-s3"]["failed_checks"] == []

@@ -679,7 +679,11 @@ NOW = datetime.fromtimestamp((samples.START_MS + 60_000) / 1000, UTC)
 
 
 def _tool(
-    events: list[dict[str, Any]], configuration: dict[str, Any], settings: ServerSettings | None = None
+    events: list[dict[str, Any]],
+    configuration: dict[str, Any],
+    settings: ServerSettings | None = None,
+    *,
+    detail: bool = False,
 ) -> LogsResponse:
     settings = settings or ServerSettings()
     target = Target("fn", None, "ca-central-1", None)
@@ -687,8 +691,26 @@ def _tool(
         target, FakeLambda(configuration), FakeLogs(events), None, None, None, None, None, None, None
     )
     reads = Reads(ThreadPoolExecutor(2), settings.mcp_tool_deadline_seconds, target.region)
-    args = GetRecentLogsArgs(lambda_name="fn", minutes=5)
+    args = GetRecentLogsArgs(lambda_name="fn", minutes=5, detail=detail)
     return recent_logs(ToolContext(clients, reads, settings), args, now=NOW)
+
+
+def test_platform_lines_are_summarised_unless_detail_asks_for_them() -> None:
+    """START, END and REPORT say nothing the invocation report does not: left out by default and counted,
+    shown with ``detail``; so is the log stream of a line its invocation's report names. The invocation
+    reports and every other line are the same either way."""
+    events, configuration = samples.NODE_TEXT_SUCCESS.events(), {"Runtime": "nodejs22.x"}
+    short, full = _tool(events, configuration), _tool(events, configuration, detail=True)
+    platform = [e for e in full.events if e.kind in ("start", "end", "report", "platform")]
+    assert {e.kind for e in platform} >= {"start", "end", "report"}
+    assert short.summarised_events == len(platform)
+    others = [e for e in full.events if e not in platform]
+    assert all(e.log_stream == STREAM and e.request_id for e in others)
+    assert short.events == [e.model_copy(update={"log_stream": None}) for e in others]
+    assert {i.log_stream for i in short.invocations} == {STREAM}
+    assert (short.matched_events, full.matched_events) == (len(full.events), len(full.events))
+    assert short.invocations == full.invocations
+    assert full.summarised_events == 0
 
 
 def test_the_answer_says_which_runtime_and_format_it_read_and_carries_each_record_s_detail() -> None:

@@ -152,7 +152,7 @@ def test_adding_a_tool_is_one_declaration_and_its_function(tmp_path: Path) -> No
     assert [seen["allowlist"], seen["iam"], seen["deploy_role"], seen["sandbox_identity"]] == [True] * 4
     assert seen["specs"][-1] == "get_queue_state"
     assert "all eight diagnostic tools" in seen["prompt_rule"]
-    assert "get_event_sources, get_queue_state. Call one again" in seen["prompt_rule"]
+    assert "get_event_sources, get_queue_state). Call one again" in seen["prompt_rule"]
     assert seen["pointer"] == "get_queue_state"
     assert len(seen["docs"]) == 1
     assert "`minutes=15` (≥ 1, ≤ 60)" in seen["docs"][0]
@@ -217,7 +217,7 @@ print(json.dumps({
     "precedence": [f.name for f in BY_PRECEDENCE],
     "checked": throwaway_backlog_check.CHECKED,
     "policy": [s.tool for group in POLICY["queue_backlog"] for s in group],
-    "prompt": [l for l in prompt.SYSTEM_PROMPT.splitlines() if l.startswith("- queue_backlog:")],
+    "prompt": [l for l in prompt.SUBMIT_GUIDE.splitlines() if l.startswith("- queue_backlog:")],
     "docs": [l for l in corroboration_table().splitlines() if "queue_backlog" in l],
     "classes_table": [l for l in fault_classes_table().splitlines() if "queue_backlog" in l],
     "not_drilled": sorted(set(FAULT_TYPES) - {"unknown"} - drilled),

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from langchain_core.utils.json_schema import dereference_refs
 from pydantic import BaseModel
 
 from evals import cli
@@ -21,6 +20,7 @@ from evals.tokens import (
     report,
     token_counter,
 )
+from mcp_server.contract.published_schema import published_schema
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.agent import prompt
 from supervisor.faults.registry import FAULT_TYPES
@@ -109,18 +109,21 @@ def _leaves(schema: Any, path: tuple[str | int, ...] = ()) -> dict[tuple[str | i
     return {path: schema}
 
 
-def _left_out_for_the_model(path: tuple[str | int, ...]) -> bool:
-    """What the compact spec may leave out: titles, regex patterns, the argument model's docstring, and the
-    description of a list's items (the list has its own)."""
+def _left_out_for_the_model(path: tuple[str | int, ...], value: Any) -> bool:
+    """What the compact spec may leave out of the published schema: regex patterns, the argument model's
+    docstring, ``additionalProperties`` (an unknown argument is refused by name), a null default, and the
+    description of a list's items or of a nullable object's member (the property has its own)."""
     return (
-        path[-1] in ("title", "pattern") or path == ("description",) or path[-2:] == ("items", "description")
+        path[-1] in ("pattern", "additionalProperties")
+        or path == ("description",)
+        or (path[-1] == "default" and value is None)
+        or path[-2:] == ("items", "description")
+        or (len(path) >= 3 and path[-3] == "anyOf" and path[-1] == "description")
     )
 
 
 def _full(model: type[BaseModel]) -> dict[str, Any]:
-    schema = dereference_refs(model.model_json_schema())
-    schema.pop("$defs", None)
-    return schema
+    return published_schema(model)
 
 
 @pytest.mark.parametrize("name", [*TOOL_NAMES, prompt.SUBMIT_TOOL])
@@ -129,14 +132,20 @@ def test_specs_keep_every_argument_and_constraint_of_the_contract(name: str) -> 
     model = DiagnosisSubmission if name == prompt.SUBMIT_TOOL else TOOLS[name].arguments
     full, compact = _leaves(_full(model)), _leaves(specs[name]["parameters"])
     assert compact.items() <= full.items()
-    assert all(_left_out_for_the_model(path) for path in full.keys() - compact.keys())
+    assert all(_left_out_for_the_model(path, full[path]) for path in full.keys() - compact.keys())
     assert any("required" in path for path in compact)
     descriptions = {name: tool.description for name, tool in TOOLS.items()}
     assert specs[name]["description"] == descriptions.get(name, specs[name]["description"])
 
 
-def test_the_trimmed_system_prompt_still_names_every_fault_type_and_tool() -> None:
-    assert all(f"- {fault}: " in prompt.SYSTEM_PROMPT for fault in FAULT_TYPES)
+def test_the_prompt_and_the_submit_guide_still_name_every_fault_type_and_tool() -> None:
+    """The system prompt (every call) names the tools and the data tags; what a diagnosis must hold (every
+    fault type, its corroboration) travels in submit_diagnosis's description, with the turns that can
+    submit."""
     assert all(tool in prompt.SYSTEM_PROMPT for tool in [*TOOL_NAMES, prompt.SUBMIT_TOOL])
     assert "<tool_result" in prompt.SYSTEM_PROMPT
     assert "<incident>" in prompt.SYSTEM_PROMPT
+    guide = prompt.submit_spec()["function"]["description"]
+    assert all(f"- {fault}: " in guide for fault in FAULT_TYPES)
+    assert "CORROBORATION" in guide
+    assert all(f"- {fault}: " not in prompt.SYSTEM_PROMPT for fault in FAULT_TYPES)

@@ -23,7 +23,7 @@ from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import GLOBAL_EVENTS_REGION, AwsClients
-from mcp_server.contract import ChangeEvent, GetRecentChangesArgs, RecentChangesResponse
+from mcp_server.contract import ChangeEvent, ChangeEventDetail, GetRecentChangesArgs, RecentChangesResponse
 from mcp_server.errors import DiagnosticToolError
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
@@ -86,7 +86,8 @@ def only(events: list[ChangeEvent], event_name: str, before: datetime, after: da
 def assert_newest_first_and_distinct(response: RecentChangesResponse) -> None:
     times = [datetime.fromisoformat(e.time) for e in response.events]
     assert times == sorted(times, reverse=True)
-    assert len({e.event_id for e in response.events}) == len(response.events) == response.returned_events
+    distinct = {(e.time, e.event_name, json.dumps(e.summary, sort_keys=True)) for e in response.events}
+    assert len(distinct) == len(response.events) == response.returned_events
 
 
 def operator_key(sandbox: Sandbox) -> str:
@@ -159,9 +160,14 @@ def test_each_injected_fault_appears_with_the_operator_and_its_time(
     inject(fault)
     after = datetime.now(UTC)
 
-    response = recent(aws)
+    response = recent(aws, detail=True)
 
     event = only(response.events, expected.event_name, before, after)
+    assert isinstance(event, ChangeEventDetail)
+    # By default the same event, without what only `detail` asks for.
+    compact = only(recent(aws).events, expected.event_name, before, after)
+    assert type(compact) is ChangeEvent
+    assert compact.model_dump() == event.model_dump(include=set(ChangeEvent.model_fields))
     key = operator_key(sandbox)
     assert (event.identity_arn, event.identity_type, event.access_key_id) == (
         OPERATOR_ARN,
@@ -447,7 +453,7 @@ def test_an_undelivered_change_is_missing_and_the_note_says_so(
 
     tagged = ("TagResource20170331v2", tag_key)
     assert tagged not in [tagging(e) for e in hidden.events]
-    assert "may not be listed yet" in hidden.note
+    assert "the newest changes may be missing" in hidden.note
     assert tagging(delivered.events[0]) == tagged
 
 

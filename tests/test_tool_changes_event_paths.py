@@ -20,7 +20,7 @@ import pytest
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import AwsClients
-from mcp_server.contract import GetRecentChangesArgs, RecentChangesResponse
+from mcp_server.contract import ChangeEventDetail, GetRecentChangesArgs, RecentChangesResponse
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.changes import recent_changes
 from tests.conftest import Undo
@@ -93,13 +93,15 @@ def test_event_path_changes_show_and_another_function_s_mapping_does_not(
     others = _mapping(lambda_, other_source, names.ORDERS_FUNCTION, undo)
     lambda_.update_event_source_mapping(UUID=others, BatchSize=3)
 
-    answer = call_tool(aws, recent_changes, GetRecentChangesArgs(lambda_name=FUNCTION, hours=1, limit=200))
+    arguments = GetRecentChangesArgs(lambda_name=FUNCTION, hours=1, limit=200, detail=True)
+    answer = call_tool(aws, recent_changes, arguments)
     assert isinstance(answer, RecentChangesResponse)
 
     mine = [
         (e.event_name, e.matched)
         for e in answer.events
-        if any(mark in json.dumps(e.summary) for mark in (prefix, kept, gone, FUNCTION))
+        if isinstance(e, ChangeEventDetail)
+        and any(mark in json.dumps(e.summary) for mark in (prefix, kept, gone, FUNCTION))
     ]
     queue, topic_label = f"queue {source}", f"topic {topic}"
     unsubscribe = f"Unsubscribe of topics {topic}"

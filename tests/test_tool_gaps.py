@@ -121,7 +121,10 @@ def test_logs_place_each_line_in_its_invocation(
     inject(REVOKE_S3)
     denied = runtime.invoke(names.FUNCTION_NAME, names.input_event())
 
-    logs = call_tool(aws, recent_logs, GetRecentLogsArgs(lambda_name=names.FUNCTION_NAME, minutes=5))
+    # Every line (detail): the start, end and report lines too, each placed.
+    logs = call_tool(
+        aws, recent_logs, GetRecentLogsArgs(lambda_name=names.FUNCTION_NAME, minutes=5, detail=True)
+    )
 
     mine = {e.request_id: [] for e in logs.events}  # type: dict[str | None, list[str]]
     for event in logs.events:
@@ -150,9 +153,15 @@ def test_a_qualified_arn_reads_that_version_s_log_streams(
     arn = f"arn:aws:lambda:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:function:{names.ORDERS_FUNCTION}"
 
     qualified = call_tool(
+        aws,
+        recent_logs,
+        GetRecentLogsArgs(lambda_name=f"{arn}:{names.ORDERS_ALIAS}", minutes=5, detail=True),
+    )
+    everything = call_tool(aws, recent_logs, GetRecentLogsArgs(lambda_name=arn, minutes=5, detail=True))
+    default = call_tool(
         aws, recent_logs, GetRecentLogsArgs(lambda_name=f"{arn}:{names.ORDERS_ALIAS}", minutes=5)
     )
-    everything = call_tool(aws, recent_logs, GetRecentLogsArgs(lambda_name=arn, minutes=5))
+    assert {i.log_stream for i in default.invocations} == {e.log_stream for e in qualified.events}
 
     assert qualified.events
     assert all("[1]" in (e.log_stream or "") for e in qualified.events)

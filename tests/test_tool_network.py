@@ -328,9 +328,12 @@ class Lab:
         pl: str = lists["PrefixLists"][0]["PrefixListId"]
         return pl
 
-    def state(self, function: str, clients: AwsClients | None = None) -> NetworkStateResponse:
+    def state(
+        self, function: str, clients: AwsClients | None = None, *, detail: bool = True
+    ) -> NetworkStateResponse:
+        """The answer with every reason (``detail``), as these tests read the verdicts' logic."""
         state: NetworkStateResponse = call_tool(
-            clients or self.clients, network_state, GetNetworkStateArgs(lambda_name=function)
+            clients or self.clients, network_state, GetNetworkStateArgs(lambda_name=function, detail=detail)
         )
         return state
 
@@ -428,6 +431,33 @@ def test_network_acl_deny_before_allow_blocks(lab: Lab) -> None:
     assert state.subnets[0].network_acl is not None
     entries = state.subnets[0].network_acl.entries
     assert [(e.egress, e.rule_number) for e in entries] == [(True, 90), (True, 100), (False, 100)]
+
+
+def test_by_default_only_what_blocks_is_explained(lab: Lab) -> None:
+    """Without ``detail``: an allowed destination's reasons and the prefix lists are left out; what blocks
+    a destination is always named."""
+    only_s3 = {
+        "IpProtocol": "tcp",
+        "FromPort": 443,
+        "ToPort": 443,
+        "PrefixListIds": [{"PrefixListId": lab.prefix_list("s3")}],
+    }
+    net = lab.network(egress=[only_s3])
+    full, short = lab.state(net.function), lab.state(net.function, detail=False)
+
+    assert [(v.destination, v.allowed) for v in short.egress] == [
+        (v.destination, v.allowed) for v in full.egress
+    ]
+    assert _verdict(full, "s3").allowed is True
+    assert _verdict(full, "s3").reasons
+    assert _verdict(short, "s3").reasons == []
+    assert _verdict(full, "aws-apis").allowed is False
+    assert _verdict(short, "aws-apis").reasons == _verdict(full, "aws-apis").reasons != []
+    assert full.prefix_lists
+    assert short.prefix_lists == []
+    assert short.model_dump(exclude={"egress", "prefix_lists"}) == full.model_dump(
+        exclude={"egress", "prefix_lists"}
+    )
 
 
 def test_network_acl_without_return_traffic_blocks(lab: Lab) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from mcp_server.contract.changes import (
     ChangedResource,
     ChangeEvent,
+    ChangeEventDetail,
     GetRecentChangesArgs,
     RecentChangesResponse,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "AccountAlias",
     "AttachedPolicy",
     "ChangeEvent",
+    "ChangeEventDetail",
     "ChangedResource",
     "ContractModel",
     "EgressVerdict",

@@ -9,12 +9,8 @@ from pydantic import Field
 from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
 from mcp_server.contract.declaration import ToolDeclaration
 
-ChangeHours = Annotated[
-    int, Field(ge=1, le=720, description="How far back to search, in hours, ending now (1-720, default 24).")
-]
-ChangeLimit = Annotated[
-    int, Field(ge=1, le=200, description="Most events to return, newest first (1-200, default 50).")
-]
+ChangeHours = Annotated[int, Field(ge=1, le=720, description="Hours back from now.")]
+ChangeLimit = Annotated[int, Field(ge=1, le=200, description="Most events to return, newest first.")]
 
 
 class GetRecentChangesArgs(TargetArguments):
@@ -22,6 +18,10 @@ class GetRecentChangesArgs(TargetArguments):
 
     hours: ChangeHours = 24
     limit: ChangeLimit = 50
+    detail: bool = Field(
+        default=False,
+        description="Also each event's id, region, caller type, access key, resources and matches.",
+    )
 
 
 class ChangedResource(ContractModel):
@@ -34,26 +34,16 @@ class ChangedResource(ContractModel):
 class ChangeEvent(ContractModel):
     """One CloudTrail management event that changed something (read-only calls are left out)."""
 
-    event_id: str = Field(description="CloudTrail's event id.")
     time: str = Field(description="ISO-8601 time of the call.")
     event_name: str = Field(
         description="As CloudTrail names it, e.g. 'DeleteRolePolicy', "
         "'UpdateFunctionConfiguration20150331v2'."
     )
     service: str = Field(description="The event source, e.g. 'iam.amazonaws.com'.")
-    region: str | None = Field(default=None, description="Where CloudTrail recorded it (IAM: us-east-1).")
     identity_arn: str | None = Field(
         default=None,
         description="Who made the call: a user's or assumed-role session's ARN, or the AWS service that "
         "called on the account's behalf.",
-    )
-    identity_type: str | None = Field(default=None, description="IAMUser, AssumedRole, Root, AWSService, ...")
-    access_key_id: str | None = Field(
-        default=None, description="The caller's access key, masked: only its first and last 4 characters."
-    )
-    resources: list[ChangedResource] = Field(default_factory=list)
-    matched: list[str] = Field(
-        default_factory=list, description="Which of the searched resources (see `searched`) it touched."
     )
     summary: dict[str, Any] = Field(
         default_factory=dict,
@@ -63,7 +53,24 @@ class ChangeEvent(ContractModel):
         "'…[truncated N bytes]'.",
     )
     error_code: str | None = Field(
-        default=None, description="Set when the call itself failed (nothing changed then)."
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Only when the call itself failed (nothing changed then).",
+    )
+
+
+class ChangeEventDetail(ChangeEvent):
+    """An event with what ``detail`` asks for besides."""
+
+    event_id: str = Field(description="CloudTrail's event id.")
+    resources: list[ChangedResource] = Field(default_factory=list, description="As CloudTrail lists them.")
+    region: str | None = Field(default=None, description="Where CloudTrail recorded it (IAM: us-east-1).")
+    identity_type: str | None = Field(default=None, description="IAMUser, AssumedRole, Root, AWSService, ...")
+    access_key_id: str | None = Field(
+        default=None, description="The caller's access key, masked: only its first and last 4 characters."
+    )
+    matched: list[str] = Field(
+        default_factory=list, description="Which of the searched resources (see `searched`) it touched."
     )
 
 
@@ -86,7 +93,10 @@ class RecentChangesResponse(ContractModel):
         description="True when more events matched than were read: older ones beyond `limit` exist.",
     )
     returned_events: int = Field(ge=0)
-    events: list[ChangeEvent] = Field(description="Newest first.")
+    events: list[ChangeEventDetail | ChangeEvent] = Field(
+        description="Newest first; each with its id, region, caller type, access key, resources and matches "
+        "when asked for `detail`."
+    )
     note: str = Field(
         description="CloudTrail delivers events minutes after the call: the newest changes may be missing.",
     )
@@ -97,11 +107,9 @@ GET_RECENT_CHANGES = ToolDeclaration(
     name="get_recent_changes",
     title="Recent changes (CloudTrail)",
     description=(
-        "What changed, when and by whom: CloudTrail management events of the last hours on the function, its "
-        "versions and aliases, its role and policies, security groups, network ACLs, route tables and event "
-        "paths (event source mappings, their queues, the SNS topics that invoke it); newest first, with what "
-        "each call asked for. The change that started a failure is usually here (report it as the trigger), "
-        "with earlier values to restore. The newest minutes may not be delivered yet."
+        "What changed, when and by whom: CloudTrail events on the function, its versions and aliases, role "
+        "and policies, network and event paths, newest first, with what each call asked for. The change "
+        "that started a failure is usually here; the newest minutes may not be delivered yet."
     ),
     arguments=GetRecentChangesArgs,
     response=RecentChangesResponse,

@@ -32,11 +32,7 @@ LambdaName = Annotated[
     str,
     AfterValidator(validate_lambda_name),
     Field(
-        description=(
-            "The function's name, e.g. 'data-processor', or its function ARN, optionally with a "
-            "':<version or alias>' qualifier. An ARN's region and account are used (the account must be the "
-            "server's own or a configured one)."
-        ),
+        description=("Function name or ARN, optionally with ':<version or alias>'."),
         json_schema_extra={"pattern": _JSON_SCHEMA_PATTERN},
     ),
 ]
@@ -62,15 +58,14 @@ def _account_alias(value: str) -> str:
 Region = Annotated[
     Annotated[str, AfterValidator(_region)] | None,
     Field(
-        description="The function's AWS region, e.g. 'us-east-1'; default: the ARN's, else the server's.",
+        description="Default: the ARN's, else the server's.",
         json_schema_extra={"pattern": REGION_PATTERN},
     ),
 ]
 AccountAlias = Annotated[
     Annotated[str, AfterValidator(_account_alias)] | None,
     Field(
-        description="An account alias configured on the server (a read-only role it assumes), never a role "
-        "ARN; default: the server's own account.",
+        description="A configured account alias; default: the server's.",
         json_schema_extra={"pattern": ACCOUNT_ALIAS_PATTERN},
     ),
 ]

@@ -101,11 +101,9 @@ GET_LAMBDA_CONFIG = ToolDeclaration(
     name="get_lambda_config",
     title="Function configuration",
     description=(
-        "The function's configuration: runtime, handler, role, memory, timeout, state and its reason, last "
-        "update status, code hash and size, environment variable names (never values), layers, logging, "
-        "destinations, VPC, reserved concurrency (0: every invocation is throttled), published versions and "
-        "aliases. It corroborates configuration_error (handler, environment, runtime, state), the limit "
-        "behind throttling, and which version an alias serves after a bad deployment (code_error)."
+        "The function's configuration: runtime, handler, memory, timeout, state, code hash, environment "
+        "variable names (never values), layers, logging, VPC, reserved concurrency (0: all throttled), "
+        "versions and aliases."
     ),
     arguments=GetLambdaConfigArgs,
     response=LambdaConfigResponse,

@@ -15,8 +15,7 @@ SourceMinutes = Annotated[
     Field(
         ge=5,
         le=1440,
-        description="How far back the metrics go, in minutes, ending with the current minute (5-1440, "
-        "default 60).",
+        description="Minutes of metrics, back from the current minute.",
     ),
 ]
 
@@ -165,14 +164,10 @@ GET_EVENT_SOURCES = ToolDeclaration(
     name="get_event_sources",
     title="Lambda event sources",
     description=(
-        "How the function is invoked besides direct calls, and what is waiting or lost on each path: its "
-        "event source mappings (State, LastProcessingResult) with each source queue's visibility timeout, "
-        "redrive policy, depth and age of oldest message; asynchronous invocation (retries, maximum age, "
-        "destinations, dead-letter queue with its depth, AsyncEventsDropped, DeadLetterErrors, "
-        "DestinationDeliveryFailures); the SNS subscriptions that deliver to it; and its resource policy "
-        "(who may invoke it). Read it when an alarm names a queue, a dead-letter queue or dropped events, "
-        "or when the function is silent: it corroborates event_source_stopped, and permission_loss, "
-        "configuration_error, bad_input and throttling on an event path."
+        "How the function is invoked besides direct calls, and what waits or is lost on each path: event "
+        "source mappings with their queues (depth, oldest message, redrive), asynchronous invocation "
+        "(retries, destinations, dead-letter queue, dropped events), SNS subscriptions and the resource "
+        "policy."
     ),
     arguments=GetEventSourcesArgs,
     response=EventSourcesResponse,

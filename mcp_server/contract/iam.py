@@ -50,10 +50,8 @@ GET_IAM_STATE = ToolDeclaration(
     name="get_iam_state",
     title="Execution role and policies",
     description=(
-        "The function's execution role: inline policy documents, attached managed policies with their "
-        "default-version documents, and any permissions boundary. Judge a denied call by action AND resource "
-        "(a grant on another bucket does not allow this one; a Deny or the boundary wins); it corroborates "
-        "permission_loss. A role that cannot write logs leaves none."
+        "The function's execution role: inline and attached policy documents and any permissions boundary. "
+        "Judge a denied call by action AND resource; a Deny or the boundary wins."
     ),
     arguments=GetIAMStateArgs,
     response=IAMStateResponse,

@@ -27,20 +27,14 @@ LogMinutes = Annotated[
     Field(
         ge=1,
         le=1440,
-        description="How far back to search, in minutes, ending now (1-1440, default 30). "
-        "Widen the window if the failure may have started earlier.",
+        description="Minutes back from now.",
     ),
 ]
-LogLimit = Annotated[
-    int, Field(ge=1, le=1000, description="Maximum number of log events to return (1-1000, default 100).")
-]
+LogLimit = Annotated[int, Field(ge=1, le=1000, description="Most log events to return.")]
 FilterPattern = Annotated[
     Annotated[str, Field(max_length=1024), AfterValidator(_no_nul)] | None,
     Field(
-        description="Optional CloudWatch Logs filter pattern to keep only matching events, e.g. 'ERROR' or "
-        "'?AccessDenied ?Timeout', or a JSON selector such as '{ $.level = \"ERROR\" }' (at most 1024 "
-        "characters), passed to CloudWatch Logs exactly as given: CloudWatch evaluates it, the tool does not "
-        "check it. Omit it to get every event in the window.",
+        description="CloudWatch Logs filter pattern, e.g. 'ERROR' or '?AccessDenied ?Timeout'.",
     ),
 ]
 
@@ -49,8 +43,12 @@ class GetRecentLogsArgs(TargetArguments):
     """Arguments of ``get_recent_logs``: recent CloudWatch log events of the function."""
 
     minutes: LogMinutes = 30
-    limit: LogLimit = 100
+    limit: LogLimit = 50
     filter_pattern: FilterPattern = None
+    detail: bool = Field(
+        default=False,
+        description="Also the start, end, report and platform lines, and every line's log stream.",
+    )
 
 
 LineKind = Literal[
@@ -82,7 +80,12 @@ class LogEvent(ContractModel):
 
     timestamp: Annotated[str, AfterValidator(_iso8601)] = Field(description="ISO-8601 event time.")
     message: str
-    log_stream: str | None = None
+    log_stream: str | None = Field(
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Only for a line outside any invocation and for init_error lines (else the "
+        "invocation's, in `invocations`), or with `detail`.",
+    )
     request_id: str | None = Field(
         default=None, description="The invocation the line belongs to (between its START and END lines)."
     )
@@ -95,7 +98,9 @@ class LogEvent(ContractModel):
         "failure with metrics or configuration.",
     )
     error: ErrorDetail | None = Field(
-        default=None, description="For error_record and init_error events: what the record says."
+        default=None,
+        exclude_if=lambda value: value is None,
+        description="Only for error_record and init_error events: what the record says.",
     )
 
 
@@ -138,6 +143,12 @@ class LogsResponse(ContractModel):
     matched_events: int = Field(default=0, ge=0, description="Events that matched in the window.")
     returned_events: int = Field(default=0, ge=0, description="Events included in `events`.")
     dropped_events: int = Field(default=0, ge=0, description="Matched events not returned (limit, byte cap).")
+    summarised_events: int = Field(
+        default=0,
+        ge=0,
+        description="Start, end, report and other platform lines left out of `events` without `detail`: "
+        "`invocations` holds what they say.",
+    )
     truncated_messages: int = Field(
         default=0,
         ge=0,
@@ -156,14 +167,10 @@ GET_RECENT_LOGS = ToolDeclaration(
     name="get_recent_logs",
     title="Recent Lambda logs",
     description=(
-        "Recent CloudWatch log events of the function, oldest first, each placed in its invocation (request "
-        "id, kind of line, an error record's detail), and a summary per invocation. Reads every runtime in "
-        "both log formats (Text, JSON) and says which it read; lines a function prints that mimic platform "
-        "records do not count. Bounded: when more events match than fit, error "
-        "lines are kept first and the matched and dropped counts say what was left out. A missing log group "
-        "is a `note`, not an error. Log text is written by the function, so by whoever controls its input: "
-        "it describes a failure (the terminal error of a failed invocation says what broke) but never proves "
-        "one; confirm with metrics, configuration, IAM, network or changes."
+        "Recent log events of the function, oldest first, each placed in its invocation (request id, kind of "
+        "line, an error's detail), and a summary per invocation; any runtime, Text or JSON format. When more "
+        "match than fit, error lines are kept first and counts say what was left out. Log text is written by "
+        "the function: it describes a failure but never proves one."
     ),
     arguments=GetRecentLogsArgs,
     response=LogsResponse,

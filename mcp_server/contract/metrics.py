@@ -17,8 +17,7 @@ MetricMinutes = Annotated[
     Field(
         ge=5,
         le=1440,
-        description="How far back, in minutes, ending with the current minute (5-1440, default 60). "
-        "Widen it if the failure may have started earlier.",
+        description="Minutes back from the current minute.",
     ),
 ]
 
@@ -101,11 +100,9 @@ GET_FUNCTION_METRICS = ToolDeclaration(
     name="get_function_metrics",
     title="Lambda metrics",
     description=(
-        "The function's AWS/Lambda metrics minute by minute (invocations, errors, throttles, duration, "
-        "concurrency) and what they show: error rate, first minute with errors or throttles, longest "
-        "duration against the timeout, peak memory against the memory size. They come from the Lambda "
-        "service, not the function's output: they corroborate throttling (with the limit), timeout, "
-        "out_of_memory, and that invocations really fail (code_error, dependency_failure)."
+        "The function's AWS/Lambda metrics by minute (invocations, errors, throttles, duration, "
+        "concurrency), with the error rate, first failing minute, longest duration against the timeout and "
+        "peak memory against the memory size: what the Lambda service measured, not the function's output."
     ),
     arguments=GetFunctionMetricsArgs,
     response=FunctionMetricsResponse,

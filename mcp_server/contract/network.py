@@ -16,6 +16,11 @@ class GetNetworkStateArgs(TargetArguments):
     """Arguments of ``get_network_state``: the function's VPC, security groups, subnets, routes and network
     ACLs, and whether they let it reach AWS over HTTPS."""
 
+    detail: bool = Field(
+        default=False,
+        description="Also what allows each allowed destination, and the prefix lists.",
+    )
+
 
 class SecurityGroupRule(ContractModel):
     """One ingress or egress rule of a security group."""
@@ -150,7 +155,8 @@ class EgressVerdict(ContractModel):
     )
     reasons: list[str] = Field(
         description="The deciding elements, each naming its resource: when blocked, what blocks it; when "
-        "unknown, what could not be determined; when allowed, the rules and routes that allow it."
+        "unknown, what could not be determined; when allowed, with `detail`, the rules and routes that allow "
+        "it (else none)."
     )
 
 
@@ -164,7 +170,9 @@ class NetworkStateResponse(ContractModel):
     subnets: list[Subnet] = Field(default_factory=list)
     nat_gateways: list[NatGateway] = Field(default_factory=list)
     vpc_endpoints: list[VpcEndpoint] = Field(default_factory=list)
-    prefix_lists: list[PrefixList] = Field(default_factory=list)
+    prefix_lists: list[PrefixList] = Field(
+        default_factory=list, description="The service prefix lists the verdicts use; only with `detail`."
+    )
     egress: list[EgressVerdict] = Field(
         default_factory=list,
         description="One verdict per destination (computed by the server from security groups, routes, NAT "
@@ -184,10 +192,8 @@ GET_NETWORK_STATE = ToolDeclaration(
     name="get_network_state",
     title="VPC networking",
     description=(
-        "For a function in a VPC: its security groups, its subnets' network ACLs (in evaluation order) and "
-        "route tables, NAT gateways, VPC endpoints and prefix lists, and for each destination (AWS APIs, S3, "
-        "DynamoDB) whether HTTPS can leave and which rule or route decides. The verdict corroborates "
-        "network_block (calls that cannot leave hang until the timeout). Outside a VPC it says so."
+        "For a function in a VPC: security groups, network ACLs, route tables, NAT gateways and endpoints, "
+        "and for each destination (AWS APIs, S3, DynamoDB) whether HTTPS can leave and which rule decides."
     ),
     arguments=GetNetworkStateArgs,
     response=NetworkStateResponse,

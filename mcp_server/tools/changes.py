@@ -24,7 +24,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mcp_server.aws import GLOBAL_EVENTS_REGION
-from mcp_server.contract import ChangedResource, ChangeEvent, GetRecentChangesArgs, RecentChangesResponse
+from mcp_server.contract import (
+    ChangedResource,
+    ChangeEvent,
+    ChangeEventDetail,
+    GetRecentChangesArgs,
+    RecentChangesResponse,
+)
 from mcp_server.reads import Read
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.event_sources import resource_policy, subscriptions_to, unqualified
@@ -39,8 +45,7 @@ SUMMARY_BYTE_CAP = 4096  # one event's summary
 SUMMARIES_BYTE_CAP = 64 * 1024  # all summaries of one answer
 HIDDEN_ENVIRONMENT = "set; CloudTrail hides the variables' names and values"
 DELIVERY_NOTE = (
-    "CloudTrail delivers events typically within 5 minutes of the call (sometimes 15): changes made in the "
-    "last minutes may not be listed yet. If none of these explains the failure, search again later."
+    "CloudTrail delivers events within about 5 minutes (sometimes 15): the newest changes may be missing."
 )
 
 
@@ -361,26 +366,31 @@ def _request(event_name: str, record: dict[str, Any]) -> Any:
     return named | request
 
 
-def _change(event: dict[str, Any], matched: list[str], summary_cap: int) -> ChangeEvent:
+def _change(event: dict[str, Any], matched: list[str], summary_cap: int, detail: bool) -> ChangeEvent:
     record: dict[str, Any] = json.loads(event.get("CloudTrailEvent") or "{}")
     identity = record.get("userIdentity") or {}
-    return ChangeEvent(
-        event_id=event["EventId"],
+    change = ChangeEvent(
         time=event["EventTime"].astimezone(UTC).isoformat(),
         event_name=event["EventName"],
         service=event.get("EventSource") or record.get("eventSource") or "unknown",
-        region=record.get("awsRegion"),
         identity_arn=identity.get("arn") or identity.get("invokedBy"),
-        identity_type=identity.get("type"),
-        access_key_id=_masked(identity.get("accessKeyId") or event.get("AccessKeyId")),
+        summary=_summary(event["EventName"], _request(event["EventName"], record), summary_cap),
+        error_code=record.get("errorCode"),
+    )
+    if not detail:
+        return change
+    return ChangeEventDetail(
+        **change.model_dump(),
+        event_id=event["EventId"],
         resources=[
             ChangedResource(type=r.get("ResourceType"), name=r["ResourceName"])
             for r in event.get("Resources") or []
             if r.get("ResourceName")
         ],
+        region=record.get("awsRegion"),
+        identity_type=identity.get("type"),
+        access_key_id=_masked(identity.get("accessKeyId") or event.get("AccessKeyId")),
         matched=matched,
-        summary=_summary(event["EventName"], _request(event["EventName"], record), summary_cap),
-        error_code=record.get("errorCode"),
     )
 
 
@@ -393,11 +403,11 @@ def _merged(searches: list[_Search], found: list[_Found | None]) -> list[tuple[d
     return sorted(by_id.values(), key=lambda item: (item[0]["EventTime"], item[0]["EventId"]), reverse=True)
 
 
-def _changes(merged: list[tuple[dict[str, Any], list[str]]]) -> list[ChangeEvent]:
+def _changes(merged: list[tuple[dict[str, Any], list[str]]], detail: bool) -> list[ChangeEvent]:
     """The events as answered, the newest first to get their summaries' share of the byte budget."""
     changes, budget = [], SUMMARIES_BYTE_CAP
     for event, matched in merged:
-        change = _change(event, matched, min(SUMMARY_BYTE_CAP, budget))
+        change = _change(event, matched, min(SUMMARY_BYTE_CAP, budget), detail)
         budget = max(0, budget - len(json.dumps(change.summary, default=str).encode()))
         changes.append(change)
     return changes
@@ -418,7 +428,7 @@ def recent_changes(ctx: ToolContext, args: GetRecentChangesArgs) -> RecentChange
                 f"{(result.reached or end).astimezone(UTC).isoformat()} were not searched",
             )
     merged = _merged(searches, found)
-    events = _changes(merged[: args.limit])
+    events = _changes(merged[: args.limit], args.detail)
     return RecentChangesResponse(
         function_name=ctx.target.function_name,
         window_start=start.isoformat(),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Final
 
 from botocore.exceptions import ClientError
 
@@ -312,11 +312,18 @@ def _notes(
     return notes
 
 
-def _log_event(event: _Event) -> LogEvent:
+# Lines whose figures the invocation reports carry: left out of `events` unless asked for with `detail`.
+SUMMARISED_KINDS: Final = frozenset({"start", "end", "report", "platform"})
+
+
+def _log_event(event: _Event, detail: bool) -> LogEvent:
+    """The event as answered: its stream only where its invocation's report does not give it (a line of no
+    invocation, an init error: matched to its invocation by stream), or with ``detail``."""
+    own_stream = detail or event.placed.request_id is None or event.placed.kind == "init_error"
     return LogEvent(
         timestamp=_iso(event.timestamp_ms),
         message=event.message,
-        log_stream=event.log_stream,
+        log_stream=event.log_stream if own_stream else None,
         request_id=event.placed.request_id,
         kind=event.placed.kind,
         error=event.placed.error,
@@ -366,20 +373,22 @@ def recent_logs(ctx: ToolContext, args: GetRecentLogsArgs, *, now: datetime | No
         )
     byte_cap = ctx.settings.logs_byte_cap
     events = _events(read.raw, min(ctx.settings.logs_message_cap, byte_cap))
-    chosen = _select(events, limit=args.limit, byte_cap=byte_cap)
-    dropped = len(events) - len(chosen)
+    shown = events if args.detail else [e for e in events if e.placed.kind not in SUMMARISED_KINDS]
+    chosen = _select(shown, limit=args.limit, byte_cap=byte_cap)
+    dropped = len(shown) - len(chosen)
     notes = _notes(ctx, args, query, read, matched=len(events), dropped=dropped)
     return _answer(
         ctx,
         args,
         query,
-        events=[_log_event(e) for e in chosen],
+        events=[_log_event(e, args.detail) for e in chosen],
         invocations=[
             InvocationReport(**report) for report in invocations(read.raw, placed=[e.placed for e in events])
         ],
         matched_events=len(events),
         returned_events=len(chosen),
         dropped_events=dropped,
+        summarised_events=len(events) - len(shown),
         truncated_messages=sum(e.truncated for e in chosen),
         note="; ".join(notes) or None,
     )

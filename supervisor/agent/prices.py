@@ -19,6 +19,10 @@ class Price:
     output_per_million: float
     source: str = "table"
 
+    @property
+    def label(self) -> str:
+        return f"{self.input_per_million:g} in / {self.output_per_million:g} out per million ({self.source})"
+
     def cost(self, input_tokens: int, output_tokens: int) -> float:
         return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
 

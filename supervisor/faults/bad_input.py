@@ -11,10 +11,9 @@ from supervisor.faults.sources import ASYNC_LOSSES, BACKLOG, ERRORS, SUCCEEDED_B
 BAD_INPUT = FaultClass(
     name="bad_input",
     description=(
-        "some invocations fail on their own input (a key or record the event names that does not exist, a "
-        "payload the code rejects) while invocations of the same version and configuration succeed in "
-        "between; never when every invocation since the latest change fails. No command fixes an input: "
-        "offer none, and name the gap (source 'remediation')"
+        "some invocations fail on their own input (a missing key or record, a payload the code rejects) "
+        "while others of the same version and configuration succeed between them; not when all fail since "
+        "the latest change. No command fixes input: offer none, name the gap (source 'remediation')"
     ),
     corroboration=((ERRORS, ASYNC_LOSSES), (SUCCEEDED_BESIDE, BACKLOG)),
     check="supervisor.diagnosis.rules.bad_input:check",

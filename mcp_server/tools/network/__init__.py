@@ -56,6 +56,11 @@ def network_state(ctx: ToolContext, args: GetNetworkStateArgs) -> NetworkStateRe
     ]
     view = read_vpc(reads, raw_subnets, referenced)
     verdicts = [egress_verdict(d, groups, view) for d in destinations(region, names, view.prefix_lists)]
+    shown = (
+        verdicts
+        if args.detail
+        else [v.model_copy(update={"reasons": []}) if v.allowed else v for v in verdicts]
+    )
     targets = {r.target for s in view.subnets.values() if s.route_table for r in s.route_table.routes}
     endpoints = reachable_endpoints((view.endpoints or {}).values(), view.subnets.values())
     return NetworkStateResponse(
@@ -67,8 +72,8 @@ def network_state(ctx: ToolContext, args: GetNetworkStateArgs) -> NetworkStateRe
         subnets=list(view.subnets.values()),
         nat_gateways=[n for n in (view.nat_gateways or {}).values() if n.nat_gateway_id in targets],
         vpc_endpoints=endpoints,
-        prefix_lists=prefix_list_models(view.prefix_lists, names or {}),
-        egress=verdicts,
+        prefix_lists=prefix_list_models(view.prefix_lists, names or {}) if args.detail else [],
+        egress=shown,
         https_egress_allowed=verdicts[0].allowed,
         note=egress_note(verdicts, endpoints),
         gaps=ctx.reads.gaps,
