@@ -4,18 +4,22 @@ exactly as sent (after redaction), or the error the caller got.
 
 It is the server's own account of what reached a model, independent of what any client kept: an operator
 can audit it, and a judge can re-find a diagnosis's evidence in it. Lines are whole: each is written
-under a lock with one ``write`` call.
+under a lock with one ``write`` call. A write that fails is a warning in the server's log: the caller
+still gets its answer.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 INCIDENT_META_KEY = "incident-response/incident-id"  # the supervisor's McpToolProvider sends it
+
+logger = logging.getLogger(__name__)
 
 
 class AnswerLog:
@@ -41,8 +45,11 @@ class AnswerLog:
             **({"error": error} if error is not None else {"answer": answer}),
         }
         line = json.dumps(entry, ensure_ascii=False, separators=(",", ":"), default=str) + "\n"
-        with self._lock, self.path.open("a", encoding="utf-8") as stream:
-            stream.write(line)
+        try:
+            with self._lock, self.path.open("a", encoding="utf-8") as stream:
+                stream.write(line)
+        except OSError as error:  # the caller still gets its answer; the record of it is what is lost
+            logger.warning("answer log %s: %s was not recorded: %s", self.path, tool, error)
 
 
 def incident_of(context: Any) -> str | None:

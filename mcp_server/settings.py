@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from pathlib import Path
 from typing import Final, Self
@@ -158,6 +159,20 @@ class ServerSettings(BaseSettings):
                 raise ValueError(
                     f"MCP_ACCOUNTS alias {alias!r} must be 1-32 lowercase letters, digits or '-'"
                 )
+        return value
+
+    @field_validator("mcp_answer_log")
+    @classmethod
+    def _answer_log(cls, value: Path | None) -> Path | None:
+        if value is None:
+            return None
+        if value.is_dir():
+            raise ValueError(f"MCP_ANSWER_LOG {value} is a directory: name a file to append to")
+        existing = next(parent for parent in value.absolute().parents if parent.exists())
+        if not existing.is_dir() or not os.access(existing, os.W_OK):
+            raise ValueError(f"MCP_ANSWER_LOG {value}: {existing} is not a writable directory")
+        if value.exists() and not os.access(value, os.W_OK):
+            raise ValueError(f"MCP_ANSWER_LOG {value} is not writable")
         return value
 
     @field_validator("mcp_trusted_proxies")
