@@ -1,6 +1,6 @@
 """Token cost of an investigation: input tokens, per corpus case, of a model that calls each tool once (two
 model calls), as the supervisor's graph writes the conversation, against a plain MCP host's rendering of
-the same conversation measured in the same run, and the goal of <= 12,000 per investigation.
+the same conversation measured in the same run, and the budget (mean <= 12,000, max <= 16,000).
 
     .venv/bin/python -m bench.tokens [--cases DIR] [--encoding o200k_base|cl100k_base] [--json]
 
@@ -28,7 +28,8 @@ from evals.corpus import Case, load_corpus
 from evals.settings import EvalSettings
 from evals.tokens import (
     ENCODINGS,
-    GOAL_TOKENS,
+    GOAL_MAX_TOKENS,
+    GOAL_MEAN_TOKENS,
     InvestigationTokens,
     Rendering,
     TokenCounter,
@@ -100,7 +101,7 @@ class Report:
         totals = [tokens.total for tokens in self.graph]
         return {
             "encoding": self.encoding,
-            "goal": GOAL_TOKENS,
+            "goal": {"mean": GOAL_MEAN_TOKENS, "max": GOAL_MAX_TOKENS},
             "cases": [asdict(row) | {"ratio": round(row.ratio, 3)} for row in self.rows],
             "graph": {"min": min(totals), "mean": round(statistics.mean(totals)), "max": max(totals)},
             "per_call": self.graph[0].per_call,

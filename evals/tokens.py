@@ -27,7 +27,9 @@ from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from supervisor.agent import prompt
 from supervisor.settings import SupervisorSettings
 
-GOAL_TOKENS: Final = 12_000
+# The budget per investigation, over the corpus: its mean and its largest.
+GOAL_MEAN_TOKENS: Final = 12_000
+GOAL_MAX_TOKENS: Final = 16_000
 ENCODINGS: Final = ("o200k_base", "cl100k_base")
 DEFAULT_ENCODING: Final = "o200k_base"
 
@@ -165,15 +167,18 @@ def breakdown(counted: Sequence[InvestigationTokens]) -> list[str]:
     ]
 
 
+def within_budget(counted: Sequence[InvestigationTokens]) -> bool:
+    totals = [tokens.total for tokens in counted]
+    return sum(totals) / len(totals) <= GOAL_MEAN_TOKENS and max(totals) <= GOAL_MAX_TOKENS
+
+
 def summary(counted: Sequence[InvestigationTokens]) -> str:
     totals = [tokens.total for tokens in counted]
-    largest = max(totals)
-    over = sum(total > GOAL_TOKENS for total in totals)
-    verdict = "within" if largest <= GOAL_TOKENS else f"OVER for {over} of {len(totals)} cases"
-    mean = sum(totals) / len(totals)
+    mean, largest = sum(totals) / len(totals), max(totals)
     return (
-        f"investigation: min {min(totals)}, mean {mean:.0f}, max {largest} input tokens; "
-        f"goal <= {GOAL_TOKENS}: {verdict}"
+        f"investigation: min {min(totals)}, mean {mean:.0f}, max {largest} input tokens; budget: mean <= "
+        f"{GOAL_MEAN_TOKENS} {'met' if mean <= GOAL_MEAN_TOKENS else 'OVER'}, max <= {GOAL_MAX_TOKENS} "
+        f"{'met' if largest <= GOAL_MAX_TOKENS else 'OVER'}"
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from mcp_server.contract.registry import ToolName
 from supervisor.faults.registry import FaultType
@@ -49,6 +49,10 @@ def _iso8601(value: str) -> str:
 
 IsoTime = Annotated[str, AfterValidator(_iso8601)]
 EvidenceIndices = list[Annotated[int, Field(ge=0)]]
+# A fault type outside fault_types: validated as one, but its schema names the type without repeating the enum
+# (fault_types spells it out once; a wrong value is refused with the list).
+CitedFaultType = Annotated[FaultType, WithJsonSchema({"type": "string"})]
+_FAULT_TYPE = "A fault type, as in fault_types."
 
 
 def _unique(values: list[FaultType]) -> list[FaultType]:
@@ -75,9 +79,9 @@ class EvidencePointer(_Model):
         description="The value at that path quoted verbatim: a string or a part of it, else its JSON.",
     )
     interpretation: str = Field(description="What it shows.")
-    supports: FaultType | None = Field(
+    supports: CitedFaultType | None = Field(
         default=None,
-        description="The fault type it supports; null for context.",
+        description="The fault type (as in fault_types) it supports; null for context.",
     )
 
 
@@ -132,7 +136,7 @@ class DiagnosisGap(_Model):
 class RuledOut(_Model):
     """A hypothesis checked and rejected."""
 
-    fault_type: FaultType
+    fault_type: CitedFaultType = Field(description=_FAULT_TYPE)
     reason: str = Field(min_length=1)
     evidence: EvidenceIndices = Field(
         min_length=1, description="Indices into evidence of the pointers that reject it."
@@ -153,7 +157,7 @@ class ChangeReference(_Model):
 class ResolvedFault(_Model):
     """A fault a change caused and a later change undid, with no failure of that kind since: not current."""
 
-    fault_type: FaultType
+    fault_type: CitedFaultType = Field(description=_FAULT_TYPE)
     reason: str = Field(min_length=1)
     caused_by: ChangeReference = Field(description="The change that caused it.")
     undone_by: ChangeReference = Field(description="The later change that undid it.")

@@ -84,7 +84,7 @@ def test_token_benchmark_compares_the_graph_with_a_plain_mcp_host() -> None:
     assert all(0 < row.graph < row.baseline for row in report.rows)
     text = tokens.render(report, counter)
     assert "| case | plain MCP host (baseline) | graph | graph / baseline |" in text
-    assert "goal <= 12000" in text
+    assert "budget: mean <= 12000" in text
     assert "sent with every call" in text
 
 

@@ -6,7 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field
 
-from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments, omitted_when_null
 from mcp_server.contract.declaration import ToolDeclaration
 
 ChangeHours = Annotated[int, Field(ge=1, le=720, description="Hours back from now.")]
@@ -52,10 +52,8 @@ class ChangeEvent(ContractModel):
         "ACL entries added or removed. A summary too long to show whole is an `excerpt` ending with "
         "'…[truncated N bytes]'.",
     )
-    error_code: str | None = Field(
-        default=None,
-        exclude_if=lambda value: value is None,
-        description="Only when the call itself failed (nothing changed then).",
+    error_code: str | None = omitted_when_null(
+        "Only when the call itself failed (nothing changed then).",
     )
 
 

@@ -4,7 +4,7 @@ the gaps an answer reports."""
 from __future__ import annotations
 
 import re
-from typing import Annotated, Final
+from typing import Annotated, Any, Final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -23,6 +23,16 @@ class ToolArguments(BaseModel):
     ``true`` to 1 or ``"100"`` to 100)."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def _null(value: object) -> bool:
+    return value is None
+
+
+def omitted_when_null(description: str | None = None) -> Any:
+    """A field that says nothing while it is null: the answer leaves it out then, to spare every reader's
+    tokens. Not for fields whose null is itself a finding (no reserved concurrency, no boundary)."""
+    return Field(default=None, exclude_if=_null, description=description)
 
 
 # The same language for JSON Schema (ECMA-262) clients: anchored, no Python-only named groups.

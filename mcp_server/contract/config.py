@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments, omitted_when_null
 from mcp_server.contract.declaration import ToolDeclaration
 
 
@@ -28,8 +28,8 @@ class Layer(ContractModel):
 class LoggingConfig(ContractModel):
     LogFormat: str | None = None
     LogGroup: str | None = None
-    ApplicationLogLevel: str | None = None
-    SystemLogLevel: str | None = None
+    ApplicationLogLevel: str | None = omitted_when_null()  # null in the Text format
+    SystemLogLevel: str | None = omitted_when_null()
 
 
 class FunctionVersion(ContractModel):
@@ -66,8 +66,8 @@ class LambdaConfigResponse(ContractModel):
     MemorySize: int | None = None
     Timeout: int | None = None
     State: str | None = None
-    StateReason: str | None = None
-    StateReasonCode: str | None = None
+    StateReason: str | None = omitted_when_null()
+    StateReasonCode: str | None = omitted_when_null()
     LastModified: str | None = None
     LastUpdateStatus: str | None = None
     PackageType: str | None = None
@@ -79,21 +79,19 @@ class LambdaConfigResponse(ContractModel):
         default_factory=list, description="Names of the function's environment variables (values withheld)."
     )
     LoggingConfig: _LoggingConfig | None = None
-    KMSKeyArn: str | None = None
+    KMSKeyArn: str | None = omitted_when_null()
     TracingMode: str | None = None
     EphemeralStorageMb: int | None = None
-    DeadLetterTargetArn: str | None = None
-    OnFailureDestination: str | None = Field(
-        default=None, description="Asynchronous invocations' on-failure."
-    )
-    OnSuccessDestination: str | None = None
+    DeadLetterTargetArn: str | None = omitted_when_null()
+    OnFailureDestination: str | None = omitted_when_null("Asynchronous invocations' on-failure.")
+    OnSuccessDestination: str | None = omitted_when_null()
     ReservedConcurrentExecutions: int | None = Field(
         default=None, ge=0, description="Reserved concurrency; None when none is configured (0 = throttled)."
     )
     VpcConfig: _VpcConfig | None = None
     Versions: list[FunctionVersion] = Field(default_factory=list, description="Newest first (at most 20).")
     Aliases: list[FunctionAlias] = Field(default_factory=list)
-    error: str | None = None
+    error: str | None = omitted_when_null()
     gaps: Gaps = Field(default_factory=list)
 
 

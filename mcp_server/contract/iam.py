@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
-from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments, omitted_when_null
 from mcp_server.contract.declaration import ToolDeclaration
 
 PolicyDocument = dict[str, Any]
@@ -42,7 +42,7 @@ class IAMStateResponse(ContractModel):
     inline_policies: dict[str, PolicyDocument] = Field(description="Policy name -> decoded policy document.")
     attached_policies: list[AttachedPolicy]
     permissions_boundary: PermissionsBoundary | None = None
-    error: str | None = None
+    error: str | None = omitted_when_null()
     gaps: Gaps = Field(default_factory=list)
 
 

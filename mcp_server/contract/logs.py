@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments, omitted_when_null
 from mcp_server.contract.declaration import ToolDeclaration
 
 
@@ -80,10 +80,8 @@ class LogEvent(ContractModel):
 
     timestamp: Annotated[str, AfterValidator(_iso8601)] = Field(description="ISO-8601 event time.")
     message: str
-    log_stream: str | None = Field(
-        default=None,
-        exclude_if=lambda value: value is None,
-        description="Only for a line outside any invocation and for init_error lines (else the "
+    log_stream: str | None = omitted_when_null(
+        "Only for a line outside any invocation and for init_error lines (else the "
         "invocation's, in `invocations`), or with `detail`.",
     )
     request_id: str | None = Field(
@@ -97,10 +95,8 @@ class LogEvent(ContractModel):
         "code wrote (function). Text can be forged by whoever controls the function's input: confirm a "
         "failure with metrics or configuration.",
     )
-    error: ErrorDetail | None = Field(
-        default=None,
-        exclude_if=lambda value: value is None,
-        description="Only for error_record and init_error events: what the record says.",
+    error: ErrorDetail | None = omitted_when_null(
+        "Only for error_record and init_error events: what the record says."
     )
 
 
@@ -136,10 +132,10 @@ class LogsResponse(ContractModel):
     invocations: list[InvocationReport] = Field(
         default_factory=list, description="Invocations whose REPORT line was read, oldest first (at most 50)."
     )
-    error: str | None = None
+    error: str | None = omitted_when_null()
     window_start: str | None = Field(default=None, description="ISO-8601 start of the searched window.")
     window_end: str | None = Field(default=None, description="ISO-8601 end of the searched window.")
-    filter_pattern: str | None = None
+    filter_pattern: str | None = omitted_when_null()
     matched_events: int = Field(default=0, ge=0, description="Events that matched in the window.")
     returned_events: int = Field(default=0, ge=0, description="Events included in `events`.")
     dropped_events: int = Field(default=0, ge=0, description="Matched events not returned (limit, byte cap).")

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments, omitted_when_null
 from mcp_server.contract.declaration import ToolDeclaration
 
 MAX_METRIC_MINUTES = 240
@@ -92,7 +92,7 @@ class FunctionMetricsResponse(ContractModel):
         "window); "
         "None when the log group could not be read.",
     )
-    note: str | None = Field(default=None, description="What the figures cannot show, e.g. no datapoints.")
+    note: str | None = omitted_when_null("What the figures cannot show, e.g. no datapoints.")
     gaps: Gaps = Field(default_factory=list)
 
 

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments, omitted_when_null
 from mcp_server.contract.declaration import ToolDeclaration
 
 EgressDestination = Literal["aws-apis", "s3", "dynamodb"]
@@ -52,7 +52,7 @@ class NetworkAclEntry(ContractModel):
     rule_action: Literal["allow", "deny"]
     egress: bool
     cidr_block: str | None
-    ipv6_cidr_block: str | None = None
+    ipv6_cidr_block: str | None = omitted_when_null()
     port_from: int | None = None
     port_to: int | None = None
 
@@ -108,8 +108,8 @@ class NatGateway(ContractModel):
 
     nat_gateway_id: str
     state: str = Field(description="'available' is the only state that forwards traffic.")
-    connectivity_type: str | None = Field(
-        default=None, description="'public' (reaches the internet) or 'private' (does not)."
+    connectivity_type: str | None = omitted_when_null(
+        "'public' (reaches the internet) or 'private' (does not)."
     )
     subnet_id: str | None = None
 
@@ -183,8 +183,8 @@ class NetworkStateResponse(ContractModel):
         description="The 'aws-apis' verdict of `egress`: whether outbound HTTPS to AWS public endpoints "
         "works from every subnet of the function. None outside a VPC, or when it could not be determined.",
     )
-    note: str | None = None
-    error: str | None = None
+    note: str | None = omitted_when_null()
+    error: str | None = omitted_when_null()
     gaps: Gaps = Field(default_factory=list)
 
 
