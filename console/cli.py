@@ -32,7 +32,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    configure_logging(LOG_LEVEL)  # JSON lines on stderr: a request path cannot forge a line
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     try:
         settings = ConsoleSettings(**overrides)
@@ -40,6 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValidationError, ValueError) as error:
         print(f"incident-console: {error}", file=sys.stderr)
         return 2
+    configure_logging(LOG_LEVEL)  # JSON lines on stderr: a request path cannot forge a line
     where = f"http://{settings.host}:{settings.port}"
     public = f" (public URL {settings.public_url})" if settings.public_url and not settings.loopback() else ""
     print(f"incident-console on {where}/incidents{public}", flush=True)

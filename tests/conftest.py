@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import sys
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +38,20 @@ def _no_ambient_aws() -> None:
     """Nothing in the tests may reach a real account through the developer's environment."""
     for variable in [v for v in os.environ if v.startswith("AWS_")]:
         del os.environ[variable]
+
+
+@pytest.fixture(autouse=True)
+def _no_handler_on_a_closed_capture() -> Iterator[None]:
+    """A handler a test bound to its captured stdout or stderr (a CLI's logging set up in-process, the
+    first powertools Logger of a service, which keeps its handler) writes to stderr once the capture
+    closes: the sandbox's threads keep logging, and each of their lines would otherwise print a logging
+    error into the run's output."""
+    yield
+    loggers = [logging.getLogger(), *logging.root.manager.loggerDict.values()]
+    for logger in (item for item in loggers if isinstance(item, logging.Logger)):
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
+                handler.stream = sys.stderr  # not setStream: it would flush the closed one
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ throttled per client, startup errors (short keys), and loopback left open."""
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Iterator
@@ -331,8 +332,10 @@ def test_oauth_settings_come_from_the_mcp_servers_names_and_startup_errors_are_c
         create_app(ConsoleSettings(host=ANYWHERE), sandbox.session(names.SUPERVISOR))
 
     monkeypatch.setenv("CONSOLE_PUBLIC_URL", "http://console.example.com")
+    handlers = list(logging.getLogger().handlers)
     assert console_main(["--host", ANYWHERE]) == 2
     assert "CONSOLE_PUBLIC_URL must use https" in capsys.readouterr().err
+    assert logging.getLogger().handlers == handlers  # a refused start leaves the process's logging alone
     monkeypatch.setenv("CONSOLE_PUBLIC_URL", "https://console.example.com")
     monkeypatch.setenv("CONSOLE_SESSION_SECRET", "short")
     assert console_main(["--host", ANYWHERE]) == 2

@@ -50,6 +50,10 @@ SECRETS = [
 LOOK_ALIKES = [
     "RequestId: 8d1f3c2e-1234-4abc-8def-0123456789ab",  # a request id (a UUID)
     "Root=1-5759e988-bd862e3fe1be46a994272793",  # an X-Ray trace id
+    # Request ids whose digits, run together across the hyphens, pass the Luhn check (a drill run met one)
+    "START RequestId: fffbeebe-767d-4e57-5513-13735379b83d Version: $LATEST",
+    "request 46557210-1415-6183-6546-107358735570",  # a UUID of digits only
+    "sha256:ab5904544091031776cd",  # 16 Luhn-valid digits inside a hex string
     "commit 3f786850e387550fdab836ed7e6dc881de23001b",  # a git hash: 40 hex characters
     "CodeSha256: 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",  # a code hash, base64 with padding
     "card 4111 1111 1111 1112",  # 16 digits that fail the Luhn check
