@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from chaos.sandbox import names
+from chaos.selection import select_by_name
 from evals.corpus import Injection
 from supervisor.faults.registry import FaultType
 
@@ -224,8 +225,4 @@ DEFINITIONS: Final[tuple[CaseDefinition, ...]] = (
 
 def select(requested: list[str] | None) -> list[CaseDefinition]:
     """The definitions named (all by default); ValueError names the unknown ones."""
-    by_name = {definition.name: definition for definition in DEFINITIONS}
-    unknown = [name for name in requested or [] if name not in by_name]
-    if unknown:
-        raise ValueError(f"unknown case(s) {unknown}; choose from: {', '.join(by_name)}")
-    return [by_name[name] for name in requested] if requested else list(DEFINITIONS)
+    return select_by_name(DEFINITIONS, requested, "case")

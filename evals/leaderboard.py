@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
 from evals.score import METRIC_TITLES, METRICS, CaseScore, ModelScore
-from supervisor.agent.prices import LIST_PRICE_SOURCE
+from supervisor.agent.prices import LIST_PRICE_SOURCE, Price
 
 PRICE_SOURCE: Final = f"{LIST_PRICE_SOURCE}: --price overrides"
 
@@ -25,8 +26,35 @@ def _percent(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.0%}"
 
 
-def _cost(value: float | None) -> str:
+def cost_cell(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.4f}"
+
+
+def markdown_table(head: list[str], body: list[list[str]]) -> str:
+    return "\n".join("| " + " | ".join(row) + " |" for row in [head, ["---"] * len(head), *body])
+
+
+def price_json(price: Price | None) -> dict[str, float] | None:
+    return None if price is None else {"input": price.input_per_million, "output": price.output_per_million}
+
+
+def document(
+    title: str,
+    intro: str,
+    table: str,
+    legend: tuple[str, Mapping[str, str]],
+    per_model: list[tuple[str, Price | None, str]],
+) -> str:
+    """A leaderboard page: the intro, the totals table, the legend of its columns (a heading and the
+    columns' titles), then a section per model (its name, its price, its table)."""
+    heading, titles = legend
+    lines = "\n".join(f"- `{name}`: {text}" for name, text in titles.items())
+    sections = [f"# {title}", intro, table, f"{heading}:\n\n{lines}"]
+    sections.append(f"Cost: {PRICE_SOURCE}. n/a: no price known for the model.")
+    for model, price, details in per_model:
+        priced = price.label if price is not None else "no price"
+        sections.append(f"## {model}\n\nPrice: {priced}.\n\n{details}")
+    return "\n\n".join(sections) + "\n"
 
 
 def _cell(case: CaseScore) -> str:
@@ -49,7 +77,7 @@ def table(board: Leaderboard) -> str:
         "cost USD",
         "seconds",
     ]
-    rows = [head, ["---"] * len(head)]
+    rows = []
     for score in board.scores:
         by_id = {case.case_id: case for case in score.cases}
         rows.append(
@@ -63,11 +91,11 @@ def table(board: Leaderboard) -> str:
                 str(score.llm_calls),
                 str(score.input_tokens),
                 str(score.output_tokens),
-                _cost(score.cost),
+                cost_cell(score.cost),
                 f"{score.seconds:.2f}",
             ]
         )
-    return "\n".join("| " + " | ".join(row) + " |" for row in rows)
+    return markdown_table(head, rows)
 
 
 def _details(score: ModelScore) -> str:
@@ -83,7 +111,7 @@ def _details(score: ModelScore) -> str:
         "seconds",
         "error",
     ]
-    rows = [head, ["---"] * len(head)]
+    rows = []
     for case in score.cases:
         rows.append(
             [
@@ -94,29 +122,24 @@ def _details(score: ModelScore) -> str:
                 str(case.llm_calls),
                 str(case.input_tokens),
                 str(case.output_tokens),
-                _cost(case.cost),
+                cost_cell(case.cost),
                 f"{case.seconds:.2f}",
                 (case.error or "").replace("|", "/")[:160],
             ]
         )
-    return "\n".join("| " + " | ".join(row) + " |" for row in rows)
+    return markdown_table(head, rows)
 
 
 def markdown(board: Leaderboard) -> str:
-    legend = "\n".join(f"- `{metric}`: {title}" for metric, title in METRIC_TITLES.items())
-    sections = [
-        "# incident-eval leaderboard",
+    return document(
+        "incident-eval leaderboard",
         f"{len(board.case_ids)} cases from `{board.corpus}`, run {board.generated_at}. A case cell is ✓ when "
         "every metric passed, else the metrics that failed. Rates are over the cases; pointers verified is "
         "over every evidence pointer of every diagnosis.",
         table(board),
-        "Metrics:\n\n" + legend,
-        f"Cost: {PRICE_SOURCE}. n/a: no price known for the model.",
-    ]
-    for score in board.scores:
-        priced = score.price.label if score.price is not None else "no price"
-        sections.append(f"## {score.model}\n\nPrice: {priced}.\n\n{_details(score)}")
-    return "\n\n".join(sections) + "\n"
+        ("Metrics", METRIC_TITLES),
+        [(score.model, score.price, _details(score)) for score in board.scores],
+    )
 
 
 def _case_json(case: CaseScore) -> dict[str, Any]:
@@ -145,9 +168,7 @@ def as_json(board: Leaderboard) -> dict[str, Any]:
         "models": [
             {
                 "model": score.model,
-                "price_per_million": None
-                if score.price is None
-                else {"input": score.price.input_per_million, "output": score.price.output_per_million},
+                "price_per_million": price_json(score.price),
                 "totals": {
                     "solved": score.solved,
                     "cases": len(score.cases),

@@ -23,6 +23,7 @@ from chaos.drill.checks import APPLIED, COMMAND, GROUNDED, NAMED_GAP, RESOURCES,
 from chaos.drill.lanes import run_lanes
 from chaos.drill.runner import ScenarioResult
 from chaos.drill.scenarios import SCENARIOS, Scenario
+from chaos.selection import select_by_name
 from supervisor.agent.prices import Price, price_of
 
 # The drill scenarios that are diagnosis cases: an alarm opens an incident a model must diagnose (not the
@@ -51,11 +52,7 @@ COLUMN_TITLES: Final[Mapping[str, str]] = {
 
 def select_cases(requested: list[str] | None) -> list[Scenario]:
     """The live cases named (all by default); ValueError names the unknown ones."""
-    by_name = {case.name: case for case in LIVE_CASES}
-    unknown = [name for name in requested or [] if name not in by_name]
-    if unknown:
-        raise ValueError(f"unknown case(s) {unknown}; `incident-eval cases` lists them")
-    return [by_name[name] for name in requested] if requested else list(LIVE_CASES)
+    return select_by_name(LIVE_CASES, requested, "case", "`incident-eval cases` lists them")
 
 
 def fault_score(expected: set[str], named: set[str]) -> float:

@@ -6,27 +6,18 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evals.leaderboard import PRICE_SOURCE
+from evals.leaderboard import PRICE_SOURCE, cost_cell, document, markdown_table, price_json
 from evals.live import COLUMN_TITLES, COLUMNS, LiveCase, LiveModel
-
-
-def _rows(rows: list[list[str]]) -> str:
-    head, *body = rows
-    return "\n".join("| " + " | ".join(row) + " |" for row in [head, ["---"] * len(head), *body])
 
 
 def _mark(ok: bool | None) -> str:
     return "-" if ok is None else "✓" if ok else "✗"
 
 
-def _cost(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.4f}"
-
-
 def totals_table(models: list[LiveModel]) -> str:
     head = ["model", "solved", "faults", *COLUMNS, "pointers re-found", "LLM calls", "input tokens"]
     head += ["output tokens", "cost USD", "seconds"]
-    rows = [head]
+    rows: list[list[str]] = []
     for model in models:
         cases = len(model.cases)
         columns = [f"{passed}/{applies}" for passed, applies in map(model.column, COLUMNS)]
@@ -40,17 +31,17 @@ def totals_table(models: list[LiveModel]) -> str:
                 f"{model.total('llm_calls'):.0f}",
                 f"{model.total('input_tokens'):.0f}",
                 f"{model.total('output_tokens'):.0f}",
-                _cost(model.cost),
+                cost_cell(model.cost),
                 f"{model.total('seconds'):.1f}",
             ]
         )
-    return _rows(rows)
+    return markdown_table(head, rows)
 
 
 def case_table(model: LiveModel) -> str:
     head = ["case", "expected", "diagnosed", "faults", *COLUMNS, "pointers", "LLM calls", "tokens in/out"]
     head += ["cost USD", "seconds", "solved"]
-    rows = [head]
+    rows: list[list[str]] = []
     for case in model.cases:
         rows.append(
             [
@@ -62,29 +53,24 @@ def case_table(model: LiveModel) -> str:
                 f"{case.found}/{case.pointers}",
                 str(case.llm_calls),
                 f"{case.input_tokens}/{case.output_tokens}",
-                _cost(case.cost),
+                cost_cell(case.cost),
                 f"{case.seconds:.1f}",
                 "✓" if case.solved else "✗ " + ", ".join(case.failed),
             ]
         )
-    return _rows(rows)
+    return markdown_table(head, rows)
 
 
 def markdown(models: list[LiveModel], generated_at: str) -> str:
-    legend = "\n".join(f"- `{name}`: {title}" for name, title in COLUMN_TITLES.items())
-    sections = [
-        "# incident-eval live leaderboard",
+    return document(
+        "incident-eval live leaderboard",
         f"{len(models[0].cases) if models else 0} live cases, run {generated_at}: each enacted on a fresh "
         "sandbox world, the model free to call any tool with any valid arguments. Column cells: ✓ passed, "
         "✗ failed, - not scored for the case. A case is solved when every drill check passed.",
         totals_table(models),
-        "Columns:\n\n" + legend,
-        f"Cost: {PRICE_SOURCE}. n/a: no price known for the model.",
-    ]
-    for model in models:
-        priced = model.price.label if model.price is not None else "no price"
-        sections.append(f"## {model.model}\n\nPrice: {priced}.\n\n{case_table(model)}")
-    return "\n\n".join(sections) + "\n"
+        ("Columns", COLUMN_TITLES),
+        [(model.model, model.price, case_table(model)) for model in models],
+    )
 
 
 def _case_json(case: LiveCase) -> dict[str, Any]:
@@ -114,9 +100,7 @@ def as_json(models: list[LiveModel], generated_at: str) -> dict[str, Any]:
         "models": [
             {
                 "model": model.model,
-                "price_per_million": None
-                if model.price is None
-                else {"input": model.price.input_per_million, "output": model.price.output_per_million},
+                "price_per_million": price_json(model.price),
                 "totals": {
                     "cases": len(model.cases),
                     "solved": model.solved,

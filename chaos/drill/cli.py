@@ -27,6 +27,7 @@ from chaos.drill.settings import DrillSettings
 from chaos.mcp_process import CONSOLE_STATE_FILE, ServerProcess, record, start_server
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, SandboxError, start_sandbox
+from chaos.selection import select_by_name
 from supervisor.orchestrator import SERVICE
 
 
@@ -73,11 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _selected(requested: list[str] | None) -> list[Scenario]:
-    by_name = {scenario.name: scenario for scenario in SCENARIOS}
-    unknown = [name for name in requested or [] if name not in by_name]
-    if unknown:
-        raise ValueError(f"unknown scenario(s) {unknown}; choose from: {', '.join(by_name)}")
-    return [by_name[name] for name in requested] if requested else list(SCENARIOS)
+    return select_by_name(SCENARIOS, requested, "scenario")
 
 
 def _jobs(args: argparse.Namespace, settings: DrillSettings) -> int:
