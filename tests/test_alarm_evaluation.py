@@ -282,6 +282,33 @@ def _log_silence_alarm(alerting: Alerting, alarm_name: str, function: str) -> No
     )
 
 
+def test_an_evaluation_on_request_has_notified_when_it_returns(
+    sandbox: Sandbox, alerting: Alerting, alarm_name: str
+) -> None:
+    """The drill asks for a pass once its traffic is done: when the request returns, the breach the
+    traffic put has been judged and its one notification is queued, without waiting on the thread."""
+    function = f"throttles-{uuid.uuid4().hex[:8]}"
+    alerting.cloudwatch.put_metric_alarm(
+        AlarmName=alarm_name,
+        AlarmActions=[alerting.topic_arn],
+        Namespace="AWS/Lambda",
+        MetricName="Throttles",
+        Dimensions=[{"Name": "FunctionName", "Value": function}],
+        Statistic="Sum",
+        Period=PERIOD,
+        EvaluationPeriods=1,
+        Threshold=1.0,
+        ComparisonOperator="GreaterThanOrEqualToThreshold",
+    )
+    _fresh_period(margin=5)
+    _put(alerting, "Throttles", function, 1.0)
+    sandbox.evaluate_alarms()
+    [(_, fired)] = alerting.messages(alarm_name)  # no wait: it is already on the queue
+    assert fired["NewStateValue"] == "ALARM"
+    sandbox.evaluate_alarms()  # an alarm already in ALARM notifies no one again
+    assert alerting.messages(alarm_name) == []
+
+
 def test_log_silence_alarm_fires_when_invocations_bring_no_log_events(
     alerting: Alerting, alarm_name: str
 ) -> None:

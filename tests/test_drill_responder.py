@@ -38,13 +38,17 @@ class _SlowOrchestrator:
         return [cast(Incident, event["name"])]
 
 
+def _nothing() -> None:
+    """An alarm pass that raises nothing."""
+
+
 def test_an_alarm_that_arrives_during_a_slow_investigation_is_collected() -> None:
     orchestrator = _SlowOrchestrator()
     # The first drain finds the first alarm; the second alarm is queued by the time of the next drain,
     # which comes only after the slow investigation of the first.
     queued = [[{"name": "second"}], [{"name": "first"}]]
     responder = Responder(
-        cast(Orchestrator, orchestrator), SCENARIOS[0], lambda: queued.pop() if queued else []
+        cast(Orchestrator, orchestrator), SCENARIOS[0], lambda: queued.pop() if queued else [], _nothing
     )
     responder.start()
     assert [str(i) for i in responder.collect(2, WAIT)] == ["first", "second"]
@@ -52,6 +56,23 @@ def test_an_alarm_that_arrives_during_a_slow_investigation_is_collected() -> Non
 
 
 def test_with_no_alarm_expected_the_wait_is_short_and_nothing_is_collected() -> None:
-    responder = Responder(cast(Orchestrator, _SlowOrchestrator()), SCENARIOS[0], list)
+    responder = Responder(cast(Orchestrator, _SlowOrchestrator()), SCENARIOS[0], list, _nothing)
     responder.start()
     assert responder.collect(0, 60.0) == []
+
+
+def test_an_alarm_raised_after_the_expected_incidents_is_still_collected() -> None:
+    """Once the expected incident is in, every alarm is judged once more: one that the emulator's own pass
+    had not raised yet (a healthy neighbour throttled late in the traffic) is handled and counted."""
+    queued: list[dict[str, Any]] = [{"name": "expected"}]
+
+    def drain() -> list[dict[str, Any]]:
+        events = list(queued)
+        queued.clear()
+        return events
+
+    responder = Responder(
+        cast(Orchestrator, _SlowOrchestrator()), SCENARIOS[0], drain, lambda: queued.append({"name": "late"})
+    )
+    responder.start()
+    assert [str(i) for i in responder.collect(1, 60.0)] == ["expected", "late"]

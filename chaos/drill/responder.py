@@ -138,14 +138,20 @@ class Responder:
     """The orchestrator's side while a scenario runs: each alarm is handled as it reaches SNS, in a thread
     of its own, whatever the scenario is doing then (a second fault can land mid-investigation). The
     scenario's infrastructure fault is put in place when the first alarm arrives. ``alarms`` drains the
-    SNS events queued since it was last called."""
+    SNS events queued since it was last called; ``evaluate`` judges every alarm at once and returns when
+    their notifications are queued."""
 
     def __init__(
-        self, orchestrator: Orchestrator, scenario: Scenario, alarms: Callable[[], list[dict[str, Any]]]
+        self,
+        orchestrator: Orchestrator,
+        scenario: Scenario,
+        alarms: Callable[[], list[dict[str, Any]]],
+        evaluate: Callable[[], None],
     ) -> None:
         self.orchestrator = orchestrator
         self.scenario = scenario
         self.alarms = alarms
+        self.evaluate = evaluate
         self.incidents: list[Incident] = []
         self.error: str | None = None
         self._infra: InfraFault | None = None
@@ -160,10 +166,14 @@ class Responder:
 
     def collect(self, expected: int, wait_seconds: float) -> list[Incident]:
         """The incidents once ``expected`` are in, or when ``wait_seconds`` have passed (for none: a
-        second, to be sure no alarm comes). Time the responder spends handling an alarm does not count: the
-        wait is for alarms to reach SNS, however long an investigation takes on a busy machine."""
+        second), and then those of any alarm the traffic raised besides: every alarm is judged once more
+        and what that raises is handled before the responder stops, so an unexpected alarm is counted
+        however its timing fell against the emulator's own pass. Time the responder spends handling an
+        alarm does not count: the wait is for alarms to reach SNS, however long an investigation takes on a
+        busy machine."""
         self.orchestrator.progress.step(f"alarm: waiting for {expected} alarm(s) through CloudWatch → SNS")
         self._wait(expected, wait_seconds if expected else 1.0)
+        self.evaluate()
         self.stop()
         return list(self.incidents)
 
@@ -206,26 +216,33 @@ class Responder:
         orchestrator = self.orchestrator
         with contextlib.ExitStack() as stack:
             pipeline: IncidentPipeline | None = None
+
+            def handle(events: list[dict[str, Any]]) -> None:
+                nonlocal pipeline
+                if not events:
+                    return
+                if pipeline is None:
+                    self._infra = stack.enter_context(
+                        infra_fault(self.scenario.infra, orchestrator.mcp_url, orchestrator.settings)
+                    )
+                    pipeline = orchestrator.pipeline(self._infra.overrides)
+                for event in events:
+                    with self._changed:
+                        self._handling_since = time.monotonic()
+                    handled = orchestrator.handle(pipeline, event)
+                    with self._changed:
+                        self.incidents += handled
+                        self._busy += time.monotonic() - (self._handling_since or time.monotonic())
+                        self._handling_since = None
+                        self._changed.notify_all()
+
             try:
                 while not self._stop.is_set():
                     events = self.alarms()
+                    handle(events)
                     if not events:
                         self._stop.wait(0.1)
-                        continue
-                    if pipeline is None:
-                        self._infra = stack.enter_context(
-                            infra_fault(self.scenario.infra, orchestrator.mcp_url, orchestrator.settings)
-                        )
-                        pipeline = orchestrator.pipeline(self._infra.overrides)
-                    for event in events:
-                        with self._changed:
-                            self._handling_since = time.monotonic()
-                        handled = orchestrator.handle(pipeline, event)
-                        with self._changed:
-                            self.incidents += handled
-                            self._busy += time.monotonic() - (self._handling_since or time.monotonic())
-                            self._handling_since = None
-                            self._changed.notify_all()
+                handle(self.alarms())  # what reached SNS before the stop: the last pass's alarms among them
             except Exception as error:  # reported as a failed check; the scenario still restores
                 traceback.print_exc(file=orchestrator.log or sys.stderr)
                 with self._changed:

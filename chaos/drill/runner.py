@@ -198,7 +198,7 @@ class Drill:
         evaluated: list[Check] | None = None
         stages: defaultdict[str, _StageLog] = defaultdict(_StageLog)
         runtime = self._runtime(scenario.account_concurrency)
-        responder = Responder(self.orchestrator, scenario, self._drain)
+        responder = Responder(self.orchestrator, scenario, self._drain, self.sandbox.evaluate_alarms)
         try:
             if scenario.cloudtrail_delay:
                 step(f"CloudTrail: deliveries delayed by {CLOUDTRAIL_DELAY_SECONDS:.0f}s")

@@ -64,6 +64,11 @@ class Sandbox:
         start for the next drill scenario or test (on AWS, alarms would need their period to pass)."""
         self._control("/_sandbox/cloudwatch/reset")
 
+    def evaluate_alarms(self) -> None:
+        """Evaluate every alarm now, and return once its notifications are published: what the traffic so
+        far has put in CloudWatch has been judged (the emulator's own pass runs only every second)."""
+        self._control("/_sandbox/cloudwatch/evaluate-alarms")
+
     def _control(self, path: str, body: bytes = b"") -> None:
         """A request to the emulator's own control endpoints (``/_sandbox/...``)."""
         request = urllib.request.Request(  # noqa: S310 - loopback URL we built

@@ -20,6 +20,10 @@ of the alarm's account, in CloudWatch's notification format.
 
 New alarms start in INSUFFICIENT_DATA and updating an alarm keeps its state, as in AWS (moto starts
 every put in OK). Not evaluated: composite alarms, percentiles, anomaly detection thresholds.
+
+``POST /_sandbox/cloudwatch/evaluate-alarms`` runs a pass at once and answers when it is done (its
+notifications published): the harness's way to know that every datapoint put before the request has been
+judged, instead of waiting on the thread's clock. Only the sandbox's harness calls it.
 """
 
 from __future__ import annotations
@@ -35,13 +39,15 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from typing import Any
+from wsgiref.types import StartResponse, WSGIEnvironment
 
 import botocore.loaders
 from moto.cloudwatch.models import CloudWatchBackend, cloudwatch_backends
 from moto.sns.models import sns_backends
+from werkzeug.wrappers import Request, Response
 
 from chaos.sandbox.emulator_env import ALARM_INTERVAL_ENV
-from chaos.sandbox.extensions import log_metrics
+from chaos.sandbox.extensions import log_metrics, server_app
 from chaos.sandbox.extensions.alarm_data import (
     STATISTICS,
     Datapoints,
@@ -53,6 +59,9 @@ from chaos.sandbox.extensions.alarm_data import (
 )
 
 ALARM, OK, INSUFFICIENT_DATA = "ALARM", "OK", "INSUFFICIENT_DATA"
+EVALUATE_PATH = "/_sandbox/cloudwatch/evaluate-alarms"
+# One pass at a time: two at once could both see an alarm change state and both notify.
+_PASS = threading.Lock()
 
 _log = logging.getLogger(__name__)
 _COMPARISONS: dict[str, tuple[str, Callable[[float, float], bool]]] = {
@@ -76,6 +85,7 @@ def install() -> None:
     log_metrics.install()
     _keep_state_on_update()
     interval = float(os.environ.get(ALARM_INTERVAL_ENV, "1.0"))
+    server_app.mount(EVALUATE_PATH, _evaluate_now)
     threading.Thread(target=_evaluate_forever, args=(interval,), name="alarm-evaluation", daemon=True).start()
 
 
@@ -105,7 +115,19 @@ def _evaluate_forever(interval: float) -> None:
             _log.exception("alarm evaluation failed; next attempt in %ss", interval)
 
 
+def _evaluate_now(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    if Request(environ).method != "POST":
+        return Response("POST to evaluate every alarm now\n", status=405)(environ, start_response)
+    _evaluate_all(time.time())
+    return Response(status=204)(environ, start_response)
+
+
 def _evaluate_all(now: float) -> None:
+    with _PASS:
+        _evaluate_pass(now)
+
+
+def _evaluate_pass(now: float) -> None:
     for account_id, regions in list(cloudwatch_backends.items()):
         for region, backend in list(regions.items()):
             if not backend.alarms:
