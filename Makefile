@@ -51,6 +51,7 @@ test: lint typecheck unit
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache --no-logo  # the import contracts in pyproject.toml (under a second)
 	$(BIN)/python -m deploy.build --check
 	$(BIN)/cfn-lint deploy/*.template.json
 	$(BIN)/hadolint deploy/Dockerfile

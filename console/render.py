@@ -13,7 +13,7 @@ from typing import Any, Final
 from markupsafe import Markup, escape
 
 from supervisor.agent.prices import price_of
-from supervisor.diagnosis.paths import MIN_QUOTE, resolve, value_matches, walk
+from supervisor.diagnosis.paths import quoted_span, resolve, value_matches, walk
 from supervisor.incident.outgoing_text import shown_controls
 
 TIMELINE_ORDER: Final[dict[str, int]] = {
@@ -72,14 +72,17 @@ def _replaced(data: Any, steps: list[str | int], placeholder: str) -> Any:
 
 
 def _marked_value(text: str, value: Any, quoted: str) -> Markup:
-    """The value's JSON ``text`` marked: only the quoted part of a string the quote is a part of (as the
-    code's check reads a quote), else all of it."""
-    part = json.dumps(quoted.strip(), ensure_ascii=False)[1:-1]
-    inner = text[1:-1]
-    if isinstance(value, str) and len(quoted.strip()) >= MIN_QUOTE and part in inner and part != inner:
-        start = inner.index(part)
-        return shown('"' + inner[:start]) + _mark(part) + shown(inner[start + len(part) :] + '"')
-    return _mark(text)
+    """The value's JSON ``text`` marked: only the quoted part of a string the quote is a part of (where the
+    code's check finds it), else all of it."""
+    span = quoted_span(quoted, value) if isinstance(value, str) else None
+    if span is None or span == (0, len(value)):
+        return _mark(text)
+    start, end = span
+    before, part, after = (
+        json.dumps(piece, ensure_ascii=False)[1:-1]
+        for piece in (value[:start], value[start:end], value[end:])
+    )
+    return shown('"' + before) + _mark(part) + shown(after + '"')
 
 
 def highlighted(response: Any, field: str, quoted: str) -> Markup:

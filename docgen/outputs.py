@@ -297,6 +297,7 @@ def _per_case(marker: Marker, output: str) -> str:
                 f"{total['faults']:.2f}",
                 *(f"{passed}/{applies}" for passed, applies in total["columns"].values()),
                 f"{total['pointers_found']:.0f}/{total['pointers']:.0f}",
+                str(total.get("false_verified_claims", 0)),
                 "n/a" if cost is None else f"${cost / total['cases']:.4f}",
                 f"{total['seconds'] / total['cases']:.1f} s",
                 f"{total['llm_calls'] / total['cases']:.1f}",
@@ -317,7 +318,8 @@ def _per_case(marker: Marker, output: str) -> str:
         head = ["case", "expected", "diagnosed", *columns, "solved"]
         summary = f"{model['model']}, case by case"
         sections.append(f"<details><summary>{summary}</summary>\n\n{table(head, rows)}\n\n</details>")
-    head = ["model", "solved", *columns, "pointers re-found", "cost per case", "latency per case"]
+    head = ["model", "solved", *columns, "pointers re-found", "false verified claims", "cost per case"]
+    head += ["latency per case"]
     head += ["LLM calls per case", "tokens per case"]
     return "\n\n".join([table(head, totals), *sections])
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from evals import leaderboard, live, live_report, tokens
+from evals.adversarial import ADVERSARIAL
 from evals.corpus import CorpusError, load_corpus
 from evals.definitions import DEFINITIONS, CaseDefinition, select
 from evals.runner import build_models, run_models
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from chaos.sandbox.sandbox import Sandbox
 
 PROG = "incident-eval"
+SCRIPTED_PRICE = Price(0.0, 0.0, "scripted, runs locally")
 
 
 class UsageError(Exception):
@@ -61,7 +63,13 @@ def build_parser(settings: EvalSettings) -> argparse.ArgumentParser:
         help="run models on the live cases (or, with --recorded, the recorded corpus); write the leaderboard",
     )
     run.add_argument(
-        "--model", action="append", required=True, metavar="M", help="rules, bedrock:<id>, provider:model"
+        "--model",
+        action="append",
+        required=True,
+        metavar="M",
+        help=f"rules, bedrock:<id>, provider:model, or {ADVERSARIAL} (a scripted model that lies: partial "
+        "numbers, zero counts as support, a fix for another function, ...; served at a local Bedrock "
+        "endpoint for the run)",
     )
     run.add_argument("--case", action="append", metavar="NAME", help="only this live case (repeatable)")
     run.add_argument(
@@ -174,13 +182,21 @@ def _progress(model: str, case: CaseScore) -> None:
     print(f"  {model} {case.case_id}: {'+'.join(case.fault_types) or '-'} ({verdict})", file=sys.stderr)
 
 
-def _run(args: argparse.Namespace) -> int:
-    prices = _prices(args.price)
-    supervisor = SupervisorSettings()
+def _models(specs: list[str], supervisor: SupervisorSettings) -> dict[str, BaseChatModel]:
+    """Each model asked for, in order: the adversary as a chat model (live, it is served at the wire)."""
     try:
-        models = build_models(args.model, supervisor)  # a live run builds them in each lane: fail here
+        built = build_models([spec for spec in specs if spec != ADVERSARIAL], supervisor)
     except AgentError as error:
         raise UsageError(error.message) from None
+    from evals.adversarial_models import AdversarialChatModel
+
+    return {spec: built.get(spec) or AdversarialChatModel() for spec in specs}
+
+
+def _run(args: argparse.Namespace) -> int:
+    prices = {ADVERSARIAL: SCRIPTED_PRICE, **_prices(args.price)}
+    supervisor = SupervisorSettings()
+    models = _models(args.model, supervisor)  # a live run builds them in each lane: fail here
     if args.recorded:
         return _run_recorded(args, models, prices, supervisor)
     if args.cases != EvalSettings().cases_dir:
@@ -196,7 +212,10 @@ def _run(args: argparse.Namespace) -> int:
         f"{args.jobs} sandbox world(s) at once"
     )
     generated_at = datetime.now(UTC).isoformat(timespec="seconds")
-    scored = live.run_live(list(models), cases, args.out, args.jobs, prices)
+    from evals.adversarial_models import serving_adversary
+
+    served = {ADVERSARIAL: serving_adversary}
+    scored = live.run_live(list(models), cases, args.out, args.jobs, prices, served)
     md, js = live_report.write(scored, generated_at, args.out)
     print("\n" + live_report.totals_table(scored))
     print(f"\nleaderboard: {md}, {js}")

@@ -4,16 +4,18 @@ the live world's answers. The drill's lanes do the enacting (warm worlds reused 
 restored and checked); this module picks the cases and scores them.
 
 Scoring follows ITBench's strict rule for the faults: a case scores 0 when any injected fault is missed,
-otherwise the precision of the faults named. The trigger, the resources, the remediation command (parsed),
-the command applied to the world (the function must recover) and the grounding (every pointer re-found by
-the drill's independent judge in the answers the MCP server sent) are columns of their own, as OpenRCA 2.0
-keeps right answers apart from grounded ones. A case is solved when every check of the drill passed.
+otherwise the precision of the faults named. The trigger, the resources, the remediation command (the
+expected operation with every parameter the case states), that command applied to the world (the function
+must recover) and the grounding (every pointer re-found by the drill's independent judge in the answers the
+MCP server sent) are columns of their own, as OpenRCA 2.0 keeps right answers apart from grounded ones. A
+case is solved when every check of the drill passed.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +26,7 @@ from chaos.drill.lanes import run_lanes
 from chaos.drill.runner import ScenarioResult
 from chaos.drill.scenarios import SCENARIOS, Scenario
 from chaos.selection import select_by_name
+from evals.false_claims import false_claims
 from supervisor.agent.prices import Price, price_of
 
 # The drill scenarios that are diagnosis cases: an alarm opens an incident a model must diagnose (not the
@@ -42,12 +45,18 @@ COLUMN_TITLES: Final[Mapping[str, str]] = {
     "faults named",
     "trigger": "the change named as the trigger is the one the scenario made (or none, where none can show)",
     "resources": "the affected resources named exactly",
-    "command": "the first remediation command is the expected AWS CLI operation, parsed against the AWS "
-    "service model (or, where no command can fix it, none and a gap naming why)",
-    "applied": "the first remediation command, applied to the live world, lets the function recover",
+    "command": "the first remediation command, read by the stage's parser from botocore's models, is the "
+    "expected AWS CLI operation with every parameter the case states, compared by value (or, where no "
+    "command can fix it, none and a gap naming why)",
+    "applied": "that command, only if it is the expected fix, applied to the live world as the operator, "
+    "lets the function recover by the stage's own measure",
     "grounded": "every evidence pointer re-found by the drill's judge in the answers the MCP server sent, "
     "and every claim resting only on re-found pointers",
 }
+FALSE_CLAIMS_TITLE: Final = (
+    "claims the stored diagnosis still makes (its refused ones aside) that are false: a pointer the judge "
+    "does not re-find, a claim it finds ungrounded, a fault the case did not inject (unknown aside)"
+)
 
 
 def select_cases(requested: list[str] | None) -> list[Scenario]:
@@ -83,6 +92,7 @@ class LiveCase:
     output_tokens: int
     cost: float | None
     seconds: float  # the supervisor's time on the case's incidents
+    false_claims: int = 0  # false claims that stand in the stored diagnoses (evals.false_claims)
 
 
 def score(result: ScenarioResult, price: Price | None) -> LiveCase:
@@ -107,6 +117,7 @@ def score(result: ScenarioResult, price: Price | None) -> LiveCase:
         output_tokens=output_tokens,
         cost=None if price is None else price.cost(input_tokens, output_tokens),
         seconds=sum(incident.seconds for incident in result.incidents),
+        false_claims=sum(len(false_claims(incident, expected)) for incident in diagnosed),
     )
 
 
@@ -155,13 +166,18 @@ def run_live(
     out: Path,
     jobs: int,
     prices: Mapping[str, Price] | None = None,
+    served: Mapping[str, Callable[[], AbstractContextManager[str]]] | None = None,
 ) -> list[LiveModel]:
     """Every case for every model, each model on fresh sandbox worlds (the drill's lanes, shown as they
-    run); the drill's own reports are kept under ``out/runs/<model>/``."""
+    run); the drill's own reports are kept under ``out/runs/<model>/``. A model in ``served`` (a scripted
+    one the stage serves, e.g. ``adversarial``) runs inside its context, whose value is the model string
+    the lanes are given."""
     scored = []
     for model in models:
         started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        run = run_lanes(cases, jobs, model, out / "runs" / slug(model), started_at)
+        serving = (served or {}).get(model)
+        with serving() if serving is not None else nullcontext(model) as lane_model:
+            run = run_lanes(cases, jobs, lane_model, out / "runs" / slug(model), started_at)
         price = price_of(model, dict(prices or {}))
         by_name = {result.scenario.name: result for result in run.results}
         unrun = [case.name for case in cases if case.name not in by_name]

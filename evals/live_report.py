@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 from evals.leaderboard import PRICE_SOURCE, cost_cell, document, markdown_table, price_json
-from evals.live import COLUMN_TITLES, COLUMNS, LiveCase, LiveModel
+from evals.live import COLUMN_TITLES, COLUMNS, FALSE_CLAIMS_TITLE, LiveCase, LiveModel
+
+FALSE_CLAIMS = "false verified claims"
 
 
 def _mark(ok: bool | None) -> str:
@@ -15,8 +17,8 @@ def _mark(ok: bool | None) -> str:
 
 
 def totals_table(models: list[LiveModel]) -> str:
-    head = ["model", "solved", "faults", *COLUMNS, "pointers re-found", "LLM calls", "input tokens"]
-    head += ["output tokens", "cost USD", "seconds"]
+    head = ["model", "solved", "faults", *COLUMNS, "pointers re-found", FALSE_CLAIMS, "LLM calls"]
+    head += ["input tokens", "output tokens", "cost USD", "seconds"]
     rows: list[list[str]] = []
     for model in models:
         cases = len(model.cases)
@@ -28,6 +30,7 @@ def totals_table(models: list[LiveModel]) -> str:
                 f"{model.fault_score:.2f}",
                 *columns,
                 f"{model.total('found'):.0f}/{model.total('pointers'):.0f}",
+                f"{model.total('false_claims'):.0f}",
                 f"{model.total('llm_calls'):.0f}",
                 f"{model.total('input_tokens'):.0f}",
                 f"{model.total('output_tokens'):.0f}",
@@ -39,8 +42,8 @@ def totals_table(models: list[LiveModel]) -> str:
 
 
 def case_table(model: LiveModel) -> str:
-    head = ["case", "expected", "diagnosed", "faults", *COLUMNS, "pointers", "LLM calls", "tokens in/out"]
-    head += ["cost USD", "seconds", "solved"]
+    head = ["case", "expected", "diagnosed", "faults", *COLUMNS, "pointers", FALSE_CLAIMS, "LLM calls"]
+    head += ["tokens in/out", "cost USD", "seconds", "solved"]
     rows: list[list[str]] = []
     for case in model.cases:
         rows.append(
@@ -51,6 +54,7 @@ def case_table(model: LiveModel) -> str:
                 f"{case.faults:.2f}",
                 *(_mark(case.columns[column]) for column in COLUMNS),
                 f"{case.found}/{case.pointers}",
+                str(case.false_claims),
                 str(case.llm_calls),
                 f"{case.input_tokens}/{case.output_tokens}",
                 cost_cell(case.cost),
@@ -68,7 +72,7 @@ def markdown(models: list[LiveModel], generated_at: str) -> str:
         "sandbox world, the model free to call any tool with any valid arguments. Column cells: ✓ passed, "
         "✗ failed, - not scored for the case. A case is solved when every drill check passed.",
         totals_table(models),
-        ("Columns", COLUMN_TITLES),
+        ("Columns", {**COLUMN_TITLES, FALSE_CLAIMS: FALSE_CLAIMS_TITLE}),
         [(model.model, model.price, case_table(model)) for model in models],
     )
 
@@ -81,6 +85,7 @@ def _case_json(case: LiveCase) -> dict[str, Any]:
         "columns": case.columns,
         "pointers_found": case.found,
         "pointers": case.pointers,
+        "false_verified_claims": case.false_claims,
         "solved": case.solved,
         "failed_checks": case.failed,
         "llm_calls": case.llm_calls,
@@ -108,6 +113,7 @@ def as_json(models: list[LiveModel], generated_at: str) -> dict[str, Any]:
                     "columns": {name: list(model.column(name)) for name in COLUMNS},
                     "pointers_found": int(model.total("found")),
                     "pointers": int(model.total("pointers")),
+                    "false_verified_claims": int(model.total("false_claims")),
                     "llm_calls": int(model.total("llm_calls")),
                     "input_tokens": int(model.total("input_tokens")),
                     "output_tokens": int(model.total("output_tokens")),

@@ -18,8 +18,8 @@ from supervisor.schemas import Diagnosis
 METRICS: Final = ("faults", "evidence", "corroboration", "trigger", "ruled_out", "resources")
 METRIC_TITLES: Final = {
     "faults": "exact fault set",
-    "evidence": "every evidence pointer verified",
-    "corroboration": "no unsupported fault type",
+    "evidence": "every evidence pointer verified (none refused)",
+    "corroboration": "no fault type or support claim refused (a value that does not mean its fault)",
     "trigger": "trigger (event and identity, or none)",
     "ruled_out": "gaps and ruled-out hypotheses",
     "resources": "affected resources named",
@@ -51,11 +51,11 @@ def judge(diagnosis: Diagnosis | None, expected: Expected) -> dict[str, bool]:
     """Each metric's verdict for one diagnosis (every metric fails without one)."""
     if diagnosis is None:
         return dict.fromkeys(METRICS, False)
-    verification = diagnosis.verification
+    refused = [claim.claim.split(".") for claim in diagnosis.refused]
     return {
         "faults": set(diagnosis.fault_types) == set(expected.faults),
-        "evidence": all(check.verified for check in verification.pointers),
-        "corroboration": not verification.unsupported_fault_types,
+        "evidence": not any(parts[0] == "evidence" and len(parts) == 2 for parts in refused),
+        "corroboration": not any(parts[0] == "fault_types" or parts[-1] == "supports" for parts in refused),
         "trigger": _trigger(diagnosis, expected),
         "ruled_out": _ruled_out(diagnosis, expected),
         "resources": all(_names(r, diagnosis.affected_resources) for r in expected.affected_resources),
@@ -87,13 +87,18 @@ class CaseScore:
 
 def score_case(run: CaseRun, price: Price | None) -> CaseScore:
     diagnosis = run.diagnosis
-    pointers = diagnosis.verification.pointers if diagnosis is not None else []
+    kept = len(diagnosis.evidence) if diagnosis is not None else 0
+    lost = (
+        sum(c.claim.count(".") == 1 and c.claim.startswith("evidence.") for c in diagnosis.refused)
+        if diagnosis
+        else 0
+    )
     error = run.error or (None if diagnosis is not None else f"no diagnosis ({run.stop_reason})")
     return CaseScore(
         case_id=run.case.id,
         metrics=judge(diagnosis, run.case.expected),
-        pointers_verified=sum(check.verified for check in pointers),
-        pointers=len(pointers),
+        pointers_verified=kept,
+        pointers=kept + lost,
         fault_types=list(diagnosis.fault_types) if diagnosis is not None else [],
         llm_calls=len(run.llm_calls),
         input_tokens=run.input_tokens,

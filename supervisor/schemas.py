@@ -76,7 +76,8 @@ class EvidencePointer(_Model):
     )
     value: str = Field(
         min_length=1,
-        description="The value at that path quoted verbatim: a string or a part of it, else its JSON.",
+        description="The value at that path: its JSON whole, or a string whole or a part of 8+ characters "
+        "that cuts no word or number.",
     )
     interpretation: str = Field(description="What it shows.")
     supports: CitedFaultType | None = Field(
@@ -293,15 +294,27 @@ class EntryCheck(_Model):
     reason: str = Field(description="Why it does not check out; empty when verified.")
 
 
+class RefusedSupport(_Model):
+    """A pointer cited for a fault from one of its sources, whose value does not mean that fault."""
+
+    index: int = Field(ge=0, description="Position of the pointer in the submitted evidence.")
+    reason: str = Field(min_length=1)
+
+
 class FaultSupport(_Model):
-    """How a reported fault type is backed: by pointers from sources the function's users cannot write."""
+    """How a reported fault type is backed: by pointers from sources the function's users cannot write whose
+    values mean the fault."""
 
     fault_type: FaultType
     supported_by: list[int] = Field(description="Verified pointers from independent sources that back it.")
     detail: list[int] = Field(
-        default_factory=list, description="Verified log pointers that describe it (never support alone)."
+        default_factory=list,
+        description="Verified pointers cited for it that describe it (log lines, context; never support).",
     )
     missing: str = Field(default="", description="What support is missing; empty when supported.")
+    refused: list[RefusedSupport] = Field(
+        default_factory=list, description="Pointers cited for it whose values do not mean it."
+    )
 
 
 class Verification(_Model):
@@ -319,20 +332,34 @@ class Verification(_Model):
     @property
     def passed(self) -> bool:
         checks: list[PointerCheck | EntryCheck] = [*self.pointers, *self.entries]
-        return all(check.verified for check in checks) and not self.unsupported_fault_types
+        refused = any(fault.refused for fault in self.support)
+        return all(check.verified for check in checks) and not self.unsupported_fault_types and not refused
 
     @property
     def verified_count(self) -> int:
         return sum(check.verified for check in self.pointers)
 
 
-class Diagnosis(DiagnosisSubmission):
-    """The supervisor's conclusion about a failing Lambda function, with the code's check of its evidence.
+class RefusedClaim(_Model):
+    """A claim of the submission that did not verify, taken out of the diagnosis: where it was, what it
+    said and why it was refused."""
 
-    ``confidence`` is the submitted one capped in code: 0 with no verified evidence, and lower when
-    pointers fail or a fault type has no verified support."""
+    claim: str = Field(description="Where it was, e.g. 'fault_types.throttling', 'trigger', 'evidence.3'.")
+    content: Any = Field(description="What it said, as submitted.")
+    reason: str = Field(min_length=1)
+
+
+class Diagnosis(DiagnosisSubmission):
+    """The supervisor's conclusion about a failing Lambda function: only the claims that verified, with the
+    code's check of the submission and the claims it refused.
+
+    ``confidence`` is computed from what remains: never above the submitted one, 0 with no verified
+    evidence, and lower the more of the submission was refused."""
 
     verification: Verification
+    refused: list[RefusedClaim] = Field(
+        default_factory=list, description="Submitted claims that did not verify, and why: not part of it."
+    )
 
 
 class TokenUsage(_Model):

@@ -113,16 +113,17 @@ def test_every_tool_has_a_canned_response_valid_under_the_contract() -> None:
         TOOLS[tool].response.model_validate_json(raw)
 
 
-async def test_throttling_claimed_from_the_limit_alone_is_refused_then_capped() -> None:
+async def test_throttling_claimed_from_the_limit_alone_is_refused_then_taken_out() -> None:
     limit_only = _fabricated(evidence=[LIMIT], remediation_plan=[])
     run = await Run([ai(*CORROBORATE), ai(limit_only), ai(limit_only)])()
     refusal = str(run.replies(SUBMIT_TOOL)[0].content)
     assert "fault type 'throttling' is not corroborated: it needs get_function_metrics throttles" in refusal
     diagnosis = run.state["diagnosis"]
     assert diagnosis is not None
-    assert diagnosis.verification.pointers[0].verified
-    assert diagnosis.verification.unsupported_fault_types == ["throttling"]
-    assert diagnosis.confidence == 0.3
+    assert diagnosis.verification.pointers[0].verified  # the limit stays, as context ...
+    assert (diagnosis.fault_types, diagnosis.evidence[0].supports) == (["unknown"], None)
+    assert [claim.claim for claim in diagnosis.refused] == ["fault_types.throttling", "root_cause"]
+    assert diagnosis.confidence == 0.0  # ... and the fault it was cited for is taken out
 
 
 async def test_the_gaps_the_code_observes_join_those_the_model_states() -> None:
@@ -408,19 +409,28 @@ async def test_failed_evidence_gets_one_refinement_turn_and_can_be_fixed() -> No
     ],
     ids=["fabricated tool", "fabricated field", "fabricated value"],
 )
-async def test_fabrication_survives_refinement_only_as_a_capped_flagged_diagnosis(
+async def test_fabrication_survives_refinement_only_as_refused_claims(
     bad: dict[str, Any], named: str
 ) -> None:
     wrong = _fabricated(evidence=[bad, THROTTLES])  # the metrics are never called: nothing holds
     run = await Run([ai(call("get_lambda_config")), ai(wrong), ai(wrong)])()
     assert named in str(run.replies(SUBMIT_TOOL)[0].content)
     diagnosis = run.state["diagnosis"]
-    assert diagnosis is not None  # kept ...
-    assert not diagnosis.verification.passed  # ... with what failed on record ...
-    assert named in diagnosis.verification.pointers[0].reason
-    assert "get_function_metrics was not called" in diagnosis.verification.pointers[1].reason
-    assert diagnosis.verification.unsupported_fault_types == ["throttling"]
-    assert diagnosis.verification.entries[0].reason == "cites evidence 0, 1, not verified"
+    assert diagnosis is not None  # kept, as what stands of it ...
+    assert (diagnosis.fault_types, diagnosis.evidence, diagnosis.remediation_plan) == (["unknown"], [], [])
+    refused = {claim.claim: claim.reason for claim in diagnosis.refused}  # ... with what failed on record
+    assert list(refused) == [
+        "evidence.0",
+        "evidence.1",
+        "fault_types.throttling",
+        "remediation_plan.0",
+        "root_cause",
+    ]
+    assert named in refused["evidence.0"]
+    assert "get_function_metrics was not called" in refused["evidence.1"]
+    assert refused["remediation_plan.0"] == (
+        "cites evidence 0, 1, not verified; it fixes throttling, which did not verify"
+    )
     assert diagnosis.confidence == 0.0  # ... and no confidence left
 
 

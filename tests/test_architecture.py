@@ -1,20 +1,70 @@
-"""The house: the product never imports the stage, no module imports itself through others, and no room in
-the product is too big to live in. Imports are read from the source (every ``import``, also inside
-functions), so an import hidden in a function body counts as much as one at the top."""
+"""The house: the import contracts hold (pyproject.toml's ``[tool.importlinter]``, checked by import-linter:
+the product never imports the stage, the sandbox and the drill decide without the diagnosis's or the MCP
+tools' code), no module imports itself through others, and no room in the product is too big to live in.
+
+Imports are read by import-linter's graph library, grimp, from the source: every ``import``, also inside a
+function or under ``TYPE_CHECKING``, so an import hidden in a function body counts as much as one at the top.
+Each check is shown to fail on a planted import or a planted size."""
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator, Mapping
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
+import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PRODUCT = ("mcp_server", "supervisor", "watchdog", "console", "deploy")
+# The product's folders (DESIGN.md principle 6); ``executor`` joins once it exists.
+PRODUCT = tuple(
+    name
+    for name in ("mcp_server", "supervisor", "watchdog", "console", "deploy", "executor")
+    if (ROOT / name / "__init__.py").is_file()
+)
 STAGE = ("chaos", "evals", "bench", "docgen", "tests")
+LINT_IMPORTS = Path(sys.executable).with_name(
+    "lint-imports"
+)  # the console script of the venv's import-linter
 MAX_FUNCTION_LINES = 60
 MAX_MODULE_LINES = 450
+
+# The contracts of pyproject.toml, by id, as their names print.
+PRODUCT_STAGE = "Product never imports stage"
+SANDBOX = "Sandbox and workload reach neither diagnosis nor MCP tools"
+DRILL = "Drill imports neither diagnosis nor MCP tools directly"
+
+
+def _config() -> dict[str, Any]:
+    config: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    return config
+
+
+def lint_imports(root: Path) -> tuple[int, dict[str, str], str]:
+    """``lint-imports`` run in ``root`` (its pyproject.toml, its packages): the exit status, each contract's
+    verdict (KEPT or BROKEN) by name, and the whole output."""
+    ran = subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+        env=os.environ | {"COLUMNS": "200", "NO_COLOR": "1"},  # one line per verdict
+    )
+    output = ran.stdout + ran.stderr
+    verdicts = {}
+    for line in output.splitlines():
+        name, _, verdict = line.rpartition(" ")
+        if verdict in ("KEPT", "BROKEN"):
+            verdicts[name] = verdict
+    return ran.returncode, verdicts, output
 
 
 def _modules(packages: Iterable[str]) -> dict[str, Path]:
@@ -26,86 +76,21 @@ def _modules(packages: Iterable[str]) -> dict[str, Path]:
     return found
 
 
-def imported(module: str, source: str, is_package: bool) -> Iterator[str]:
-    """Every name ``source`` imports, anywhere in it, relative imports made absolute; ``from a import b`` is
-    ``a.b`` (the module ``a.b``, or the name ``b`` in the module ``a``: see ``import_graph``)."""
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = module.split(".") if is_package else module.split(".")[:-1]
-                anchor = anchor[: len(anchor) - (node.level - 1)]
-                base = ".".join([*anchor, *([base] if base else [])])
-            yield from (f"{base}.{alias.name}" for alias in node.names)
-
-
-def import_graph(modules: Mapping[str, Path]) -> dict[str, set[str]]:
-    """Module -> the project modules it imports (the nearest enclosing module of each imported name). A
-    package's ``__init__`` that runs because a submodule of it is imported is not an edge: that is how
-    Python loads packages, not a dependency the code chose."""
-    graph = {}
-    for name, path in modules.items():
-        edges = set()
-        for target in imported(name, path.read_text(), path.name == "__init__.py"):
-            while target and target not in modules:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                edges.add(target)
-        graph[name] = edges
-    return graph
-
-
-def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm, iteratively)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found = []
-    for root in graph:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(graph[root])))]
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, children = work[-1]
-            child = next(children, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter(sorted(graph.get(child, ())))))
-                elif child in on_stack:
-                    low[node] = min(low[node], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == node:
-                        break
-                if len(component) > 1:
-                    found.append(sorted(component))
-    return found
-
-
-def stage_imports(modules: Mapping[str, Path]) -> list[str]:
-    return [
-        f"{path.relative_to(ROOT)} imports {target}"
-        for name, path in modules.items()
-        for target in sorted(set(imported(name, path.read_text(), path.name == "__init__.py")))
-        if target.split(".")[0] in STAGE
-    ]
+def cycles(graph: grimp.ImportGraph) -> list[tuple[str, ...]]:
+    """Every circle of imports between modules, each once, starting from its smallest module: for each
+    direct import ``a -> b``, the shortest chain back from ``b`` to ``a``. A package's ``__init__`` that runs
+    because a submodule of it is imported is not an edge (grimp records the submodule only): that is how
+    Python loads packages, not a dependency the code chose. (import-linter's ``acyclic_siblings`` contract
+    is about packages, not modules, and cannot span two top-level packages: so this stays a test.)"""
+    found = set()
+    for importer in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(importer) - {importer}:
+            back = graph.find_shortest_chain(importer=imported, imported=importer)
+            if back:
+                circle = (importer, *back[:-1])
+                start = circle.index(min(circle))
+                found.add(circle[start:] + circle[:start])
+    return sorted(found)
 
 
 def oversized(modules: Mapping[str, Path]) -> list[str]:
@@ -123,12 +108,39 @@ def oversized(modules: Mapping[str, Path]) -> list[str]:
     return too_big
 
 
-def test_the_product_imports_nothing_from_the_stage() -> None:
-    assert stage_imports(_modules(PRODUCT)) == []
+def test_the_import_contracts_hold() -> None:
+    status, verdicts, output = lint_imports(ROOT)
+    assert (status, verdicts) == (0, {PRODUCT_STAGE: "KEPT", SANDBOX: "KEPT", DRILL: "KEPT"}), output
+    assert "Contracts: 3 kept, 0 broken." in output
+
+
+def test_the_contracts_cover_every_product_and_stage_package() -> None:
+    """A product folder added later (``executor``) is under the product's contract, or this fails."""
+    config = _config()
+    assert sorted(config["root_packages"]) == sorted([*PRODUCT, *STAGE])
+    contracts = {contract["id"]: contract for contract in config["contracts"]}
+    assert {key: contract["name"] for key, contract in contracts.items()} == {
+        "product-stage": PRODUCT_STAGE,
+        "sandbox-independent": SANDBOX,
+        "drill-judges-alone": DRILL,
+    }
+    product = contracts["product-stage"]
+    assert sorted(product["source_modules"]) == sorted(PRODUCT)
+    assert sorted(product["forbidden_modules"]) == sorted(STAGE)
+    assert contracts["sandbox-independent"]["source_modules"] == ["chaos.sandbox", "chaos.workload"]
+    assert contracts["drill-judges-alone"]["source_modules"] == ["chaos.drill"]
+    for key in ("sandbox-independent", "drill-judges-alone"):
+        assert contracts[key]["forbidden_modules"] == ["supervisor.diagnosis", "mcp_server.tools"]
+    # indirect imports are forbidden everywhere but from the drill, which runs the product's pipeline
+    assert {key: contract.get("allow_indirect_imports", False) for key, contract in contracts.items()} == {
+        "product-stage": False,
+        "sandbox-independent": False,
+        "drill-judges-alone": True,
+    }
 
 
 def test_no_module_imports_itself_through_others() -> None:
-    assert cycles(import_graph(_modules(PRODUCT + STAGE))) == []
+    assert cycles(grimp.build_graph(*PRODUCT, *STAGE, cache_dir=None)) == []
 
 
 def test_no_room_in_the_product_is_too_big_to_live_in() -> None:
@@ -138,43 +150,109 @@ def test_no_room_in_the_product_is_too_big_to_live_in() -> None:
 # --------------------------------------------------------------------------- the checks can fail
 
 
-def _tree(tmp_path: Path, files: dict[str, str]) -> dict[str, Path]:
-    modules = {}
+def _house(tmp_path: Path) -> Path:
+    """A copy of the repository's packages (their Python files) and of its pyproject.toml."""
+
+    def not_python(folder: str, names: list[str]) -> set[str]:
+        return {
+            name
+            for name in names
+            if name in ("__pycache__", "node_modules")
+            or (not name.endswith(".py") and not (Path(folder) / name).is_dir())
+        }
+
+    house = tmp_path / "house"
+    for package in (*PRODUCT, *STAGE):
+        shutil.copytree(ROOT / package, house / package, ignore=not_python)
+    shutil.copy(ROOT / "pyproject.toml", house / "pyproject.toml")
+    return house
+
+
+@pytest.mark.parametrize(
+    ("module", "source", "broken", "shown"),
+    [
+        pytest.param(
+            "console/planted.py",
+            "def page() -> None:\n    from evals.leaderboard import document\n",
+            PRODUCT_STAGE,
+            "console.planted -> evals.leaderboard (l.2)",
+            id="the product imports the stage in a function body",
+        ),
+        pytest.param(
+            "chaos/drill/planted.py",
+            "from supervisor.diagnosis import evidence\n",
+            DRILL,
+            "chaos.drill.planted -> supervisor.diagnosis.evidence (l.1)",
+            id="the drill imports the diagnosis",
+        ),
+        pytest.param(
+            "chaos/sandbox/planted.py",
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from mcp_server.tools import logs\n",
+            SANDBOX,
+            "chaos.sandbox.planted -> mcp_server.tools.logs (l.3)",
+            id="the sandbox imports a tool for its types",
+        ),
+        pytest.param(
+            "chaos/workload/planted.py",
+            "from supervisor.orchestrator import handler\n",
+            SANDBOX,
+            "chaos.workload.planted -> supervisor.orchestrator (l.1)",
+            id="the workload reaches the diagnosis through the pipeline",
+        ),
+        pytest.param(
+            "chaos/drill/planted.py",
+            "from supervisor.orchestrator import handler\n",
+            None,
+            None,
+            id="the drill may run the pipeline",
+        ),
+    ],
+)
+def test_a_planted_import_breaks_its_contract_and_no_other(
+    tmp_path: Path, module: str, source: str, broken: str | None, shown: str | None
+) -> None:
+    house = _house(tmp_path)
+    assert lint_imports(house)[:2] == (0, {PRODUCT_STAGE: "KEPT", SANDBOX: "KEPT", DRILL: "KEPT"})
+    (house / module).write_text(source)
+    status, verdicts, output = lint_imports(house)
+    expected = {name: "BROKEN" if name == broken else "KEPT" for name in (PRODUCT_STAGE, SANDBOX, DRILL)}
+    assert (status, verdicts) == (0 if broken is None else 1, expected), output
+    if shown is not None:
+        assert f"-   {shown}" in output.splitlines()
+
+
+def _tree(root: Path, files: dict[str, str]) -> None:
     for name, source in files.items():
-        path = tmp_path / f"{name.replace('.', '/')}.py"
+        path = root / f"{name.replace('.', '/')}.py"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source)
-        modules[name] = path
-    return modules
 
 
-def test_a_stage_import_inside_a_function_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
-    modules = _tree(tmp_path, {"console.page": "def render():\n    from evals.prices import price_of\n"})
-    assert stage_imports(modules) == ["console/page.py imports evals.prices.price_of"]
-
-
-def test_a_circle_through_a_package_and_a_function_body_is_found(tmp_path: Path) -> None:
-    modules = _tree(
+def test_a_circle_through_a_package_and_a_function_body_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _tree(
         tmp_path,
         {
-            "chaos.sandbox.emulator": "from chaos.sandbox import extensions\n",
-            "chaos.sandbox.extensions.__init__": "from .alarms import evaluate\n",
-            "chaos.sandbox.extensions.alarms": "def evaluate():\n    from ..emulator import start\n",
-            "chaos.sandbox.names": "import chaos.sandbox.emulator\n",
+            "planted.__init__": "",
+            "planted.sandbox.__init__": "",
+            "planted.sandbox.emulator": "from planted.sandbox import extensions\n",
+            "planted.sandbox.extensions.__init__": "from .alarms import evaluate\n",
+            "planted.sandbox.extensions.alarms": "def evaluate():\n    from ..emulator import start\n",
+            "planted.sandbox.names": "import planted.sandbox.emulator\n",  # runs sandbox/__init__: no circle
         },
     )
-    modules = {name.removesuffix(".__init__"): path for name, path in modules.items()}
-    assert cycles(import_graph(modules)) == [
-        ["chaos.sandbox.emulator", "chaos.sandbox.extensions", "chaos.sandbox.extensions.alarms"]
+    monkeypatch.syspath_prepend(tmp_path)
+    assert cycles(grimp.build_graph("planted", cache_dir=None)) == [
+        ("planted.sandbox.emulator", "planted.sandbox.extensions", "planted.sandbox.extensions.alarms")
     ]
 
 
 def test_a_long_function_and_a_long_module_are_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(f"{__name__}.ROOT", tmp_path)
     body = "".join(f"    x{n} = {n}\n" for n in range(MAX_FUNCTION_LINES))
-    modules = _tree(tmp_path, {"deploy.big": f"def build():\n{body}\n" + "\n" * MAX_MODULE_LINES})
-    assert oversized(modules) == [
+    _tree(tmp_path, {"deploy.big": f"def build():\n{body}\n" + "\n" * MAX_MODULE_LINES})
+    assert oversized(_modules(["deploy"])) == [
         f"deploy/big.py: {MAX_FUNCTION_LINES + 2 + MAX_MODULE_LINES} lines",
         f"deploy/big.py:1 build: {MAX_FUNCTION_LINES + 1} lines",
     ]

@@ -78,6 +78,7 @@ def test_log_volume_benchmark_finds_every_error_line_beyond_the_scan(log_format:
 
 def test_token_benchmark_compares_the_graph_with_a_plain_mcp_host() -> None:
     cases = load_corpus(CASES_DIR)
+    assert cases
     counter = token_counter()
     report = tokens.run(cases, counter, SupervisorSettings())
     assert [row.case for row in report.rows] == [case.id for case in cases]

@@ -27,6 +27,7 @@ from supervisor.diagnosis.evidence import verify
 from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX, IncidentStore, to_item
 from supervisor.schemas import Diagnosis, DiagnosisSubmission
 from tests.agent_support import (
+    FUNCTION,
     POLICY_DELETED,
     POLICY_RESTORED,
     RESPONSES,
@@ -193,7 +194,7 @@ def _resolved_diagnosis(event_name: str, reason: str) -> Diagnosis:
     responses = {tool: [json.loads(answer)] for tool, answer in RESPONSES.items()}
     responses["get_recent_changes"] = [UNDONE_CHANGES]
     accepted = DiagnosisSubmission.model_validate(payload)
-    verification = verify(accepted, responses, 0)
+    verification = verify(accepted, responses, 0, FUNCTION)
     assert verification.passed
     (resolved,) = accepted.resolved
     shown = resolved.model_copy(

@@ -116,8 +116,8 @@ WORLD: dict[str, dict[str, Any]] = {
         "window_start": "2026-11-20T10:00:00+00:00",
         "window_end": "2026-11-21T10:05:00+00:00",
         "searched": [f"function {FUNCTION}", f"role {ROLE}", "security group sg-1"],
-        "matched_events": 3,
-        "returned_events": 3,
+        "matched_events": 6,
+        "returned_events": 6,
         "events": [  # newest first
             {
                 "event_id": "e-ec2",
@@ -136,6 +136,28 @@ WORLD: dict[str, dict[str, Any]] = {
                 "time": "2026-11-21T09:57:00+00:00",
                 "event_name": "DeleteRolePolicy",
                 "service": "iam.amazonaws.com",
+                "summary": {"roleName": ROLE, "policyName": "data-processor-access"},
+            },
+            {
+                "event_id": "e-config",
+                "time": "2026-11-21T09:56:00+00:00",
+                "event_name": "UpdateFunctionConfiguration20150331v2",
+                "service": "lambda.amazonaws.com",
+                "summary": {"functionName": FUNCTION, "changed_fields": ["handler"], "handler": "x.y"},
+            },
+            {
+                "event_id": "e-mapping",
+                "time": "2026-11-21T09:55:00+00:00",
+                "event_name": "UpdateEventSourceMapping20150331",
+                "service": "lambda.amazonaws.com",
+                "summary": {"uUID": "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", "enabled": False},
+            },
+            {
+                "event_id": "e-failed",
+                "time": "2026-11-21T09:54:00+00:00",
+                "event_name": "DeleteRolePolicy",
+                "service": "iam.amazonaws.com",
+                "error_code": "NoSuchEntity",
             },
         ],
         "note": "CloudTrail delivers events minutes after the call.",
@@ -152,7 +174,15 @@ WORLD: dict[str, dict[str, Any]] = {
                 "throttles": 2,
                 "duration_max_ms": 3000,
                 "concurrent_executions_max": 1,
-            }
+            },
+            {  # a minute in which most invocations succeeded and nothing was throttled
+                "timestamp": "2026-11-21T10:01:00+00:00",
+                "invocations": 5,
+                "errors": 1,
+                "throttles": 0,
+                "duration_max_ms": 1200,
+                "concurrent_executions_max": 1,
+            },
         ],
         "invocations": 3,
         "errors": 3,
@@ -226,68 +256,128 @@ def _pointer(quote: Quote, supports: FaultType | None) -> EvidencePointer:
     )
 
 
-LIMIT_MISSING = "needs get_lambda_config ReservedConcurrentExecutions or get_function_metrics minutes.<n>"
+MAPPING_CHANGE: Quote = ("changes", "events.4.event_name", "UpdateEventSourceMapping20150331")
+CONFIG_CHANGE: Quote = ("changes", "events.3.event_name", "UpdateFunctionConfiguration20150331v2")
+FAILED_CHANGE: Quote = ("changes", "events.5.event_name", "DeleteRolePolicy")
+LIMIT_MISSING = "needs get_lambda_config ReservedConcurrentExecutions 0, reached, or null"
 
-# (fault, the quotes cited with supports=fault, the pointers that support it or None, what is missing)
-CASES: list[tuple[FaultType, list[Quote], list[int] | None, str]] = [
+# (fault, the quotes cited with supports=fault, the pointers that support it or None, what is missing, the
+# pointers refused because their value does not mean the fault)
+Case = tuple[FaultType, list[Quote], list[int] | None, str, list[int]]
+CASES: list[Case] = [
     (
-        "permission_loss",
-        [("iam", "inline_policies.data-processor-access.Statement.0.Effect", "Allow")],
+        "permission_loss",  # an Allow of the denied action, scoped to another bucket
+        [
+            (
+                "iam",
+                "inline_policies.data-processor-access.Statement.0.Resource",
+                "arn:aws:s3:::other-bucket/*",
+            )
+        ],
         [0],
         "",
+        [],
     ),
-    ("permission_loss", [IAM_CHANGE], [0], ""),
-    ("permission_loss", [LOG_DENIED, ("iam", "attached_policies", "[]")], [1], ""),
-    ("permission_loss", [LOG_DENIED], None, "needs get_iam_state policy statements"),
-    ("permission_loss", [LAMBDA_CHANGE], None, "needs get_iam_state policy statements"),  # not an IAM event
-    ("permission_loss", [ERRORS], None, "or an IAM event in get_recent_changes"),
-    ("throttling", [THROTTLES, ("config", "ReservedConcurrentExecutions", "0")], [0, 1], ""),
-    ("throttling", [THROTTLES, ("metrics", "minutes.0.concurrent_executions_max", "1.0")], [0, 1], ""),
-    ("throttling", [("metrics", "first_throttle_minute", MINUTE), LAMBDA_CHANGE], [0, 1], ""),
-    ("throttling", [("metrics", "minutes.0.throttles", "2.0"), IAM_CHANGE], None, LIMIT_MISSING),
-    ("throttling", [THROTTLES], None, LIMIT_MISSING),  # throttles, but no limit that explains them
+    ("permission_loss", [IAM_CHANGE], [0], "", []),
+    ("permission_loss", [LOG_DENIED, ("iam", "attached_policies", "[]")], [1], "", []),
+    ("permission_loss", [FAILED_CHANGE], None, "needs get_iam_state policies", [0]),  # it changed nothing
+    ("permission_loss", [LOG_DENIED], None, "needs get_iam_state policies", []),
+    ("permission_loss", [LAMBDA_CHANGE], None, "needs get_iam_state policies", []),  # not an IAM event
+    ("permission_loss", [ERRORS], None, "or an IAM policy change in get_recent_changes", []),
+    ("throttling", [THROTTLES, ("config", "ReservedConcurrentExecutions", "0")], [0, 1], "", []),
+    ("throttling", [THROTTLES, ("metrics", "minutes.0.concurrent_executions_max", "1.0")], [0, 1], "", []),
+    ("throttling", [("metrics", "first_throttle_minute", MINUTE), LAMBDA_CHANGE], [0, 1], "", []),
+    ("throttling", [("metrics", "minutes.0.throttles", "2.0"), IAM_CHANGE], None, LIMIT_MISSING, []),
+    ("throttling", [THROTTLES], None, LIMIT_MISSING, []),  # throttles, but no limit that explains them
     (
         "throttling",
         [("config", "ReservedConcurrentExecutions", "0")],
         None,
-        "needs get_function_metrics throttles",
+        "needs get_function_metrics throttles above 0",
+        [],
     ),
-    ("throttling", [LOG_DENIED, ("config", "ReservedConcurrentExecutions", "0")], None, "throttles"),
-    ("network_block", [("network", "https_egress_allowed", "false")], [0], ""),
-    ("network_block", [("network", "egress.0.allowed", "false")], [0], ""),
-    ("network_block", [EC2_CHANGE], [0], ""),
-    ("network_block", [LOG_TIMEOUT], None, "needs get_network_state verdicts"),
-    ("network_block", [IAM_CHANGE], None, "or an EC2 event in get_recent_changes"),
-    ("network_block", [("metrics", "duration_to_timeout", "1.0")], None, "needs get_network_state"),
-    ("timeout", [("metrics", "duration_to_timeout", "1.0")], [0], ""),
-    ("timeout", [("metrics", "minutes.0.duration_max_ms", "3000.0")], [0], ""),
-    ("timeout", [("config", "Timeout", "3")], None, "needs get_function_metrics durations"),
-    ("timeout", [LOG_TIMEOUT], None, "needs get_function_metrics durations"),
-    ("out_of_memory", [("metrics", "memory_to_size", "1.0")], [0], ""),
-    ("out_of_memory", [("metrics", "peak_memory_used_mb", "128")], [0], ""),
-    ("out_of_memory", [("config", "MemorySize", "128")], None, "needs get_function_metrics memory"),
-    ("code_error", [ERRORS], [0], ""),
-    ("code_error", [("config", "CodeSha256", "c2hhMjU2LW9mLXRoZS1jb2Rl")], [0], ""),
-    ("code_error", [("config", "Aliases.0.FunctionVersion", "2")], [0], ""),
-    ("code_error", [LAMBDA_CHANGE], [0], ""),
-    ("code_error", [LOG_DENIED], None, "needs get_function_metrics errors"),
-    ("code_error", [IAM_CHANGE], None, "needs get_function_metrics errors"),
-    ("configuration_error", [("config", "Handler", "data_processor.process")], [0], ""),
-    ("configuration_error", [("config", "EnvironmentVariableNames", '["BUCKET"]')], [0], ""),
-    ("configuration_error", [LAMBDA_CHANGE], [0], ""),
-    ("configuration_error", [ERRORS], None, "needs get_lambda_config settings"),
-    ("configuration_error", [EC2_CHANGE], None, "needs get_lambda_config settings"),
-    ("dependency_failure", [ERRORS], [0], ""),
-    ("dependency_failure", [("metrics", "error_rate", "1.0")], [0], ""),
-    ("dependency_failure", [LOG_DENIED], None, "needs get_function_metrics errors"),
-    ("dependency_failure", [("config", "Handler", "data_processor.process")], None, "errors"),
+    ("throttling", [LOG_DENIED, ("config", "ReservedConcurrentExecutions", "0")], None, "throttles", []),
+    ("throttling", [("metrics", "minutes.1.throttles", "0.0"), LAMBDA_CHANGE], None, "throttles", [0]),
+    (
+        "throttling",  # the peak concurrency of a minute nothing was throttled in
+        [THROTTLES, ("metrics", "minutes.1.concurrent_executions_max", "1.0")],
+        None,
+        LIMIT_MISSING,
+        [1],
+    ),
+    ("throttling", [THROTTLES, CONFIG_CHANGE], None, LIMIT_MISSING, [1]),  # not a concurrency change
+    ("network_block", [("network", "https_egress_allowed", "false")], [0], "", []),
+    ("network_block", [("network", "egress.0.allowed", "false")], [0], "", []),
+    ("network_block", [("network", "egress.0.reasons.0", "sg-1 allows no outbound tcp/443")], [0], "", []),
+    ("network_block", [EC2_CHANGE], [0], "", []),
+    ("network_block", [LOG_TIMEOUT], None, "needs get_network_state blocked verdicts", []),
+    ("network_block", [IAM_CHANGE], None, "or an EC2 network change in get_recent_changes", []),
+    ("network_block", [("metrics", "duration_to_timeout", "1.0")], None, "needs get_network_state", []),
+    ("timeout", [("metrics", "duration_to_timeout", "1.0")], [0], "", []),
+    ("timeout", [("metrics", "minutes.0.duration_max_ms", "3000.0")], [0], "", []),
+    ("timeout", [("metrics", "minutes.1.duration_max_ms", "1200.0")], None, "durations", [0]),  # not at 3 s
+    ("timeout", [("config", "Timeout", "3")], None, "needs get_function_metrics durations", []),
+    ("timeout", [LOG_TIMEOUT], None, "needs get_function_metrics durations", []),
+    ("out_of_memory", [("metrics", "memory_to_size", "1.0")], [0], "", []),
+    ("out_of_memory", [("metrics", "peak_memory_used_mb", "128")], [0], "", []),
+    ("out_of_memory", [("config", "MemorySize", "128")], None, "needs get_function_metrics memory", []),
+    ("code_error", [ERRORS], [0], "", []),
+    ("code_error", [ERRORS, ("config", "CodeSha256", "c2hhMjU2LW9mLXRoZS1jb2Rl")], [0], "", []),
+    ("code_error", [("config", "Aliases.0.FunctionVersion", "2")], None, "errors above 0", []),  # context
+    ("code_error", [LAMBDA_CHANGE], None, "needs get_function_metrics errors", []),
+    ("code_error", [LOG_DENIED], None, "needs get_function_metrics errors", []),
+    ("code_error", [("metrics", "minutes.1.errors", "1.0")], [0], "", []),
+    (
+        "configuration_error",
+        [("config", "Handler", "data_processor.process")],
+        [0],
+        "",
+        [],
+    ),  # a change set it
+    ("configuration_error", [CONFIG_CHANGE], [0], "", []),
+    (
+        "configuration_error",  # no change in the history set the environment
+        [("config", "EnvironmentVariableNames", '["BUCKET"]')],
+        None,
+        "needs get_lambda_config",
+        [0],
+    ),
+    ("configuration_error", [LAMBDA_CHANGE], None, "needs get_lambda_config", [0]),  # a concurrency change
+    ("configuration_error", [ERRORS], None, "needs get_lambda_config", []),
+    ("configuration_error", [EC2_CHANGE], None, "needs get_lambda_config", []),
+    (
+        "configuration_error",
+        [("sources", "mappings.0.visibility_timeout_below_function_timeout", "true")],
+        [0],
+        "",
+        [],
+    ),
+    ("dependency_failure", [ERRORS], [0], "", []),
+    ("dependency_failure", [("metrics", "error_rate", "1.0")], [0], "", []),
+    ("dependency_failure", [LOG_DENIED], None, "needs get_function_metrics errors", []),
+    ("dependency_failure", [("config", "Handler", "data_processor.process")], None, "errors", []),
     (
         "bad_input",
-        [("metrics", "minutes.0.errors", "3.0"), ("metrics", "minutes.0.invocations", "3.0")],
+        [("metrics", "minutes.1.errors", "1.0"), ("metrics", "minutes.1.invocations", "5.0")],
         [0, 1],
         "",
+        [],
     ),
-    ("bad_input", [ERRORS], None, "needs get_function_metrics minutes.<n>.invocations above"),
+    (
+        "bad_input",  # every invocation of the minute failed: nothing succeeded beside the failures
+        [("metrics", "minutes.0.errors", "3.0"), ("metrics", "minutes.0.invocations", "3.0")],
+        None,
+        "invocations above that minute's errors",
+        [1],
+    ),
+    ("bad_input", [ERRORS], None, "needs get_function_metrics minutes.<n>.invocations above", []),
+    (
+        "bad_input",
+        [LOG_DENIED, ("metrics", "invocations", "3.0")],
+        None,
+        "needs get_function_metrics errors",
+        [],
+    ),
     (
         "event_source_stopped",
         [
@@ -296,27 +386,29 @@ CASES: list[tuple[FaultType, list[Quote], list[int] | None, str]] = [
         ],
         [0, 1],
         "",
+        [],
     ),
-    ("event_source_stopped", [("sources", "mappings.0.State", "Disabled"), LAMBDA_CHANGE], [0, 1], ""),
+    ("event_source_stopped", [("sources", "mappings.0.State", "Disabled"), MAPPING_CHANGE], [0, 1], "", []),
+    (
+        "event_source_stopped",  # a concurrency change does not stop a mapping
+        [("sources", "mappings.0.State", "Disabled"), LAMBDA_CHANGE],
+        None,
+        "needs get_event_sources backlog",
+        [1],
+    ),
     (
         "event_source_stopped",
         [("sources", "mappings.0.State", "Disabled")],
         None,
         "needs get_event_sources backlog",
+        [],
     ),
-    ("event_source_stopped", [LAMBDA_CHANGE, ERRORS], None, "needs get_event_sources paths"),
-    (
-        "configuration_error",
-        [("sources", "mappings.0.visibility_timeout_below_function_timeout", "true")],
-        [0],
-        "",
-    ),
-    ("bad_input", [LOG_DENIED, ("metrics", "invocations", "3.0")], None, "needs get_function_metrics errors"),
+    ("event_source_stopped", [MAPPING_CHANGE, ERRORS], None, "needs get_event_sources a stopped path", []),
 ]
 
 
-def _case_id(case: tuple[FaultType, list[Quote], list[int] | None, str]) -> str:
-    fault, quotes, supported, _ = case
+def _case_id(case: Case) -> str:
+    fault, quotes, supported, _, _ = case
     cited = "+".join(f"{tool}.{field}" for tool, field, _ in quotes)
     return f"{fault}-{'supported' if supported is not None else 'unsupported'}-by-{cited}"
 
@@ -325,7 +417,7 @@ def test_every_fault_type_is_in_the_policy_and_in_the_table() -> None:
     reportable = set(FAULT_TYPES) - {"unknown"}
     assert set(POLICY) == reportable
     for fault in reportable:
-        verdicts = {supported is not None for f, _, supported, _ in CASES if f == fault}
+        verdicts = {supported is not None for f, _, supported, _, _ in CASES if f == fault}
         assert verdicts == {True, False}, fault  # at least one supported and one unsupported case each
         assert f"- {fault}: " in describe_policy()
 
@@ -334,13 +426,15 @@ def test_the_world_is_what_the_tools_would_answer() -> None:
     assert set(WORLD) == set(TOOL_NAMES)  # and _validated() above validated each against the contract
 
 
-@pytest.mark.parametrize(("fault", "quotes", "supported", "missing"), CASES, ids=list(map(_case_id, CASES)))
+@pytest.mark.parametrize(
+    ("fault", "quotes", "supported", "missing", "refused"), CASES, ids=list(map(_case_id, CASES))
+)
 def test_which_verified_pointers_support_a_fault_type(
-    fault: FaultType, quotes: list[Quote], supported: list[int] | None, missing: str
+    fault: FaultType, quotes: list[Quote], supported: list[int] | None, missing: str, refused: list[int]
 ) -> None:
     evidence = [_pointer(quote, fault).model_dump() for quote in quotes]
     payload = submission(fault_types=[fault], evidence=evidence, remediation_plan=[])
-    verification = verify(DiagnosisSubmission.model_validate(payload), SEEN, 0)
+    verification = verify(DiagnosisSubmission.model_validate(payload), SEEN, 0, FUNCTION)
     assert [c.reason for c in verification.pointers] == [""] * len(quotes)  # every value is really there
     (backing,) = verification.support
     assert backing.fault_type == fault
@@ -353,8 +447,10 @@ def test_which_verified_pointers_support_a_fault_type(
         assert missing in backing.missing
         assert verification.unsupported_fault_types == [fault]
         assert not verification.passed
+    assert [r.index for r in backing.refused] == refused  # cited from a source, but the value says otherwise
+    assert not (refused and verification.passed)
     logs = [i for i, quote in enumerate(quotes) if quote[0] == "logs"]
-    assert backing.detail == logs  # log pointers are recorded as detail, never as support
+    assert set(logs) <= set(backing.detail)  # log pointers are recorded as detail, never as support
 
 
 LIMIT: Quote = ("config", "ReservedConcurrentExecutions", "0")
@@ -373,13 +469,13 @@ LIMIT: Quote = ("config", "ReservedConcurrentExecutions", "0")
 def test_only_verified_pointers_that_name_the_fault_count(second: EvidencePointer, backed: list[int]) -> None:
     evidence = [_pointer(THROTTLES, "throttling").model_dump(), second.model_dump()]
     payload = submission(evidence=evidence, remediation_plan=[])
-    verification = verify(DiagnosisSubmission.model_validate(payload), SEEN, 0)
+    verification = verify(DiagnosisSubmission.model_validate(payload), SEEN, 0, FUNCTION)
     assert verification.support[0].supported_by == backed
     assert verification.unsupported_fault_types == ([] if backed else ["throttling"])
 
 
 def test_unknown_needs_no_support() -> None:
-    assert support(["unknown"], [], []) == []
+    assert support(["unknown"], [], [], SEEN) == []
 
 
 # --------------------------------------------------------------------------- the log rule
@@ -394,7 +490,7 @@ def _log_check(index: int, value: str, supports: FaultType | None) -> str:
         supports=supports,
     )
     payload = submission(fault_types=["unknown"], evidence=[pointer.model_dump()], remediation_plan=[])
-    return verify(DiagnosisSubmission.model_validate(payload), SEEN, 0).pointers[0].reason
+    return verify(DiagnosisSubmission.model_validate(payload), SEEN, 0, FUNCTION).pointers[0].reason
 
 
 def test_a_line_the_code_printed_cited_for_a_fault_is_not_verified() -> None:
@@ -490,10 +586,16 @@ async def test_permission_loss_from_a_failed_invocations_log_line_alone_is_unsup
     diagnosis = run.state["diagnosis"]
     assert diagnosis is not None
     assert [c.verified for c in diagnosis.verification.pointers] == [True]  # a real failure's line ...
-    assert diagnosis.verification.unsupported_fault_types == ["permission_loss"]  # ... proves nothing alone
-    assert diagnosis.verification.support[0].detail == [0]
+    assert diagnosis.fault_types == ["unknown"]  # ... proves nothing alone: the fault is taken out
+    assert [r.claim for r in diagnosis.refused] == [
+        "fault_types.permission_loss",
+        "remediation_plan.0",  # the step fixes only the fault taken out
+        "root_cause",
+    ]
+    assert diagnosis.refused[0].reason.startswith("not corroborated: needs get_iam_state policies")
+    assert diagnosis.evidence[0].supports is None  # the line stays, as context
     assert diagnosis.verification.claimed_confidence == 0.95
-    assert diagnosis.confidence <= 0.3
+    assert diagnosis.confidence == 0.0
 
 
 async def test_permission_loss_from_a_printed_line_is_unsupported_and_unverified() -> None:
@@ -502,8 +604,14 @@ async def test_permission_loss_from_a_printed_line_is_unsupported_and_unverified
     run = await diagnose_with(model, _canned(WORLD))
     diagnosis = run.state["diagnosis"]
     assert diagnosis is not None
-    assert "kind 'function'" in diagnosis.verification.pointers[0].reason
-    assert diagnosis.verification.unsupported_fault_types == ["permission_loss"]
+    assert [r.claim for r in diagnosis.refused] == [
+        "evidence.0",
+        "fault_types.permission_loss",
+        "remediation_plan.0",
+        "root_cause",
+    ]
+    assert "kind 'function'" in diagnosis.refused[0].reason
+    assert (diagnosis.fault_types, diagnosis.evidence, diagnosis.remediation_plan) == (["unknown"], [], [])
     assert diagnosis.confidence == 0.0
 
 
@@ -577,11 +685,9 @@ async def test_the_rules_model_is_not_steered_by_a_denial_no_invocation_died_of(
     assert diagnosis is not None
     assert diagnosis.fault_types == ["unknown"]
     assert diagnosis.verification.passed
-    assert not any(
-        "PassRole" in f"{step.action} {step.details} {step.command}" for step in diagnosis.remediation_plan
-    )
+    assert diagnosis.remediation_plan == []  # no step, so none about PassRole
     assert "PassRole" not in diagnosis.root_cause
-    assert all(p.supports is None for p in diagnosis.evidence if p.tool == "get_recent_logs")
+    assert [p for p in diagnosis.evidence if p.tool == "get_recent_logs"] == []  # the line is not cited
     assert "permission_loss" in {r.fault_type for r in diagnosis.ruled_out}  # the role allows what it does
 
 
@@ -622,5 +728,5 @@ async def test_a_denial_of_what_the_role_never_had_is_no_permission_loss() -> No
     run = await diagnose_with(RulesChatModel(), _canned(_healthy(_passrole_logs("error_record"), 1)))
     diagnosis = run.state["diagnosis"]
     assert diagnosis is not None
-    assert "permission_loss" not in diagnosis.fault_types
+    assert diagnosis.fault_types == ["unknown"]  # not permission_loss
     assert "PassRole" not in diagnosis.root_cause

@@ -78,6 +78,115 @@ def _granted(document: dict[str, Any]) -> dict[str, list[Any]]:
     return granted
 
 
+# An alarm's definition: the PutMetricAlarm fields (also AWS::CloudWatch::Alarm's properties) that say what
+# is watched and when it fires; its actions are compared apart (a Ref in the template, an ARN deployed).
+DEFINITION = (
+    "AlarmName",
+    "AlarmDescription",
+    "Namespace",
+    "MetricName",
+    "Dimensions",
+    "Statistic",
+    "Period",
+    "EvaluationPeriods",
+    "DatapointsToAlarm",
+    "Threshold",
+    "ComparisonOperator",
+    "TreatMissingData",
+    "Metrics",
+)
+
+
+def _definition(alarm: dict[str, Any]) -> dict[str, Any]:
+    """``alarm``'s definition, from a template (its properties resolved) or from DescribeAlarms (which
+    shows an absent ``Dimensions`` or ``Metrics`` as ``[]``, and a threshold as a float)."""
+    return {
+        key: float(alarm[key]) if key == "Threshold" else alarm[key]
+        for key in DEFINITION
+        if alarm.get(key) not in (None, [])
+    }
+
+
+def _metric_alarm(
+    name: str, description: str, metric: tuple[str, str, str, str], statistic: str, threshold: float
+) -> dict[str, Any]:
+    """One metric, one dimension, over one minute: fires on the first minute at or above ``threshold``."""
+    namespace, metric_name, dimension, value = metric
+    return {
+        "AlarmName": name,
+        "AlarmDescription": description,
+        "Namespace": namespace,
+        "MetricName": metric_name,
+        "Dimensions": [{"Name": dimension, "Value": value}],
+        "Statistic": statistic,
+        "Period": 60,
+        "EvaluationPeriods": 1,
+        "DatapointsToAlarm": 1,
+        "Threshold": threshold,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "TreatMissingData": "notBreaching",
+    }
+
+
+def _metric_stat(query_id: str, namespace: str, metric: str, dimension: str, value: str) -> dict[str, Any]:
+    return {
+        "Id": query_id,
+        "MetricStat": {
+            "Metric": {
+                "Namespace": namespace,
+                "MetricName": metric,
+                "Dimensions": [{"Name": dimension, "Value": value}],
+            },
+            "Period": 60,
+            "Stat": "Sum",
+        },
+        "ReturnData": False,
+    }
+
+
+# The three alarms of the watched function (the sandbox's data-processor, the template's default), written
+# out.
+WORKLOAD_ALARMS = {
+    "data-processor-errors": _metric_alarm(
+        "data-processor-errors",
+        "Errors of Lambda function data-processor",
+        ("AWS/Lambda", "Errors", "FunctionName", "data-processor"),
+        "Sum",
+        1.0,
+    ),
+    "data-processor-throttles": _metric_alarm(
+        "data-processor-throttles",
+        "Throttles of Lambda function data-processor",
+        ("AWS/Lambda", "Throttles", "FunctionName", "data-processor"),
+        "Sum",
+        1.0,
+    ),
+    "data-processor-log-silence": {  # invoked, yet nothing reaches the log group: metric math
+        "AlarmName": "data-processor-log-silence",
+        "AlarmDescription": (
+            "Lambda function data-processor is invoked but /aws/lambda/data-processor receives no events"
+        ),
+        "Metrics": [
+            _metric_stat("invocations", "AWS/Lambda", "Invocations", "FunctionName", "data-processor"),
+            _metric_stat(
+                "logevents", "AWS/Logs", "IncomingLogEvents", "LogGroupName", "/aws/lambda/data-processor"
+            ),
+            {
+                "Id": "silent",
+                "Label": "invoked without log events",
+                "Expression": "IF(invocations > 0 AND FILL(logevents, 0) == 0, 1, 0)",
+                "ReturnData": True,
+            },
+        ],
+        "EvaluationPeriods": 1,
+        "DatapointsToAlarm": 1,
+        "Threshold": 1.0,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "TreatMissingData": "notBreaching",
+    },
+}
+
+
 def test_the_generated_deploy_files_are_current() -> None:
     assert build.stale() == [], "run: python -m deploy.build"
 
@@ -171,36 +280,22 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     (target,) = events.list_targets_by_rule(Rule=template.STALE_CHECK_RULE)["Targets"]
     assert target["Arn"] == watchdog["FunctionArn"]
 
-    # The template's alarms are the sandbox world's, with the function name as a parameter.
-    in_template = {
-        r["Properties"]["AlarmName"]["Fn::Sub"].replace("${WorkloadFunctionName}", names.FUNCTION_NAME): r[
-            "Properties"
-        ]
+    # The template's alarms (under its default WorkloadFunctionName) and the sandbox world's are the ones
+    # written out in WORKLOAD_ALARMS, on the alerts topic.
+    stack = ResolvedStack({}, document)
+    in_template = [
+        stack.resolve(r["Properties"])
         for r in document["Resources"].values()
         if r["Type"] == "AWS::CloudWatch::Alarm" and "Condition" not in r  # the event paths': below
-    }
-    in_sandbox = {
-        a["AlarmName"]: a
-        for a in operator.client("cloudwatch").describe_alarms(AlarmNamePrefix=f"{names.FUNCTION_NAME}-")[
-            "MetricAlarms"
-        ]
-    }
-    assert (
-        set(in_template)
-        == set(in_sandbox)
-        == {
-            f"{names.FUNCTION_NAME}-errors",
-            f"{names.FUNCTION_NAME}-throttles",
-            f"{names.FUNCTION_NAME}-log-silence",
-        }
-    )
-    for name, alarm in in_template.items():
-        assert alarm["AlarmActions"] == [{"Ref": "AlertsTopic"}]
-        deployed = in_sandbox[name]
-        for key in ("MetricName", "Namespace", "Statistic", "Period", "Threshold", "ComparisonOperator"):
-            assert alarm.get(key) == deployed.get(key), (name, key)
-        expressions = [m.get("Expression") for m in alarm.get("Metrics", [])]
-        assert expressions == [m.get("Expression") for m in deployed.get("Metrics", [])]
+    ]
+    in_sandbox = operator.client("cloudwatch").describe_alarms(AlarmNamePrefix="data-processor-")[
+        "MetricAlarms"
+    ]
+    for side in (in_template, in_sandbox):
+        assert {alarm["AlarmName"]: _definition(alarm) for alarm in side} == WORKLOAD_ALARMS
+        assert len(side) == len(WORKLOAD_ALARMS)
+    assert [alarm["AlarmActions"] for alarm in in_template] == [["ref:AlertsTopic"]] * 3
+    assert [alarm["AlarmActions"] for alarm in in_sandbox] == [[topic]] * 3
 
     iam = operator.client("iam")
     table_arn = state["TableArn"]
@@ -249,7 +344,7 @@ EVENT_PATH_PARAMETERS = {
     "AsyncFunctionName": names.ORDER_NOTIFIER_FUNCTION,
     "CallerTopicName": names.ORDER_EVENTS_TOPIC,
 }
-EVENT_PATH_ALARMS = {  # logical id -> the sandbox's alarm of the same definition
+EVENT_PATH_ALARMS = {  # logical id -> the alarm it creates for the sandbox world's event paths
     "SourceQueueAgeAlarm": "orders-queue-oldest-message-age",
     "SourceDeadLetterQueueDepthAlarm": "orders-queue-dlq-depth",
     "FunctionDeadLetterQueueDepthAlarm": "order-notifier-dlq-depth",
@@ -258,45 +353,84 @@ EVENT_PATH_ALARMS = {  # logical id -> the sandbox's alarm of the same definitio
     "DestinationDeliveryFailuresAlarm": "order-notifier-destinationdeliveryfailures",
     "CallerTopicNotificationsFailedAlarm": "order-events-notifications-failed",
 }
+# What each of those alarms must be, written out: CloudWatch's PutMetricAlarm fields (which are also the
+# AWS::CloudWatch::Alarm properties), periods in seconds.
+EVENT_PATH_DEFINITIONS = {
+    "orders-queue-oldest-message-age": _metric_alarm(
+        "orders-queue-oldest-message-age",
+        "Messages wait in orders-queue: its oldest is 6 s old or more",
+        ("AWS/SQS", "ApproximateAgeOfOldestMessage", "QueueName", "orders-queue"),
+        "Maximum",
+        6.0,  # the sandbox's QueueAgeThresholdSeconds
+    ),
+    "orders-queue-dlq-depth": _metric_alarm(
+        "orders-queue-dlq-depth",
+        "Messages arrived in the dead-letter queue orders-queue-dlq",
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "orders-queue-dlq"),
+        "Maximum",
+        1.0,
+    ),
+    "order-notifier-dlq-depth": _metric_alarm(
+        "order-notifier-dlq-depth",
+        "Messages arrived in the dead-letter queue order-notifier-dlq",
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "QueueName", "order-notifier-dlq"),
+        "Maximum",
+        1.0,
+    ),
+    "order-notifier-asynceventsdropped": _metric_alarm(
+        "order-notifier-asynceventsdropped",
+        "AsyncEventsDropped of Lambda function order-notifier",
+        ("AWS/Lambda", "AsyncEventsDropped", "FunctionName", "order-notifier"),
+        "Sum",
+        1.0,
+    ),
+    "order-notifier-deadlettererrors": _metric_alarm(
+        "order-notifier-deadlettererrors",
+        "DeadLetterErrors of Lambda function order-notifier",
+        ("AWS/Lambda", "DeadLetterErrors", "FunctionName", "order-notifier"),
+        "Sum",
+        1.0,
+    ),
+    "order-notifier-destinationdeliveryfailures": _metric_alarm(
+        "order-notifier-destinationdeliveryfailures",
+        "DestinationDeliveryFailures of Lambda function order-notifier",
+        ("AWS/Lambda", "DestinationDeliveryFailures", "FunctionName", "order-notifier"),
+        "Sum",
+        1.0,
+    ),
+    "order-events-notifications-failed": _metric_alarm(
+        "order-events-notifications-failed",
+        "SNS topic order-events could not deliver notifications",
+        ("AWS/SNS", "NumberOfNotificationsFailed", "TopicName", "order-events"),
+        "Sum",
+        1.0,
+    ),
+}
 
 
-def test_the_event_path_alarms_are_the_sandbox_world_s_under_its_names(
+def test_the_event_path_alarms_are_the_ones_written_out_in_the_template_and_the_sandbox(
     account: tuple[Sandbox, boto3.Session],
 ) -> None:
-    _, operator = account
+    sandbox, operator = account
     document = template.build()
     stack = ResolvedStack(
         EVENT_PATH_PARAMETERS | {"QueueAgeThresholdSeconds": str(names.QUEUE_AGE_ALARM_SECONDS)}, document
     )
     conditional = {k: r for k, r in document["Resources"].items() if "Condition" in r}
     assert set(conditional) == set(EVENT_PATH_ALARMS)
-    deployed = {
-        a["AlarmName"]: a
-        for a in operator.client("cloudwatch").describe_alarms(AlarmNames=list(EVENT_PATH_ALARMS.values()))[
-            "MetricAlarms"
-        ]
-    }
-    assert sorted(deployed) == sorted(EVENT_PATH_ALARMS.values())
-    for logical_id, resource in conditional.items():
-        assert resource["Type"] == "AWS::CloudWatch::Alarm"
-        assert stack.condition(resource["Condition"]), logical_id
-        alarm, in_sandbox = stack.resolve(resource["Properties"]), deployed[EVENT_PATH_ALARMS[logical_id]]
-        assert alarm["AlarmName"] == in_sandbox["AlarmName"]
-        assert alarm["AlarmActions"] == ["ref:AlertsTopic"]
-        assert float(alarm["Threshold"]) == in_sandbox["Threshold"], logical_id
-        for key in (
-            "AlarmDescription",
-            "Namespace",
-            "MetricName",
-            "Dimensions",
-            "Statistic",
-            "Period",
-            "EvaluationPeriods",
-            "DatapointsToAlarm",
-            "ComparisonOperator",
-            "TreatMissingData",
-        ):
-            assert alarm[key] == in_sandbox[key], (logical_id, key)
+    assert {r["Type"] for r in conditional.values()} == {"AWS::CloudWatch::Alarm"}
+    assert [k for k, r in conditional.items() if not stack.condition(r["Condition"])] == []
+    in_template = {k: stack.resolve(r["Properties"]) for k, r in conditional.items()}
+    assert {k: alarm["AlarmName"] for k, alarm in in_template.items()} == EVENT_PATH_ALARMS
+    assert {
+        alarm["AlarmName"]: _definition(alarm) for alarm in in_template.values()
+    } == EVENT_PATH_DEFINITIONS
+    assert [alarm["AlarmActions"] for alarm in in_template.values()] == [["ref:AlertsTopic"]] * 7
+    in_sandbox = operator.client("cloudwatch").describe_alarms(AlarmNames=list(EVENT_PATH_DEFINITIONS))[
+        "MetricAlarms"
+    ]
+    assert {alarm["AlarmName"]: _definition(alarm) for alarm in in_sandbox} == EVENT_PATH_DEFINITIONS
+    assert [alarm["AlarmActions"] for alarm in in_sandbox] == [[sandbox.world.topic_arn]] * 7
     assert document["Resources"]["SourceQueueAgeAlarm"]["Properties"]["Threshold"] == {
         "Ref": "QueueAgeThresholdSeconds"
     }

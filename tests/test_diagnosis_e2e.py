@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from botocore import xform_name
 
+from chaos.drill.apply_command import parse_command, run_command
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.agent.run import AgentResult, run_agent
-from supervisor.diagnosis.cli_commands import parse_command
 from supervisor.diagnosis.rules.findings import operation as operation_of
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings
@@ -98,16 +98,19 @@ def _assert_checked(diagnosis: Diagnosis) -> None:
     assert verification.passed, verification
     assert verification.refinement_turns == 0
     assert not verification.unsupported_fault_types
-    cited = {i for _, indices in diagnosis.citations() for i in indices}
-    assert all(verification.pointers[i].verified for i in cited)
+    cited = sorted({i for _, indices in diagnosis.citations() for i in indices})
+    assert cited  # every diagnosis here cites evidence
+    assert [verification.pointers[i].verified for i in cited] == [True] * len(cited)
 
 
-def _apply(sandbox: Sandbox, command: str) -> tuple[str, str, dict[str, Any]]:
-    """Run the parsed command as the operator, as a person approving the step would."""
-    parsed = parse_command(command)
-    client = sandbox.session(names.OPERATOR).client(parsed.service, region_name=parsed.region)
-    getattr(client, xform_name(parsed.operation))(**parsed.params)
-    return parsed.service, parsed.operation, parsed.params
+def _apply(sandbox: Sandbox, command: str, service: str, operation: str) -> dict[str, Any]:
+    """Read the command with the stage's own parser (chaos/drill/apply_command.py, which shares no code with
+    the diagnosis's command builder), allowing only ``service``'s ``operation``, and run it as the operator,
+    as a person approving the step would; its parameters."""
+    parsed = parse_command(command, {f"{service} {xform_name(operation, '-')}"})
+    assert (parsed.service, parsed.operation) == (service, operation), command
+    run_command(sandbox.session(names.OPERATOR), parsed)
+    return parsed.params
 
 
 def _restored_exactly(
@@ -179,9 +182,8 @@ async def test_each_fault_class_is_diagnosed_with_its_trigger_and_a_working_fix(
     assert step.requires_approval
     if name in COMMAND:
         assert step.command is not None
-        service, operation, params = _apply(sandbox, step.command)
         want_service, want_operation, want_params = COMMAND[name]
-        assert (service, operation) == (want_service, want_operation), step.command
+        params = _apply(sandbox, step.command, want_service, want_operation)
         assert params.items() >= want_params.items(), step.command
         fixed = runtime.invoke(scenario.function, healthy_event(scenario.function), run.broken.qualifier)
         assert fixed.status == "succeeded", f"after `{step.command}`: {fixed.error}"

@@ -10,13 +10,15 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from supervisor.diagnosis.evidence import capped_confidence, describe_failures, verify
+from supervisor.diagnosis.evidence import Responses, describe_failures, verify
+from supervisor.diagnosis.standing import confidence, standing_claims
 from supervisor.schemas import DiagnosisSubmission, Verification
 from tests.agent_support import (
     CHANGE_TIME,
     CHANGES,
     COMMAND,
     CONFIG,
+    FUNCTION,
     IAM,
     LOGS,
     METRICS,
@@ -77,7 +79,15 @@ def _full(**overrides: Any) -> dict[str, Any]:
 
 
 def _checked(payload: dict[str, Any]) -> Verification:
-    return verify(DiagnosisSubmission.model_validate(payload), RESPONSES, 0)
+    return verify(DiagnosisSubmission.model_validate(payload), RESPONSES, 0, FUNCTION)
+
+
+def _stated(payload: dict[str, Any], responses: Responses = RESPONSES) -> float:
+    """The confidence of what stands of ``payload``, computed from what remains."""
+    submitted = DiagnosisSubmission.model_validate(payload)
+    check = verify(submitted, responses, 0, FUNCTION)
+    _, again, refused = standing_claims(submitted, check, responses, FUNCTION)
+    return confidence(submitted.confidence, check, refused, again)
 
 
 def _entries(verification: Verification) -> dict[str, tuple[bool, str]]:
@@ -86,7 +96,7 @@ def _entries(verification: Verification) -> dict[str, tuple[bool, str]]:
 
 def test_a_complete_diagnosis_checks_out_entry_by_entry() -> None:
     verification = _checked(_full())
-    assert all(check.verified for check in verification.pointers)
+    assert [check.verified for check in verification.pointers] == [True] * 7  # every pointer of _full()
     assert _entries(verification) == {
         "remediation_plan.0": (True, ""),
         "trigger": (True, ""),
@@ -97,7 +107,7 @@ def test_a_complete_diagnosis_checks_out_entry_by_entry() -> None:
         "remediation_plan.0.command": (True, ""),
     }
     assert verification.passed
-    assert capped_confidence(verification) == 0.9
+    assert _stated(_resolved(), UNDONE) == 0.9
 
 
 def test_the_new_parts_are_optional() -> None:
@@ -255,13 +265,13 @@ def test_times_with_z_or_an_offset_are_accepted() -> None:
 )
 def test_a_trigger_must_be_the_change_event_it_cites(change: _Set, reason: str) -> None:
     payload = _full(confidence=1.0)
-    assert capped_confidence(_checked(payload)) == 1.0
+    assert _stated(payload) == 1.0
     change(payload)
     verification = _checked(payload)
-    assert all(check.verified for check in verification.pointers)  # every pointer holds ...
+    assert [check.verified for check in verification.pointers] == [True] * 7  # every pointer holds ...
     assert _entries(verification)["trigger"] == (False, reason)  # ... the trigger does not
     assert not verification.passed
-    assert capped_confidence(verification) == round(13 / 14, 3)  # 7 pointers and 6 of 7 entries hold
+    assert _stated(payload) == round(14 / 15, 3)  # the trigger, of 7 pointers, 7 entries, 1 fault type
     assert f"- trigger: {reason}" in describe_failures(
         DiagnosisSubmission.model_validate(payload), verification
     )
@@ -304,8 +314,8 @@ TYPO = COMMAND.replace("concurrency", "concurency")
 
 
 def test_a_command_with_a_typo_is_not_verified_and_lowers_the_confidence() -> None:
-    payload = submission()  # two pointers and a step with its command: four checks
-    good = _checked(payload)
+    payload = submission()  # two pointers, a step with its command and a fault type: five claims
+    good, good_confidence = _checked(payload), _stated(payload)
     payload["remediation_plan"][0]["command"] = TYPO
     bad = _checked(payload)
     verified, reason = _entries(bad)["remediation_plan.0.command"]
@@ -313,9 +323,9 @@ def test_a_command_with_a_typo_is_not_verified_and_lowers_the_confidence() -> No
     assert reason.startswith("the command does not parse: unknown operation 'delete-function-concurency'")
     assert "did you mean delete-function-concurrency" in reason
     assert _entries(bad)["remediation_plan.0"] == (True, "")  # the step's evidence still holds
-    assert all(check.verified for check in bad.pointers)
+    assert [check.verified for check in bad.pointers] == [True, True]
     assert (good.passed, bad.passed) == (True, False)
-    assert (capped_confidence(good), capped_confidence(bad)) == (0.9, 0.75)  # 3 of 4 checks hold
+    assert (good_confidence, _stated(payload)) == (0.9, 0.8)  # the step is refused
 
 
 def test_a_command_that_quotes_a_redacted_value_is_not_verified() -> None:
@@ -341,7 +351,7 @@ def test_a_command_with_a_typo_fails_a_complete_diagnosis_too() -> None:
     verification = _checked(payload)
     assert _entries(verification)["remediation_plan.0.command"][0] is False
     assert not verification.passed  # so the graph sends it back for a refinement turn
-    assert capped_confidence(verification) == round(13 / 14, 3)
+    assert _stated(payload) == round(14 / 15, 3)
     assert "- remediation_plan.0.command: the command does not parse" in describe_failures(
         DiagnosisSubmission.model_validate(payload), verification
     )
@@ -386,7 +396,7 @@ def test_an_entry_citing_an_unverified_pointer_fails(entry: str) -> None:
     assert not verification.pointers[7].verified
     assert _entries(verification)[entry] == (False, "cites evidence 7, not verified")
     others = {name: check for name, check in _entries(verification).items() if name != entry}
-    assert all(verified for verified, _ in others.values())
+    assert [verified for verified, _ in others.values()] == [True] * 6
     assert not verification.passed
 
 
@@ -404,7 +414,7 @@ def _resolved(**overrides: Any) -> dict[str, Any]:
 
 
 def _checked_undone(payload: dict[str, Any]) -> Verification:
-    return verify(DiagnosisSubmission.model_validate(payload), UNDONE, 0)
+    return verify(DiagnosisSubmission.model_validate(payload), UNDONE, 0, FUNCTION)
 
 
 def test_a_resolved_fault_citing_the_events_it_names_checks_out() -> None:
@@ -418,7 +428,7 @@ def test_a_resolved_fault_citing_the_events_it_names_checks_out() -> None:
         ("resolved.0.undone_by", [8]),
     ]
     verification = _checked_undone(_resolved())
-    assert all(check.verified for check in verification.pointers)
+    assert [check.verified for check in verification.pointers] == [True] * 10  # every one of _resolved()
     assert _entries(verification) == {
         "remediation_plan.0": (True, ""),
         "trigger": (True, ""),
@@ -433,7 +443,7 @@ def test_a_resolved_fault_citing_the_events_it_names_checks_out() -> None:
     }
     assert [s.fault_type for s in verification.support] == ["throttling"]  # a resolved fault needs none
     assert verification.passed
-    assert capped_confidence(verification) == 0.9
+    assert _stated(_resolved(), UNDONE) == 0.9
 
 
 CONTRADICTION = (
@@ -546,14 +556,16 @@ def test_unknown_as_the_current_verdict_beside_a_resolved_fault_is_accepted() ->
 )  # fmt: skip
 def test_a_resolved_fault_must_be_the_changes_it_cites(change: _Set, entry: str, reason: str) -> None:
     payload = _resolved(confidence=1.0)
-    assert capped_confidence(_checked_undone(payload)) == 1.0
+    assert _stated(payload, UNDONE) == 1.0
     change(payload)
     verification = _checked_undone(payload)
-    assert all(check.verified for check in verification.pointers)  # every pointer holds ...
+    assert [check.verified for check in verification.pointers] == [True] * 10  # every pointer holds ...
     failed = {name: check for name, check in _entries(verification).items() if not check[0]}
     assert failed == {entry: (False, reason)}  # ... this one entry does not
     assert not verification.passed
-    assert capped_confidence(verification) == round(19 / 20, 3)  # 10 pointers and 9 of 10 entries hold
+    assert _stated(payload, UNDONE) == round(
+        20 / 21, 3
+    )  # the resolved fault, of 10 pointers, 10 entries, 1 fault
     assert f"- {entry}: {reason}" in describe_failures(
         DiagnosisSubmission.model_validate(payload), verification
     )

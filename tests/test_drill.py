@@ -17,11 +17,13 @@ import pytest
 from aws_lambda_powertools.metrics import EphemeralMetrics
 
 from chaos.aws_actions import on_each_action
+from chaos.drill import event_traffic
+from chaos.drill.expected_command import Command
 from chaos.drill.progress import Progress
-from chaos.drill.runner import Drill
-from chaos.drill.scenarios import SCENARIOS, Act, ExpectedIncident, Injection, Scenario
+from chaos.drill.runner import Drill, _OperatorApplier
+from chaos.drill.scenarios import SCENARIOS, Act, Applies, ExpectedIncident, Injection, Scenario
 from chaos.faults.chaos import Chaos, Fault
-from chaos.faults.iam import REVOKE_S3
+from chaos.faults.iam import IAM_DENY, REVOKE_S3
 from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -114,7 +116,8 @@ def test_the_full_drill_passes_and_writes_its_reports(
     }
     (recovered,) = by_name["mcp-retry-recovery"]["incidents"]
     assert len(recovered["failed_attempts"]) == 1
-    assert all(c["ok"] for s in report["scenarios"] for c in s["checks"] if c["name"] == "world restored")
+    restored = [c["ok"] for s in report["scenarios"] for c in s["checks"] if c["name"] == "world restored"]
+    assert restored == [True] * len(SCENARIOS)  # one check per scenario, each passed
 
     # two lanes by default, each with its own report; the whole drill's report holds every scenario once
     lanes = [json.loads(p.read_text()) for p in sorted((tmp_path / "reports" / "lanes").glob("*/*.json"))]
@@ -235,7 +238,9 @@ def test_a_wrong_diagnosis_fails_the_scenario(drill: Drill) -> None:
                 names.FUNCTION_NAME,
                 frozenset({"throttling"}),
                 resources=("function", "security-group"),
-                command="lambda delete-function-concurrency",
+                command=Command(
+                    "lambda delete-function-concurrency", {"--function-name": names.FUNCTION_NAME}
+                ),
             ),
         ),
     )
@@ -249,6 +254,65 @@ def test_a_wrong_diagnosis_fails_the_scenario(drill: Drill) -> None:
         "aws iam put-role-policy (expected aws lambda delete-function-concurrency)"
         in failed["remediation command"]
     )
+
+
+def test_a_fix_with_a_wrong_parameter_fails_and_is_not_applied(drill: Drill, sandbox: Sandbox) -> None:
+    """revoke-s3 expecting the policy put back under another name: the diagnosis's command (the right
+    one) differs in --policy-name, so it fails and is not applied; the restore still gives the world back."""
+    revoke = next(s for s in SCENARIOS if s.name == "revoke-s3")
+    (expected,) = revoke.expected
+    assert expected.command is not None
+    other = Command(
+        expected.command.operation, {**expected.command.params, "--policy-name": "data-processor-s3"}
+    )
+    result = drill.run_scenario(
+        dataclasses.replace(revoke, expected=(dataclasses.replace(expected, command=other),))
+    )
+    failed = {c.name: c.detail for c in result.checks if not c.ok}
+    wrong = "aws iam put-role-policy: --policy-name data-processor-access, expected data-processor-s3"
+    assert failed.keys() == {"remediation command", "remediation applied"}
+    assert failed["remediation command"].endswith(wrong)
+    assert failed["remediation applied"].endswith(f"not applied: {wrong}")
+
+
+def test_the_stage_sees_a_function_recover_only_once_its_fault_is_undone(drill: Drill) -> None:
+    """function-succeeds: data-processor, denied s3:GetObject, fails as its traffic invokes it; with the
+    Deny deleted, it succeeds."""
+    chaos = Chaos(drill.operator, say=lambda _: None)
+    applier = _OperatorApplier(drill, drill._runtime(None), names.FUNCTION_NAME, Act(names.FUNCTION_NAME))
+    chaos.inject(IAM_DENY, names.FUNCTION_NAME, action="s3:GetObject")
+    try:
+        failing = applier.recovered(Applies(within_seconds=0))
+    finally:
+        chaos.restore(IAM_DENY, names.FUNCTION_NAME)
+    assert failing[0] is False
+    assert failing[1].startswith("data-processor invoked: failed (")
+    assert "AccessDenied" in failing[1]
+    assert applier.recovered(Applies(within_seconds=0)) == (True, "data-processor invoked: succeeded")
+
+
+def test_the_stage_sees_orders_delivered_only_once_the_poller_may_delete_them(drill: Drill) -> None:
+    """queue-delivers: with sqs:DeleteMessage denied, a new order is processed, comes back and is moved to
+    the DLQ; with the Deny deleted, it is processed once and deleted."""
+    chaos = Chaos(drill.operator, say=lambda _: None)
+    worker = names.ORDER_WORKER_FUNCTION
+    applier = _OperatorApplier(drill, drill._runtime(None), worker, Act(worker, traffic="queue"))
+    event_traffic.empty(drill.operator)
+    chaos.inject(IAM_DENY, worker, action="sqs:DeleteMessage")
+    try:
+        assert drill.events.caught_up(30)
+        kept, seen = applier.recovered(Applies("queue-delivers", 20))
+    finally:
+        chaos.restore(IAM_DENY, worker)
+    try:
+        assert drill.events.caught_up(30)
+        delivered, after = applier.recovered(Applies("queue-delivers", 20))
+    finally:
+        event_traffic.empty(drill.operator)
+        drill._discard_outputs()  # the order order-worker wrote
+    assert (kept, delivered) == (False, True), (seen, after)
+    assert seen.endswith(f"{names.ORDERS_DLQ} held 0 message(s), then 1")
+    assert after.endswith(f"{names.ORDERS_DLQ} held 1 message(s), then 1")  # the first, still there
 
 
 def test_a_change_the_scenario_did_not_make_is_not_its_trigger(drill: Drill) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -15,10 +16,10 @@ from typing import Any
 import pytest
 
 from chaos.drill.checks import Change, Incident, Stage, check_incident
-from chaos.drill.grounding import SentAnswer
 from chaos.drill.progress import Progress
 from chaos.drill.runner import Drill, ScenarioResult
 from chaos.drill.scenarios import COPY, COPY_ROLE, INTAKE_COPY, SCENARIOS
+from chaos.drill.sent_answers import SentAnswer
 from chaos.drill.settings import DrillSettings
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -49,9 +50,16 @@ COPIED = (
     "DeleteRolePolicy",
     "DeleteRole",
 )
+ROLLED_BACK = "UpdateAlias20150331"  # the diagnosis's rollback, applied as the operator before the restore
 STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
-    "deploy-oom": ({ORDERS: ["succeeded", "succeeded", "out_of_memory"]}, (*BAD_DEPLOY, *UNDEPLOY)),
-    "deploy-timeout": ({ORDERS: ["succeeded", "succeeded", "timed_out"]}, (*BAD_DEPLOY, *UNDEPLOY)),
+    "deploy-oom": (
+        {ORDERS: ["succeeded", "succeeded", "out_of_memory"]},
+        (*BAD_DEPLOY, ROLLED_BACK, *UNDEPLOY),
+    ),
+    "deploy-timeout": (
+        {ORDERS: ["succeeded", "succeeded", "timed_out"]},
+        (*BAD_DEPLOY, ROLLED_BACK, *UNDEPLOY),
+    ),
     "config-wrong-value": (
         {DP: ["succeeded", "succeeded", "failed"]},
         (
@@ -76,8 +84,9 @@ STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
     "node-never-granted": ({INTAKE_COPY: ["failed"]}, COPIED),
     "json-system-warn": (
         {names.REPORT_FUNCTION: ["succeeded", "succeeded", "timed_out"]},
-        # SystemLogLevel WARN, the timeout cut; restored in reverse: the timeout, then the LoggingConfig
-        ("UpdateFunctionConfiguration20150331v2",) * 4,
+        # SystemLogLevel WARN, the timeout cut; the diagnosis's fix (the timeout put back) applied as the
+        # operator; restored in reverse: the timeout, then the LoggingConfig
+        ("UpdateFunctionConfiguration20150331v2",) * 5,
     ),
 }
 
@@ -159,12 +168,55 @@ def _first_investigated_before_the_fix(result: ScenarioResult, since: datetime) 
 
 OPERATOR = f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}"
 SG = "sg-0123"
+# What the injectors of these scenarios save before their changes, as the runner hands it to the judge.
+SAVED: dict[str, dict[str, Any]] = {
+    "deploy-bad-code": {
+        "function": ORDERS,
+        "aliases": {names.ORDERS_ALIAS: {"version": "1", "routing": None}},
+    },
+    "config-timeout": {"function": names.REPORT_FUNCTION, "timeout": 3},
+}
+
+
+# What the server sent, and for each fault a value of it that shows the fault.
+_SENT: dict[str, dict[str, Any]] = {
+    "get_recent_changes": {
+        "events": [{"event_name": "-"}, {"event_name": "UpdateFunctionConfiguration20150331v2"}]
+    },
+    "get_function_metrics": {
+        "errors": 1.0,
+        "throttles": 1.0,
+        "duration_to_timeout": 1.0,
+        "memory_to_size": 1.0,
+        "minutes": [{"invocations": 3.0, "errors": 1.0, "throttles": 1.0}],
+    },
+    "get_iam_state": {"role_name": "-", "inline_policies": {}, "attached_policies": []},
+    "get_network_state": {"https_egress_allowed": False},
+    "get_event_sources": {"mappings": [{"State": "Disabled"}]},
+}
+_SHOWS: dict[str, tuple[str, str, str]] = {
+    "timeout": ("get_function_metrics", "duration_to_timeout", "1.0"),
+    "out_of_memory": ("get_function_metrics", "memory_to_size", "1.0"),
+    "code_error": ("get_function_metrics", "errors", "1.0"),
+    "dependency_failure": ("get_function_metrics", "errors", "1.0"),
+    "throttling": ("get_function_metrics", "throttles", "1.0"),
+    "bad_input": ("get_function_metrics", "minutes.0.invocations", "3.0"),
+    "configuration_error": (
+        "get_recent_changes",
+        "events.1.event_name",
+        "UpdateFunctionConfiguration20150331v2",
+    ),
+    "permission_loss": ("get_iam_state", "inline_policies", "{}"),
+    "network_block": ("get_network_state", "https_egress_allowed", "false"),
+    "event_source_stopped": ("get_event_sources", "mappings.0.State", "Disabled"),
+}
 
 
 def _judged(name: str, number: int, changes: tuple[str, ...], **diagnosis: Any) -> dict[str, str]:
     """The checks an incident of scenario ``name`` fails (its ``number``-th expectation), for a diagnosis
-    with ``diagnosis``'s fields, the scenario's changes as the runner records them."""
-    expected = next(s for s in SCENARIOS if s.name == name).expected[number]
+    with ``diagnosis``'s fields, the scenario's changes as the runner records them; its command is compared
+    but not applied (the drill applies it in the sandbox)."""
+    expected = replace(next(s for s in SCENARIOS if s.name == name).expected[number], applies=None)
     function = expected.function
     role = COPY_ROLE if function == COPY else f"{function}-role"
     pointer = {
@@ -191,14 +243,20 @@ def _judged(name: str, number: int, changes: tuple[str, ...], **diagnosis: Any) 
         {"action": "-", "details": "-", "evidence_basis": [0], "command": command}
         for command in fields["remediation_plan"]
     ]
-    # Grounded: one pointer per named fault, each where the server's (one) answer holds it.
-    fields["evidence"] += [pointer | {"supports": fault} for fault in fields["fault_types"]]
-    sent = [SentAnswer("get_recent_changes", {}, {"events": [{"event_name": "-"}]})]
+    # Grounded: one pointer per named fault, each a value that shows it where the server's answer holds it.
+    fields["evidence"] += [
+        {"tool": tool, "field": field, "value": value, "interpretation": "-", "supports": fault}
+        for fault in fields["fault_types"]
+        if fault != "unknown"
+        for tool, field, value in [_SHOWS[fault]]
+    ]
+    sent = [SentAnswer(tool, {}, answer) for tool, answer in _SENT.items()]
     incident = Incident(f"{function}@t", function, "DIAGNOSED", diagnosis=fields, answers=sent)
     stage = Stage(
         {"function": function, "role": role, "security-group": SG},
         tuple(Change(operation, OPERATOR) for operation in changes),
         other_functions=tuple(f for f in names.FUNCTIONS if f != function),
+        saved=SAVED,
     )
     return {c.name: c.detail for c in check_incident(incident, expected, stage) if not c.ok}
 

@@ -190,7 +190,7 @@ async def test_rules_scores_every_metric_on_every_case(corpus: dict[str, Case]) 
     [
         ("wrong-fault", "throttle-0", ["faults", "corroboration"]),
         ("fabricated-pointer", "revoke-s3", ["evidence"]),
-        ("logs-alone", "revoke-s3", ["corroboration"]),
+        ("logs-alone", "revoke-s3", ["faults", "corroboration"]),  # the unsupported fault is taken out
         ("wrong-trigger", "throttle-0", ["trigger"]),
     ],
 )

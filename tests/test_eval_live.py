@@ -107,7 +107,7 @@ def test_a_live_run_scores_rules_and_a_model_that_asks_unusual_arguments_gets_re
         "trigger": True,
         "resources": True,
         "command": True,
-        "applied": None,
+        "applied": True,  # the policy put back as the operator: data-processor reads its input again
         "grounded": True,
     }
     assert revoked["pointers_found"] == revoked["pointers"] > 0

@@ -7,10 +7,11 @@ from typing import Any
 
 import pytest
 
-from supervisor.diagnosis.evidence import capped_confidence, check_pointer, describe_failures, verify
+from supervisor.diagnosis.evidence import check_pointer, describe_failures, verify
 from supervisor.diagnosis.paths import resolve, value_matches
-from supervisor.schemas import DiagnosisSubmission, EvidencePointer
-from tests.agent_support import CONFIG, IAM, LOGS, METRICS, THROTTLES, pointer, submission
+from supervisor.diagnosis.standing import confidence, standing_claims
+from supervisor.schemas import DiagnosisSubmission, EvidencePointer, Verification
+from tests.agent_support import CONFIG, FUNCTION, IAM, LOGS, METRICS, THROTTLES, pointer, submission
 
 RESPONSES: dict[str, list[Any]] = {
     "get_lambda_config": [CONFIG],
@@ -51,18 +52,45 @@ def test_resolve_says_where_it_stopped(path: str, reason: str) -> None:
 @pytest.mark.parametrize(
     ("quoted", "observed", "matches"),
     [
+        # Numbers, booleans, null, lists and objects: whole, by value.
         ("0", 0, True),
         ("1", 0, False),
+        ("4", 4.0, True),
+        ("4.0", 4, True),
+        ("1392", 1392, True),
+        ("139", 1392, False),  # digits inside a number quote nothing
+        ("1", 1.5, False),
+        ("1", True, False),  # a boolean is not a number
+        ("true", 1, False),
         ("null", None, True),
+        ("None", None, True),
+        ("0", None, False),
         ("false", False, True),
         ("False", False, True),
         ("[]", [], True),
         ('["a", "b"]', ["a", "b"], True),
+        ('["a"]', ["a", "b"], False),  # a list is quoted whole
+        ('{"b": 2, "a": 1.0}', {"a": 1, "b": 2}, True),
+        ("logs:PutLogEvents", {"Action": ["logs:PutLogEvents"]}, False),  # a member is not the object
+        # Strings: whole, or a part of at least 8 characters on token boundaries.
+        ("ok", "ok", True),
+        ("  ok ", "ok", True),
+        ('"Disabled"', "Disabled", True),
         ("AccessDenied", "An error occurred (AccessDenied) when calling", True),
         ("Access Granted", "An error occurred (AccessDenied) when calling", False),
-        ("Ac", "An error occurred (AccessDenied)", False),  # too short to prove anything by containment
-        ("ok", "ok", True),  # ... but equality is equality
-        ("logs:PutLogEvents", {"Action": ["logs:PutLogEvents"]}, True),
+        ("Ac", "An error occurred (AccessDenied)", False),
+        ("ERR", "ERR something went wrong", False),  # bounded, but too short to be specific
+        ("ion", "the permission was denied", False),
+        ("ccessDenied", "An error occurred (AccessDenied)", False),  # starts inside a token
+        ("AccessDenie", "An error occurred (AccessDenied)", False),  # ends inside a token
+        ("3003", "Duration: 3003.12 ms", False),  # inside the number 3003.12
+        ("3003.12 ms", "Duration: 3003.12 ms", True),
+        ("Duration: 3003", "Duration: 3003.12 ms", False),
+        ("1,392 items", "read 1,392 items", True),
+        ("392 items", "read 1,392 items", False),
+        ("data-processor-input", "arn:aws:s3:::data-processor-input/*", True),
+        ("aws:s3:::data-processor", "arn:aws:s3:::data-processor-input/*", True),  # '-' is a boundary
+        ("GetObject operation", "GetObject operation: GetObjectAcl", True),  # the first bounded one counts
         ("   ", "anything", False),
     ],
 )
@@ -95,8 +123,25 @@ def test_a_pointer_holds_if_any_response_of_its_tool_has_it() -> None:
     assert check_pointer(_pointer(value="null"), {"get_lambda_config": [CONFIG, later]}) == ""
 
 
+def _standing(
+    payload: dict[str, Any], turns: int = 0
+) -> tuple[DiagnosisSubmission, Verification, list[str], float]:
+    """What stands of ``payload`` once checked against RESPONSES: the diagnosis kept, its verification, where
+    the refused claims were, and the confidence computed from what remains."""
+    submitted = DiagnosisSubmission.model_validate(payload)
+    check = verify(submitted, RESPONSES, turns, FUNCTION)
+    kept, again, refused = standing_claims(submitted, check, RESPONSES, FUNCTION)
+    assert again.passed
+    return (
+        kept,
+        again,
+        [claim.claim for claim in refused],
+        confidence(submitted.confidence, check, refused, again),
+    )
+
+
 def test_verified_submission_keeps_its_confidence() -> None:
-    verification = verify(DiagnosisSubmission.model_validate(submission()), RESPONSES, 0)
+    verification = verify(DiagnosisSubmission.model_validate(submission()), RESPONSES, 0, FUNCTION)
     assert verification.passed
     assert [(e.entry, e.verified) for e in verification.entries] == [
         ("remediation_plan.0", True),
@@ -105,7 +150,8 @@ def test_verified_submission_keeps_its_confidence() -> None:
     assert [(s.fault_type, s.supported_by, s.missing) for s in verification.support] == [
         ("throttling", [0, 1], "")
     ]
-    assert capped_confidence(verification) == 0.9
+    kept, _, refused, stated = _standing(submission())
+    assert (kept, refused, stated) == (DiagnosisSubmission.model_validate(submission()), [], 0.9)
 
 
 def test_throttling_from_the_configured_limit_alone_is_not_supported() -> None:
@@ -113,15 +159,20 @@ def test_throttling_from_the_configured_limit_alone_is_not_supported() -> None:
         evidence=[pointer("get_lambda_config", "ReservedConcurrentExecutions", "0")],
         remediation_plan=[],
     )
-    verification = verify(DiagnosisSubmission.model_validate(payload), RESPONSES, 0)
+    verification = verify(DiagnosisSubmission.model_validate(payload), RESPONSES, 0, FUNCTION)
     assert [c.verified for c in verification.pointers] == [True]  # the pointer holds ...
     assert verification.unsupported_fault_types == ["throttling"]  # ... but the limit is not the throttles
-    assert "needs get_function_metrics throttles" in verification.support[0].missing
+    assert verification.support[0].missing.startswith("needs get_function_metrics throttles above 0")
     assert not verification.passed
-    assert capped_confidence(verification) == 0.3
+    kept, _, refused, stated = _standing(payload)
+    assert kept.fault_types == ["unknown"]
+    assert refused == ["fault_types.throttling", "root_cause"]
+    assert kept.evidence[0].supports is None  # the pointer stays, as context
+    assert kept.root_cause.startswith("No submitted fault verified (throttling)")
+    assert stated == 0.0  # none of the faults it named remains
 
 
-def test_fabricated_pointers_cap_the_confidence_and_are_named() -> None:
+def test_fabricated_pointers_are_taken_out_and_named() -> None:
     payload = submission(
         fault_types=["throttling", "network_block"],
         evidence=[
@@ -131,27 +182,30 @@ def test_fabricated_pointers_cap_the_confidence_and_are_named() -> None:
         ],
     )
     diagnosis = DiagnosisSubmission.model_validate(payload)
-    verification = verify(diagnosis, RESPONSES, 1)
+    verification = verify(diagnosis, RESPONSES, 1, FUNCTION)
     assert [c.verified for c in verification.pointers] == [True, True, False]
     assert verification.unsupported_fault_types == ["network_block"]
-    assert capped_confidence(verification) == 0.3  # a fault type without support caps it hard
     message = describe_failures(diagnosis, verification)
     assert (
         "evidence 2 (get_network_state 'https_egress_allowed'): get_network_state was not called" in message
     )
     assert "fault type 'network_block'" in message
+    kept, _, refused, stated = _standing(payload, 1)
+    assert kept.fault_types == ["throttling"]
+    assert [p.field for p in kept.evidence] == ["ReservedConcurrentExecutions", "throttles"]
+    assert refused == ["evidence.2", "fault_types.network_block", "root_cause"]
+    assert kept.root_cause.startswith("Verified: throttling. The submitted cause also named network_block")
+    assert stated == round(1 - 2 / 7, 3)  # 2 refused of 3 pointers, 2 entries, 2 fault types
 
 
 def test_no_verified_evidence_means_zero_confidence() -> None:
-    unknown = DiagnosisSubmission.model_validate(
-        submission(fault_types=["unknown"], evidence=[], remediation_plan=[], confidence=0.95)
-    )
-    verification = verify(unknown, RESPONSES, 0)
+    unknown = submission(fault_types=["unknown"], evidence=[], remediation_plan=[], confidence=0.95)
+    verification = verify(DiagnosisSubmission.model_validate(unknown), RESPONSES, 0, FUNCTION)
     assert verification.passed  # "unknown" with no evidence is a legitimate answer ...
-    assert capped_confidence(verification) == 0.0  # ... but never a confident one
+    assert _standing(unknown)[3] == 0.0  # ... but never a confident one
 
 
-def test_half_of_the_pointers_and_entries_verified_caps_at_half() -> None:
+def test_a_step_that_cites_an_unverified_pointer_leaves_with_it() -> None:
     payload = submission(
         evidence=[
             pointer("get_lambda_config", "ReservedConcurrentExecutions", "0"),
@@ -160,24 +214,29 @@ def test_half_of_the_pointers_and_entries_verified_caps_at_half() -> None:
         ]
     )
     payload["remediation_plan"][0] |= {"evidence_basis": [0, 2], "command": None}
-    verification = verify(DiagnosisSubmission.model_validate(payload), RESPONSES, 1)
+    verification = verify(DiagnosisSubmission.model_validate(payload), RESPONSES, 1, FUNCTION)
     assert [c.verified for c in verification.pointers] == [True, True, False]
     assert [(e.entry, e.verified, e.reason) for e in verification.entries] == [
         ("remediation_plan.0", False, "cites evidence 2, not verified")
     ]
     assert verification.unsupported_fault_types == []
-    assert capped_confidence(verification) == 0.5  # 2 of 3 pointers and 0 of 1 entry
+    kept, _, refused, stated = _standing(payload, 1)
+    assert (kept.fault_types, kept.remediation_plan) == (["throttling"], [])
+    assert refused == ["evidence.2", "remediation_plan.0"]
+    assert stated == 0.6  # 2 claims refused of 5: 3 pointers, 1 entry, 1 fault type
 
 
-def test_an_entry_that_fails_lowers_the_confidence_even_when_every_pointer_holds() -> None:
+def test_an_entry_that_fails_is_taken_out_even_when_every_pointer_holds() -> None:
     payload = submission()
     payload["remediation_plan"][0]["command"] = (
         "aws lambda delete-function-concurrency --function data-processor"
     )
-    verification = verify(DiagnosisSubmission.model_validate(payload), RESPONSES, 0)
-    assert all(c.verified for c in verification.pointers)
+    verification = verify(DiagnosisSubmission.model_validate(payload), RESPONSES, 0, FUNCTION)
+    assert [c.verified for c in verification.pointers] == [True, True]  # both of submission()'s
     assert not verification.passed
-    assert capped_confidence(verification) == 0.75  # 2 pointers and 1 of 2 entries
     assert "- remediation_plan.0.command: the command does not parse" in describe_failures(
         DiagnosisSubmission.model_validate(payload), verification
     )
+    kept, _, refused, stated = _standing(payload)
+    assert (kept.fault_types, kept.remediation_plan, refused) == (["throttling"], [], ["remediation_plan.0"])
+    assert stated == 0.8  # 1 claim refused (the step) of 5: 2 pointers, 2 entries, 1 fault type

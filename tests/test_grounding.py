@@ -13,7 +13,8 @@ import pytest
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from mcp import Client
 
-from chaos.drill.grounding import SentAnswer, judge, sent_answers
+from chaos.drill.grounding import judge
+from chaos.drill.sent_answers import SentAnswer, sent_answers
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import AwsClients
@@ -80,9 +81,9 @@ def test_a_pointer_is_found_only_where_the_server_sent_its_value(
 
 def test_a_claim_citing_a_pointer_not_re_found_is_ungrounded() -> None:
     diagnosis = {
-        "fault_types": ["permission_loss"],
+        "fault_types": ["unknown"],  # the claims here are the steps and the timeline entry
         "evidence": [
-            _pointer("get_recent_logs", "events.0.message", "AccessDenied", "permission_loss"),
+            _pointer("get_recent_logs", "events.0.message", "AccessDenied", None),
             _pointer("get_iam_state", "inline_policies.v1.2-access.Statement.0.Action", "s3:GetObject"),
         ],
         "remediation_plan": [{"evidence_basis": [0]}, {"evidence_basis": [0, 1]}],

@@ -113,7 +113,7 @@ def test_a_diagnosis_gives_subject_email_text_chat_json_and_attributes() -> None
         "$ aws iam put-role-policy --role-name data-processor-role",
         "Gaps\n  - get_function_metrics: no datapoints yet",
         "Console\n  https://console.example.com/incidents/data-processor%40",
-        "Confidence:  0.90 (2/2 evidence pointers verified)",
+        "Confidence:  0.90 (2/2 evidence pointers verified, 0 claim(s) refused)",
     ):
         assert expected in text
     assert text.index("[1] get_iam_state") < text.index("[0] get_recent_logs")  # supporting pointers first
@@ -129,7 +129,14 @@ def test_a_diagnosis_gives_subject_email_text_chat_json_and_attributes() -> None
     assert chat["metadata"]["threadId"] == INCIDENT_ID
     assert chat["metadata"]["eventType"] == "IncidentDiagnosed"
     assert chat["metadata"]["relatedResources"] == ["data-processor", "data-processor-role"]
-    assert all(isinstance(v, str) for v in chat["metadata"]["additionalContext"].values())
+    assert chat["metadata"]["additionalContext"] == {  # strings only: the custom notification schema's
+        "incident_id": INCIDENT_ID,
+        "function_name": "data-processor",
+        "status": "DIAGNOSED",
+        "severity": "high",
+        "gaps": "1",
+        "console": "https://console.example.com/incidents/data-processor%402026-11-23T04%3A49%3A10.000000Z",
+    }
     assert notification.attributes["fault_types"] == {
         "DataType": "String.Array",
         "StringValue": '["permission_loss"]',

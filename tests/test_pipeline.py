@@ -108,8 +108,12 @@ def test_an_alarm_from_a_real_fault_ends_diagnosed_with_its_audit_trail(
     context = _context(incidents, incident_id)
     diagnosis = json.loads(context["diagnosis"])
     assert diagnosis["fault_types"] == ["permission_loss"]
-    assert all(check["verified"] for check in diagnosis["verification"]["pointers"])
-    assert all(check["verified"] for check in diagnosis["verification"]["entries"])
+    evidence, checks = diagnosis["evidence"], diagnosis["verification"]
+    assert evidence
+    assert [check["verified"] for check in checks["pointers"]] == [True] * len(evidence)  # one per pointer
+    entries = {check["entry"]: check["verified"] for check in checks["entries"]}
+    assert {"trigger", "remediation_plan.0"} <= entries.keys()
+    assert list(entries.values()) == [True] * len(entries)
     assert diagnosis["verification"]["unsupported_fault_types"] == []
     assert any(p["tool"] == "get_iam_state" for p in diagnosis["evidence"])
     assert (diagnosis["trigger"]["event_name"], diagnosis["trigger"]["identity"]) == (

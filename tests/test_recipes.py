@@ -165,12 +165,12 @@ def test_adding_a_tool_is_one_declaration_and_its_function(tmp_path: Path) -> No
 
 THROWAWAY_CLASS = """
 from supervisor.faults.declaration import FaultClass
-from supervisor.faults.sources import ERRORS, LAMBDA_CHANGE
+from supervisor.faults.sources import CONFIGURATION_CHANGE, ERRORS
 
 QUEUE_BACKLOG = FaultClass(
     name="queue_backlog",
     description="messages wait in the function's queue longer than it can work them off",
-    corroboration=((ERRORS,), (LAMBDA_CHANGE,)),
+    corroboration=((ERRORS,), (CONFIGURATION_CHANGE,)),
     check="throwaway_backlog_check:check",
     order=95,
     precedence=45,
@@ -240,8 +240,8 @@ def test_adding_a_fault_class_is_one_declaration_and_its_check(tmp_path: Path) -
     assert seen["policy"] == ["get_function_metrics", "get_recent_changes"]
     assert seen["prompt"] == [  # its line among the fault types, and its corroboration
         "- queue_backlog: messages wait in the function's queue longer than it can work them off",
-        "- queue_backlog: get_function_metrics errors (errors, error_rate, first_error_minute, "
-        "minutes.<n>.errors) AND a Lambda event in get_recent_changes (events.<n>)",
+        "- queue_backlog: get_function_metrics errors above 0 (errors, error_rate, first_error_minute, "
+        "minutes.<n>.errors) AND a Lambda configuration change in get_recent_changes (events.<n>)",
     ]
     assert len(seen["docs"]) == 1
     assert " **and** " in seen["docs"][0]

@@ -118,7 +118,12 @@ def test_an_answer_is_redacted_in_every_string_and_its_gaps_count_each_kind() ->
     ]
     assert redacted.gaps[0] == answer.gaps[0]
     assert [gap.source for gap in redacted.gaps] == ["logs:FilterLogEvents", REDACTION_SOURCE]
-    assert "1 aws_secret_key, 1 email, 1 card_number" in redacted.gaps[1].meaning
+    assert (redacted.gaps[1].error_code, redacted.gaps[1].meaning) == (
+        None,
+        "Replaced before any model reads the answer: 1 aws_secret_key, 1 email, 1 card_number. The "
+        "placeholders ([REDACTED:<kind>]) stand where the values were; the values are not recoverable from "
+        "this answer.",
+    )
     assert answer.events[0].message.startswith("user bob@")  # the original is untouched
 
 

@@ -40,19 +40,30 @@ async def test_a_logged_secret_reaches_no_mcp_client_unless_redaction_is_turned_
     sandbox: Sandbox, runtime: LocalLambdaRuntime
 ) -> None:
     marker = uuid.uuid4().hex  # this test's lines only: the sandbox's logs are shared
-    runtime.invoke(names.FUNCTION_NAME, {"key": f"incoming/{marker}/{EMAIL}/{CARD}.json", "work_seconds": 0})
+    key = f"incoming/{marker}/{EMAIL}/{CARD}.json"
+    invocation = runtime.invoke(names.FUNCTION_NAME, {"key": key, "work_seconds": 0})
+    # data-processor logs the key once, as it starts: "processing s3://<bucket>/<key>" (the read then fails)
+    logged = f"\t{invocation.request_id}\tprocessing s3://{names.INPUT_BUCKET}/incoming/{marker}/{{}}.json\n"
 
     text, answer = await _logs_answer(ServerSettings(), sandbox, marker)
     lines = _mine(answer, marker)
-    assert lines, "the function's lines about the key were read"
-    assert all(f"{marker}/[REDACTED:email]/[REDACTED:card_number].json" in line for line in lines)
+    assert len(lines) == 1, lines
+    assert lines[0].endswith(logged.format("[REDACTED:email]/[REDACTED:card_number]")), lines
     assert EMAIL not in text
     assert EMAIL not in json.dumps(answer)
     assert CARD not in json.dumps(answer)
-    gaps = [gap for gap in answer["gaps"] if gap["source"] == REDACTION_SOURCE]
-    assert len(gaps) == 1
-    assert f"{len(lines)} email" in gaps[0]["meaning"]
+    assert [gap for gap in answer["gaps"] if gap["source"] == REDACTION_SOURCE] == [
+        {
+            "source": "redaction",
+            "error_code": None,
+            "meaning": "Replaced before any model reads the answer: 1 email, 1 card_number. The "
+            "placeholders ([REDACTED:<kind>]) stand where the values were; the values are not recoverable "
+            "from this answer.",
+        }
+    ]
 
     _, shown = await _logs_answer(ServerSettings(mcp_redact=False), sandbox, marker)
-    assert all(f"{marker}/{EMAIL}/{CARD}.json" in line for line in _mine(shown, marker))
+    unredacted = _mine(shown, marker)
+    assert len(unredacted) == 1, unredacted
+    assert unredacted[0].endswith(logged.format(f"{EMAIL}/{CARD}")), unredacted
     assert REDACTION_SOURCE not in [gap["source"] for gap in shown["gaps"]]

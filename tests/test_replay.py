@@ -505,7 +505,7 @@ def test_the_version_3_hash_covers_resolved_faults_and_version_2_does_not() -> N
     payload = with_resolved(submission())
     responses = {tool: [r.result for r in _undone_results() if r.tool == tool] for tool in UNDONE_TOOLS}
     accepted = DiagnosisSubmission.model_validate(payload)
-    diagnosis = Diagnosis(**accepted.model_dump(), verification=verify(accepted, responses, 0))
+    diagnosis = Diagnosis(**accepted.model_dump(), verification=verify(accepted, responses, 0, FUNCTION))
     (resolved,) = diagnosis.resolved
     undone = resolved.undone_by.model_copy(update={"time": "2026-11-21T09:46:00+00:00"})
     for changed in (

@@ -91,8 +91,14 @@ async def test_a_discarded_event_the_code_failed_on_beside_successes_is_bad_inpu
         f"to {ASYNC_DLQ}. The event, not the function, its configuration or its permissions, is the cause."
     )
     assert [s.command for s in diagnosis.remediation_plan] == [None]
-    assert [g.source for g in diagnosis.gaps] == ["remediation"]
-    assert ASYNC_DLQ in diagnosis.gaps[0].reason
+    assert [(g.source, g.reason) for g in diagnosis.gaps] == [
+        (
+            "remediation",
+            f"No command can fix this: {FUNCTION} fails on what was published to it (TypeError in event "
+            f"{request}); Lambda sent the discarded event(s) to {ASYNC_DLQ}. The event must be inspected and "
+            "fixed, and published again, by whoever owns it.",
+        )
+    ]
     assert diagnosis.affected_resources == [FUNCTION, ASYNC_DLQ]
     assert _impact(diagnosis) == [
         ("messages_in_dead_letter_queue", ASYNC_DLQ, 1.0),

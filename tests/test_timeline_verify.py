@@ -161,7 +161,7 @@ def _verified(change_at: datetime) -> Verification:
             "evidence": [1, 2],
         },
     }
-    return verify(DiagnosisSubmission.model_validate(payload), _responses(change_at), 0)
+    return verify(DiagnosisSubmission.model_validate(payload), _responses(change_at), 0, "data-processor")
 
 
 @pytest.mark.parametrize("before_success", [timedelta(seconds=30), timedelta(seconds=12)])
@@ -169,7 +169,7 @@ def test_a_trigger_from_before_the_last_successful_invocation_fails_verification
     before_success: timedelta,
 ) -> None:
     verification = _verified(LAST_SUCCESS - before_success)
-    assert all(check.verified for check in verification.pointers), verification.pointers
+    assert [check.verified for check in verification.pointers] == [True] * 4, verification.pointers
     assert not verification.unsupported_fault_types
     assert [(c.entry, c.verified) for c in verification.entries] == [("trigger", False)], verification.entries
     assert "last successful invocation" in verification.entries[0].reason

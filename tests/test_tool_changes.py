@@ -298,9 +298,13 @@ def test_a_lookup_stopped_at_its_page_cap_is_a_gap(aws: AwsClients, monkeypatch:
     source = f"cloudtrail:LookupEvents of {FUNCTION_LABELS[0]} ({REGION})"
     gap = next(g for g in response.gaps if g.source == source)
     assert gap.error_code is None
-    assert gap.meaning.startswith(
-        "stopped reading because its cap of 2 pages of 1 was reached: its changes before "
+    capped = re.fullmatch(
+        r"stopped reading because its cap of 2 pages of 1 was reached: its changes before (\S+) were not "
+        r"searched",
+        gap.meaning,
     )
+    assert capped is not None, gap.meaning
+    assert datetime.fromisoformat(capped[1]) <= datetime.now(UTC)
     assert response.more_events
 
 

@@ -376,13 +376,23 @@ def test_reads_refused_are_gaps_and_the_rest_is_answered(
     queues = [paths.source, paths.disabled_source, paths.failed] + [paths.dead_letter] * _dead_letter_kept(
         sandbox
     )
-    assert [(g.source, g.error_code) for g in answer.gaps] == [
-        (f"lambda:GetPolicy of function {FUNCTION} (the server's account)", "AccessDeniedException"),
-        *((f"sqs:GetQueueUrl/GetQueueAttributes of queue {arn}", "AccessDeniedException") for arn in queues),
+    denied = "the MCP server's identity is not allowed to read it"
+    assert [(g.source, g.error_code, g.meaning) for g in answer.gaps] == [
+        (
+            f"lambda:GetPolicy of function {FUNCTION} (the server's account)",
+            "AccessDeniedException",
+            f"{denied}: who may invoke the function (its resource policy) is unknown, and so is whether its "
+            "SNS subscriptions may",
+        ),
+        *(
+            (
+                f"sqs:GetQueueUrl/GetQueueAttributes of queue {arn}",
+                "AccessDeniedException",
+                f"{denied}: queue {arn}'s visibility timeout, redrive policy and depth are unknown",
+            )
+            for arn in queues
+        ),
     ]
-    assert all(
-        g.meaning.startswith("the MCP server's identity is not allowed to read it") for g in answer.gaps
-    )
     assert {m.UUID for m in answer.mappings} == {paths.enabled_uuid, paths.disabled_uuid}
     assert all(m.visibility_timeout_below_function_timeout is None for m in answer.mappings)
     enabled = next(m for m in answer.mappings if paths.enabled_uuid == m.UUID)

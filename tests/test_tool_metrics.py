@@ -239,8 +239,17 @@ def test_denied_metrics_are_a_gap_and_report_lines_still_answer(
     assert [g.source.split(" ")[0] for g in answer.gaps] == ["cloudwatch:GetMetricData"]
     # AWS says AccessDenied; moto answers a denied CloudWatch request in XML, which botocore's CBOR protocol
     # cannot parse, so only the HTTP status arrives.
-    assert answer.gaps[0].error_code in {"AccessDenied", "403"}
-    assert "invocations, errors, throttles" in answer.gaps[0].meaning
+    (gap,) = answer.gaps
+    why = {
+        "AccessDenied": "the MCP server's identity is not allowed to read it",
+        "403": "it could not be read",
+    }
+    assert gap.error_code in why
+    assert (gap.source, gap.meaning) == (
+        f"cloudwatch:GetMetricData of AWS/Lambda FunctionName={names.REPORT_FUNCTION} (the server's account)",
+        f"{why[gap.error_code]}: the function's invocations, errors, throttles, duration and concurrency are "
+        "unknown",
+    )
     assert (answer.minutes, answer.minutes_with_data, answer.invocations, answer.error_rate) == (
         [],
         None,

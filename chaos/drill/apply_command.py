@@ -1,7 +1,8 @@
 """Read an ``aws <service> <operation> --args ...`` remediation command into botocore parameters, and run it.
 
-The drill applies a diagnosis's first remediation command as the operator and then checks, with a
-predicate of its own, that the function recovers. This parser is the stage's own: it shares no code with
+The drill compares a diagnosis's first remediation command with the one its scenario expects
+(:mod:`chaos.drill.expected_command`), applies it as the operator when it is that one, and then checks, with
+a predicate of its own, that the function recovers. This parser is the stage's own: it shares no code with
 the diagnosis's command builder (docs/architecture.md, principle 1). It reads the AWS CLI's syntax from
 botocore's service models — ``--kebab-case`` options named after the operation's input members
 (``xform_name``), booleans as ``--enabled`` / ``--no-enabled``
@@ -9,9 +10,9 @@ botocore's service models — ``--kebab-case`` options named after the operation
 as separate words or JSON, structures and maps as JSON or the shorthand ``Key=Value,Key2=Value2``
 (https://docs.aws.amazon.com/cli/latest/userguide/cli-usage-shorthand.html; ``aws sqs set-queue-attributes
 --attributes VisibilityTimeout=30``) — and refuses what it does not read exactly: anything outside the
-scenario's allowlist of ``"service operation"`` pairs (a diagnosis must never make the drill delete a role),
-unknown options, repeated ones, values the CLI would read from a file, ``--profile`` or
-``--endpoint-url`` (the drill applies it as its operator, where the sandbox is), and whatever botocore's
+allowlist of ``"service operation"`` pairs (the scenario's expected one: a diagnosis must never make the
+drill delete a role), unknown options, repeated ones, values the CLI would read from a file, ``--profile``
+or ``--endpoint-url`` (the drill applies it as its operator, where the sandbox is), and whatever botocore's
 parameter validation refuses.
 """
 
@@ -74,26 +75,36 @@ def parse_command(text: str, allowed: Collection[str]) -> AwsCommand:
         raise CommandRefused(
             f"aws {wanted} is not among the operations allowed here ({', '.join(sorted(allowed))})"
         )
-    service = _CLI_TO_BOTOCORE.get(words[1], words[1])
-    try:
-        model = _model(service)
-    except DataNotFoundError as error:  # UnknownServiceError is one
-        raise CommandRefused(f"no service {words[1]!r} in botocore: {error}") from None
-    operations = {xform_name(name, "-"): name for name in model.operation_names}
-    if words[2] not in operations:
-        raise CommandRefused(f"{words[1]} has no operation {words[2]!r}")
-    operation = model.operation_model(operations[words[2]])
+    operation = operation_model(words[1], words[2])
     params, region = _arguments(operation, words[3:])
     try:
         validate_parameters(params, operation.input_shape)
     except ParamValidationError as error:
         raise CommandRefused(f"aws {wanted}: {error}") from None
-    return AwsCommand(service, operation.name, params, region)
+    return AwsCommand(operation.service_model.service_name, operation.name, params, region)
+
+
+def operation_model(service: str, operation: str) -> OperationModel:
+    """botocore's model of ``aws <service> <operation>`` (the CLI's words); CommandRefused if none."""
+    try:
+        model = _model(_CLI_TO_BOTOCORE.get(service, service))
+    except DataNotFoundError as error:  # UnknownServiceError is one
+        raise CommandRefused(f"no service {service!r} in botocore: {error}") from None
+    operations = {xform_name(name, "-"): name for name in model.operation_names}
+    if operation not in operations:
+        raise CommandRefused(f"{service} has no operation {operation!r}")
+    return model.operation_model(operations[operation])
+
+
+def cli_options(operation: OperationModel) -> dict[str, str]:
+    """The operation's ``--kebab-case`` options, each with the input member it sets."""
+    members = operation.input_shape.members if operation.input_shape else {}
+    return {f"--{xform_name(name, '-')}": name for name in members}
 
 
 def _arguments(operation: OperationModel, words: list[str]) -> tuple[dict[str, Any], str | None]:
     members = dict(operation.input_shape.members) if operation.input_shape else {}
-    options = {f"--{xform_name(name, '-')}": name for name in members}
+    options = cli_options(operation)
     params: dict[str, Any] = {}
     region: str | None = None
     index = 0

@@ -115,6 +115,10 @@ def markdown(run: DrillRun) -> str:
                     ),
                     "",
                     *(_step(n, step) for n, step in enumerate(diagnosis["remediation_plan"], start=1)),
+                    *(
+                        f"- refused `{claim['claim']}`: {claim['reason']}"
+                        for claim in diagnosis.get("refused") or []
+                    ),
                 ]
         lines.append("")
     return "\n".join(lines)

@@ -18,10 +18,10 @@ from typing import Any, TextIO
 import boto3
 
 from chaos.drill.checks import Check, Incident
-from chaos.drill.grounding import sent_answers
 from chaos.drill.infra import InfraFault, infra_fault
 from chaos.drill.progress import Progress
 from chaos.drill.scenarios import Scenario
+from chaos.drill.sent_answers import sent_answers
 from chaos.drill.settings import DrillSettings
 from supervisor.incident.audit import read_context
 from supervisor.incident.pipeline import IncidentPipeline

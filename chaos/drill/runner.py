@@ -16,6 +16,7 @@ from chaos.aws_actions import on_each_action
 from chaos.drill import event_traffic
 from chaos.drill.apply_command import AwsCommand, run_command
 from chaos.drill.checks import Applier, Change, Check, Incident, Stage, check_incident, no_secrets
+from chaos.drill.expected_command import Resource
 from chaos.drill.notifications import notified_once
 from chaos.drill.progress import Progress
 from chaos.drill.responder import Orchestrator, Responder
@@ -31,7 +32,6 @@ from chaos.drill.scenarios import (
     SECRETS_KEY,
     Act,
     Applies,
-    Resource,
     Scenario,
 )
 from chaos.drill.settings import DrillSettings
@@ -65,8 +65,9 @@ class _StageLog:
     planted_fault: str | None = None
     planted_demands: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
+    saved: dict[str, dict[str, Any]] = field(default_factory=dict)  # each injector's prior state, by fault
 
-    def judged(self, resources: dict[Resource, str], function: str) -> Stage:
+    def judged(self, resources: dict[Resource, str], function: str, account: str, region: str) -> Stage:
         return Stage(
             resources,
             tuple(self.changes),
@@ -76,6 +77,9 @@ class _StageLog:
             self.planted_demands,
             tuple(f for f in names.FUNCTIONS if f != function),
             self.secrets,
+            dict(self.saved),
+            account,
+            region,
         )
 
 
@@ -131,6 +135,7 @@ class Drill:
         self.roles[COPY] = COPY_ROLE  # created by the never-granted scenarios' injector
         self.roles[INTAKE_COPY] = INTAKE_COPY_ROLE
         self.operator_arn = self.operator.client("sts").get_caller_identity()["Arn"]
+        self.region = str(self.operator.region_name)
         self.orchestrator = Orchestrator(
             self.identities[names.SUPERVISOR],
             model,
@@ -221,7 +226,7 @@ class Drill:
             result.checks += responder.infra_checks()
             self._observed(stages)
             # Judged before the restore: applying a remediation must meet the fault still in place.
-            evaluated = self._evaluate(scenario, result.incidents, stages)
+            evaluated = self._evaluate(scenario, result.incidents, stages, runtime)
         except ChaosError as error:
             result.checks.append(Check("inject", False, str(error)))
         except Exception as error:  # one broken scenario must not stop the drill or skip its restore
@@ -235,9 +240,9 @@ class Drill:
                 self.sandbox.set_cloudtrail_delay(0)
             result.checks += self._restore(chaos, applied, before, runtime, scenario.functions)
         result.traffic = {function: stage.statuses for function, stage in stages.items() if stage.statuses}
-        if evaluated is None:
+        if evaluated is None:  # judged after the restore: nothing is applied to the world it gave back
             self._observed(stages)
-            evaluated = self._evaluate(scenario, result.incidents, stages)
+            evaluated = self._evaluate(scenario, result.incidents, stages, None)
         result.checks[:0] = evaluated
         notifications = self._notifications()
         result.checks.append(notified_once(result.incidents, notifications))
@@ -270,7 +275,8 @@ class Drill:
             step(f"inject: {injection.label} on {target}")
             first = len(chaos.calls)
             applied.append((injection.fault, target))
-            chaos.inject(injection.fault, target, **injection.params)
+            saved = chaos.inject(injection.fault, target, **injection.params)
+            stage.saved[injection.fault.name] = saved.prior
             stage.changes += self._changes(chaos, first)
         if (act.restore or act.inject) and act.count and act.traffic in event_traffic.EVENT_TRAFFIC:
             step("wait for the Lambda service's pollers to read the change")
@@ -436,7 +442,11 @@ class Drill:
         self._outputs.clear()
 
     def _evaluate(
-        self, scenario: Scenario, incidents: list[Incident], stages: dict[str, _StageLog]
+        self,
+        scenario: Scenario,
+        incidents: list[Incident],
+        stages: dict[str, _StageLog],
+        runtime: LocalLambdaRuntime | None,
     ) -> list[Check]:
         wanted = Counter(expected.function for expected in scenario.expected)
         opened = Counter(incident.function for incident in incidents)
@@ -452,9 +462,13 @@ class Drill:
         for function in functions:
             mine = [incident for incident in incidents if incident.function == function]
             expectations = [expected for expected in scenario.expected if expected.function == function]
-            stage = stages[function].judged(self.resource_names(function), function)
+            stage = stages[function].judged(
+                self.resource_names(function), function, self.operator_arn.split(":")[4], self.region
+            )
+            act = _last_act(scenario, function)
+            applier = None if runtime is None else _OperatorApplier(self, runtime, function, act)
             for incident, expected in zip(mine, expectations, strict=False):
-                checks += check_incident(incident, expected, stage, _OperatorApplier(self))
+                checks += check_incident(incident, expected, stage, applier)
             partial = [e for e in expectations if e.partial]
             if partial and len(mine) == len(expectations):
                 named = {fault for incident in mine for fault in incident.fault_types}
@@ -528,17 +542,25 @@ _EVENT_PATHS: dict[str, dict[Resource, str]] = {
 
 
 class _OperatorApplier(Applier):
-    """Applies a remediation as the drill's operator, then sees recovery the stage's own way: the source
-    queue drains (the poller delivers again), or a new publish reaches order-notifier."""
+    """Applies a remediation as the drill's operator, then sees recovery the stage's own way: the function,
+    invoked as the scenario's traffic invokes it, succeeds; the source queue drains (the poller delivers
+    again), or a new order goes through it; or a new publish reaches order-notifier."""
 
-    def __init__(self, drill: Drill) -> None:
+    def __init__(self, drill: Drill, runtime: LocalLambdaRuntime, function: str, act: Act | None) -> None:
         self.drill = drill
+        self.runtime = runtime
+        self.function = function
+        self.act = act
 
     def apply(self, command: AwsCommand) -> None:
         run_command(self.drill.operator, command)
 
     def recovered(self, applies: Applies) -> tuple[bool, str]:
         operator, wait = self.drill.operator, applies.within_seconds
+        if applies.recovery == "function-succeeds":
+            return self._succeeds(wait)
+        if applies.recovery == "queue-delivers":
+            return self._order_delivered(wait)
         if applies.recovery == "queue-drains":
             drained = event_traffic.drained(operator, wait)
             left = event_traffic.waiting(operator)
@@ -557,6 +579,40 @@ class _OperatorApplier(Applier):
         done = [i.status for i in marker if i.function_name == names.ORDER_NOTIFIER_FUNCTION]
         return "succeeded" in done, f"order-notifier invocations after a new publish: {done or 'none'}"
 
+    def _succeeds(self, wait: float) -> tuple[bool, str]:
+        """The function invoked with its everyday event and the qualifier its traffic uses, through the
+        drill's own runtime (the scenario's: the same account limit), until one invocation succeeds or
+        ``wait`` is over. Bad-input traffic is the scenario's point, not the fault's: its everyday event."""
+        qualifier = self.act.qualifier if self.act else None
+        source = next((i.on for i in self.act.inject if i.on), self.function) if self.act else self.function
+        deadline = time.monotonic() + wait
+        statuses: list[str] = []
+        while True:
+            invocation = self.runtime.invoke(self.function, _everyday_event(source), qualifier)
+            self.drill._outputs.append(invocation)
+            statuses.append(invocation.status + (f" ({invocation.error})" if invocation.error else ""))
+            if invocation.status == "succeeded" or time.monotonic() >= deadline:
+                break
+            time.sleep(1.0)
+        called = f"{self.function}:{qualifier}" if qualifier else self.function
+        return invocation.status == "succeeded", f"{called} invoked: {', '.join(statuses)}"
+
+    def _order_delivered(self, wait: float) -> tuple[bool, str]:
+        """An order the stage sends to orders-queue is processed and deleted: the queue drains within
+        ``wait`` and its dead-letter queue gets nothing (a message order-worker processed but the poller
+        could not delete comes back after the visibility timeout and is moved there)."""
+        operator, dlq = self.drill.operator, names.ORDERS_DLQ
+        before = event_traffic.waiting(operator, dlq)
+        event_traffic.send(operator, "queue", 1)
+        self.drill._event_traffic = True  # the order it writes is the drill's, deleted after
+        drained = event_traffic.drained(operator, wait)
+        after = event_traffic.waiting(operator, dlq)
+        return (
+            drained and after == before,
+            f"a new order {'left' if drained else 'did not leave'} orders-queue within {wait:g}s; {dlq} held "
+            f"{before} message(s), then {after}",
+        )
+
     def _failed_event_kept(self, wait: float) -> tuple[bool, str]:
         """An unreadable event the stage publishes fails in order-notifier and reaches its dead-letter queue
         (Lambda sends it there with the function's role): the asynchronous path keeps what fails again."""
@@ -568,6 +624,11 @@ class _OperatorApplier(Applier):
             time.sleep(0.2)
         after = event_traffic.waiting(operator, dlq)
         return after > before, f"{dlq} held {before} message(s), then {after} after an unreadable publish"
+
+
+def _last_act(scenario: Scenario, function: str) -> Act | None:
+    """The scenario's last act on ``function``: its traffic is how the function is invoked now."""
+    return next((act for act in reversed(scenario.acts) if act.function == function), None)
 
 
 def _everyday_event(function: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from chaos.drill.expected_command import Command, Resource, named, saved
 from chaos.faults.chaos import Fault
 from chaos.faults.config import CONFIG_ENV, CONFIG_LOGGING, CONFIG_MEMORY, CONFIG_TIMEOUT
 from chaos.faults.dependency import DEPENDENCY_REMOVE
@@ -19,6 +20,7 @@ from chaos.faults.deploy import DEPLOY_BAD_CODE
 from chaos.faults.event_sources import ESM_DELETE, ESM_DISABLE
 from chaos.faults.function_copy import FUNCTION_COPY, copy_names
 from chaos.faults.iam import (
+    DENY_POLICY_NAME,
     IAM_BOUNDARY,
     IAM_DENY,
     IAM_NARROW,
@@ -54,19 +56,6 @@ Traffic = Literal[
 ]
 # Faults outside AWS, between the supervisor and what it depends on.
 Infra = Literal["mcp-down", "bedrock-403", "mcp-timeout", "mcp-flapping"]
-# Resources a diagnosis must list in affected_resources, resolved to exact names for the incident's function.
-Resource = Literal[
-    "function",
-    "role",
-    "security-group",
-    "network-acl",
-    "route-table",
-    "table",
-    "bucket",
-    "queue",  # the function's source queue (its SQS event source mapping)
-    "dead-letter-queue",  # the source queue's redrive target, or the function's asynchronous DLQ
-    "topic",  # the SNS topic that invokes the function
-]
 # The impact figures a diagnosis counts (``ImpactFigure.kind``), each the figure of one resource.
 ImpactKind = Literal[
     "messages_waiting",
@@ -87,10 +76,16 @@ IMPACT_RESOURCES: dict[ImpactKind, Resource] = {
 # An expected figure: exactly this value, or within (low, high) inclusive (ages).
 Figure = float | tuple[float, float]
 # How the stage sees that an applied remediation worked, computed by the runner itself:
+# function-succeeds: the function, invoked as the scenario's traffic invokes it (its qualifier, its everyday
+# event, through the runner's own runtime), succeeds within ``within_seconds``;
 # queue-drains: the source queue holds no message within ``within_seconds`` while the poller runs;
+# queue-delivers: an order the stage sends to the source queue is processed and deleted: the queue drains
+# and its dead-letter queue receives nothing;
 # publish-delivered: a message the stage publishes to the topic reaches the function;
 # async-delivered: an asynchronous event the stage sends reaches the function or its destination.
-Recovery = Literal["queue-drains", "publish-delivered", "async-delivered"]
+Recovery = Literal[
+    "function-succeeds", "queue-drains", "queue-delivers", "publish-delivered", "async-delivered"
+]
 # The trigger an incident must name: the injector's last change on its function, its first (a fault
 # diagnosed before the later changes were made), any change injected on it, or none (nothing changed, or
 # the change is not in the history the tools can read).
@@ -148,17 +143,12 @@ class Act:
 
 @dataclass(frozen=True)
 class Applies:
-    """The diagnosis's first remediation command is applied as the operator, if it is one of ``allowed``
-    (``"service operation"`` in the CLI's words, e.g. ``"lambda update-event-source-mapping"``), then the
-    function must recover as ``recovery`` says within ``within_seconds``."""
+    """The diagnosis's first remediation command, once it is the expected one (the operation and every
+    stated parameter), is applied as the operator; then the function must recover as ``recovery`` says
+    within ``within_seconds``."""
 
-    allowed: frozenset[str]
-    recovery: Recovery
+    recovery: Recovery = "function-succeeds"
     within_seconds: float = 30.0
-
-    def __post_init__(self) -> None:
-        if not self.allowed:
-            raise ValueError("a command can be applied only from a non-empty allowlist")
 
 
 @dataclass(frozen=True)
@@ -171,7 +161,7 @@ class ExpectedIncident:
     resources: tuple[Resource, ...] = ("function",)
     trigger: TriggerRule = "last"
     change_gap: bool = False  # a gap must say the change history could not explain it
-    command: str | None = None  # the first remediation command's "service operation"
+    command: Command | None = None  # the first remediation command: its operation, the parameters that matter
     named_gap: str | None = None  # no remediation command at all, and a gap that names this
     gap: str | None = None  # a gap that names this, whatever the remediation (what could not be read)
     resolved: frozenset[str] = frozenset()  # the exact fault types listed as resolved
@@ -180,13 +170,13 @@ class ExpectedIncident:
     category: str | None = None
     # The exact impact figures by kind, each of the resource IMPACT_RESOURCES names: none missing, none more.
     impact: Mapping[ImpactKind, Figure] = field(default_factory=dict)
-    applies: Applies | None = None  # the first remediation command, applied, must let the function recover
+    applies: Applies | None = None  # that command, applied, must let the function recover
 
     def __post_init__(self) -> None:
         if self.command and self.named_gap:
             raise ValueError("an incident expects a remediation command or a named gap instead, not both")
-        if self.applies and self.named_gap:
-            raise ValueError("a command cannot be applied where a named gap (and no command) is expected")
+        if self.applies and not self.command:
+            raise ValueError("a command can be applied only where one is expected (command=...)")
 
     @property
     def label(self) -> str:
@@ -255,6 +245,55 @@ THROTTLE_0 = Injection(THROTTLE, {"concurrency": 0})
 SETTLED_SECONDS = 12.0
 _ALARM_SOURCE = _one(DP, S3)  # infrastructure scenarios need a real alarm to investigate
 
+# The fixes the scenarios expect, written from what each injector did and what AWS needs to undo it: a
+# saved(...) value is what the injector recorded before its change (its ledger entry), a named(...) one the
+# exact name of the stage's resource.
+# Applied as the operator; then the function, invoked as its traffic invokes it, succeeds.
+RECOVERS = Applies()
+SECURITY_GROUP = named("security-group")
+
+
+def _timeout_back(function: str) -> Command:
+    return Command(
+        "lambda update-function-configuration",
+        {"--function-name": function, "--timeout": saved(CONFIG_TIMEOUT, "timeout")},
+    )
+
+
+def _memory_back(function: str) -> Command:
+    return Command(
+        "lambda update-function-configuration",
+        {"--function-name": function, "--memory-size": saved(CONFIG_MEMORY, "memory")},
+    )
+
+
+def _alias_back(function: str, alias: str) -> Command:
+    """The alias pointed back at the version it served before the bad build was published."""
+    version = saved(DEPLOY_BAD_CODE, "aliases", alias, "version")
+    return Command(
+        "lambda update-alias", {"--function-name": function, "--name": alias, "--function-version": version}
+    )
+
+
+def _policy_back(fault: Fault, role: str, policy: str) -> Command:
+    """The inline policy put back with the document the injector replaced or deleted."""
+    document = saved(fault, "policies", policy)
+    return Command(
+        "iam put-role-policy", {"--role-name": role, "--policy-name": policy, "--policy-document": document}
+    )
+
+
+def _deny_deleted(role: str) -> Command:
+    """The Deny policy the injector added, deleted."""
+    return Command("iam delete-role-policy", {"--role-name": role, "--policy-name": DENY_POLICY_NAME})
+
+
+def _concurrency_deleted(function: str) -> Command:
+    """The reserved concurrency deleted: the world's functions have none before the fault (the injector
+    saves ``reserved: None``), so deleting it is the undo."""
+    return Command("lambda delete-function-concurrency", {"--function-name": function})
+
+
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("healthy", "healthy control: no fault, no alarm", _one(DP, count=2)),
     # --- every fault class, on the function where it is natural -------------------------------------
@@ -262,19 +301,19 @@ SCENARIOS: tuple[Scenario, ...] = (
         "timeout",
         "report-builder's timeout cut to 1 s under its everyday second of work",
         _one(REPORT, TIMEOUT_1S),
-        _incident(REPORT, "timeout", command="lambda update-function-configuration"),
+        _incident(REPORT, "timeout", command=_timeout_back(REPORT), applies=RECOVERS),
     ),
     Scenario(
         "out-of-memory",
         "report-builder's memory cut to 128 MB under its everyday 100 MB report",
         _one(REPORT, Injection(CONFIG_MEMORY, {"mb": 128})),
-        _incident(REPORT, "out_of_memory", command="lambda update-function-configuration"),
+        _incident(REPORT, "out_of_memory", command=_memory_back(REPORT), applies=RECOVERS),
     ),
     Scenario(
         "bad-deploy",
         "orders-api build whose handler raises, published and the live alias moved to it: roll back",
         _one(ORDERS, Injection(DEPLOY_BAD_CODE, {"kind": "exception"}), qualifier=names.ORDERS_ALIAS),
-        _incident(ORDERS, "code_error", command="lambda update-alias"),
+        _incident(ORDERS, "code_error", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS),
     ),
     Scenario(
         "bad-deploy-import",
@@ -304,13 +343,21 @@ SCENARIOS: tuple[Scenario, ...] = (
         "iam-narrow",
         "the role's s3:GetObject grant kept, but on another bucket",
         _one(DP, Injection(IAM_NARROW, {"to_resource": "arn:aws:s3:::data-processor-archive/*"})),
-        _incident(DP, "permission_loss", resources=ROLE, command="iam put-role-policy"),
+        _incident(
+            DP,
+            "permission_loss",
+            resources=ROLE,
+            command=_policy_back(IAM_NARROW, names.ROLE_NAME, names.INLINE_POLICY_NAME),
+            applies=RECOVERS,
+        ),
     ),
     Scenario(
         "iam-deny",
         "an explicit Deny of s3:GetObject added to the role",
         _one(DP, Injection(IAM_DENY, {"action": "s3:GetObject"})),
-        _incident(DP, "permission_loss", resources=ROLE, command="iam delete-role-policy"),
+        _incident(
+            DP, "permission_loss", resources=ROLE, command=_deny_deleted(names.ROLE_NAME), applies=RECOVERS
+        ),
     ),
     Scenario(
         "iam-boundary",
@@ -322,7 +369,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         "revoke-s3",
         "S3 permissions deleted from the role's inline policy",
         _one(DP, S3),
-        _incident(DP, "permission_loss", resources=ROLE, command="iam put-role-policy"),
+        _incident(
+            DP,
+            "permission_loss",
+            resources=ROLE,
+            command=_policy_back(REVOKE_S3, names.ROLE_NAME, names.INLINE_POLICY_NAME),
+            applies=RECOVERS,
+        ),
     ),
     Scenario(
         "revoke-cloudwatch",
@@ -340,25 +393,66 @@ SCENARIOS: tuple[Scenario, ...] = (
         "network-sg",
         "HTTPS egress removed from the security group",
         _one(DP, Injection(BLOCK_EGRESS)),
-        _incident(DP, "network_block", resources=("function", "security-group")),
+        _incident(
+            DP,
+            "network_block",
+            resources=("function", "security-group"),
+            # the rules the injector revoked, authorized again
+            command=Command(
+                "ec2 authorize-security-group-egress",
+                {
+                    "--group-id": SECURITY_GROUP,
+                    "--ip-permissions": saved(BLOCK_EGRESS, "groups", SECURITY_GROUP),
+                },
+            ),
+            applies=RECOVERS,
+        ),
     ),
     Scenario(
         "network-nacl",
         "a network ACL deny of HTTPS added before the allow",
         _one(DP, Injection(BLOCK_NACL)),
-        _incident(DP, "network_block", resources=("function", "network-acl")),
+        _incident(
+            DP,
+            "network_block",
+            resources=("function", "network-acl"),
+            # the deny entry the injector added, deleted
+            command=Command(
+                "ec2 delete-network-acl-entry",
+                {
+                    "--network-acl-id": named("network-acl"),
+                    "--rule-number": saved(BLOCK_NACL, "rules", named("network-acl")),
+                    "--egress": True,
+                },
+            ),
+            applies=RECOVERS,
+        ),
     ),
     Scenario(
         "network-route",
         "the private subnet's default route to the NAT gateway deleted",
         _one(DP, Injection(BLOCK_ROUTE)),
-        _incident(DP, "network_block", resources=("function", "route-table")),
+        _incident(
+            DP,
+            "network_block",
+            resources=("function", "route-table"),
+            # the default route the injector deleted, created again to the same NAT gateway
+            command=Command(
+                "ec2 create-route",
+                {
+                    "--route-table-id": named("route-table"),
+                    "--destination-cidr-block": "0.0.0.0/0",
+                    "--nat-gateway-id": saved(BLOCK_ROUTE, "routes", named("route-table"), "NatGatewayId"),
+                },
+            ),
+            applies=RECOVERS,
+        ),
     ),
     Scenario(
         "throttle-reserved-0",
         "orders-api's reserved concurrency set to 0",
         _one(ORDERS, THROTTLE_0, qualifier=names.ORDERS_ALIAS),
-        _incident(ORDERS, "throttling", command="lambda delete-function-concurrency"),
+        _incident(ORDERS, "throttling", command=_concurrency_deleted(ORDERS), applies=RECOVERS),
     ),
     Scenario(
         "throttle-reserved-burst",
@@ -391,7 +485,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             ),  # it worked: the last success bounds the search
             Act(ORDERS, (Injection(DEPLOY_BAD_CODE, {"kind": "memory-hog"}),), qualifier=names.ORDERS_ALIAS),
         ),
-        _incident(ORDERS, "out_of_memory", command="lambda update-alias"),
+        _incident(ORDERS, "out_of_memory", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS),
     ),
     Scenario(
         "deploy-timeout",
@@ -403,7 +497,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             ),  # it worked: the last success bounds the search
             Act(ORDERS, (Injection(DEPLOY_BAD_CODE, {"kind": "slow"}),), qualifier=names.ORDERS_ALIAS),
         ),
-        _incident(ORDERS, "timeout", command="lambda update-alias"),
+        _incident(ORDERS, "timeout", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS),
     ),
     Scenario(
         "config-wrong-value",
@@ -420,7 +514,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "data-processor's reserved concurrency 0, diagnosed, then removed by the operator; then HTTPS egress "
         "removed: the throttling is resolved, the network block current",
         (Act(DP, (THROTTLE_0,), opens=1), Act(DP, (Injection(BLOCK_EGRESS),), restore=(THROTTLE,))),
-        _incident(DP, "throttling", trigger="first", command="lambda delete-function-concurrency")
+        # Not applied: by the time the incidents are judged the operator has deleted the concurrency (the
+        # second act) and the egress block keeps data-processor failing, so no recovery could show.
+        _incident(DP, "throttling", trigger="first", command=_concurrency_deleted(DP))
         + _incident(
             DP, "network_block", resources=("function", "security-group"), resolved=frozenset({"throttling"})
         ),
@@ -474,7 +570,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         "node-deny-put",
         "an explicit Deny of dynamodb:PutItem added to order-intake's role",
         _one(INTAKE, Injection(IAM_DENY, {"action": "dynamodb:PutItem"})),
-        _incident(INTAKE, "permission_loss", resources=ROLE, command="iam delete-role-policy"),
+        _incident(
+            INTAKE,
+            "permission_loss",
+            resources=ROLE,
+            command=_deny_deleted(names.ORDER_INTAKE_ROLE),
+            applies=RECOVERS,
+        ),
     ),
     Scenario(
         "node-dependency-table",
@@ -486,7 +588,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "node-throttle",
         "order-intake's reserved concurrency set to 0",
         _one(INTAKE, THROTTLE_0),
-        _incident(INTAKE, "throttling", command="lambda delete-function-concurrency"),
+        _incident(INTAKE, "throttling", command=_concurrency_deleted(INTAKE), applies=RECOVERS),
     ),
     Scenario(
         "node-revoke-logs",
@@ -529,8 +631,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         _incident(
             REPORT,
             "timeout",
-            command="lambda update-function-configuration",
+            command=_timeout_back(REPORT),
             gap="SystemLogLevel",
+            applies=RECOVERS,
         ),
     ),
     # --- several at once ----------------------------------------------------------------------------
@@ -584,7 +687,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         "logged-secrets",
         "S3 permissions deleted; data-processor prints a key with an e-mail address, a card, an access key",
         _one(DP, S3, traffic="secrets"),
-        _incident(DP, "permission_loss", resources=ROLE, command="iam put-role-policy"),
+        _incident(
+            DP,
+            "permission_loss",
+            resources=ROLE,
+            command=_policy_back(REVOKE_S3, names.ROLE_NAME, names.INLINE_POLICY_NAME),
+            applies=RECOVERS,  # its everyday input: the key the secrets traffic names does not exist
+        ),
     ),
     Scenario(
         "cloudtrail-delay",
@@ -631,9 +740,12 @@ SCENARIOS: tuple[Scenario, ...] = (
             WORKER,
             "event_source_stopped",
             resources=("function", "queue"),
-            command="lambda update-event-source-mapping",
+            command=Command(
+                "lambda update-event-source-mapping",
+                {"--uuid": saved(ESM_DISABLE, "uuid"), "--enabled": True},
+            ),
             impact={"messages_waiting": 3, "oldest_message_age_seconds": (1, 120)},
-            applies=Applies(frozenset({"lambda update-event-source-mapping"}), "queue-drains"),
+            applies=Applies("queue-drains"),
         ),
     ),
     Scenario(
@@ -644,8 +756,19 @@ SCENARIOS: tuple[Scenario, ...] = (
             WORKER,
             "event_source_stopped",
             resources=("function", "queue"),
-            command="lambda create-event-source-mapping",
-            applies=Applies(frozenset({"lambda create-event-source-mapping"}), "queue-drains"),
+            # The mapping created again as it was: without ReportBatchItemFailures, Lambda deletes a whole
+            # batch whose function returned normally, so the orders order-worker reports as failed are lost
+            # (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+            command=Command(
+                "lambda create-event-source-mapping",
+                {
+                    "--event-source-arn": saved(ESM_DELETE, "queue"),
+                    "--function-name": WORKER,
+                    "--batch-size": saved(ESM_DELETE, "settings", "BatchSize"),
+                    "--function-response-types": saved(ESM_DELETE, "settings", "FunctionResponseTypes"),
+                },
+            ),
+            applies=Applies("queue-drains"),
         ),
     ),
     Scenario(
@@ -671,9 +794,9 @@ SCENARIOS: tuple[Scenario, ...] = (
             WORKER,
             "permission_loss",
             resources=("function", "role", "queue"),
-            command="iam delete-role-policy",
+            command=_deny_deleted(names.ORDER_WORKER_ROLE),
             impact={"messages_waiting": 3, "oldest_message_age_seconds": (6, 120)},
-            applies=Applies(frozenset({"iam delete-role-policy"}), "queue-drains"),
+            applies=Applies("queue-drains"),
         ),
     ),
     # With sqs:DeleteMessage denied, the poller cannot delete what the worker processed: each message comes
@@ -687,9 +810,11 @@ SCENARIOS: tuple[Scenario, ...] = (
             WORKER,
             "permission_loss",
             resources=("function", "role", "queue", "dead-letter-queue"),
-            command="iam delete-role-policy",
+            command=_deny_deleted(names.ORDER_WORKER_ROLE),
             # each message spent maxReceiveCount x the visibility timeout (4 s) in the queue
             impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+            # the queue has emptied into the DLQ by now: a new order must be processed and stay out of it
+            applies=Applies("queue-delivers"),
         ),
     ),
     # Reserved concurrency 0 throttles every invocation the poller makes: its messages return to the queue
@@ -702,8 +827,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         _incident(
             WORKER,
             "throttling",
-            command="lambda delete-function-concurrency",
-            applies=Applies(frozenset({"lambda delete-function-concurrency"}), "queue-drains"),
+            command=_concurrency_deleted(WORKER),
+            applies=Applies("queue-drains"),
         ),
     ),
     Scenario(
@@ -714,9 +839,21 @@ SCENARIOS: tuple[Scenario, ...] = (
             NOTIFIER,
             "permission_loss",
             resources=("function", "topic"),
-            command="lambda add-permission",
+            # the removed statement written again (its id aside): the topic may invoke the function
+            command=Command(
+                "lambda add-permission",
+                {
+                    "--function-name": NOTIFIER,
+                    "--action": "lambda:InvokeFunction",
+                    "--principal": "sns.amazonaws.com",
+                    # order-notifier's only statement that lets a caller invoke it
+                    "--source-arn": saved(
+                        PERMISSION_REMOVE, "statements", 0, "Condition", "ArnLike", "AWS:SourceArn"
+                    ),
+                },
+            ),
             impact={"notifications_failed": 2},
-            applies=Applies(frozenset({"lambda add-permission"}), "publish-delivered"),
+            applies=Applies("publish-delivered"),
         ),
     ),
     # --- asynchronous invocation: order-notifier, MaximumRetryAttempts 0, DLQ order-notifier-dlq --------
@@ -749,10 +886,10 @@ SCENARIOS: tuple[Scenario, ...] = (
                 NOTIFIER,
                 frozenset({"permission_loss", "bad_input"}),
                 resources=("function", "role", "dead-letter-queue"),
-                command="iam delete-role-policy",
+                command=_deny_deleted(names.ORDER_NOTIFIER_ROLE),
                 impact={"deliveries_failed": 1, "events_dropped": 1},
                 # applied once (on the first incident): the policy is gone after that
-                applies=Applies(frozenset({"iam delete-role-policy"}), "async-delivered") if n == 0 else None,
+                applies=Applies("async-delivered") if n == 0 else None,
             )
             for n in range(3)
         ),
@@ -767,12 +904,16 @@ SCENARIOS: tuple[Scenario, ...] = (
             ExpectedIncident(
                 NOTIFIER,
                 frozenset({"configuration_error", "bad_input"}),
-                command="lambda update-function-configuration",
+                command=Command(
+                    "lambda update-function-configuration",
+                    {
+                        "--function-name": NOTIFIER,
+                        "--dead-letter-config": {"TargetArn": saved(ASYNC_DLQ_REMOVE, "target_arn")},
+                    },
+                ),
                 impact={"events_dropped": 1},
                 # applied once (on the first incident): the queue is back after that
-                applies=Applies(frozenset({"lambda update-function-configuration"}), "async-delivered")
-                if n == 0
-                else None,
+                applies=Applies("async-delivered") if n == 0 else None,
             )
             for n in range(2)
         ),

@@ -30,7 +30,7 @@ from mcp_server.redaction import redact_answer
 from supervisor.agent import prompt
 from supervisor.agent.accounting import Accounting, llm_record
 from supervisor.agent.providers import ToolCallFailed
-from supervisor.diagnosis import evidence
+from supervisor.diagnosis import evidence, standing
 from supervisor.schemas import (
     AgentError,
     Diagnosis,
@@ -204,22 +204,26 @@ class _Turn:
             return {}
         turns = self.state["refinement_turns"]
         responses = responses_by_tool([*self.state["tool_results"], *self.results])
-        verification = evidence.verify(submission, responses, turns)
+        function = self.state["function_name"]
+        verification = evidence.verify(submission, responses, turns, function)
         if not verification.passed and turns < MAX_REFINEMENT_TURNS and not final:
             self.refuse(call, "refused", evidence.describe_failures(submission, verification))
             return {"refinement_turns": turns + 1}
-        stated = {gap.source for gap in submission.gaps}
+        kept, check, refused = standing.standing_claims(submission, verification, responses, function)
+        stated = {gap.source for gap in kept.gaps}
         observed = evidence.observed_gaps(responses, self.accounting.tool_calls, TOOL_NAMES)
         diagnosis = Diagnosis(
-            **submission.model_dump(exclude={"confidence", "gaps"}),
+            **kept.model_dump(exclude={"confidence", "gaps"}),
             gaps=[
-                *submission.gaps,
+                *kept.gaps,
                 *(DiagnosisGap(**gap) for gap in observed if gap["source"] not in stated),
             ],
-            confidence=evidence.capped_confidence(verification),
-            verification=verification,
+            confidence=standing.confidence(submission.confidence, verification, refused, check),
+            verification=check,
+            refused=refused,
         )
-        self.reply(call, f"Diagnosis accepted (confidence {diagnosis.confidence}).", error=False)
+        taken = f"; {len(refused)} claim(s) refused and taken out" if refused else ""
+        self.reply(call, f"Diagnosis accepted (confidence {diagnosis.confidence}{taken}).", error=False)
         self.record(call, "ok")
         return {"diagnosis": diagnosis}
 

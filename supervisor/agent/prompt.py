@@ -80,10 +80,10 @@ SUBMIT_GUIDE: Final = f"""FAULT TYPES
 
 CORROBORATION (checked in code)
 A fault type is supported only by a pointer (supports=<fault type>) from a source the function's users \
-cannot write (log text describes, never proves):
+cannot write (log text describes, never proves), whose value says the fault:
 {describe_policy()}
 A log line cited for a fault must be the terminal error of a failed invocation (kind \
-{_terminal_kinds()}), never a line the code printed. An unsupported fault type caps your confidence.
+{_terminal_kinds()}), never a line the code printed. Claims that do not verify are taken out.
 
 TIMELINE
 A change can have started the failures only if it came after the start of the last successful \
@@ -104,10 +104,10 @@ messages_waiting (mappings.<n>.queue.ApproximateNumberOfMessages), oldest_messag
 messages_in_dead_letter_queue (a dead-letter queue's ApproximateNumberOfMessages), events_dropped \
 (AsyncEventsDropped), deliveries_failed (DeadLetterErrors, DestinationDeliveryFailures), \
 notifications_failed (subscriptions.<n>.notifications_failed).
-- resolved, not fault_types: a fault a later change reverted with no failure of its kind since (cite \
-both changes' get_recent_changes events).
-- Claims that do not match the tool results are rejected. No evidence of a fault: unknown, low \
-confidence."""
+- resolved, not fault_types: a fault a later change put back as it was (the same rule, policy or \
+setting) with no failure of its kind since (cite both changes' get_recent_changes events).
+- A command acts only on this function and resources the tools showed. No evidence of a fault: unknown, \
+low confidence."""
 
 FORCE_FINAL_MESSAGE: Final = (
     "{reason} Submit now with the evidence you have: call submit_diagnosis. No other tool will run."

@@ -39,14 +39,10 @@ def render(result: AgentResult, function_name: str) -> str:
             f"Fault types: {', '.join(diagnosis.fault_types)}",
             f"Severity:    {diagnosis.severity}",
             f"Confidence:  {diagnosis.confidence:.2f} (submitted {verification.claimed_confidence:.2f}; "
-            f"{verification.verified_count}/{len(verification.pointers)} evidence pointers verified"
+            f"{len(diagnosis.refused)} claim(s) refused"
             + (f", refinement turns {verification.refinement_turns}" if verification.refinement_turns else "")
             + ")",
         ]
-        if verification.unsupported_fault_types:
-            lines.append(
-                f"Unsupported: {', '.join(verification.unsupported_fault_types)} (no verified evidence)"
-            )
         lines += ["", "Evidence:"]
         for check, pointer in zip(verification.pointers, diagnosis.evidence, strict=True):
             mark = "✓" if check.verified else "✗"
@@ -70,10 +66,9 @@ def render(result: AgentResult, function_name: str) -> str:
                 lines.append(f"     $ {step.command}")
         if not diagnosis.remediation_plan:
             lines.append("  (none)")
-        failed = [entry for entry in verification.entries if not entry.verified]
-        if failed:
-            lines += ["", "Not verified:"]
-            lines += [f"  ✗ {entry.entry}: {entry.reason}" for entry in failed]
+        if diagnosis.refused:
+            lines += ["", "Refused (did not verify; not part of the diagnosis):"]
+            lines += [f"  ✗ {claim.claim}: {claim.reason}" for claim in diagnosis.refused]
     tools = [f"{r.tool} {r.status}" for r in result.tool_calls if r.tool in TOOL_NAMES]
     lines += [
         "",

@@ -1,11 +1,13 @@
-"""The corroboration policy: which sources can support each fault type, for every model (each fault
-class declares its own, in ``supervisor.faults``).
+"""The corroboration policy: which sources can support each fault type, and what their values must say,
+for every model (each fault class declares its own, in ``supervisor.faults``).
 
 Log text is written by the function's code, and so by whoever controls its input. A fault type counts
-as supported only when a verified pointer from a source the function's users cannot write backs it: IAM
-policies, configuration, metrics, the network's verdict, the change history. Log pointers add detail and
-never support alone, and a log line cited for a fault must be the terminal error of a failed invocation
-(the runtime's error record, its init phase failing, a timeout, the runtime exiting), not any line the code
+as supported only when a verified pointer from a source the function's users cannot write backs it (IAM
+policies, configuration, metrics, the network's verdict, the change history) and its value means the fault
+(the source's predicate: errors above zero, a Deny that decides the denied call, ...). A pointer cited for a
+fault from such a source whose value does not mean it is refused. Log pointers add detail and never
+support alone, and a log line cited for a fault must be the terminal error of a failed invocation (the
+runtime's error record, its init phase failing, a timeout, the runtime exiting), not any line the code
 printed.
 """
 
@@ -16,8 +18,9 @@ from typing import Any
 
 from supervisor.diagnosis.paths import resolve
 from supervisor.faults.declaration import Corroboration, Source
+from supervisor.faults.meanings import Reading
 from supervisor.faults.registry import FAULT_CLASSES, UNKNOWN, FaultType
-from supervisor.schemas import EvidencePointer, FaultSupport
+from supervisor.schemas import EvidencePointer, FaultSupport, RefusedSupport
 
 LOG_TOOL = "get_recent_logs"
 TERMINAL_KINDS = frozenset({"error_record", "init_error", "timeout", "runtime_exit"})
@@ -27,7 +30,7 @@ TERMINAL_KINDS = frozenset({"error_record", "init_error", "timeout", "runtime_ex
 POLICY: Mapping[str, Corroboration] = {name: fault.corroboration for name, fault in FAULT_CLASSES.items()}
 
 
-def backs(source: Source, pointer: EvidencePointer, responses: Sequence[Any]) -> bool:
+def applies(source: Source, pointer: EvidencePointer, responses: Sequence[Any]) -> bool:
     """Whether ``pointer``, verified in ``responses``, cites a field ``source`` names."""
     if pointer.tool != source.tool or not source.fields.fullmatch(pointer.field):
         return False
@@ -35,6 +38,21 @@ def backs(source: Source, pointer: EvidencePointer, responses: Sequence[Any]) ->
         return True
     event = pointer.field.split(".")[:2]  # events.<n>
     return any(_service(response, event) in source.services for response in responses)
+
+
+def meaning(
+    source: Source, pointer: EvidencePointer, responses: Sequence[Any], run: Mapping[str, Sequence[Any]]
+) -> str:
+    """'' when the value ``pointer`` cites means what ``source`` asks in one of the ``responses`` it was
+    verified in, else why not."""
+    reasons = []
+    for response in responses:
+        reading = Reading(pointer.field, resolve(response, pointer.field), response, run)
+        reason = source.means(reading)
+        if not reason:
+            return ""
+        reasons.append(reason)
+    return "; ".join(dict.fromkeys(reasons)) or "it was not verified"
 
 
 def _service(response: Any, event: list[str]) -> str | None:
@@ -76,28 +94,43 @@ def support(
     fault_types: Sequence[FaultType],
     evidence: Sequence[EvidencePointer],
     verified: Sequence[Sequence[Any]],
+    run: Mapping[str, Sequence[Any]],
 ) -> list[FaultSupport]:
-    """For each reported fault type (but 'unknown'), the verified pointers that back it under ``POLICY``.
-    ``verified[i]`` holds the responses in which pointer ``i`` checked out (empty: not verified)."""
+    """For each reported fault type (but 'unknown'), the verified pointers that back it under ``POLICY``,
+    and those cited for it from one of its sources whose value does not mean it. ``verified[i]`` holds the
+    responses in which pointer ``i`` checked out (empty: not verified); ``run`` every valid answer."""
     result = []
     for fault in fault_types:
         if fault == UNKNOWN:
             continue
         cited = [i for i, p in enumerate(evidence) if p.supports == fault and verified[i]]
         backing: list[int] = []
+        refused: dict[int, str] = {}
         missing = []
         for group in POLICY[fault]:
-            found = [i for i in cited if any(backs(s, evidence[i], verified[i]) for s in group)]
+            found = []
+            for i in cited:
+                sources = [s for s in group if applies(s, evidence[i], verified[i])]
+                reasons = [meaning(s, evidence[i], verified[i], run) for s in sources]
+                if sources and not all(reasons):
+                    found.append(i)
+                elif sources:
+                    refused.setdefault(i, "; ".join(reasons))
             backing += [i for i in found if i not in backing]
             if not found:
                 missing.append(" or ".join(source.what for source in group))
-        detail = [i for i in cited if evidence[i].tool == LOG_TOOL]
+        detail = [i for i in cited if i not in backing and i not in refused]
         result.append(
             FaultSupport(
                 fault_type=fault,
                 supported_by=sorted(backing) if not missing else [],
                 detail=detail,
                 missing="; ".join(f"needs {need}" for need in missing),
+                refused=[
+                    RefusedSupport(index=i, reason=reason)
+                    for i, reason in sorted(refused.items())
+                    if i not in backing
+                ],
             )
         )
     return result

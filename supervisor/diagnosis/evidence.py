@@ -5,8 +5,10 @@ returned valid data, its dotted path resolves in one of those responses, and its
 Every entry that cites pointers (remediation steps, trigger, timeline, gaps, ruled-out hypotheses, resolved
 faults, impact figures) holds only if all it cites is verified; an impact figure must also cite the field that
 counts it, with its value (``impact.problem``); a change it names (the trigger, what caused and what undid a
-resolved fault) must be the event it cites; a command must parse against the AWS service model; and each
-fault type needs the support ``corroboration.POLICY`` asks for.
+resolved fault) must be the event it cites, and what undid a resolved fault must put back what caused it
+(``restoration``); a command must parse against the AWS service model and act only on the incident's own
+resources (``targets``); and each fault type needs the support ``corroboration.POLICY`` asks for, from
+pointers whose values mean it.
 """
 
 from __future__ import annotations
@@ -20,12 +22,15 @@ from supervisor.diagnosis import corroboration, impact
 from supervisor.diagnosis.causality import success_after
 from supervisor.diagnosis.cli_commands import CommandError, parse_command
 from supervisor.diagnosis.paths import canonical, resolve, value_matches
+from supervisor.diagnosis.restoration import restoration_problem
+from supervisor.diagnosis.targets import target_problem
 from supervisor.schemas import (
     ChangeReference,
     DiagnosisSubmission,
     EntryCheck,
     EvidencePointer,
     PointerCheck,
+    ResolvedFault,
     ToolCallRecord,
     Trigger,
     Verification,
@@ -68,14 +73,11 @@ def _same_instant(left: Any, right: str) -> bool:
         return False
 
 
-def _change_problem(
-    change: Trigger | ChangeReference,
-    noun: str,
-    submission: DiagnosisSubmission,
-    held: Sequence[Sequence[Any]],
-) -> str:
-    """Empty when ``change`` cites, among its pointers, the get_recent_changes event it names (that event
-    name at that time), else why not; ``noun`` names it in the reason ("a trigger")."""
+def _cited_event(
+    change: Trigger | ChangeReference, submission: DiagnosisSubmission, held: Sequence[Sequence[Any]]
+) -> tuple[dict[str, Any] | None, str]:
+    """The get_recent_changes event ``change`` cites among its pointers (that event name at that time),
+    or None and the path of the first event it cites that is another (empty when it cites none)."""
     for index in change.evidence:
         pointer = submission.evidence[index]
         parts = pointer.field.split(".")
@@ -84,12 +86,35 @@ def _change_problem(
         for response in held[index]:
             event = resolve(response, ".".join(parts[:2]))
             if event.get("event_name") == change.event_name and _same_instant(event.get("time"), change.time):
-                return ""
-        return (
-            f"the event cited (evidence {index}, {'.'.join(parts[:2])}) is not a {change.event_name} "
-            f"at {change.time}"
-        )
+                return event, ""
+        return None, f"evidence {index}, {'.'.join(parts[:2])}"
+    return None, ""
+
+
+def _change_problem(
+    change: Trigger | ChangeReference,
+    noun: str,
+    submission: DiagnosisSubmission,
+    held: Sequence[Sequence[Any]],
+) -> str:
+    """Empty when ``change`` cites, among its pointers, the get_recent_changes event it names (that event
+    name at that time), else why not; ``noun`` names it in the reason ("a trigger")."""
+    event, other = _cited_event(change, submission, held)
+    if event is not None:
+        return ""
+    if other:
+        return f"the event cited ({other}) is not a {change.event_name} at {change.time}"
     return f"{noun} must cite the change event it names: a get_recent_changes pointer into events.<n>"
+
+
+def _restored_problem(
+    fault: ResolvedFault, submission: DiagnosisSubmission, held: Sequence[Sequence[Any]]
+) -> str:
+    caused, _ = _cited_event(fault.caused_by, submission, held)
+    undone, _ = _cited_event(fault.undone_by, submission, held)
+    if caused is None or undone is None:
+        return ""  # the entries of the two changes say why
+    return restoration_problem(caused, undone)
 
 
 def _cited_changes(submission: DiagnosisSubmission) -> dict[str, tuple[Trigger | ChangeReference, str]]:
@@ -110,7 +135,7 @@ _ONLY_LOGS: Final[dict[str, str]] = {  # entries that may not rest on log text a
 
 
 def _entry_checks(
-    submission: DiagnosisSubmission, held: Sequence[Sequence[Any]], responses: Responses
+    submission: DiagnosisSubmission, held: Sequence[Sequence[Any]], responses: Responses, function: str
 ) -> list[EntryCheck]:
     checks = []
     changes = _cited_changes(submission)
@@ -128,12 +153,13 @@ def _entry_checks(
             reason = _ONLY_LOGS[kind]
         if not reason and kind == "impact":
             reason = impact.problem(submission.impact[int(where.split(".")[1])], submission.evidence, held)
+        if not reason and kind == "resolved":
+            reason = _restored_problem(submission.resolved[int(where.split(".")[1])], submission, held)
         checks.append(EntryCheck(entry=where, verified=not reason, reason=reason))
     for number, step in enumerate(submission.remediation_plan):
         if step.command is not None:
             try:
-                parse_command(step.command)
-                reason = ""
+                reason = target_problem(parse_command(step.command), function, responses)
             except CommandError as error:
                 reason = f"the command does not parse: {error}"
             if not reason and quotes_a_placeholder(step.command):
@@ -147,34 +173,26 @@ def _entry_checks(
     return checks
 
 
-def verify(submission: DiagnosisSubmission, responses: Responses, refinement_turns: int) -> Verification:
+def verify(
+    submission: DiagnosisSubmission, responses: Responses, refinement_turns: int, function: str
+) -> Verification:
+    """Every claim of ``submission`` checked against the run's ``responses``, for the incident's
+    ``function``."""
     held: list[list[Any]] = []
     pointers = []
     for index, pointer in enumerate(submission.evidence):
         found, reason = holding(pointer, responses)
         held.append(found)
         pointers.append(PointerCheck(index=index, verified=bool(found), reason=reason))
-    support = corroboration.support(submission.fault_types, submission.evidence, held)
+    support = corroboration.support(submission.fault_types, submission.evidence, held, responses)
     return Verification(
         pointers=pointers,
-        entries=_entry_checks(submission, held, responses),
+        entries=_entry_checks(submission, held, responses, function),
         support=support,
         unsupported_fault_types=[s.fault_type for s in support if s.missing],
         refinement_turns=refinement_turns,
         claimed_confidence=submission.confidence,
     )
-
-
-def capped_confidence(verification: Verification) -> float:
-    """The submitted confidence, never above the share of pointers and entries that checked out, 0 with no
-    verified pointer, and at most 0.3 while a reported fault type lacks the support the policy asks for."""
-    checks: list[PointerCheck | EntryCheck] = [*verification.pointers, *verification.entries]
-    if verification.verified_count == 0:
-        return 0.0
-    cap = sum(check.verified for check in checks) / len(checks)
-    if verification.unsupported_fault_types:
-        cap = min(cap, 0.3)
-    return round(min(verification.claimed_confidence, cap), 3)
 
 
 def describe_failures(submission: DiagnosisSubmission, verification: Verification) -> str:
@@ -186,6 +204,12 @@ def describe_failures(submission: DiagnosisSubmission, verification: Verificatio
             lines.append(f"- evidence {check.index} ({pointer.tool} '{pointer.field}'): {check.reason}")
     lines += [f"- {entry.entry}: {entry.reason}" for entry in verification.entries if not entry.verified]
     for fault in verification.support:
+        for refused in fault.refused:
+            pointer = submission.evidence[refused.index]
+            lines.append(
+                f"- evidence {refused.index} ({pointer.tool} '{pointer.field}') does not show "
+                f"'{fault.fault_type}': {refused.reason} (cite it with supports=null, or a value that does)"
+            )
         if fault.missing:
             lines.append(
                 f"- fault type '{fault.fault_type}' is not corroborated: it {fault.missing} "

@@ -11,7 +11,10 @@ import importlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from supervisor.faults.meanings import Meaning
 
 _CLASS_NAME: Final = re.compile(r"[a-z][a-z_]{2,40}")
 _REFERENCE: Final = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
@@ -23,16 +26,17 @@ class FaultClassError(ValueError):
 
 @dataclass(frozen=True)
 class Source:
-    """Fields of one tool's answer that can back a fault class."""
+    """Fields of one tool's answer that can back a fault class, and what their value must say to."""
 
     tool: str
     fields: re.Pattern[str]
-    what: str  # the fields in words, for the prompt and the docs
+    what: str  # the fields and what they must say, in words, for the prompt and the docs
+    means: Meaning  # '' when the value cited says the fault, else why it does not
     services: frozenset[str] = frozenset()  # change events only: the event's service must be one of these
 
 
-def source(tool: str, fields: str, what: str, *services: str) -> Source:
-    return Source(tool, re.compile(fields), what, frozenset(services))
+def source(tool: str, fields: str, what: str, means: Meaning, *services: str) -> Source:
+    return Source(tool, re.compile(fields), what, means, frozenset(services))
 
 
 Corroboration = tuple[tuple[Source, ...], ...]  # groups that must all be met; any source of a group meets it

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from supervisor.faults.declaration import FaultClass
-from supervisor.faults.sources import EVENT_PATHS, IAM_CHANGE, POLICIES
+from supervisor.faults.sources import IAM_CHANGE, PATH_REFUSED, POLICIES
 
 PERMISSION_LOSS = FaultClass(
     name="permission_loss",
@@ -11,7 +11,7 @@ PERMISSION_LOSS = FaultClass(
         "the execution role does not allow an action the function calls, on that resource (a statement "
         "removed or narrowed, a Deny, a permissions boundary)"
     ),
-    corroboration=((POLICIES, IAM_CHANGE, EVENT_PATHS),),
+    corroboration=((POLICIES, IAM_CHANGE, PATH_REFUSED),),
     check="supervisor.diagnosis.rules.permissions:check",
     order=10,
     precedence=20,

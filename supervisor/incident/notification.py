@@ -144,6 +144,17 @@ def _evidence_lines(diagnosis: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _refused_lines(refused: list[Any]) -> list[str]:
+    lines = [
+        _clean(f"{claim.get('claim', '?')}: {claim.get('reason', '')}", "line")
+        for claim in refused[:TOP_EVIDENCE]
+        if isinstance(claim, Mapping)
+    ]
+    if len(refused) > TOP_EVIDENCE:
+        lines.append(f"... and {len(refused) - TOP_EVIDENCE} more")
+    return lines
+
+
 def _trigger_line(diagnosis: Mapping[str, Any]) -> str:
     trigger = diagnosis.get("trigger")
     if not trigger:
@@ -262,11 +273,12 @@ def _diagnosed(facts: _Facts, diagnosis: Mapping[str, Any]) -> _Outline:
     faults = "+".join(facts.fault_types) or "unknown"
     checks = (diagnosis.get("verification") or {}).get("pointers", [])
     verified = sum(bool(c.get("verified")) for c in checks)
+    refused = list(diagnosis.get("refused") or [])
     header = [
         f"Fault types: {', '.join(facts.fault_types) or 'unknown'}",
         f"Severity:    {facts.severity}",
         f"Confidence:  {float(diagnosis.get('confidence', 0)):.2f} "
-        f"({verified}/{len(checks)} evidence pointers verified)",
+        f"({verified}/{len(checks)} evidence pointers verified, {len(refused)} claim(s) refused)",
     ]
     remediation = _remediation_lines(diagnosis) or ["none determined by the evidence"]
     sections = [
@@ -279,6 +291,8 @@ def _diagnosed(facts: _Facts, diagnosis: Mapping[str, Any]) -> _Outline:
     ]
     if resolved := _resolved_lines(diagnosis):
         sections.insert(3, ("Resolved (undone by a later change; not current)", resolved))
+    if refused:
+        sections.append(("Refused (did not verify; not part of the diagnosis)", _refused_lines(refused)))
     return _Outline(
         _subject(facts.function, facts.status, f"{faults} ({facts.severity})"), header, sections, remediation
     )

@@ -9,9 +9,9 @@ from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy, Verdict
-from supervisor.diagnosis.rules.memory import AT_LIMIT
 from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS, alias_pointer, alias_rollback
 from supervisor.diagnosis.rules.triggers import change_events
+from supervisor.faults.meanings import AT_LIMIT
 
 _CONFIG = "get_lambda_config"
 CODE_RUNTIME_ERRORS = frozenset(

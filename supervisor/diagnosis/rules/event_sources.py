@@ -100,10 +100,30 @@ def _removed_mapping(c: Conversation) -> Finding | None:
     pointers = [
         Pointer(TOOL, "mappings", [m for _, m in listed], f"No mapping reads {queue} any more", _FAULT)
     ]
+    settings, created = _created_settings(c, queue, deleted)
+    if created is not None:
+        pointers.append(
+            Pointer(
+                "get_recent_changes",
+                f"events.{created.index}.summary",
+                created.event.get("summary"),
+                "The mapping as it was created: its settings are put back with it",
+                None,
+            )
+        )
     remedy = Remedy(
-        f"Map {queue} to {c.name} again",
-        "Its event source mapping was deleted; a new one resumes delivery of the messages still waiting.",
-        command(c, "lambda", "CreateEventSourceMapping", {"FunctionName": c.name, "EventSourceArn": queue}),
+        f"Map {queue} to {c.name} again, as it was",
+        "Its event source mapping was deleted; a new one with the settings it was created with (batch size, "
+        "partial batch responses, ...) resumes delivery of the messages still waiting."
+        if created is not None
+        else "Its event source mapping was deleted and the change history does not show how it was created: "
+        "check its batch size and partial batch responses (ReportBatchItemFailures) before you map it again.",
+        command(
+            c,
+            "lambda",
+            "CreateEventSourceMapping",
+            {"FunctionName": c.name, "EventSourceArn": queue, **settings},
+        ),
         "low",
     )
     return Finding(
@@ -116,6 +136,41 @@ def _removed_mapping(c: Conversation) -> Finding | None:
         relevant_change=lambda e: e.index == deleted.index,
         resources=(queue,),
     )
+
+
+# The settings a mapping is created with, as CloudTrail records CreateEventSourceMapping's request
+# (camelCase), and the API's names for them.
+_MAPPING_SETTINGS = {
+    "batchSize": "BatchSize",
+    "maximumBatchingWindowInSeconds": "MaximumBatchingWindowInSeconds",
+    "functionResponseTypes": "FunctionResponseTypes",
+    "enabled": "Enabled",
+    "scalingConfig": "ScalingConfig",
+    "filterCriteria": "FilterCriteria",
+}
+
+
+def _created_settings(
+    c: Conversation, queue: str, deleted: ChangeEvent
+) -> tuple[dict[str, Any], ChangeEvent | None]:
+    """The settings of the latest CreateEventSourceMapping of ``queue`` for the function before ``deleted``
+    (the mapping that was deleted, as it was created), and that event; none when the history lacks it."""
+    created = next(
+        (
+            e
+            for e in change_events(c)  # the newest first
+            if e.operation == "CreateEventSourceMapping"
+            and e.time < deleted.time
+            and (e.event.get("summary") or {}).get("eventSourceArn") == queue
+        ),
+        None,
+    )
+    if created is None:
+        return {}, None
+    summary = created.event.get("summary") or {}
+    return {
+        api: summary[key] for key, api in _MAPPING_SETTINGS.items() if summary.get(key) is not None
+    }, created
 
 
 def _removed_subscription(c: Conversation) -> Finding | None:

@@ -16,13 +16,13 @@ from typing import Any
 
 from supervisor.diagnosis.corroboration import TERMINAL_KINDS
 from supervisor.diagnosis.iam_policy import DeniedCall, parse_denial
-from supervisor.diagnosis.paths import MIN_QUOTE
+from supervisor.diagnosis.paths import excerpt, value_matches
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.findings import Pointer
 from supervisor.faults.registry import FaultType
 
 MINUTE = timedelta(minutes=1)  # the grain of the metrics: a failure in a minute began before its end
-QUOTE_CHARS = 300  # a pointer quotes at most this much of a record's message (a verbatim part is enough)
+QUOTE_CHARS = 300  # a pointer quotes at most this much of a record's message (a bounded part is enough)
 _RECORD = re.compile(r"^\[ERROR\] ([A-Za-z_.]+): ?(.*)", re.DOTALL)  # Python text, for answers without detail
 _CLIENT_ERROR = re.compile(r"An error occurred \((\w+)\) when calling the (\w+) operation")  # boto3
 # An AWS error code ('AccessDenied', 'AWS.SimpleQueueService.NonExistentQueue') has lower-case letters; Node's
@@ -75,12 +75,16 @@ class Failure:
         """(the answer's field, the verbatim value there) that shows this failure."""
         if self.field:
             return self.field, self.quote
-        said = (self.error_message or "").split("\n", 1)[0].strip()
-        if self.detailed and len(said) >= MIN_QUOTE:
-            return f"events.{self.index}.error.message", said[:QUOTE_CHARS]
+        if self.detailed and self.error_message:
+            said = excerpt(self.error_message.split("\n", 1)[0], QUOTE_CHARS)
+            if said and value_matches(said, self.error_message):
+                return f"events.{self.index}.error.message", said
         if self.detailed and self.error_type:
             return f"events.{self.index}.error.type", self.error_type
-        return f"events.{self.index}.message", self.headline[:QUOTE_CHARS]
+        headline = excerpt(self.headline, QUOTE_CHARS)
+        return f"events.{self.index}.message", headline if value_matches(
+            headline, self.message
+        ) else self.message
 
     def pointer(self, interpretation: str, supports: FaultType | None) -> Pointer:
         field, value = self.quoted()

@@ -9,9 +9,9 @@ from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Remedy, Verdict
 from supervisor.diagnosis.rules.triggers import previous_setting
+from supervisor.faults.meanings import AT_LIMIT
 
 _METRICS = "get_function_metrics"
-AT_LIMIT = 0.98  # Lambda reports Max Memory Used at the size when it kills a runtime for memory
 MAX_MEMORY_MB = 10_240
 
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 from typing import Any
 
 from supervisor.diagnosis.rules.commands import command
-from supervisor.diagnosis.rules.conversation import Conversation
+from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import first_failure, last_failure
 from supervisor.diagnosis.rules.findings import (
     ChangeEvent,
@@ -18,25 +19,11 @@ from supervisor.diagnosis.rules.findings import (
     Remedy,
     Verdict,
 )
+from supervisor.faults import sources
 
 _TOOL = "get_network_state"
-NETWORK_OPERATIONS = frozenset(
-    {
-        "RevokeSecurityGroupEgress",
-        "ModifySecurityGroupRules",
-        "ModifyNetworkInterfaceAttribute",
-        "CreateNetworkAclEntry",
-        "ReplaceNetworkAclEntry",
-        "DeleteNetworkAclEntry",
-        "ReplaceNetworkAclAssociation",
-        "CreateRoute",
-        "ReplaceRoute",
-        "DeleteRoute",
-        "ReplaceRouteTableAssociation",
-        "DeleteNatGateway",
-        "DeleteVpcEndpoints",
-    }
-)
+_EPOCH = datetime.min.replace(tzinfo=UTC)
+NETWORK_OPERATIONS = frozenset(sources.NETWORK_OPERATIONS)
 
 
 # The ids the verdicts' reasons name: the security group, network ACL or route table that blocks.
@@ -108,7 +95,7 @@ def check(c: Conversation) -> Verdict:
         "the function times out.",
         "high",
         pointers,
-        _remedy(c),
+        _remedy(c, _relevant_to(blocking)),
         relevant_change=_relevant_to(blocking),
         first_failure=first_failure(c, outcomes=frozenset({"timeout"})),
         last_failure=last_failure(c, outcomes=frozenset({"timeout"})),
@@ -136,33 +123,77 @@ def request_shape(value: Any) -> Any:
     return value
 
 
-def _removed_egress(c: Conversation) -> tuple[str, list[dict[str, Any]]] | None:
-    """The group and rules of the newest RevokeSecurityGroupEgress, as its request listed them."""
-    for event in c.changes.get("events", []):
-        if event.get("event_name") != "RevokeSecurityGroupEgress" or event.get("error_code"):
-            continue
-        summary = event.get("summary") or {}
-        group = summary.get("groupId") or next(
-            (r["name"] for r in event.get("resources", []) if str(r.get("name", "")).startswith("sg-")), None
-        )
-        permissions = request_shape(summary.get("ipPermissions"))
-        if group and isinstance(permissions, list) and permissions:
-            return str(group), permissions
+def _earlier_route(c: Conversation, change: ChangeEvent) -> dict[str, Any] | None:
+    """The route a DeleteRoute took away, as the newest earlier CreateRoute or ReplaceRoute of the same table
+    and destination asked for it."""
+    summary = change.event.get("summary") or {}
+    for event in c.changes.get("events", []):  # the newest first
+        said = event.get("summary") or {}
+        if (
+            event.get("event_name") in ("CreateRoute", "ReplaceRoute")
+            and not event.get("error_code")
+            and str(event.get("time")) < str(change.event.get("time"))
+            and said.get("routeTableId") == summary.get("routeTableId")
+            and said.get("destinationCidrBlock") == summary.get("destinationCidrBlock")
+        ):
+            return dict(request_shape(said))
     return None
 
 
-def _remedy(c: Conversation) -> Remedy:
-    removed = _removed_egress(c)
-    if removed is None:
-        return Remedy(
-            "Restore HTTPS egress from the function's subnets",
-            "Allow TCP 443 out of the function's security groups (to 0.0.0.0/0 or the VPC endpoints it "
-            "needs), and check the subnets' route to a NAT gateway and their network ACLs both ways.",
-        )
-    group, permissions = removed
+def _undo_params(c: Conversation, change: ChangeEvent) -> tuple[str, str, dict[str, Any]] | None:
+    """(what the step does, the EC2 operation, its parameters) that put back what ``change`` took away, from
+    its own request (and, for a deleted route, the request that created it); None when they do not show it."""
+    summary = change.event.get("summary") or {}
+    if change.operation == "RevokeSecurityGroupEgress":
+        permissions = request_shape(summary.get("ipPermissions"))
+        if summary.get("groupId") and isinstance(permissions, list) and permissions:
+            group = summary["groupId"]
+            return (
+                f"Put back the egress rules revoked from {group}",
+                "AuthorizeSecurityGroupEgress",
+                {
+                    "GroupId": group,
+                    "IpPermissions": permissions,
+                },
+            )
+    if change.operation == "CreateNetworkAclEntry" and summary.get("ruleAction") == "deny":
+        acl, number = summary.get("networkAclId"), summary.get("ruleNumber")
+        if acl and isinstance(number, int):
+            return (
+                f"Delete the deny rule {number} added to {acl}",
+                "DeleteNetworkAclEntry",
+                {
+                    "NetworkAclId": acl,
+                    "RuleNumber": number,
+                    "Egress": bool(summary.get("egress")),
+                },
+            )
+    if change.operation == "DeleteRoute":
+        route = _earlier_route(c, change)
+        if route is not None:
+            return f"Put back the route deleted from {route['RouteTableId']}", "CreateRoute", route
+    return None
+
+
+def _remedy(c: Conversation, relevant: Relevant) -> Remedy:
+    """Undo the newest change to what blocks the path, as its request shows it; else say what to check."""
+    for index, event in enumerate(c.changes.get("events", [])):  # the newest first
+        change = ChangeEvent(index, event, instant(event.get("time")) or _EPOCH)
+        if event.get("error_code") or not relevant(change):
+            continue
+        undone = _undo_params(c, change)
+        if undone is not None:
+            action, operation, params = undone
+            return Remedy(
+                action,
+                f"The {change.operation} at {event.get('time')} blocked the path; this request puts back "
+                f"what it took away, as the change history records it: {json.dumps(params, sort_keys=True)}.",
+                command(c, "ec2", operation, params),
+                "low",
+            )
+        break
     return Remedy(
-        f"Put back the egress rule removed from {group}",
-        f"Authorize again the egress rules the change history shows were revoked: {json.dumps(permissions)}.",
-        command(c, "ec2", "AuthorizeSecurityGroupEgress", {"GroupId": group, "IpPermissions": permissions}),
-        "low",
+        "Restore HTTPS egress from the function's subnets",
+        "Allow TCP 443 out of the function's security groups (to 0.0.0.0/0 or the VPC endpoints it "
+        "needs), and check the subnets' route to a NAT gateway and their network ACLs both ways.",
     )

@@ -55,11 +55,17 @@ def _evaluation_pointers(evaluation: Evaluation, iam: dict[str, Any]) -> list[Po
         refs = [m.statement for m in evaluation.deciding]
         if evaluation.decision != "conditional":
             return statement_pointers(refs, f"Decides against {shown}", "permission_loss")
+        refusing = {_kind(r) for r in refs} & {
+            "deny",
+            "boundary",
+        }  # where they decide, an Allow refuses nothing
         return [
             pointer
             for kind, what in _KINDS
             for pointer in statement_pointers(
-                [r for r in refs if _kind(r) == kind], what.format(shown), "permission_loss"
+                [r for r in refs if _kind(r) == kind],
+                what.format(shown),
+                "permission_loss" if kind in refusing or not refusing else None,
             )
         ]
     if evaluation.near_misses:

@@ -36,13 +36,23 @@ def check(c: Conversation) -> Verdict:
 
 
 def _pointers(c: Conversation, throttles: float, reserved: int | None) -> list[Pointer]:
-    """The throttles, the reserved concurrency (when the configuration was read) and the busiest minute."""
+    """The throttles, the reserved concurrency (when the configuration was read) and the busiest throttled
+    minute; each cited as support only where its value shows the limit that refused the requests."""
     pointers = [
         Pointer(_METRICS, "throttles", throttles, f"{throttles:g} requests were throttled", "throttling")
     ]
+    peaks = [
+        (i, m)
+        for i, m in enumerate(c.metrics.get("minutes", []))
+        if m.get("concurrent_executions_max") is not None
+    ]
+    throttled = [(i, m) for i, m in peaks if m.get("throttles")]
+    busiest = max(throttled or peaks, key=lambda pair: pair[1]["concurrent_executions_max"], default=None)
+    peak = busiest[1]["concurrent_executions_max"] if busiest is not None else None
     if c.config:
         # Reserved concurrency both caps the function and guarantees it that much of the account's pool:
         # a function with a reservation is throttled only beyond it; one without draws on the shared pool.
+        reached = reserved in (0, None) or (peak is not None and peak >= reserved)  # None: the account's pool
         pointers.append(
             Pointer(
                 "get_lambda_config",
@@ -51,26 +61,21 @@ def _pointers(c: Conversation, throttles: float, reserved: int | None) -> list[P
                 f"Reserved concurrency {reserved}: at most {reserved} invocations run at once"
                 if reserved is not None
                 else "No reserved concurrency: the function shares the account's concurrency pool",
-                "throttling",
+                "throttling" if reached else None,
             )
         )
-    peaks = [
-        (i, m)
-        for i, m in enumerate(c.metrics.get("minutes", []))
-        if m.get("concurrent_executions_max") is not None
-    ]
-    busiest = max(peaks, key=lambda pair: pair[1]["concurrent_executions_max"], default=None)
-    if busiest is not None:
-        index, minute = busiest
-        peak = minute["concurrent_executions_max"]
+    if busiest is not None and peak is not None:
+        index, _ = busiest
         at_limit = reserved is not None and peak >= reserved
         pointers.append(
             Pointer(
                 _METRICS,
                 f"minutes.{index}.concurrent_executions_max",
                 peak,
-                f"Concurrency reached {peak:g}" + (f", the reserved limit of {reserved}" if at_limit else ""),
-                "throttling",
+                f"Concurrency reached {peak:g}"
+                + (f", the reserved limit of {reserved}" if at_limit else "")
+                + (" in a minute with throttles" if throttled else ""),
+                "throttling" if throttled and peak else None,
             )
         )
     return pointers

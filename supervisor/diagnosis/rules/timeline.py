@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from supervisor.diagnosis.causality import PROPAGATION
+from supervisor.diagnosis.restoration import restoration_problem
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import MINUTE
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer
@@ -114,11 +115,17 @@ def targets(event: ChangeEvent) -> set[str]:
 
 
 def undoing(c: Conversation, finding: Finding, cause: ChangeEvent) -> ChangeEvent | None:
-    """The first later change to what ``cause`` set, when no failure of the finding's kind started after it
-    (less :data:`PROPAGATION`): the fault is over, not current."""
+    """The first later change that put back what ``cause`` took away (``restoration``), when no failure of
+    the finding's kind started after it (less :data:`PROPAGATION`): the fault is over, not current. A later
+    change that merely touched the same resource is no undoing."""
     touched = targets(cause)
     later = sorted(
-        (e for e in change_events(c) if e.time > cause.time and targets(e) & touched), key=lambda e: e.time
+        (
+            e
+            for e in change_events(c)
+            if e.time > cause.time and targets(e) & touched and not restoration_problem(cause.event, e.event)
+        ),
+        key=lambda e: e.time,
     )
     if not later or finding.last_failure is None:
         return None

@@ -9,9 +9,11 @@ from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Remedy, Verdict
 from supervisor.diagnosis.rules.triggers import previous_setting
+from supervisor.faults.meanings import AT_LIMIT
+
+NEAR_THE_TIMEOUT = 0.95  # a healthy run this close to the timeout shows what the work needs
 
 _METRICS = "get_function_metrics"
-AT_LIMIT = 0.95  # a longest run this close to the timeout ran into it
 MAX_TIMEOUT_SECONDS = 900
 
 
@@ -39,7 +41,7 @@ def _wanted(c: Conversation, timeout: int, longest: float) -> tuple[int, str, li
     if previous is not None and isinstance(previous[0], int) and previous[0] > timeout:
         return previous[0], f"its value before the change, {previous[0]} s", [previous[1]]
     healthy = _before_failing(c)
-    if healthy is not None and healthy >= timeout * 1000 * AT_LIMIT:
+    if healthy is not None and healthy >= timeout * 1000 * NEAR_THE_TIMEOUT:
         wanted = min(MAX_TIMEOUT_SECONDS, math.ceil(healthy / 1000 * 1.5))
         index = next(i for i, m in enumerate(c.metrics["minutes"]) if m.get("duration_max_ms") == healthy)
         pointer = Pointer(
