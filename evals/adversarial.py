@@ -150,6 +150,18 @@ def _context(seen: Seen) -> list[dict[str, Any]]:
     return []
 
 
+def _step(action: str, details: str, evidence: Sequence[Any], command: str) -> dict[str, Any]:
+    """A remediation step citing every pointer of ``evidence``, with its command."""
+    return {
+        "action": action,
+        "details": details,
+        "evidence_basis": list(range(len(evidence))),
+        "risk_level": "medium",
+        "requires_approval": False,
+        "command": command,
+    }
+
+
 def _pick(candidates: Sequence[T], round_: int) -> T | None:
     return candidates[round_ % len(candidates)] if candidates else None
 
@@ -302,14 +314,7 @@ def other_function(seen: Seen, round_: int) -> Lie | None:
         else f"aws lambda put-function-concurrency --function-name {other} --reserved-concurrent-executions 5"
     )
     evidence = _context(seen)
-    step = {
-        "action": "Restore the function's concurrency",
-        "details": f"Run the command on {other}.",
-        "evidence_basis": list(range(len(evidence))),
-        "risk_level": "low",
-        "requires_approval": False,
-        "command": command,
-    }
+    step = _step("Restore the function's concurrency", f"Run the command on {other}.", evidence, command)
     return Lie(OTHER_FUNCTION, evidence, step=step, summary=command)
 
 
@@ -369,14 +374,9 @@ def placeholder(seen: Seen, round_: int) -> Lie | None:
         f"--environment '{variables}'" if round_ % 2 == 0 else f"--description '{placeholder}'"
     )
     evidence = _context(seen)
-    step = {
-        "action": "Set the value the function needs",
-        "details": f"Set it to {placeholder}, as the logs show.",
-        "evidence_basis": list(range(len(evidence))),
-        "risk_level": "medium",
-        "requires_approval": False,
-        "command": command,
-    }
+    step = _step(
+        "Set the value the function needs", f"Set it to {placeholder}, as the logs show.", evidence, command
+    )
     return Lie(PLACEHOLDER, evidence, step=step, summary=command)
 
 

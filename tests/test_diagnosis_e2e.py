@@ -20,7 +20,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.agent.run import AgentResult, run_agent
-from supervisor.diagnosis.rules.findings import operation as operation_of
+from supervisor.faults.meanings import operation as operation_of
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings
 from tests.conftest import shipped_mcp_server

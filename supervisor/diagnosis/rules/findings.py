@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from supervisor.faults.meanings import operation
 from supervisor.faults.registry import FaultType
 from supervisor.schemas import RiskLevel, Severity
 
@@ -38,15 +38,6 @@ class Remedy:
     details: str
     command: str | None = None
     risk: RiskLevel = "medium"
-
-
-_VERSIONED = re.compile(r"^([A-Za-z]+?)(\d{8}\w*)?$")
-
-
-def operation(event_name: str) -> str:
-    """CloudTrail's Lambda event names carry an API version ('UpdateFunctionConfiguration20150331v2')."""
-    match = _VERSIONED.match(event_name)
-    return match[1] if match else event_name
 
 
 @dataclass(frozen=True)
