@@ -21,7 +21,9 @@ from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
 
 Statement = dict[str, Any]
 
-BEDROCK_ACTIONS = ("bedrock:InvokeModel",)  # what the Converse API is authorized as
+# Converse is authorized as bedrock:InvokeModel (ConverseStream would need InvokeModelWithResponseStream;
+# supervisor/agent/models.py builds the model with streaming off).
+BEDROCK_ACTIONS = ("bedrock:InvokeModel",)
 LOG_ACTIONS = ("logs:CreateLogStream", "logs:PutLogEvents")  # the log group itself is in the template
 DEAD_LETTER_ACTIONS = ("sqs:SendMessage",)  # Lambda sends failed async events as the function's role
 SECRET_INJECTION_ACTIONS = ("secretsmanager:GetSecretValue",)  # what ECS reads a container's secret with
@@ -45,6 +47,42 @@ def _allow(
     return {"Sid": sid, "Effect": "Allow", "Action": sorted(actions), "Resource": resources}
 
 
+def inference_profile_arn(profile_id_ref: str) -> dict[str, str]:
+    """The ARN of the inference profile the template parameter names, in the stack's Region."""
+    return sub(
+        "arn:${AWS::Partition}:bedrock:${AWS::Region}:${AWS::AccountId}:inference-profile/"
+        f"${{{profile_id_ref}}}"
+    )
+
+
+def profile_model_arn(profile_id_ref: str) -> dict[str, Any]:
+    """The foundation model a cross-Region profile routes to, in every Region it may route to: the profile
+    id without its geographic prefix (``us.anthropic.m-v1:0`` -> ``anthropic.m-v1:0``). The parameter's
+    AllowedPattern guarantees the id has exactly three dot-separated parts."""
+    parts = {"Fn::Split": [".", ref(profile_id_ref)]}
+    return {
+        "Fn::Sub": [
+            "arn:${AWS::Partition}:bedrock:*::foundation-model/${Provider}.${Model}",
+            {"Provider": {"Fn::Select": [1, parts]}, "Model": {"Fn::Select": [2, parts]}},
+        ]
+    }
+
+
+def bedrock_statements(profile_id_ref: str) -> list[Statement]:
+    """Invoking a cross-Region inference profile needs the profile and the foundation model in each Region
+    it routes to; the model is granted only through that profile (the bedrock:InferenceProfileArn
+    condition). Forms and condition from AWS's documentation:
+    https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-prereq.html and
+    https://docs.aws.amazon.com/bedrock/latest/userguide/geographic-cross-region-inference.html"""
+    profile = inference_profile_arn(profile_id_ref)
+    through_profile = {"StringEquals": {"bedrock:InferenceProfileArn": profile}}
+    return [
+        _allow("BedrockInferenceProfile", BEDROCK_ACTIONS, [profile]),
+        _allow("BedrockModelThroughProfile", BEDROCK_ACTIONS, [profile_model_arn(profile_id_ref)])
+        | {"Condition": through_profile},
+    ]
+
+
 def supervisor_statements(log_group: str) -> list[Statement]:
     return [
         _allow(
@@ -57,11 +95,7 @@ def supervisor_statements(log_group: str) -> list[Statement]:
             ],
         ),
         _allow("McpKeyParameter", PARAMETER_ACTIONS, [parameter_arn("McpKeyParameterName")]),
-        _allow(
-            "BedrockModel",
-            BEDROCK_ACTIONS,
-            [sub("arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/${BedrockModelId}")],
-        ),
+        *bedrock_statements("BedrockInferenceProfileId"),
         _allow("DiagnosesTopic", NOTIFY_ACTIONS, [ref("DiagnosesTopic")]),
         _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
         _allow("DeadLetterQueue", DEAD_LETTER_ACTIONS, [get_att("SupervisorDeadLetterQueue")]),

@@ -18,7 +18,14 @@ SUPERVISOR_FUNCTION = "incident-supervisor"
 WATCHDOG_FUNCTION = "incident-watchdog"
 STALE_CHECK_RULE = "incident-stale-check"
 DEAD_LETTER_QUEUE = "incident-supervisor-dlq"
-DEFAULT_MODEL_ID = "anthropic.claude-3-5-sonnet-20241022-v2:0"
+# Current Claude models are invoked through a cross-Region inference profile, not their bare model id.
+# Claude Sonnet 4.5's US geographic profile, the newest Sonnet AWS's documentation shows with one
+# (https://docs.aws.amazon.com/bedrock/latest/userguide/geographic-cross-region-inference.html,
+# https://docs.aws.amazon.com/bedrock/latest/userguide/inference-profiles-support.html).
+DEFAULT_INFERENCE_PROFILE_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+# A system-defined profile id: a geographic prefix (the geographies of AWS's cross-Region profiles),
+# the provider and the model, e.g. us.anthropic.claude-sonnet-4-5-20250929-v1:0 or global.anthropic.x.
+INFERENCE_PROFILE_PATTERN = r"^(us|us-gov|eu|apac|jp|au|global)\.[a-z0-9-]+\.[a-z0-9-]+(:[0-9]+)?$"
 EXAMPLE_WORKLOAD = "data-processor"  # the sandbox's example function, as the default to replace
 LAMBDA_RUNTIME = "python3.12"
 
@@ -47,10 +54,15 @@ def _parameters() -> Template:
             "Description": "SSM SecureString holding the MCP bearer key (create it before deploying; "
             "CloudFormation cannot create SecureStrings).",
         },
-        "BedrockModelId": {
+        "BedrockInferenceProfileId": {
             "Type": "String",
-            "Default": DEFAULT_MODEL_ID,
-            "Description": "The Bedrock foundation model the supervisor may invoke (and no other).",
+            "Default": DEFAULT_INFERENCE_PROFILE_ID,
+            "AllowedPattern": INFERENCE_PROFILE_PATTERN,
+            "ConstraintDescription": "a cross-Region inference profile id offered in this Region: a "
+            "geographic prefix (us, us-gov, eu, apac, jp, au or global), a dot, then the model id, e.g. "
+            f"{DEFAULT_INFERENCE_PROFILE_ID} (not a bare model id, not an ARN)",
+            "Description": "The Bedrock cross-Region inference profile the supervisor invokes; it may "
+            "invoke that profile, and its foundation model only through it, nothing else.",
         },
         "ArtifactBucket": {"Type": "String", "Description": "S3 bucket holding the Lambda zips."},
         "SupervisorCodeKey": {"Type": "String", "Default": "lambda/supervisor.zip"},
@@ -154,7 +166,7 @@ def _supervisor_function() -> Template:
                 "Variables": {
                     "MCP_SERVER_URL": ref("McpServerUrl"),
                     "MCP_API_KEY_SSM_PARAMETER": ref("McpKeyParameterName"),
-                    "SUPERVISOR_MODEL": sub("bedrock:${BedrockModelId}"),
+                    "SUPERVISOR_MODEL": sub("bedrock:${BedrockInferenceProfileId}"),
                     "INCIDENT_STATE_TABLE": ref("StateTable"),
                     "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
                     "MAX_INCIDENTS_PER_HOUR": ref("MaxIncidentsPerHour"),
@@ -214,7 +226,7 @@ def _functions() -> Template:
         "SupervisorRole": policies.role(
             policies.supervisor_statements(_log_group_name(SUPERVISOR_FUNCTION)),
             "lambda.amazonaws.com",
-            "incident-supervisor: its two tables, its SSM parameter, one Bedrock model, its topic",
+            "incident-supervisor: its two tables, its SSM parameter, one Bedrock profile, its topic",
         ),
         "SupervisorFunction": _supervisor_function(),
         "SupervisorTopicPermission": _invoke_permission(

@@ -22,15 +22,18 @@ from langchain_core.runnables import Runnable
 
 from chaos.bedrock_fake import FakeConverse
 from chaos.loopback import served_in_thread
+from chaos.sandbox import names
 from evals.adversarial import ADVERSARIAL, LIES, SUBMIT, Seen, next_calls
 from supervisor.agent.prompt import read_tagged
 
 # The model string the lanes' supervisors are given: an Anthropic model id, so that ChatBedrockConverse
 # reads it as Claude's provider (its tool choice, its message format) rather than an unknown one.
 BEDROCK_MODEL: Final = f"bedrock:anthropic.{ADVERSARIAL}"
-# Bedrock clients reach the fake endpoint with throwaway keys; no named profile may take precedence.
+# Bedrock clients reach the fake endpoint with throwaway keys, in the sandbox's region (the product has no
+# region of its own); no named profile may take precedence.
 _ENVIRONMENT: Final = {
     "AWS_PROFILE": None,
+    "AWS_REGION": names.DEFAULT_REGION,
     "AWS_ACCESS_KEY_ID": "adversarial",
     "AWS_SECRET_ACCESS_KEY": "adversarial",
     "AWS_SESSION_TOKEN": "adversarial",

@@ -4,8 +4,9 @@ credentials are cached until shortly before they expire."""
 
 from __future__ import annotations
 
+import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import boto3
@@ -14,12 +15,19 @@ from botocore.config import Config
 from botocore.credentials import RefreshableCredentials
 
 from mcp_server.errors import ReadOnlyViolation
+from mcp_server.pacing import LOOKUP_EVENTS_PER_SECOND, Pacer
 from mcp_server.permissions import ALLOWED_OPERATIONS
 from mcp_server.settings import AccountRole, ServerSettings
 from mcp_server.targets import Target, TargetResolver
 
 GLOBAL_EVENTS_REGION = "us-east-1"  # CloudTrail records IAM's (global) events there
-DEFAULT_REGION = "ca-central-1"
+REGION_SETTINGS = (
+    "AWS_REGION (or AWS_DEFAULT_REGION), or `region` in the AWS_PROFILE's section of the AWS config file"
+)
+
+
+class RegionNotConfigured(ValueError):
+    """The AWS configuration chain names no region, and the server never guesses one."""
 
 
 def _refuse_writes(model: Any, **_: Any) -> None:
@@ -32,10 +40,19 @@ def _refuse_writes(model: Any, **_: Any) -> None:
         )
 
 
+def configured_region(session: boto3.Session) -> str:
+    """The session's region; RegionNotConfigured, saying what to set, when the chain names none."""
+    if not session.region_name:
+        raise RegionNotConfigured(f"no AWS region is configured: set {REGION_SETTINGS}")
+    return str(session.region_name)
+
+
 def default_session() -> boto3.Session:
-    """The standard AWS configuration chain; the region falls back to ca-central-1 when none is configured."""
-    session = boto3.Session()
-    return session if session.region_name else boto3.Session(region_name=DEFAULT_REGION)
+    """The standard AWS configuration chain, which must name a region. AWS_REGION first: botocore reads
+    only AWS_DEFAULT_REGION and the profile's region, the other AWS SDKs AWS_REGION before them."""
+    session = boto3.Session(region_name=os.environ.get("AWS_REGION") or None)
+    configured_region(session)
+    return session
 
 
 def _config(settings: ServerSettings) -> Config:
@@ -71,10 +88,15 @@ class TargetClients:
     global_cloudtrail: Any  # the account's CloudTrail in us-east-1, where IAM's events are
     sqs: Any
     sns: Any
+    # LookupEvents pacing by Region, shared by every call to the same account (made here when absent).
+    lookup_pacers: dict[str, Pacer] = field(default_factory=dict)
 
     @property
     def region(self) -> str:
         return self.target.region
+
+    def lookup_pacer(self, region: str) -> Pacer:
+        return self.lookup_pacers.setdefault(region, Pacer(LOOKUP_EVENTS_PER_SECOND))
 
 
 class AwsClients:
@@ -83,10 +105,11 @@ class AwsClients:
     def __init__(self, settings: ServerSettings, session: boto3.Session) -> None:
         self._settings = settings
         self._session = session
-        self.region: str = session.region_name or DEFAULT_REGION
+        self.region: str = configured_region(session)
         self._sessions: dict[str | None, boto3.Session] = {None: session}
         self._clients: dict[tuple[str | None, str, str], Any] = {}
         self._own_account: str | None = None
+        self._pacers: dict[str | None, dict[str, Pacer]] = {}
         self._lock = threading.Lock()
         self.resolver = TargetResolver(settings, self.region, self.own_account_id)
 
@@ -120,7 +143,16 @@ class AwsClients:
             global_cloudtrail=make("cloudtrail", GLOBAL_EVENTS_REGION),
             sqs=make("sqs"),
             sns=make("sns"),
+            lookup_pacers=self._lookup_pacers(account, region),
         )
+
+    def _lookup_pacers(self, account: str | None, region: str) -> dict[str, Pacer]:
+        rate = self._settings.mcp_cloudtrail_lookups_per_second
+        with self._lock:
+            pacers = self._pacers.setdefault(account, {})
+            for lookup_region in (region, GLOBAL_EVENTS_REGION):
+                pacers.setdefault(lookup_region, Pacer(rate))
+            return pacers
 
     def own_account_id(self) -> str:
         """The server's own account (``sts:GetCallerIdentity`` once; it needs no permission)."""

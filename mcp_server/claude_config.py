@@ -11,7 +11,7 @@ from typing import Any
 SERVER_NAME = "incident-response"
 # What selects the AWS identity; Claude Desktop starts servers with almost no environment. Not
 # AWS_ENDPOINT_URL: a profile carries its endpoint, and the sandbox's port changes when it restarts.
-CONFIG_VARIABLES = ("AWS_PROFILE", "AWS_REGION")
+CONFIG_VARIABLES = ("AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION")
 FILE_VARIABLES = ("AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
 SECRET_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 

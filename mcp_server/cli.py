@@ -14,7 +14,7 @@ from botocore.exceptions import BotoCoreError
 from pydantic import ValidationError
 
 from mcp_server.app import Transport, build_app
-from mcp_server.aws import AwsClients
+from mcp_server.aws import AwsClients, RegionNotConfigured
 from mcp_server.claude_config import claude_desktop_config, config_warnings
 from mcp_server.http_server import uvicorn_config
 from mcp_server.keys import KeyConfigurationError, WeakKeyError, require_strong_keys, resolve_api_keys
@@ -70,7 +70,7 @@ def _start_refused(error: Exception) -> str:
         return f"invalid configuration: {error}"
     if isinstance(error, KeyConfigurationError):
         return f"refusing to start without a bearer key: {error}"
-    if isinstance(error, BotoCoreError):  # e.g. an AWS_PROFILE that does not exist
+    if isinstance(error, BotoCoreError | RegionNotConfigured):  # e.g. an AWS_PROFILE that does not exist
         return f"AWS configuration problem: {error}"
     return str(error)
 
@@ -103,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         WeakKeyError,
         KeyConfigurationError,
         BotoCoreError,
+        RegionNotConfigured,
     ) as error:
         print(f"incident-mcp-server: {_start_refused(error)}", file=sys.stderr)
         return 2

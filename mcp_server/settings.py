@@ -13,6 +13,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from mcp_server.contract.common import ACCOUNT_ALIAS_PATTERN
 from mcp_server.https_urls import checked_url
+from mcp_server.pacing import LOOKUP_EVENTS_PER_SECOND
 
 MCP_KEY_PARAMETER: Final = "/incident-response/mcp-api-key"  # a SecureString the operator creates
 
@@ -124,6 +125,13 @@ class ServerSettings(BaseSettings):
         le=300,
         description="Each tool answers within this many seconds, with what it read and the rest as gaps "
         "(below the supervisor's 30 s tool timeout).",
+    )
+    mcp_cloudtrail_lookups_per_second: float = Field(
+        default=LOOKUP_EVENTS_PER_SECOND,
+        gt=0,
+        le=1000,
+        description="CloudTrail LookupEvents requests the server starts per second in each account and "
+        "Region: AWS allows 2 (more only against an emulator whose clock runs faster).",
     )
     mcp_redact: bool = Field(
         default=True,

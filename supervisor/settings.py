@@ -25,7 +25,9 @@ class SupervisorSettings(BaseSettings, NotificationSettings):
     supervisor_model: str = Field(
         validation_alias=_env("SUPERVISOR_MODEL"),
         default="rules",
-        description="'rules' (offline), 'bedrock:<model-id>', or any 'provider:model' init_chat_model knows.",
+        description="'rules' (offline), 'bedrock:<inference-profile or model id>' (current Claude models: "
+        "a profile id such as us.anthropic.claude-sonnet-4-5-20250929-v1:0), or any 'provider:model' "
+        "init_chat_model knows.",
     )
     mcp_server_url: str = Field(
         validation_alias=_env("MCP_SERVER_URL"),
@@ -125,7 +127,7 @@ class SupervisorSettings(BaseSettings, NotificationSettings):
         if value != "rules" and (":" not in value or not all(value.split(":", 1))):
             raise ValueError(
                 f"SUPERVISOR_MODEL must be 'rules' or 'provider:model' (e.g. "
-                f"'bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0'), not {value!r}"
+                f"'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0'), not {value!r}"
             )
         return value
 

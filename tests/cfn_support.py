@@ -14,16 +14,23 @@ LOAD_BALANCER_NAME = "incident-lb-123.eu-west-1.elb.amazonaws.com"
 
 
 class ResolvedStack:
-    """A template (the MCP service's unless ``document`` is given) under given parameters: defaults,
-    conditions, Ref, Fn::If, Fn::Sub, Fn::Join, Fn::GetAtt, AWS::NoValue dropped from lists, and the Rules'
-    assertions. A resource's Ref is ``ref:<logical id>``."""
+    """A template (the MCP service's unless ``document`` is given) under given parameters (and pseudo
+    parameters, PSEUDO's unless given): defaults, conditions, Ref, Fn::If, Fn::Sub, Fn::Join, Fn::Split,
+    Fn::Select, Fn::GetAtt, AWS::NoValue dropped from lists, and the Rules' assertions. A resource's Ref is
+    ``ref:<logical id>``."""
 
-    def __init__(self, parameters: dict[str, str], document: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        parameters: dict[str, str],
+        document: dict[str, Any] | None = None,
+        pseudo: dict[str, str] | None = None,
+    ) -> None:
         self.document = document or mcp_service.build()
         defaults = {name: str(spec.get("Default", "")) for name, spec in self.document["Parameters"].items()}
         unknown = set(parameters) - set(defaults)
         assert not unknown, unknown
-        self.values = PSEUDO | defaults | parameters
+        assert set(pseudo or {}) <= set(PSEUDO), pseudo
+        self.values = PSEUDO | (pseudo or {}) | defaults | parameters
 
     def condition(self, name: str) -> bool:
         return bool(self.resolve(self.document["Conditions"][name]))
@@ -31,6 +38,8 @@ class ResolvedStack:
     def _variable(self, name: str) -> Any:
         if name in self.values:
             return self.values[name]
+        if name.endswith(".Arn"):  # as Fn::GetAtt's Arn below
+            return f"arn:{name.removesuffix('.Arn')}"
         assert name == "LoadBalancer.DNSName", name
         return LOAD_BALANCER_NAME
 
@@ -61,6 +70,12 @@ class ResolvedStack:
             if function == "Fn::Join":
                 separator, items = argument
                 return separator.join(self.resolve(items))
+            if function == "Fn::Split":
+                separator, text = argument
+                return self.resolve(text).split(separator)
+            if function == "Fn::Select":
+                index, items = argument
+                return self.resolve(items)[int(index)]
             if function == "Fn::GetAtt":
                 return self._variable(".".join(argument)) if argument[1] != "Arn" else f"arn:{argument[0]}"
             if function == "Fn::Sub":

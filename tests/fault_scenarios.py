@@ -478,9 +478,10 @@ def fresh_logs(sandbox: Sandbox, function: str) -> None:
     """Earlier tests' lines out of the function's log group, so that a test sees only its own incident."""
     logs = sandbox.session(names.OPERATOR).client("logs")
     group = f"/aws/lambda/{function}"
-    for page in logs.get_paginator("describe_log_streams").paginate(logGroupName=group):
-        for stream in page["logStreams"]:
-            logs.delete_log_stream(logGroupName=group, logStreamName=stream["logStreamName"])
+    pages = logs.get_paginator("describe_log_streams").paginate(logGroupName=group)
+    streams = [stream["logStreamName"] for page in pages for stream in page["logStreams"]]
+    for stream in streams:  # listed first: a deletion between pages would shift the next page past some
+        logs.delete_log_stream(logGroupName=group, logStreamName=stream)
 
 
 def run_scenario(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo, scenario: Scenario) -> Run:

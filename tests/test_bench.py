@@ -6,13 +6,24 @@ from pathlib import Path
 
 import pytest
 
-from bench import cold_import, console_list, drill, log_volume, redaction, sandbox_runtime, tokens
+from bench import (
+    change_lookups,
+    cold_import,
+    console_list,
+    drill,
+    log_volume,
+    redaction,
+    sandbox_runtime,
+    tokens,
+)
 from bench.mcp_overhead import QUICK, Latency, Report, render, run
 from chaos.sandbox.sandbox import Sandbox
 from evals.corpus import load_corpus
 from evals.settings import CASES_DIR
 from evals.tokens import token_counter
 from mcp_server.contract.registry import TOOL_NAMES
+from mcp_server.tools.change_lookups import PAGE_SIZE
+from mcp_server.tools.logs import ERROR_TERMS
 from supervisor.settings import SupervisorSettings
 
 
@@ -68,12 +79,20 @@ def test_sandbox_runtime_benchmark_reports_start_up_and_invocations() -> None:
 
 
 @pytest.mark.parametrize("log_format", ["text", "json"])
-def test_log_volume_benchmark_finds_every_error_line_beyond_the_scan(log_format: str) -> None:
-    result = log_volume.run(events=25_000, errors=20, runs=1, log_format=log_format)  # > one 20,000 scan
-    assert (result.log_format, result.errors_in_window, result.errors_returned) == (log_format, 20, 20)
-    assert result.tool_median_ms > 0
-    assert "every error line (20/20)" in log_volume.render(result)
-    assert ("JSON log format" in log_volume.render(result)) is (log_format == "json")
+def test_log_volume_benchmark_finds_the_newest_failures_where_oldest_first_does_not(log_format: str) -> None:
+    result = log_volume.run(25_000, 50, 20, 3, runs=1, log_format=log_format)  # > one 20,000 scan
+    full, before, *_, tool = result.rows
+    assert (full.failures_found, full.last_success_found) == (3, True)
+    assert (before.failures_found, before.last_success_found) == (0, False)  # the reason for issue 41
+    assert (tool.failures_found, tool.last_success_found) == (3, True)
+    assert 0 < tool.events_read < full.events_read
+    slices = tool.filter_calls - len(ERROR_TERMS)  # then one lookup per error term over the older part
+    assert 2 <= slices <= 10
+    assert (result.retried_lines, result.retried_returned) == (20, 20)
+    text = log_volume.render(result)
+    assert "| get_recent_logs: newest first in time slices" in text
+    assert "every line about a retried call among them (20/20)" in text
+    assert ("JSON log format" in text) is (log_format == "json")
 
 
 def test_token_benchmark_compares_the_graph_with_a_plain_mcp_host() -> None:
@@ -111,3 +130,19 @@ def test_redaction_benchmark_finds_every_planted_secret() -> None:
     assert serialise > 0
     assert redact > 0
     assert counts == {"email": 2, "card_number": 1, "bearer_token": 1}  # one line in 1,000, in turn
+
+
+def test_change_lookup_benchmark_finds_the_change_where_each_order_alone_does_not() -> None:
+    # Past each single order's cap of 10 pages of 50: 600 reads of the role, 600 writes of another.
+    assert change_lookups.BASELINE_PAGES * PAGE_SIZE == 500
+    rows = change_lookups.run(reads=1_200, writes=600)
+    found = {(r.account, r.order.split(":")[0]): r.found for r in rows}
+    assert found == {
+        ("read-heavy", "get_recent_changes"): True,
+        ("read-heavy", "the writes alone (ReadOnly=false)"): True,
+        ("read-heavy", "the role's name alone (ResourceName)"): False,
+        ("write-heavy", "get_recent_changes"): True,
+        ("write-heavy", "the writes alone (ReadOnly=false)"): False,
+        ("write-heavy", "the role's name alone (ResourceName)"): True,
+    }
+    assert "| read-heavy | get_recent_changes: writes first" in change_lookups.render(rows, 1_200, 600)

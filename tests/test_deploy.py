@@ -259,7 +259,7 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     )
     variables = supervisor["Environment"]["Variables"]
     assert variables["MCP_SERVER_URL"] == "https://mcp.example.com/sse"
-    assert variables["SUPERVISOR_MODEL"] == f"bedrock:{template.DEFAULT_MODEL_ID}"
+    assert variables["SUPERVISOR_MODEL"] == "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0"
     assert (variables["INCIDENT_STATE_TABLE"], variables["INCIDENT_CONTEXT_TABLE"]) == (
         names.STATE_TABLE,
         names.CONTEXT_TABLE,
@@ -312,8 +312,10 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     assert granted["ssm:GetParameter"] == [
         f"arn:aws:ssm:{sandbox.region}:{names.ACCOUNT_ID}:parameter{names.MCP_KEY_PARAMETER}"
     ]
-    assert granted["bedrock:InvokeModel"] == [
-        f"arn:aws:bedrock:{sandbox.region}::foundation-model/{template.DEFAULT_MODEL_ID}"
+    assert granted["bedrock:InvokeModel"] == [  # the default profile, and its model through it alone
+        f"arn:aws:bedrock:{sandbox.region}:{names.ACCOUNT_ID}:inference-profile/"
+        "us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        "arn:aws:bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0",
     ]
     assert granted["logs:PutLogEvents"] == [
         f"arn:aws:logs:{sandbox.region}:{names.ACCOUNT_ID}:log-group:/aws/lambda/incident-supervisor:*"

@@ -13,15 +13,18 @@ import urllib.request
 import uuid
 import zipfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
 import botocore.session
 import pytest
+from botocore.config import Config
 from botocore.exceptions import ClientError
 from botocore.model import Shape
 
 from chaos.sandbox import names
+from chaos.sandbox.extensions.cloudtrail import Allowance
 from chaos.sandbox.sandbox import Sandbox
 from tests.conftest import Undo
 
@@ -137,6 +140,11 @@ def _lookup(client: Any, **params: Any) -> list[dict[str, Any]]:
         params["NextToken"] = page["NextToken"]
 
 
+def _writes(client: Any, **params: Any) -> list[dict[str, Any]]:
+    """The writes among every event the lookup finds (event history records reads too)."""
+    return [event for event in _lookup(client, **params) if event["ReadOnly"] == "false"]
+
+
 def _by(key: str, value: str) -> list[dict[str, str]]:
     return [{"AttributeKey": key, "AttributeValue": value}]
 
@@ -162,11 +170,17 @@ def _tag_twice(sandbox: Sandbox, name: str, pause: float = 0.0) -> None:
 def test_an_operator_change_is_recorded_with_who_what_and_when(sandbox: Sandbox, undo: Undo) -> None:
     document = _policy(Action="s3:GetObject", Resource="*")
     role, _ = _role(sandbox, undo, document)
-    sandbox.session(names.OPERATOR).client("iam").get_role(RoleName=role)  # a read: never recorded
+    sandbox.session(names.OPERATOR).client("iam").get_role(RoleName=role)  # a read: recorded as one
 
     events = _lookup(_cloudtrail(sandbox, region=GLOBAL_REGION), LookupAttributes=_by("ResourceName", role))
-    assert [e["EventName"] for e in events] == ["PutRolePolicy", "CreateRole"]
-    event, operator_key = events[0], _access_key(sandbox, names.OPERATOR)
+    assert [(e["EventName"], e["ReadOnly"]) for e in events] == [
+        ("GetRole", "true"),
+        ("PutRolePolicy", "false"),
+        ("CreateRole", "false"),
+    ]
+    assert _record(events[0])["responseElements"] is None, "CloudTrail records no response of a read"
+    assert _record(events[0])["requestParameters"] == {"roleName": role}
+    event, operator_key = events[1], _access_key(sandbox, names.OPERATOR)
     assert event["EventSource"] == "iam.amazonaws.com"
     assert (event["Username"], event["AccessKeyId"], event["ReadOnly"]) == (
         names.OPERATOR,
@@ -228,11 +242,12 @@ def test_an_assumed_role_and_its_change_are_recorded(sandbox: Sandbox, undo: Und
     assert {"ResourceType": "AWS::Lambda::Function", "ResourceName": name} in tag["Resources"]
 
 
-def test_reads_and_data_events_are_not_recorded(sandbox: Sandbox) -> None:
+def test_reads_are_recorded_as_read_only_and_data_events_are_not(sandbox: Sandbox) -> None:
     s3 = sandbox.session(names.OPERATOR).client("s3")
     bucket = _unique("cloudtrail-test-bucket")
     s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": sandbox.region})
     s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": []}))
+    s3.get_bucket_policy(Bucket=bucket)
     s3.put_object(Bucket=bucket, Key="object", Body=b"data")
     s3.get_object(Bucket=bucket, Key="object")["Body"].read()
     s3.list_objects_v2(Bucket=bucket)
@@ -240,7 +255,12 @@ def test_reads_and_data_events_are_not_recorded(sandbox: Sandbox) -> None:
     s3.delete_bucket(Bucket=bucket)
 
     events = _lookup(_cloudtrail(sandbox), LookupAttributes=_by("ResourceName", bucket))
-    assert [e["EventName"] for e in events] == ["DeleteBucket", "PutBucketPolicy", "CreateBucket"]
+    assert [(e["EventName"], e["ReadOnly"]) for e in events] == [
+        ("DeleteBucket", "false"),
+        ("GetBucketPolicy", "true"),
+        ("PutBucketPolicy", "false"),
+        ("CreateBucket", "false"),
+    ]
     assert {e["EventSource"] for e in events} == {"s3.amazonaws.com"}
 
 
@@ -374,10 +394,10 @@ def test_pages_return_every_event_once_newest_first(sandbox: Sandbox, undo: Undo
     paged = _lookup(cloudtrail, LookupAttributes=query, MaxResults=2)
     whole = cloudtrail.lookup_events(LookupAttributes=query)["Events"]
     assert [e["EventId"] for e in paged] == [e["EventId"] for e in whole]
-    assert len({e["EventId"] for e in paged}) == len(paged) == 5
-    assert [e["EventName"] for e in paged] == ["UntagResource20170331v2", "TagResource20170331v2"] * 2 + [
-        "CreateFunction20150331"
-    ]
+    assert len({e["EventId"] for e in paged}) == len(paged)
+    writes = [e["EventName"] for e in paged if e["ReadOnly"] == "false"]
+    assert writes == ["UntagResource20170331v2", "TagResource20170331v2"] * 2 + ["CreateFunction20150331"]
+    assert len(paged) > len(writes), "the reads of the function (GetFunctionConfiguration) are recorded too"
     times = [e["EventTime"] for e in paged]
     assert times == sorted(times, reverse=True)
 
@@ -399,7 +419,7 @@ def test_each_lookup_attribute_filters(sandbox: Sandbox, undo: Undo, key: str) -
     name = _function(sandbox, undo, _package(key))
     _tag_twice(sandbox, name)
     cloudtrail = _cloudtrail(sandbox)
-    [untag, tag, _] = _lookup(cloudtrail, LookupAttributes=_by("ResourceName", name))
+    [untag, tag, _] = _writes(cloudtrail, LookupAttributes=_by("ResourceName", name))
     value = {
         "EventId": tag["EventId"],
         "EventName": tag["EventName"],
@@ -435,10 +455,10 @@ def test_a_time_range_filters(sandbox: Sandbox, undo: Undo) -> None:
     name = _function(sandbox, undo, _package("times"))
     _tag_twice(sandbox, name, pause=2.0)
     cloudtrail, query = _cloudtrail(sandbox), _by("ResourceName", name)
-    untag, tag, _ = _lookup(cloudtrail, LookupAttributes=query)
+    untag, tag, _ = _writes(cloudtrail, LookupAttributes=query)
     between = datetime.fromtimestamp(math.floor(tag["EventTime"].timestamp()) + 1, UTC)
-    later = _lookup(cloudtrail, LookupAttributes=query, StartTime=between)
-    earlier = _lookup(cloudtrail, LookupAttributes=query, EndTime=between)
+    later = _writes(cloudtrail, LookupAttributes=query, StartTime=between)
+    earlier = _writes(cloudtrail, LookupAttributes=query, EndTime=between)
     assert [e["EventId"] for e in later] == [untag["EventId"]]
     assert tag["EventId"] in [e["EventId"] for e in earlier]
     assert untag["EventId"] not in [e["EventId"] for e in earlier]
@@ -480,6 +500,40 @@ def test_invalid_lookups_get_the_documented_errors(sandbox: Sandbox) -> None:
         _error_code(lambda: cloudtrail.lookup_events(StartTime=now, EndTime=earlier))
         == "InvalidTimeRangeException"
     )
+
+
+def test_the_lookup_allowance_is_two_at_once_then_two_a_second() -> None:
+    now = [100.0]
+    allowance = Allowance(2.0, tokens=2.0, clock=lambda: now[0])
+    assert [allowance.take() for _ in range(3)] == [True, True, False]
+    now[0] += 0.25
+    assert allowance.take() is False, "half a request's worth is not a request"
+    now[0] += 0.25
+    assert [allowance.take(), allowance.take()] == [True, False]
+    now[0] += 60
+    assert [allowance.take() for _ in range(3)] == [True, True, False], "an idle minute saves no more than 2"
+
+
+def test_lookups_beyond_the_allowance_are_throttled_as_aws_throttles_them(sandbox: Sandbox) -> None:
+    # At most 2 + 2 * t of 12 lookups sent at once are answered within t seconds: unless answering them all
+    # takes the emulator 5 s, some are refused. Retries off, so botocore does not hide the refusals.
+    cloudtrail = sandbox.session(names.MCP_SERVER).client(
+        "cloudtrail", config=Config(retries={"total_max_attempts": 1})
+    )
+
+    def lookup(_: int) -> str:
+        try:
+            cloudtrail.lookup_events(MaxResults=1)
+        except ClientError as error:
+            return f"{error.response['Error']['Code']}: {error.response['Error']['Message']}"
+        return "answered"
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        answers = list(pool.map(lookup, range(12)))
+    assert "ThrottlingException: Rate exceeded" in answers
+    assert set(answers) == {"answered", "ThrottlingException: Rate exceeded"}
+    time.sleep(1.0)  # the allowance refills at two a second
+    assert lookup(0) == "answered"
 
 
 def test_the_delivery_delay_holds_new_events_back(sandbox: Sandbox, undo: Undo) -> None:

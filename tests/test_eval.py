@@ -304,6 +304,8 @@ def test_bad_usage_exits_2_with_a_clear_error(
 def test_prices_by_model_family_and_overrides() -> None:
     assert price_of("bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0", {}) == Price(3.0, 15.0)
     assert price_of("bedrock:us.anthropic.claude-3-5-haiku-20241022-v1:0", {}) == Price(0.8, 4.0)
+    assert price_of("bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", {}) == Price(3.0, 15.0)
+    assert price_of("bedrock:global.anthropic.claude-sonnet-4-5-20250929-v1:0", {}) == Price(3.0, 15.0)
     assert price_of("anthropic:claude-sonnet-4-5", {}) == Price(3.0, 15.0)
     assert price_of("ollama:llama3", {}) is None
     model, price = cli.parse_override("ollama:llama3=0.1,0.2")

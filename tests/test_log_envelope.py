@@ -671,8 +671,11 @@ class FakeLogs:
     calls: list[dict[str, Any]] = field(default_factory=list)
 
     def filter_log_events(self, **request: Any) -> dict[str, Any]:
+        """The events in the request's time range (both ends inclusive), in one page."""
         self.calls.append(request)
-        return {"events": self.events}
+        return {
+            "events": [e for e in self.events if request["startTime"] <= e["timestamp"] <= request["endTime"]]
+        }
 
 
 NOW = datetime.fromtimestamp((samples.START_MS + 60_000) / 1000, UTC)

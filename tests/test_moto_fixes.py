@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -235,3 +236,31 @@ def test_released_moto_still_keeps_the_first_event_invoke_config(unpatched: Sand
         pass
     shown = lambda_.get_function_event_invoke_config(FunctionName=names.REPORT_FUNCTION)
     assert shown["MaximumRetryAttempts"] == 2, "moto overwrites now: drop that part of lambda_async_config.py"
+
+
+def _streams_in_answer_order(sandbox: Sandbox) -> list[str]:
+    """Two streams written a millisecond apart in turn, read back with one FilterLogEvents call."""
+    logs = sandbox.session(names.OPERATOR).client("logs")
+    streams = [f"interleave-{uuid.uuid4().hex[:8]}-{n}" for n in "ab"]
+    now_ms = int(time.time() * 1000)
+    for offset, stream in enumerate(streams):
+        logs.create_log_stream(logGroupName=names.LOG_GROUP, logStreamName=stream)
+        events = [{"timestamp": now_ms + offset + 2 * i, "message": f"{i}"} for i in range(2)]
+        logs.put_log_events(logGroupName=names.LOG_GROUP, logStreamName=stream, logEvents=events)
+    answer = (
+        sandbox.session(names.MCP_SERVER)
+        .client("logs")
+        .filter_log_events(logGroupName=names.LOG_GROUP, logStreamNames=streams)
+    )
+    return ["ab"[streams.index(event["logStreamName"])] for event in answer["events"]]
+
+
+def test_released_moto_still_answers_filter_log_events_one_stream_after_the_other(unpatched: Sandbox) -> None:
+    assert _streams_in_answer_order(unpatched) == ["a", "a", "b", "b"], (
+        "moto interleaves by default now: drop that part of extensions/log_filters.py"
+    )
+
+
+def test_fixed_sandbox_interleaves_the_streams_in_time_order_as_aws_does(sandbox: Sandbox) -> None:
+    """AWS has ignored `interleaved` since June 17, 2019: every answer interleaves the streams."""
+    assert _streams_in_answer_order(sandbox) == ["a", "b", "a", "b"]

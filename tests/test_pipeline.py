@@ -265,7 +265,7 @@ def test_bedrock_access_denied_ends_in_error_bedrock_auth_without_retry(
     bedrock.script += [
         aws_error(403, "AccessDeniedException", "not authorized to perform bedrock:InvokeModel")
     ]
-    pipeline = make_pipeline(supervisor_model="bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0")
+    pipeline = make_pipeline(supervisor_model="bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0")
     _, state = _handled(pipeline, incidents)
     assert (state["status"], state["error_category"]) == ("ERROR", "bedrock_auth")
     assert "bedrock:InvokeModel" in state["error_reason"]

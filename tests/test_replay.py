@@ -258,7 +258,7 @@ async def _legacy_item() -> tuple[dict[str, dict[str, Any]], Diagnosis]:
         tool_results=results,
         replay_hash="",
         replay_hash_version=REPLAY_HASH_VERSION,
-        model="bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0",
+        model="bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0",
         diagnosis=None,
     )
     run = await replay(fresh, settings=SupervisorSettings(), model=_scripted())

@@ -30,7 +30,7 @@ from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 from tests.conftest import Inject, serving_converse
 
-MODEL = "bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0"
+MODEL = "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 FAST_RETRY: dict[str, Any] = {"backoff_base": 0.1, "bedrock_max_attempts": 1}
 
 
@@ -79,7 +79,7 @@ async def test_a_bedrock_model_drives_a_full_diagnosis(
     assert [u.total_tokens for u in result.token_usage] == [900, 1200]
     assert [r.tool for r in result.tool_calls] == ["get_lambda_config", "submit_diagnosis"]
     first, second = bedrock.requests
-    assert first["model"] == "anthropic.claude-3-5-sonnet-20241022-v2:0"
+    assert first["model"] == "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
     assert "untrusted data" in first["system"][0]["text"].lower()
     diagnostic = {
         "get_recent_logs",

@@ -20,6 +20,7 @@ from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
+from chaos.workload.traffic import put_events
 from mcp_server.aws import AwsClients, TargetClients
 from mcp_server.contract import (
     GetIAMStateArgs,
@@ -355,7 +356,8 @@ def _index(message: str) -> int:
 
 @pytest.fixture(scope="module")
 def volume(sandbox: Sandbox) -> Iterator[Volume]:
-    """10,200 events over 25 minutes in a group of their own, written as the operator in ≤ 1 MB batches.
+    """10,200 events over 25 minutes in a group of their own, written as the operator in PutLogEvents
+    batches.
 
     A group of their own keeps them out of the other tests' reads of the data-processor group."""
     logs = sandbox.session(names.OPERATOR).client("logs")
@@ -364,17 +366,8 @@ def volume(sandbox: Sandbox) -> Iterator[Volume]:
     first_ms = end_ms - VOLUME_EVENTS * SPACING_MS
     messages = [_volume_message(i) for i in range(VOLUME_EVENTS)]
     logs.create_log_group(logGroupName=group)
-    logs.create_log_stream(logGroupName=group, logStreamName="bulk")
-    batch: list[dict[str, Any]] = []
-    batch_bytes = 0
-    for index, message in enumerate(messages):
-        cost = len(message.encode()) + 26  # PutLogEvents' accounting: message bytes + 26 per event
-        if batch_bytes + cost > 1_048_576 or len(batch) == 10_000:
-            logs.put_log_events(logGroupName=group, logStreamName="bulk", logEvents=batch)
-            batch, batch_bytes = [], 0
-        batch.append({"timestamp": first_ms + index * SPACING_MS, "message": message})
-        batch_bytes += cost
-    logs.put_log_events(logGroupName=group, logStreamName="bulk", logEvents=batch)
+    events = [{"timestamp": first_ms + i * SPACING_MS, "message": m} for i, m in enumerate(messages)]
+    assert put_events(logs, group, "bulk", events) > 1  # several PutLogEvents batches (1 MB each at most)
     errors = [i for i, m in enumerate(messages) if ERROR_LIKE.search(m)]
     yield Volume(messages, datetime.fromtimestamp(end_ms / 1000, UTC), errors)
     logs.delete_log_group(logGroupName=group)
@@ -447,15 +440,23 @@ def test_volume_filter_pattern_and_limit(clients: AwsClients, volume: Volume) ->
     assert [_index(e.message) for e in response.events] == volume.errors[-5:]
 
 
-def test_volume_scan_limit_stops_the_scan_and_says_so(clients: AwsClients, volume: Volume) -> None:
+def test_volume_scan_limit_reads_the_newest_events_and_says_which(
+    clients: AwsClients, volume: Volume
+) -> None:
     response = _logs(clients, VOLUME_FUNCTION, now=volume.end, scan_limit=500)
 
     _assert_consistent(response)
-    errors_beyond = sum(1 for index in range(500, VOLUME_EVENTS) if index % 50 == 7)
-    assert response.matched_events == 500 + errors_beyond  # every error line, not only the first 500 events
-    assert response.note is not None
-    assert "the scan stopped at 500 events" in response.note
-    assert "except their error lines, looked up on their own" in response.note
+    note = response.note or ""
+    assert note.startswith("read newest first within the scan limit (")
+    read_from = datetime.fromisoformat(note.split("every event from ", 1)[1].split(" ", 1)[0])
+    first_ms = int(volume.end.timestamp() * 1000) - VOLUME_EVENTS * SPACING_MS
+    read = [i for i in range(VOLUME_EVENTS) if first_ms + i * SPACING_MS >= read_from.timestamp() * 1000]
+    assert read == list(range(read[0], VOLUME_EVENTS))  # the newest events, up to the last one
+    assert 250 < len(read) <= 500
+    older_errors = [i for i in volume.errors if i < read[0]]
+    assert response.matched_events == len(read) + len(older_errors)  # every error line before them too
+    assert f"the older events, from {response.window_start} to " in note
+    assert "were not read, except their error lines, looked up on their own" in note
 
 
 # --------------------------------------------------------------------------- fakes
@@ -463,21 +464,31 @@ def test_volume_scan_limit_stops_the_scan_and_says_so(clients: AwsClients, volum
 
 @dataclass
 class FakeLogs:
-    """``filter_log_events`` answering from fixed pages, honouring ``limit`` like CloudWatch Logs."""
+    """``filter_log_events`` answering from fixed pages, honouring the time range (both ends inclusive)
+    and ``limit`` like CloudWatch Logs."""
 
     events: list[dict[str, Any]]
     page_size: int = 3
     error: ClientError | None = None
+    terms: bool = False  # honour a one-term filter pattern (a substring, quotes taken off)
     calls: list[dict[str, Any]] = field(default_factory=list)
+    returned: list[int] = field(default_factory=list)  # events per call
 
     def filter_log_events(self, **request: Any) -> dict[str, Any]:
         self.calls.append(request)
         if self.error:
             raise self.error
+        term = request.get("filterPattern", "").strip('"') if self.terms else ""
+        matching = [
+            e
+            for e in self.events
+            if request["startTime"] <= e["timestamp"] <= request["endTime"] and term in e["message"]
+        ]
         start = int(request.get("nextToken", "0"))
         stop = start + min(self.page_size, request["limit"])
-        page: dict[str, Any] = {"events": self.events[start:stop]}
-        if stop < len(self.events):
+        page: dict[str, Any] = {"events": matching[start:stop]}
+        self.returned.append(len(page["events"]))
+        if stop < len(matching):
             page["nextToken"] = str(stop)
         return page
 
@@ -502,14 +513,16 @@ def test_fake_pages_are_merged_sorted_and_requested_with_window_and_token() -> N
     assert [e.log_stream for e in response.events] == ["a", "b", "a", "b"]
     assert response.events[0].timestamp == "2025-01-02T03:03:15+00:00"
     assert (response.window_start, response.window_end) == ("2025-01-02T02:59:05+00:00", NOW.isoformat())
-    assert [c.get("nextToken") for c in fake.calls] == [None, "3"]
-    assert fake.calls[0] == {
-        "logGroupName": "/aws/lambda/fn",
+    assert [c.get("nextToken") for c in fake.calls] == [None, "3", None]
+    request = {"logGroupName": "/aws/lambda/fn", "filterPattern": "x"}
+    assert fake.calls[0] == request | {"startTime": NOW_MS - 59_999, "endTime": NOW_MS, "limit": 5_000}
+    # The last minute held all four: the rest of the window is the next slice, read whole.
+    assert fake.calls[2] == request | {
         "startTime": NOW_MS - 300_000,
-        "endTime": NOW_MS,
-        "filterPattern": "x",
+        "endTime": NOW_MS - 60_000,
         "limit": 10_000,
     }
+    assert response.note is None
 
 
 def test_fake_selection_keeps_errors_then_newest_others_within_the_limit() -> None:
@@ -527,16 +540,42 @@ def test_fake_selection_keeps_errors_then_newest_others_within_the_limit() -> No
     assert (response.matched_events, response.returned_events, response.dropped_events) == (6, 4, 2)
 
 
-def test_fake_scan_limit_caps_what_is_read() -> None:
-    fake = FakeLogs([_raw(100 - i, f"line {i}") for i in range(20)], page_size=4)
+def test_fake_scan_limit_reads_the_newest_slices_first() -> None:
+    lines = [f"line {i}" if i % 10 else f"line {i} Timeout" for i in range(40)]  # one a second
+    fake = FakeLogs([_raw(40 - i, line) for i, line in enumerate(lines)], page_size=4, terms=True)
 
-    response = _logs(fake, "fn", now=NOW, scan_limit=10)
+    response = _logs(fake, "fn", now=NOW, scan_limit=20)
 
-    assert response.matched_events == 10
-    assert [c["limit"] for c in fake.calls[:3]] == [10, 6, 2]
-    assert {c.get("filterPattern") for c in fake.calls[3:]} == set(ERROR_TERMS)  # then the error lines
+    reads = [c for c in fake.calls if "filterPattern" not in c]
+    assert (reads[0]["startTime"], reads[0]["endTime"]) == (NOW_MS - 59_999, NOW_MS)  # the last minute first
+    assert reads[0]["limit"] == 5  # a quarter of the budget until a slice is kept: it holds 40, so it is cut
+    assert sum(fake.returned[: len(reads)]) <= 20  # every event fetched counts, those of cut slices too
+    shown = [int(e.message.split()[1]) for e in response.events]
+    newest = [i for i in shown if i % 10]
+    assert newest == [i for i in range(newest[0], 40) if i % 10]  # the newest lines, without a hole
+    assert len(newest) >= 5
+    assert [i for i in shown if not i % 10] == [0, 10, 20, 30]  # and every error line, older ones looked up
+    lookups = [c for c in fake.calls if "filterPattern" in c]
+    assert {c["filterPattern"] for c in lookups} == set(ERROR_TERMS)  # then the older part's error lines
+    [(start, end)] = {(c["startTime"], c["endTime"]) for c in lookups}  # the part not read, no more
+    first = newest[0] - 1 if newest[0] % 10 == 1 else newest[0]  # the suffix may begin with an error line
+    assert start == NOW_MS - 30 * 60_000
+    assert NOW_MS - (41 - first) * 1000 <= end < NOW_MS - (40 - first) * 1000
     assert response.note is not None
-    assert "the scan stopped at 10 events" in response.note
+    assert response.note.startswith("read newest first within the scan limit (")
+
+
+def test_fake_a_newest_instant_denser_than_the_scan_limit_is_said_so() -> None:
+    fake = FakeLogs([_raw(0, f"same {i}") for i in range(30)] + [_raw(90, "older Timeout")], terms=True)
+
+    response = _logs(fake, "fn", now=NOW, scan_limit=20)
+
+    assert sum(fake.returned[: len([c for c in fake.calls if "filterPattern" not in c])]) <= 20
+    assert [e.message for e in response.events] == ["older Timeout"]  # only the error lookups' find
+    lookups = {(c["startTime"], c["endTime"]) for c in fake.calls if "filterPattern" in c}
+    assert lookups == {(NOW_MS - 30 * 60_000, NOW_MS)}  # the whole window was left to them
+    assert response.note is not None
+    assert response.note.startswith("no part of the window could be read whole within the scan limit (")
 
 
 def test_fake_access_denied_is_a_tool_error() -> None:

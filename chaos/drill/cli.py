@@ -234,7 +234,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             state_dir = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="incident-drill-")))
         progress.note(f"incident-drill: {len(scenarios)} scenario(s), model {args.model}")
         try:
-            sandbox = start_sandbox(state_dir, alarm_interval_seconds=settings.alarm_interval_seconds)
+            sandbox = start_sandbox(
+                state_dir,
+                alarm_interval_seconds=settings.alarm_interval_seconds,
+                time_scale=settings.time_scale,
+            )
         except SandboxError as error:
             print(f"incident-drill: {error}", file=sys.stderr)
             return 2

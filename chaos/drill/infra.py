@@ -14,8 +14,9 @@ from chaos.drill.checks import Check
 from chaos.drill.scenarios import Infra
 from chaos.drill.settings import DrillSettings
 from chaos.loopback import BlackHole, FlappingProxy, free_port, served_in_thread
+from chaos.sandbox import names
 
-BEDROCK_MODEL = "bedrock:anthropic.claude-3-5-sonnet-20241022-v2:0"
+BEDROCK_MODEL = "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
 
 @dataclass
@@ -102,9 +103,11 @@ def infra_fault(kind: Infra | None, mcp_url: str, settings: DrillSettings) -> It
 
 
 def _fake_bedrock_env(url: str) -> dict[str, str | None]:
-    """Bedrock at the fake endpoint with throwaway credentials; nothing else changes endpoint."""
+    """Bedrock at the fake endpoint with throwaway credentials, in the sandbox's region (the product takes
+    its region from the environment and has none of its own); nothing else changes endpoint."""
     return {
         "AWS_PROFILE": None,  # a named profile would take precedence over the throwaway keys
+        "AWS_REGION": names.DEFAULT_REGION,
         "AWS_ENDPOINT_URL_BEDROCK_RUNTIME": url,
         "AWS_ACCESS_KEY_ID": "drill",
         "AWS_SECRET_ACCESS_KEY": "drill",

@@ -30,6 +30,13 @@ class DrillSettings(BaseSettings):
         description="How often the sandbox evaluates alarms (its own default is every second): AWS evaluates "
         "a period about a minute after it ends, the drill only needs the order of events kept.",
     )
+    time_scale: float = Field(
+        default=10.0,
+        ge=1,
+        le=600,
+        description="How many times faster than AWS each lane's sandbox runs its rate limits (CloudTrail "
+        "lookups: 2 a second times this, the MCP server paced the same; incident-sandbox --time-scale).",
+    )
     alarm_wait_seconds: float = Field(
         default=20.0,
         gt=0,

@@ -42,7 +42,7 @@ World:    functions {", ".join(names.FUNCTIONS)} (each with its role, log group 
 
 
 def _up(args: argparse.Namespace) -> int:
-    sandbox = start_sandbox(args.state_dir, region=args.region, port=args.port)
+    sandbox = start_sandbox(args.state_dir, region=args.region, port=args.port, time_scale=args.time_scale)
     print(_usage(sandbox), flush=True)
     if args.detach:
         print(f"Running in the background; stop it with: incident-sandbox down --state-dir {args.state_dir}")
@@ -89,6 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
     up = commands.add_parser("up", help="start and provision the sandbox; stays up until interrupted")
     up.add_argument("--region", default=names.DEFAULT_REGION)
     up.add_argument("--port", type=int, default=None, help="loopback port (default: a free one)")
+    up.add_argument(
+        "--time-scale",
+        type=float,
+        default=1.0,
+        metavar="N",
+        help="run the emulator's rate limits N times faster than AWS's (1 to 600; default 1: AWS's own)",
+    )
     up.add_argument("--detach", action="store_true", help="leave it running in the background and return")
     up.set_defaults(run=_up)
     commands.add_parser(

@@ -6,6 +6,7 @@ import configparser
 import shlex
 from pathlib import Path
 
+from chaos.sandbox.emulator_env import LOOKUPS_PER_SECOND
 from chaos.sandbox.identities import AccessKey
 
 CONFIG_FILE = "aws-config"
@@ -36,8 +37,11 @@ def write_profiles(state_dir: Path, endpoint_url: str, region: str, keys: dict[s
     )
 
 
-def sandbox_env(state_dir: Path, endpoint_url: str, region: str, mcp_api_key: str) -> dict[str, str]:
-    """The variables that point any AWS SDK or CLI at the sandbox (pick an identity with AWS_PROFILE)."""
+def sandbox_env(
+    state_dir: Path, endpoint_url: str, region: str, mcp_api_key: str, time_scale: float = 1.0
+) -> dict[str, str]:
+    """The variables that point any AWS SDK or CLI at the sandbox (pick an identity with AWS_PROFILE), and
+    the MCP server at the emulator's pace: CloudTrail lookups as many times faster as its clock runs."""
     return {
         "AWS_ENDPOINT_URL": endpoint_url,
         "AWS_REGION": region,
@@ -45,6 +49,7 @@ def sandbox_env(state_dir: Path, endpoint_url: str, region: str, mcp_api_key: st
         "AWS_CONFIG_FILE": str((state_dir / CONFIG_FILE).resolve()),
         "AWS_SHARED_CREDENTIALS_FILE": str((state_dir / CREDENTIALS_FILE).resolve()),
         "MCP_API_KEY": mcp_api_key,
+        "MCP_CLOUDTRAIL_LOOKUPS_PER_SECOND": f"{LOOKUPS_PER_SECOND * time_scale:g}",
     }
 
 

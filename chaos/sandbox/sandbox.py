@@ -21,11 +21,12 @@ import boto3
 import botocore.session
 
 from chaos.sandbox import identities, names, profiles, world
-from chaos.sandbox.emulator_env import ALARM_INTERVAL_ENV, UNPATCHED_ENV
+from chaos.sandbox.emulator_env import ALARM_INTERVAL_ENV, TIME_SCALE_ENV, UNPATCHED_ENV
 
 STATE_FILE = "sandbox.json"
 LOG_FILE = "emulator.log"
 START_TIMEOUT_SECONDS = 20.0
+MAX_TIME_SCALE = 600.0
 
 
 class SandboxError(RuntimeError):
@@ -165,12 +166,18 @@ def _enforce_iam(endpoint_url: str) -> None:
 
 
 def _spawn_emulator(
-    host: str, port: int, log_path: Path, unpatched: bool, alarm_interval_seconds: float | None
+    host: str,
+    port: int,
+    log_path: Path,
+    unpatched: bool,
+    alarm_interval_seconds: float | None,
+    time_scale: float,
 ) -> subprocess.Popen[bytes]:
     """The emulator process, in a session of its own, without the caller's AWS settings; its output
     goes to ``log_path``."""
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     child_env[UNPATCHED_ENV] = "1" if unpatched else "0"
+    child_env[TIME_SCALE_ENV] = str(time_scale)
     if alarm_interval_seconds is not None:
         child_env[ALARM_INTERVAL_ENV] = str(alarm_interval_seconds)
     with log_path.open("wb") as log:
@@ -191,9 +198,13 @@ def start_sandbox(
     port: int | None = None,
     unpatched: bool = False,
     alarm_interval_seconds: float | None = None,
+    time_scale: float = 1.0,
 ) -> Sandbox:
     """Start the emulator, create the identities, enforce IAM, provision the world and write the files.
-    ``alarm_interval_seconds``: how often the emulator evaluates alarms (its default: every second)."""
+    ``alarm_interval_seconds``: how often the emulator evaluates alarms (its default: every second);
+    ``time_scale``: how many times faster than AWS the emulator's rate limits run (1: AWS's own)."""
+    if not 1 <= time_scale <= MAX_TIME_SCALE:
+        raise SandboxError(f"the time scale must be between 1 and {MAX_TIME_SCALE:g}, not {time_scale:g}")
     state_dir = Path(state_dir)
     state_dir.mkdir(parents=True, exist_ok=True)
     existing = read_state(state_dir)
@@ -205,7 +216,7 @@ def start_sandbox(
     port = port or _free_port(host)
     endpoint_url = f"http://{host}:{port}"
     log_path = state_dir / LOG_FILE
-    process = _spawn_emulator(host, port, log_path, unpatched, alarm_interval_seconds)
+    process = _spawn_emulator(host, port, log_path, unpatched, alarm_interval_seconds, time_scale)
     try:
         _wait_ready(process, endpoint_url, log_path)
         keys = identities.bootstrap(
@@ -218,7 +229,7 @@ def start_sandbox(
         provisioned = world.provision(
             profile_session(files_env, names.OPERATOR), profile_session(files_env, names.SECOND_OPERATOR)
         )
-        env = profiles.sandbox_env(state_dir, endpoint_url, region, provisioned.mcp_api_key)
+        env = profiles.sandbox_env(state_dir, endpoint_url, region, provisioned.mcp_api_key, time_scale)
         sandbox = Sandbox(state_dir, endpoint_url, region, provisioned, process.pid, env, process)
     except BaseException:
         _stop_process(process)

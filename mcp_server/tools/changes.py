@@ -3,23 +3,18 @@
 ACLs and route tables, its event paths: event source mappings, their source queues, the SNS topics that
 deliver to it), newest first, each with who, when and a bounded summary.
 
-``LookupEvents`` takes one lookup attribute per call, so each resource is looked up by ``ResourceName``
-on its own: in the function's region, or in us-east-1 for IAM, where CloudTrail records global services.
-The function is looked up by name and by ARN, as CloudTrail may record either. Changes that may name no
-resource the function can be found by (an event source mapping updated or deleted by its UUID, a
-subscription removed by its ARN) are looked up by ``EventName`` and kept when their request or response
-names the function, one of its mappings or one of its topics. Each lookup reads pages until it holds
-``limit`` such events (older ones cannot be among the newest ``limit``), the window is covered, its page
-cap or the tool's deadline.
+Each resource is a search by ``ResourceName``: in the function's region, or in us-east-1 for IAM, where
+CloudTrail records global services. The function is searched by name and by ARN, as CloudTrail may record
+either. Changes that may name no resource the function can be found by (an event source mapping updated or
+deleted by its UUID, a subscription removed by its ARN) are searched by ``EventName`` and kept when their
+request or response names the function, one of its mappings or one of its topics. How the searches become
+``LookupEvents`` calls, paced and bounded, is :mod:`.change_lookups`.
 """
 
 from __future__ import annotations
 
 import json
-import threading
 import urllib.parse
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -32,15 +27,12 @@ from mcp_server.contract import (
     RecentChangesResponse,
 )
 from mcp_server.reads import Read
+from mcp_server.tools.change_lookups import Found, Lookups, Search
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.event_sources import resource_policy, subscriptions_to, unqualified
 from mcp_server.tools.lambda_config import function_configuration
 from mcp_server.tools.logs import truncate_message
 
-PAGE_SIZE = 50  # the most events one LookupEvents page may hold
-MAX_PAGES = 20  # per lookup
-PAGE_MARGIN_SECONDS = 3.0  # no further page is asked for when less of the tool's deadline is left
-LOOKUPS_IN_FLIGHT = 2  # per region: LookupEvents is limited to 2 requests per second per account and region
 SUMMARY_BYTE_CAP = 4096  # one event's summary
 SUMMARIES_BYTE_CAP = 64 * 1024  # all summaries of one answer
 HIDDEN_ENVIRONMENT = "set; CloudTrail hides the variables' names and values"
@@ -57,26 +49,6 @@ MAPPING_EVENTS = (
     "DeleteEventSourceMapping20150331",
 )
 SNS_PRINCIPAL = "sns.amazonaws.com"
-
-
-@dataclass(frozen=True)
-class _Search:
-    """One lookup: the events whose ``attribute`` (resources by default) include ``name``, and of those the
-    ones ``keep`` accepts (given the CloudTrail record), when it is set."""
-
-    label: str  # e.g. "role data-processor-role"
-    name: str
-    region: str
-    attribute: str = "ResourceName"
-    keep: Callable[[dict[str, Any]], bool] | None = None
-
-
-@dataclass(frozen=True)
-class _Found:
-    events: list[dict[str, Any]]  # the changing events of one lookup, newest first
-    more: bool  # older matching events were left unread
-    stopped: str | None = None  # why the window was not covered, when it was not
-    reached: datetime | None = None  # then: the time of the oldest event read
 
 
 def _listed(client: Any, operation: str, key: str, **kwargs: Any) -> list[Any]:
@@ -203,15 +175,15 @@ def _topics(subscriptions: list[dict[str, Any]] | None, statements: list[Any] | 
 
 def _event_path_searches(
     name: str, region: str, mappings: list[dict[str, Any]] | None, topics: list[str]
-) -> list[_Search]:
+) -> list[Search]:
     uuids = {m["UUID"] for m in mappings or []}
     queues = dict.fromkeys(
         m["EventSourceArn"] for m in mappings or [] if ":sqs:" in m.get("EventSourceArn", "")
     )
     return [
-        *(_Search(f"event source mapping {uuid}", uuid, region) for uuid in sorted(uuids)),
+        *(Search(f"event source mapping {uuid}", uuid, region) for uuid in sorted(uuids)),
         *(
-            _Search(
+            Search(
                 f"{event[: -len('20150331')]} of function {name}",
                 event,
                 region,
@@ -220,11 +192,11 @@ def _event_path_searches(
             )
             for event in MAPPING_EVENTS
         ),
-        *(_Search(f"queue {arn}", arn, region) for arn in queues),
-        *(_Search(f"topic {topic}", topic, region) for topic in topics),
+        *(Search(f"queue {arn}", arn, region) for arn in queues),
+        *(Search(f"topic {topic}", topic, region) for topic in topics),
         *(
             [
-                _Search(
+                Search(
                     f"Unsubscribe of topics {', '.join(topics)}",
                     "Unsubscribe",
                     region,
@@ -238,7 +210,7 @@ def _event_path_searches(
     ]
 
 
-def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[_Search]:
+def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[Search]:
     """What to look up: the function and its role, and what the related reads find (a failed read is a
     gap, and its resources are not searched)."""
     name, region = ctx.target.function_name, ctx.clients.region
@@ -250,63 +222,18 @@ def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[_Search]:
     acls, routes = tables or (None, None)
     function_arn = unqualified(config["FunctionArn"])
     return [
-        _Search(f"function {name}", name, region),
-        _Search(f"function {function_arn}", function_arn, region),
-        _Search(f"role {role_name}", role_name, GLOBAL_EVENTS_REGION),
+        Search(f"function {name}", name, region),
+        Search(f"function {function_arn}", function_arn, region),
+        Search(f"role {role_name}", role_name, GLOBAL_EVENTS_REGION),
         *(
-            _Search(f"policy {arn}", arn, GLOBAL_EVENTS_REGION)
+            Search(f"policy {arn}", arn, GLOBAL_EVENTS_REGION)
             for arn in sorted(p["PolicyArn"] for p in policies or [])
         ),
-        *(_Search(f"security group {group}", group, region) for group in vpc.get("SecurityGroupIds") or []),
-        *(_Search(f"network ACL {acl}", acl, region) for acl in acls or []),
-        *(_Search(f"route table {table}", table, region) for table in routes or []),
+        *(Search(f"security group {group}", group, region) for group in vpc.get("SecurityGroupIds") or []),
+        *(Search(f"network ACL {acl}", acl, region) for acl in acls or []),
+        *(Search(f"route table {table}", table, region) for table in routes or []),
         *_event_path_searches(name, region, mappings, _topics(subscriptions, statements)),
     ]
-
-
-class _Lookups:
-    """``LookupEvents`` of one tool call, at most ``LOOKUPS_IN_FLIGHT`` at a time in each region."""
-
-    def __init__(self, ctx: ToolContext, start: datetime, end: datetime, limit: int) -> None:
-        self._ctx = ctx
-        self._window = {"StartTime": start, "EndTime": end}
-        self._limit = limit
-        self._clients = {
-            ctx.clients.region: ctx.clients.cloudtrail,
-            GLOBAL_EVENTS_REGION: ctx.clients.global_cloudtrail,
-        }
-        self._slots = {region: threading.BoundedSemaphore(LOOKUPS_IN_FLIGHT) for region in self._clients}
-
-    def read(self, search: _Search) -> Read:
-        return Read(
-            "cloudtrail:LookupEvents",
-            f"{search.label} ({search.region})",
-            lambda: self._lookup(search),
-            f"changes to {search.label} in the window are unknown",
-        )
-
-    def _lookup(self, search: _Search) -> _Found:
-        attribute = {"AttributeKey": search.attribute, "AttributeValue": search.name}
-        params: dict[str, Any] = {"LookupAttributes": [attribute], "MaxResults": PAGE_SIZE, **self._window}
-        events: list[dict[str, Any]] = []
-        reached: datetime | None = None
-        for _ in range(MAX_PAGES):
-            with self._slots[search.region]:
-                page = self._clients[search.region].lookup_events(**params)
-            listed = page.get("Events", [])  # a page may be empty and still have a NextToken
-            events += [event for event in listed if event.get("ReadOnly") != "true" and _kept(search, event)]
-            reached = listed[-1]["EventTime"] if listed else reached
-            token = page.get("NextToken")
-            if token is None or len(events) >= self._limit:
-                return _Found(events, more=token is not None)
-            if self._ctx.reads.remaining() < PAGE_MARGIN_SECONDS:
-                return _Found(events, True, "the tool's deadline was near", reached)
-            params["NextToken"] = token
-        return _Found(events, True, f"its cap of {MAX_PAGES} pages of {PAGE_SIZE} was reached", reached)
-
-
-def _kept(search: _Search, event: dict[str, Any]) -> bool:
-    return search.keep is None or search.keep(json.loads(event.get("CloudTrailEvent") or "{}"))
 
 
 def _masked(access_key_id: str | None) -> str | None:
@@ -394,7 +321,7 @@ def _change(event: dict[str, Any], matched: list[str], summary_cap: int, detail:
     )
 
 
-def _merged(searches: list[_Search], found: list[_Found | None]) -> list[tuple[dict[str, Any], list[str]]]:
+def _merged(searches: list[Search], found: list[Found | None]) -> list[tuple[dict[str, Any], list[str]]]:
     """Distinct events (by id) with the searches that found each, newest first."""
     by_id: dict[str, tuple[dict[str, Any], list[str]]] = {}
     for search, result in zip(searches, found, strict=True):
@@ -418,8 +345,7 @@ def recent_changes(ctx: ToolContext, args: GetRecentChangesArgs) -> RecentChange
     end = datetime.now(UTC)
     start = end - timedelta(hours=args.hours)
     searches = _searches(ctx, config)
-    lookups = _Lookups(ctx, start, end, args.limit)
-    found: list[_Found | None] = ctx.reads.many([lookups.read(search) for search in searches])
+    found = Lookups(ctx, start, end, args.limit).found(searches)
     for search, result in zip(searches, found, strict=True):
         if result is not None and result.stopped:
             ctx.reads.gap(

@@ -1,7 +1,9 @@
 """``get_recent_logs``: a function's recent CloudWatch Logs events, bounded in size, errors first, each
 placed in its invocation (request id; a platform record, the runtime's error record with what it says, or
 the function's own output), in either log format and for any runtime (``envelope``); the log group is the
-one the function's ``LoggingConfig`` names, and its log levels say what Lambda did not write.
+one the function's ``LoggingConfig`` names, and its log levels say what Lambda did not write. The window is
+read newest first (``log_window``), so on a busy function the failures of the last minutes and the
+invocations before them are read, and the note says which part of the window was.
 
 ``filter_pattern`` is passed to CloudWatch Logs as given: term patterns match the text of the events in
 either format, and a JSON selector (``{ $.level = "ERROR" }``) is CloudWatch's to evaluate. The tool only
@@ -23,8 +25,8 @@ from mcp_server.reads import Read
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.envelope import Placed, invocations, place
 from mcp_server.tools.lambda_config import function_read
+from mcp_server.tools.log_window import Suffix, newest_suffix, scan
 
-PAGE_LIMIT = 10_000  # the most events one FilterLogEvents page may hold
 # Single terms (CloudWatch Logs matches them case-sensitively; one lookup each) that find the lines
 # ERROR_LIKE recognises.
 ERROR_TERMS = (
@@ -77,23 +79,6 @@ class _Event:
     placed: Placed
 
 
-def _scan(logs_client: Any, request: dict[str, Any], scan_limit: int) -> tuple[list[dict[str, Any]], bool]:
-    """Every matching event, page by page, up to ``scan_limit``; and whether the scan was complete."""
-    events: list[dict[str, Any]] = []
-    token: str | None = None
-    while True:
-        paging = {"nextToken": token} if token else {}
-        page = logs_client.filter_log_events(
-            **request, **paging, limit=min(PAGE_LIMIT, scan_limit - len(events))
-        )
-        events += page.get("events", [])
-        token = page.get("nextToken")
-        if not token:
-            return events, True
-        if len(events) >= scan_limit:
-            return events, False
-
-
 def _select(events: list[_Event], *, limit: int, byte_cap: int) -> list[_Event]:
     """The longest run of (error-like lines newest first, then other lines newest first) that fits in
     ``limit`` events and ``byte_cap`` bytes, in chronological order."""
@@ -137,7 +122,7 @@ def _error_scan(ctx: ToolContext, request: dict[str, Any], term: str) -> Read:
     return Read(
         "logs:FilterLogEvents",
         f"error lines ({term}) of log group {request['logGroupName']}",
-        lambda: _scan(ctx.clients.logs, request | {"filterPattern": term}, ctx.settings.logs_scan_limit)[0],
+        lambda: scan(ctx.clients.logs, request | {"filterPattern": term}, ctx.settings.logs_scan_limit)[0],
         f"error lines containing {term} beyond the events read may be missing",
     )
 
@@ -145,8 +130,8 @@ def _error_scan(ctx: ToolContext, request: dict[str, Any], term: str) -> Read:
 def _with_error_lines(
     ctx: ToolContext, request: dict[str, Any], read: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """When the window holds more events than one scan reads, its error lines are looked up on their own
-    (one filter term per lookup, each filtered by CloudWatch Logs), so none is missed; merged in order."""
+    """The error lines of the part of the window the scan did not reach (``request``'s), looked up on their
+    own (one filter term per lookup, each filtered by CloudWatch Logs), so none is missed; merged in order."""
     found = ctx.reads.many([_error_scan(ctx, request, term) for term in ERROR_TERMS])
     merged = {event.get("eventId") or (event["timestamp"], event.get("message")): event for event in read}
     for events in found:
@@ -194,12 +179,13 @@ class _Query:
 
 @dataclass(frozen=True)
 class _Read:
-    """What was read of the window: the events kept (with their error lines looked up on their own when
-    the scan stopped early; only the version's log streams), how many the scan read, whether it read all."""
+    """What was read of the window: the events kept (only the version's log streams): every event from
+    ``read_from_ms`` to the window's end, read newest first, and the error lines of the older part looked
+    up on their own; how many events the scan fetched."""
 
     raw: list[dict[str, Any]]
     scanned: int
-    complete: bool
+    read_from_ms: int
     answered: bool = True  # False: the scan was not answered within the tool's deadline (a gap says so)
 
 
@@ -252,7 +238,7 @@ def _window_scan(ctx: ToolContext, request: dict[str, Any]) -> Read:
     return Read(
         "logs:FilterLogEvents",
         f"log group {request['logGroupName']}",
-        lambda: _scan(ctx.clients.logs, request, ctx.settings.logs_scan_limit),
+        lambda: newest_suffix(ctx.clients.logs, request, ctx.settings.logs_scan_limit),
         "the window's log lines are unknown",
     )
 
@@ -275,14 +261,14 @@ def _read_window(ctx: ToolContext, query: _Query, filter_pattern: str | None) ->
                 raise
             return None
     if scanned is None:
-        return _Read([], 0, complete=False, answered=False)
-    raw, complete = scanned
-    count = len(raw)
-    if not complete and filter_pattern is None:
-        raw = _with_error_lines(ctx, request, raw)
+        return _Read([], 0, query.end_ms + 1, answered=False)
+    suffix: Suffix = scanned
+    raw = suffix.events
+    if suffix.read_from_ms > query.start_ms and filter_pattern is None:
+        raw = _with_error_lines(ctx, request | {"endTime": suffix.read_from_ms - 1}, raw)
     if query.version is not None:
         raw = [e for e in raw if f"[{query.version}]" in e.get("logStreamName", "")]
-    return _Read(raw, count, complete)
+    return _Read(raw, suffix.scanned, suffix.read_from_ms)
 
 
 def _notes(
@@ -298,18 +284,31 @@ def _notes(
             f"nothing matched: no events{pattern} in log group {query.group} "
             f"between {query.window_start} and {query.window_end}"
         )
-    if not read.complete:
-        beyond = ", except their error lines, looked up on their own" if args.filter_pattern is None else ""
-        notes.append(
-            f"the scan stopped at {read.scanned} events (the scan limit), so later events in the window were "
-            f"not read{beyond}: shorten `minutes` or add a filter_pattern"
-        )
+    if read.read_from_ms > query.start_ms:
+        notes.append(_unread(ctx, args, query, read))
     if dropped:
         notes.append(
             f"{dropped} of {matched} matching events left out (at most {args.limit} events and "
             f"{ctx.settings.logs_byte_cap} bytes): error-like lines were kept first, newest first"
         )
     return notes
+
+
+def _unread(ctx: ToolContext, args: GetRecentLogsArgs, query: _Query, read: _Read) -> str:
+    """Which part of the window the scan read (newest first) and which it did not."""
+    fetched = f"{read.scanned} of {ctx.settings.logs_scan_limit} events fetched"
+    beyond = ", except their error lines, looked up on their own" if args.filter_pattern is None else ""
+    if read.read_from_ms > query.end_ms:
+        return (
+            f"no part of the window could be read whole within the scan limit ({fetched}), so no events "
+            f"between {query.window_start} and {query.window_end} were read{beyond}: shorten `minutes` or "
+            "add a filter_pattern"
+        )
+    return (
+        f"read newest first within the scan limit ({fetched}): every event from {_iso(read.read_from_ms)} "
+        f"to {query.window_end}; the older events, from {query.window_start} to "
+        f"{_iso(read.read_from_ms - 1)}, were not read{beyond}: shorten `minutes` or add a filter_pattern"
+    )
 
 
 # Lines whose figures the invocation reports carry: left out of `events` unless asked for with `detail`.
@@ -347,9 +346,10 @@ def _answer(ctx: ToolContext, args: GetRecentLogsArgs, query: _Query, **fields: 
 
 def recent_logs(ctx: ToolContext, args: GetRecentLogsArgs, *, now: datetime | None = None) -> LogsResponse:
     """Events of the function's log group in the last ``args.minutes`` minutes up to ``now`` (timezone-
-    aware; default: the current time), optionally filtered by ``args.filter_pattern``. Reads at most
-    ``scan_limit`` events, cuts each message to ``message_cap`` bytes and keeps, within ``args.limit`` events
-    and ``byte_cap`` bytes, error-like lines first (newest first), then the newest other lines."""
+    aware; default: the current time), optionally filtered by ``args.filter_pattern``. Reads the window
+    newest first, at most ``scan_limit`` events (``log_window``), and the error lines of the older part it
+    did not reach on their own; cuts each message to ``message_cap`` bytes and keeps, within ``args.limit``
+    events and ``byte_cap`` bytes, error-like lines first (newest first), then the newest other lines."""
     query = _query(ctx, args.minutes, now)
     _level_gaps(ctx, query)
     read = _read_window(ctx, query, args.filter_pattern)

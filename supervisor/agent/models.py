@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import boto3
 from botocore.config import Config
 from langchain_core.language_models import BaseChatModel
@@ -10,12 +12,26 @@ from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.schemas import AgentError
 from supervisor.settings import SupervisorSettings
 
-FALLBACK_REGION = "ca-central-1"  # the project's home region, when neither the AWS config nor env names one
+REGION_SETTINGS = (
+    "AWS_REGION (or AWS_DEFAULT_REGION), or `region` in the AWS_PROFILE's section of the AWS config file"
+)
+
+
+def bedrock_region() -> str:
+    """The AWS configuration chain's region; a ``config`` AgentError saying what to set when it names
+    none (the product never picks a region of its own)."""
+    # botocore reads AWS_DEFAULT_REGION and the profile's region but not AWS_REGION, which the other AWS
+    # SDKs (and langchain-aws) read first.
+    region = os.environ.get("AWS_REGION") or boto3.Session().region_name
+    if not region:
+        raise AgentError("config", f"no AWS region is configured for Bedrock: set {REGION_SETTINGS}")
+    return str(region)
 
 
 def build_model(spec: str, settings: SupervisorSettings) -> BaseChatModel:
-    """``rules``; ``bedrock:<model-id>`` (ChatBedrockConverse on the standard AWS chain, which includes
-    ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``); or any other ``provider:model`` through ``init_chat_model``."""
+    """``rules``; ``bedrock:<model or inference-profile id>`` (ChatBedrockConverse on the standard AWS
+    chain, which includes ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``); or any other ``provider:model`` through
+    ``init_chat_model``."""
     if spec == "rules":
         return RulesChatModel()
     provider, _, model_id = spec.partition(":")
@@ -29,8 +45,13 @@ def build_model(spec: str, settings: SupervisorSettings) -> BaseChatModel:
             connect_timeout=10,
             read_timeout=settings.llm_timeout,
         )
-        region = boto3.Session().region_name or FALLBACK_REGION
-        return ChatBedrockConverse(model_id=model_id, region_name=region, config=config, temperature=0)
+        return ChatBedrockConverse(
+            model_id=model_id,
+            region_name=bedrock_region(),
+            config=config,
+            temperature=0,
+            disable_streaming=True,  # Converse only: the deployed role grants bedrock:InvokeModel alone
+        )
     from langchain.chat_models import init_chat_model
 
     try:

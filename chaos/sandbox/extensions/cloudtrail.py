@@ -10,6 +10,13 @@ denial is answered in JSON (``AccessDeniedException``), as for the other JSON-pr
 Events are kept in memory per account and region, the newest 50,000 of each. They are delivered after a
 delay, ``INCIDENT_SANDBOX_CLOUDTRAIL_DELAY_SECONDS`` at start (default 0), changed at run time by
 ``POST /_sandbox/cloudtrail/delivery-delay`` with the number of seconds as the body.
+
+``LookupEvents`` is throttled as AWS throttles it: "limited to two per second, per account, per Region. If
+this limit is exceeded, a throttling error occurs"
+(https://docs.aws.amazon.com/awscloudtrail/latest/APIReference/API_LookupEvents.html) — a
+``ThrottlingException`` (botocore's CloudTrail model names it), answered with HTTP 400. The allowance is a
+token bucket of two requests refilled at two per second, times the sandbox's time scale
+(``INCIDENT_SANDBOX_TIME_SCALE``, default 1: AWS's own pace).
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ from moto.cloudtrail.responses import CloudTrailResponse
 from moto.core.exceptions import AccessDeniedError, JsonRESTError
 from werkzeug.wrappers import Request, Response
 
+from chaos.sandbox.emulator_env import LOOKUPS_PER_SECOND, TIME_SCALE_ENV
 from chaos.sandbox.extensions import server_app
 from chaos.sandbox.extensions.cloudtrail_record import Event, identify
 
@@ -79,10 +87,34 @@ class _Query:
 
 
 @dataclass
+class Allowance:
+    """A token bucket: ``rate`` requests a second, at most ``rate`` at once (one second's worth)."""
+
+    rate: float
+    tokens: float
+    clock: Callable[[], float] = time.monotonic
+    refilled: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.refilled = self.clock()
+
+    def take(self) -> bool:
+        now = self.clock()
+        self.tokens = min(self.rate, self.tokens + (now - self.refilled) * self.rate)
+        self.refilled = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
+@dataclass
 class EventHistory:
     """Thread-safe: moto's server answers each request in its own thread."""
 
     delay: float = 0.0
+    lookups_per_second: float = LOOKUPS_PER_SECOND
+    _allowances: dict[tuple[str, str], Allowance] = field(default_factory=dict)
     _events: dict[tuple[str, str], deque[tuple[int, Event]]] = field(default_factory=dict)
     _sequence: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -95,7 +127,9 @@ class EventHistory:
             events.append((self._sequence, event))
 
     def lookup(self, account: str, region: str, params: dict[str, Any]) -> dict[str, Any]:
-        """A ``LookupEvents`` answer, newest first; raises the API's errors for invalid ``params``."""
+        """A ``LookupEvents`` answer, newest first; raises the API's errors for invalid ``params`` and for a
+        request over the account's and Region's allowance."""
+        self._admit(account, region)
         query = _query(params)
         limit = params.get("MaxResults", 50)
         if not isinstance(limit, int) or not 1 <= limit <= 50:
@@ -115,6 +149,14 @@ class EventHistory:
                     }
                 page.append((sequence, event))
         return {"Events": [_summary(e) for _, e in page]}
+
+    def _admit(self, account: str, region: str) -> None:
+        with self._lock:
+            rate = self.lookups_per_second
+            allowance = self._allowances.setdefault((account, region), Allowance(rate, tokens=rate))
+            admitted = allowance.take()
+        if not admitted:
+            raise LookupEventsError("ThrottlingException", "Rate exceeded")
 
     def _token(self, sequence: int, fingerprint: str) -> str:
         payload = f"{sequence}.{fingerprint}"
@@ -183,6 +225,7 @@ HISTORY = EventHistory()
 
 def install() -> None:
     HISTORY.delay = float(os.environ.get(DELAY_ENV, "0"))
+    HISTORY.lookups_per_second = LOOKUPS_PER_SECOND * float(os.environ.get(TIME_SCALE_ENV, "1"))
     original_authorize = CloudTrailResponse._authenticate_and_authorize_normal_action
 
     def authorize(self: CloudTrailResponse, resource: str = "*") -> None:

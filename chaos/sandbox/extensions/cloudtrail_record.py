@@ -7,12 +7,15 @@ in lowerCamelCase, timestamps in ISO 8601, binary members (a Lambda ``ZipFile``)
 member the service model marks sensitive (Lambda environment variables, names and values; SSM parameter
 values; secret access keys; passwords) written as ``HIDDEN_DUE_TO_SECURITY_REASONS``.
 
-Recorded: every mutating management call, plus ``sts:AssumeRole`` (read-only). Not recorded, as in a
-default trail: reads (``Get*``, ``List*``, ``Describe*``, ...; and every ``GET``/``HEAD`` request) and
-data events (S3 object operations, DynamoDB items, Lambda ``Invoke``, SQS messages, SNS ``Publish``,
-``PutLogEvents``/``CreateLogStream``, ``PutMetricData``). Calls made before IAM enforcement (the sandbox
-bootstrap) are recorded too, with ``userIdentity.type`` "Unknown" when the access key is no identity's.
-As in AWS, events of global services (IAM) are recorded in us-east-1, whatever region signed the call.
+Recorded, as event history records them: every management call, reads included (``Get*``, ``List*``,
+``Describe*``, ``LookupEvents``, ``sts:GetCallerIdentity``, ... with ``readOnly`` true and, as CloudTrail
+writes reads, no ``responseElements``; event history holds the read and write management events of 90
+days: https://docs.aws.amazon.com/awscloudtrail/latest/userguide/view-cloudtrail-events.html). Not
+recorded, as in a default trail: data events (S3 object operations, DynamoDB items, Lambda ``Invoke``, SQS
+messages, SNS ``Publish``, ``PutLogEvents``/``CreateLogStream``, ``PutMetricData``). Calls made before IAM
+enforcement (the sandbox bootstrap) are recorded too, with ``userIdentity.type`` "Unknown" when the access
+key is no identity's. As in AWS, events of global services (IAM) are recorded in us-east-1, whatever
+region signed the call.
 """
 
 from __future__ import annotations
@@ -51,21 +54,27 @@ _READ_PREFIXES = (
     "Get", "List", "Describe", "Lookup", "Head", "BatchGet", "Query", "Scan", "Receive", "Search",
     "Filter", "Select", "Simulate",
 )  # fmt: skip
-_READ_ONLY_MANAGEMENT = frozenset({("sts", "AssumeRole")})
+# Read-only events whose response CloudTrail does record (the session it issued); not named by _READ_PREFIXES.
+_READS_WITH_RESPONSE = frozenset({("sts", "AssumeRole")})
+# Data events, which a default trail and event history do not record
+# (https://docs.aws.amazon.com/awscloudtrail/latest/userguide/logging-data-events-with-cloudtrail.html).
 _DATA_EVENTS = {
     "dynamodb": frozenset(
         {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems",
+         "BatchGetItem", "TransactGetItems", "Query", "Scan",
          "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"}
     ),
     "lambda": frozenset({"Invoke", "InvokeAsync", "InvokeWithResponseStream"}),
     "sqs": frozenset(
-        {"SendMessage", "SendMessageBatch", "DeleteMessage", "DeleteMessageBatch",
+        {"SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage", "DeleteMessageBatch",
          "ChangeMessageVisibility", "ChangeMessageVisibilityBatch"}
     ),
     "sns": frozenset({"Publish", "PublishBatch"}),
     "logs": frozenset({"PutLogEvents", "CreateLogStream"}),
     "cloudwatch": frozenset({"PutMetricData"}),
-    "s3": frozenset({"DeleteObjects"}),  # and every operation on an object `Key`
+    "s3": frozenset(
+        {"DeleteObjects", "ListObjects", "ListObjectsV2", "ListObjectVersions", "ListMultipartUploads"}
+    ),  # and every operation on an object `Key`
 }  # fmt: skip
 # https://docs.aws.amazon.com/lambda/latest/dg/logging-using-cloudtrail.html lists the event names that
 # carry an API version; these are the mutating ones.
@@ -181,7 +190,8 @@ class Call:
             }
         )
         response_headers = HeadersDict(headers)
-        parsed_response = self._parse_response(status, response_headers, body)
+        with_response = not self.read_only or (self.service, self.operation.name) in _READS_WITH_RESPONSE
+        parsed_response = self._parse_response(status, response_headers, body) if with_response else None
         resources = self._resources(parsed_request, parsed_response)
         event_id = str(uuid.uuid4())
         name = self.operation.name
@@ -264,7 +274,7 @@ class Call:
 
 def identify(environ: WSGIEnvironment) -> Call | None:
     """The call ``environ`` makes, if it is one to record; leaves the request body readable."""
-    if environ.get("REQUEST_METHOD") in ("GET", "HEAD", "OPTIONS"):
+    if environ.get("REQUEST_METHOD") == "OPTIONS":
         return None
     credential = _CREDENTIAL.search(environ.get("HTTP_AUTHORIZATION", ""))
     if credential is None:
@@ -277,9 +287,9 @@ def identify(environ: WSGIEnvironment) -> Call | None:
         operation, uri_params = get_service_router(service).match(request)
     except (NotFound, DataNotFoundError, NotImplementedError):
         return None
-    read_only = (service, operation.name) in _READ_ONLY_MANAGEMENT
-    if not read_only and (operation.name.startswith(_READ_PREFIXES) or _is_data_event(service, operation)):
+    if _is_data_event(service, operation):
         return None
+    read_only = (service, operation.name) in _READS_WITH_RESPONSE or operation.name.startswith(_READ_PREFIXES)
     account = (
         os.environ.get("MOTO_ACCOUNT_ID")
         or environ.get("HTTP_X_MOTO_ACCOUNT_ID")

@@ -6,6 +6,10 @@ Moto builds its ``EventMessageFilter`` for each event of ``FilterLogEvents`` and
 one with ``InvalidParameterException``. ``FilterLogEvents`` checks its pattern before reading any
 stream, so a group with no events refuses a bad pattern too. Metric and subscription filters keep
 moto's behaviour: nothing in the sandbox uses them.
+
+``FilterLogEvents`` also interleaves the group's streams in time order whatever ``interleaved`` says:
+AWS has ignored that parameter since June 17, 2019 and always interleaves, where moto 5.2.5 defaults it
+to false and returns one stream after the other (docs/sandbox.md).
 """
 
 from __future__ import annotations
@@ -69,6 +73,7 @@ def install() -> None:
         filter_pattern: Any,  # moto passes None when the request has none, despite its annotation
         interleaved: bool,
     ) -> Any:
+        del interleaved  # ignored, as AWS ignores it: always interleaved
         matcher(filter_pattern)
         return original_filter(
             self,
@@ -79,7 +84,7 @@ def install() -> None:
             limit,
             next_token,
             filter_pattern,
-            interleaved,
+            True,
         )
 
     setattr(models, "EventMessageFilter", EventMessageFilter)  # noqa: B010

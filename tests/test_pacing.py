@@ -1,0 +1,59 @@
+"""The pacer that keeps the MCP server's LookupEvents within CloudTrail's rate, on a clock the test owns."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from mcp_server.pacing import Pacer
+
+
+class Clock:
+    """Monotonic seconds that move only when someone sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+        self.slept: list[float] = []
+        self._lock = threading.Lock()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        with self._lock:
+            self.slept.append(seconds)
+
+
+def test_turns_are_spaced_one_over_the_rate_apart() -> None:
+    clock = Clock()
+    pacer = Pacer(2.0, clock=clock, sleep=clock.sleep)
+    assert [pacer.wait(within=10) for _ in range(4)] == [True] * 4
+    assert clock.slept == [0.5, 1.0, 1.5], "the first goes at once, each next half a second after"
+
+
+def test_a_turn_beyond_the_budget_is_refused_and_not_taken() -> None:
+    clock = Clock()
+    pacer = Pacer(2.0, clock=clock, sleep=clock.sleep)
+    assert pacer.wait(within=0.1)
+    assert not pacer.wait(within=0.1), "the next turn is 0.5 s away"
+    assert pacer.wait(within=0.5), "the refused turn was not taken: the next is still 0.5 s away"
+    clock.now += 10
+    assert pacer.wait(within=0)
+    assert clock.slept == [0.5], "an idle pacer lets the next go at once"
+
+
+def test_threads_sharing_a_pacer_get_distinct_turns() -> None:
+    clock = Clock()
+    pacer = Pacer(4.0, clock=clock, sleep=clock.sleep)
+    threads = [threading.Thread(target=pacer.wait, args=(100,)) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(clock.slept) == [0.25 * i for i in range(1, 8)]
+
+
+def test_a_rate_must_be_positive() -> None:
+    with pytest.raises(ValueError, match="rate must be above 0"):
+        Pacer(0)
