@@ -141,9 +141,14 @@ def _measure(account: str, sandbox: Sandbox, runner: ToolRunner, since: datetime
     return rows
 
 
-def run(reads: int, writes: int) -> list[Row]:
+def run(reads: int, writes: int, deadline_seconds: float | None = None) -> list[Row]:
+    """``deadline_seconds``: the tool's deadline (default: the server's, 20 s); a longer one measures what
+    each order finds however slowly a loaded machine answers."""
     with tempfile.TemporaryDirectory() as state, running_sandbox(Path(state)) as sandbox:
-        settings = ServerSettings()
+        pace = float(sandbox.env["MCP_CLOUDTRAIL_LOOKUPS_PER_SECOND"])  # the sandbox's: AWS's rate
+        settings = ServerSettings(mcp_cloudtrail_lookups_per_second=pace)
+        if deadline_seconds is not None:
+            settings = settings.model_copy(update={"mcp_tool_deadline_seconds": deadline_seconds})
         runner = ToolRunner(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
         rows: list[Row] = []
         accounts: list[tuple[str, Callable[[], None]]] = [

@@ -54,10 +54,22 @@ def _no_handler_on_a_closed_capture() -> Iterator[None]:
                 handler.stream = sys.stderr  # not setStream: it would flush the closed one
 
 
+# The session's sandbox runs its rate limits this many times faster than AWS (docs/sandbox.md#time-scale):
+# its LookupEvents allowance is shared by every test of a worker and its MCP server, as an account's is.
+# Tests of AWS's own pace start a sandbox of their own at 1.
+TIME_SCALE = 10.0
+PACE = "MCP_CLOUDTRAIL_LOOKUPS_PER_SECOND"
+
+
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    """The session's sandbox (how long it takes to start is measured by bench/sandbox_runtime.py)."""
-    with running_sandbox(tmp_path_factory.mktemp("sandbox")) as sandbox:
+    """The session's sandbox (how long it takes to start is measured by bench/sandbox_runtime.py); the
+    MCP servers the tests build in process are paced as its env file says (MCP_CLOUDTRAIL_...)."""
+    with (
+        running_sandbox(tmp_path_factory.mktemp("sandbox"), time_scale=TIME_SCALE) as sandbox,
+        pytest.MonkeyPatch.context() as patch,
+    ):
+        patch.setenv(PACE, sandbox.env[PACE])
         yield sandbox
 
 

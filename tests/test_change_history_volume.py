@@ -124,7 +124,10 @@ def test_when_the_budget_runs_out_the_gap_says_how_far_back_the_search_got(sandb
         tags = [_tagging(iam, i) for i in range(writes)]
         assert _many([lambda: iam.get_role(RoleName=names.ROLE_NAME)] * reads) == reads
         assert _many(tags) == writes
-        aws = AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
+        pace = float(sandbox.env["MCP_CLOUDTRAIL_LOOKUPS_PER_SECOND"])  # its own sandbox's: AWS's rate
+        aws = AwsClients.create(
+            ServerSettings(mcp_cloudtrail_lookups_per_second=pace), sandbox.session(names.MCP_SERVER)
+        )
         response: RecentChangesResponse = call_tool(
             aws, recent_changes, GetRecentChangesArgs(lambda_name=names.FUNCTION_NAME)
         )

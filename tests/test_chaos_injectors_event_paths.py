@@ -124,10 +124,17 @@ def _visibility(operator: boto3.Session, paths: Paths) -> str:
 def _recorded(operator: boto3.Session, since: datetime) -> list[str]:
     """The event names CloudTrail recorded for the operator since ``since``, oldest first, without the
     ledger's SSM calls."""
-    events = operator.client("cloudtrail").lookup_events(
-        LookupAttributes=[{"AttributeKey": "Username", "AttributeValue": names.OPERATOR}], StartTime=since
-    )["Events"]
-    return [e["EventName"] for e in reversed(events) if e["EventName"] not in _LEDGER]
+    pages = (
+        operator.client("cloudtrail")
+        .get_paginator("lookup_events")
+        .paginate(
+            LookupAttributes=[{"AttributeKey": "Username", "AttributeValue": names.OPERATOR}], StartTime=since
+        )
+    )  # every page: the operator's reads are recorded too
+    events = [event for page in pages for event in page["Events"]]
+    return [
+        e["EventName"] for e in reversed(events) if e["EventName"] not in _LEDGER and e["ReadOnly"] == "false"
+    ]
 
 
 @dataclass(frozen=True)

@@ -315,6 +315,7 @@ def test_oauth_settings_come_from_the_mcp_servers_names_and_startup_errors_are_c
 ) -> None:
     for name in ("MCP_API_KEY", "CONSOLE_API_KEY", "CONSOLE_PUBLIC_URL", "CONSOLE_OAUTH_CLIENT_ID"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_REGION", sandbox.region)  # configured, so the checks below are reached
     monkeypatch.setenv("MCP_OAUTH_ISSUER", "https://idp.example.com/")
     monkeypatch.setenv("MCP_OAUTH_AUDIENCE", AUDIENCE)
     monkeypatch.setenv("CONSOLE_OAUTH_AUDIENCE", "console-client")  # the console's own name wins
@@ -485,6 +486,7 @@ def test_keys_shorter_than_32_characters_are_refused_off_loopback_only(
         create_app(short, sandbox.session(names.SUPERVISOR))
     for name in ("MCP_OAUTH_ISSUER", "MCP_OAUTH_AUDIENCE", "CONSOLE_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_REGION", sandbox.region)  # configured, so the key check below is reached
     monkeypatch.setenv("MCP_API_KEY", "abc123")
     assert console_main(["--host", ANYWHERE]) == 2
     error = capsys.readouterr().err

@@ -46,7 +46,7 @@ def _drill(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         cwd=cwd,
         capture_output=True,
         text=True,
-        timeout=420,
+        timeout=720,  # about 5 minutes on 2 cores; a loaded CI machine may take twice that
     )
 
 

@@ -120,7 +120,11 @@ def _operator_changes(sandbox: Sandbox, since: datetime) -> list[str]:
         )
         events += [event for page in pages for event in page["Events"]]
     left_out = ("ssm.amazonaws.com", "logs.amazonaws.com")
-    kept = [e for e in events if e["EventSource"] not in left_out and e["EventTime"] >= since]
+    kept = [
+        e
+        for e in events
+        if e["EventSource"] not in left_out and e["EventTime"] >= since and e["ReadOnly"] == "false"
+    ]
     return [e["EventName"] for e in sorted(kept, key=lambda e: e["EventTime"])]
 
 

@@ -172,6 +172,7 @@ class Stage:
             Change(e["EventName"], e["EventTime"].astimezone(UTC), region, e["EventId"])
             for page in pages
             for e in page["Events"]
+            if e["ReadOnly"] == "false"  # the operator's reads are recorded too
         ]
 
 

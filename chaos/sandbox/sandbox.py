@@ -296,10 +296,14 @@ def stop_sandbox(state_dir: Path | str = ".sandbox") -> bool:
 
 @contextmanager
 def running_sandbox(
-    state_dir: Path | str = ".sandbox", *, region: str = names.DEFAULT_REGION, unpatched: bool = False
+    state_dir: Path | str = ".sandbox",
+    *,
+    region: str = names.DEFAULT_REGION,
+    unpatched: bool = False,
+    time_scale: float = 1.0,
 ) -> Iterator[Sandbox]:
     """``with running_sandbox(tmp) as sandbox:`` — started and provisioned; stopped on exit."""
-    sandbox = start_sandbox(state_dir, region=region, unpatched=unpatched)
+    sandbox = start_sandbox(state_dir, region=region, unpatched=unpatched, time_scale=time_scale)
     try:
         yield sandbox
     finally:
