@@ -181,7 +181,15 @@ def test_each_injected_fault_appears_with_the_operator_and_its_time(
     )
     assert (event.summary, event.error_code) == (expected.summary, None)
     assert key not in response.model_dump_json()
-    assert (response.note, response.gaps) == (DELIVERY_NOTE, [])
+    assert response.note == DELIVERY_NOTE
+    # The session's history may outgrow the lookups' pages (a busy account): then each gap says its search
+    # stopped before this test's change, so nothing since it was left unread.
+    for gap in response.gaps:
+        stopped = re.fullmatch(
+            r"stopped reading because .+: its changes before (\S+) were not searched", gap.meaning
+        )
+        assert stopped is not None, gap
+        assert datetime.fromisoformat(stopped[1]) < before, gap
     assert_newest_first_and_distinct(response)
 
 

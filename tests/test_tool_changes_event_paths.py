@@ -11,7 +11,9 @@ those whose request or response names the function, one of its mappings or one o
 from __future__ import annotations
 
 import json
+import re
 import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -62,6 +64,7 @@ def _mapping(lambda_: Any, queue_arn: str, function: str, undo: Undo | None = No
 def test_event_path_changes_show_and_another_function_s_mapping_does_not(
     operator: boto3.Session, aws: AwsClients, undo: Undo
 ) -> None:
+    started = datetime.now(UTC)
     sqs, sns, lambda_ = operator.client("sqs"), operator.client("sns"), operator.client("lambda")
     prefix = f"changes-paths-{uuid.uuid4().hex[:6]}"
     # granted first: the grants are changes on the roles too, older than every change the test reads
@@ -130,4 +133,11 @@ def test_event_path_changes_show_and_another_function_s_mapping_does_not(
         topic_label,
         unsubscribe,
     ]
-    assert answer.gaps == []
+    # A busy session's history may outgrow the lookups' pages or the deadline: then each gap of the searches
+    # read above says its search stopped before this test began, so nothing it changed was left unread.
+    for gap in (g for g in answer.gaps if " of role " not in g.source and " of policy " not in g.source):
+        stopped = re.fullmatch(
+            r"stopped reading because .+: its changes before (\S+) were not searched", gap.meaning
+        )
+        assert stopped is not None, gap
+        assert datetime.fromisoformat(stopped[1]) < started, gap
