@@ -61,20 +61,12 @@ class Search:
 
 @dataclass(frozen=True)
 class Found:
-    events: list[dict[str, Any]]  # the changing events of one search, newest first
+    """What one search or lookup found, page by page."""
+
+    events: list[dict[str, Any]]  # the changing events, newest first
     more: bool  # older matching events were left unread
     stopped: str | None = None  # why the window was not covered, when it was not
     reached: datetime | None = None  # then: the time of the oldest event read
-
-
-@dataclass
-class _Pages:
-    """One lookup read page by page: its events (newest first), how far back it read, why it stopped."""
-
-    events: list[dict[str, Any]]
-    more: bool
-    stopped: str | None
-    reached: datetime | None
 
 
 def _record(event: dict[str, Any]) -> dict[str, Any]:
@@ -153,7 +145,7 @@ class Lookups:
         wanted: Callable[[dict[str, Any]], bool],
         cap: int,
         before: datetime | None = None,
-    ) -> _Pages:
+    ) -> Found:
         """The ``wanted`` writes one lookup finds, newest first, until the window before ``before`` is
         covered, ``limit`` of them are held, or the cap or the deadline stops it."""
         client = (
@@ -172,13 +164,13 @@ class Lookups:
         reached: datetime | None = None
         for _ in range(cap):
             if not pacer.wait(within=self._ctx.reads.remaining() - PAGE_MARGIN_SECONDS):
-                return _Pages(events, True, "the tool's deadline was near", reached or before)
+                return Found(events, True, "the tool's deadline was near", reached or before)
             page = client.lookup_events(**params)
             listed = page.get("Events", [])  # a page may be empty and still have a NextToken
             events += [e for e in listed if e.get("ReadOnly") != "true" and wanted(e)]
             reached = listed[-1]["EventTime"] if listed else reached
             token = page.get("NextToken")
             if token is None or len(events) >= self._limit:
-                return _Pages(events, token is not None, None, None)
+                return Found(events, more=token is not None)
             params["NextToken"] = token
-        return _Pages(events, True, f"its cap of {cap} pages of {PAGE_SIZE} was reached", reached or before)
+        return Found(events, True, f"its cap of {cap} pages of {PAGE_SIZE} was reached", reached or before)
