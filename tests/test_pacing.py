@@ -1,12 +1,17 @@
-"""The pacer that keeps the MCP server's LookupEvents within CloudTrail's rate, on a clock the test owns."""
+"""The pacer that keeps the MCP server's LookupEvents within CloudTrail's rate, on a clock the test owns;
+and the settings that set a pace, refused when out of range."""
 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
+from chaos.sandbox.sandbox import SandboxError, start_sandbox
 from mcp_server.pacing import Pacer
+from mcp_server.settings import ServerSettings
 
 
 class Clock:
@@ -57,3 +62,15 @@ def test_threads_sharing_a_pacer_get_distinct_turns() -> None:
 def test_a_rate_must_be_positive() -> None:
     with pytest.raises(ValueError, match="rate must be above 0"):
         Pacer(0)
+
+
+def test_a_pace_the_server_cannot_keep_is_refused_with_its_name() -> None:
+    with pytest.raises(ValidationError, match="mcp_cloudtrail_lookups_per_second"):
+        ServerSettings(mcp_cloudtrail_lookups_per_second=0)
+
+
+@pytest.mark.parametrize("scale", [0.5, 601.0])
+def test_a_time_scale_out_of_range_is_refused_before_anything_starts(scale: float, tmp_path: Path) -> None:
+    with pytest.raises(SandboxError, match="the time scale must be between 1 and 600"):
+        start_sandbox(tmp_path, time_scale=scale)
+    assert not list(tmp_path.iterdir()), "nothing was started or written"
