@@ -34,6 +34,7 @@ from supervisor.incident.store import (
     STATUS_INDEX,
     STATUSES,
     from_item,
+    is_incident_id,
 )
 
 OPEN: Final[frozenset[str]] = frozenset({"RECEIVED", "INVESTIGATING"})
@@ -44,8 +45,6 @@ _ROW: Final = (
 )
 _NAMES: Final = {"#s": "status", "#src": "source", "#kind": "kind", "#region": "region"}
 _ARN: Final = re.compile(r"^arn:aws[\w-]*:lambda:(?P<region>[\w-]+):(?P<account>\d{12}):function:")
-_TIME: Final = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
-_INCIDENT_ID: Final = re.compile(rf"(?:{LAMBDA_NAME_PATTERN})@{_TIME}(?:\.\d{{1,6}})?Z")
 _SORT_KEY_MAX: Final = 1024  # DynamoDB's limit for a sort key value (an empty one is refused too)
 _FUNCTION: Final = re.compile(LAMBDA_NAME_PATTERN)
 
@@ -58,11 +57,6 @@ class BadToken(ValueError):
 
 class BadFilter(ValueError):
     """A filter no incident can match."""
-
-
-def is_incident_id(value: str) -> bool:
-    """Whether ``value`` has the shape of an incident id (``incident_id_for``)."""
-    return _INCIDENT_ID.fullmatch(value) is not None
 
 
 def _key_names(index: str) -> set[str]:

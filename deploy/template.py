@@ -1,6 +1,6 @@
 """The main CloudFormation stack: incident tables, the alert topic, the supervisor and watchdog Lambdas,
-the stale-check schedule, the workload's alarms (its function's, and those of its event paths:
-event_alarms.py), and least-privilege roles. Written to
+the re-check queue of provisional diagnoses, the stale-check schedule, the workload's alarms (its
+function's, and those of its event paths: event_alarms.py), and least-privilege roles. Written to
 ``deploy/incident-response.template.json`` by ``python -m deploy.build``."""
 
 from __future__ import annotations
@@ -18,6 +18,10 @@ SUPERVISOR_FUNCTION = "incident-supervisor"
 WATCHDOG_FUNCTION = "incident-watchdog"
 STALE_CHECK_RULE = "incident-stale-check"
 DEAD_LETTER_QUEUE = "incident-supervisor-dlq"
+RECHECK_QUEUE = "incident-rechecks"
+RECHECK_DEAD_LETTER_QUEUE = "incident-rechecks-dlq"
+SUPERVISOR_TIMEOUT = 300
+RECHECK_MAX_RECEIVES = 5  # deliveries of a re-check (held by another, or unrecorded) before its DLQ
 DEFAULT_MODEL_ID = "anthropic.claude-3-5-sonnet-20241022-v2:0"
 EXAMPLE_WORKLOAD = "data-processor"  # the sandbox's example function, as the default to replace
 LAMBDA_RUNTIME = "python3.12"
@@ -125,13 +129,46 @@ def _invoke_permission(function: str, principal: str, source_arn: Any) -> Templa
     }
 
 
-def _dead_letter_queue() -> Template:
+def _dead_letter_queue(name: str = DEAD_LETTER_QUEUE) -> Template:
     return {
         "Type": "AWS::SQS::Queue",
         "Properties": {
-            "QueueName": DEAD_LETTER_QUEUE,
+            "QueueName": name,
             "MessageRetentionPeriod": 1209600,  # 14 days, the most SQS keeps a message
             "SqsManagedSseEnabled": True,
+        },
+    }
+
+
+def _rechecks() -> Template:
+    """The re-check queue of provisional diagnoses (pipeline.md#provisional-and-final-diagnoses): the
+    supervisor sends each re-check delayed until its time, the queue delivers it to the supervisor one at a
+    time, and a re-check delivered ``RECHECK_MAX_RECEIVES`` times goes to its dead-letter queue (the
+    watchdog then makes the diagnosis final as it stands)."""
+    return {
+        "RecheckDeadLetterQueue": _dead_letter_queue(RECHECK_DEAD_LETTER_QUEUE),
+        "RecheckQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": RECHECK_QUEUE,
+                # Lambda asks for at least the function's timeout, and recommends six times it.
+                "VisibilityTimeout": 6 * SUPERVISOR_TIMEOUT,
+                "SqsManagedSseEnabled": True,
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": get_att("RecheckDeadLetterQueue"),
+                    "maxReceiveCount": RECHECK_MAX_RECEIVES,
+                },
+            },
+        },
+        "RecheckEventSourceMapping": {
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": get_att("RecheckQueue"),
+                "FunctionName": ref("SupervisorFunction"),
+                "BatchSize": 1,  # one investigation per invocation, each with the whole deadline
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "Enabled": True,
+            },
         },
     }
 
@@ -147,7 +184,7 @@ def _supervisor_function() -> Template:
             "Handler": SUPERVISOR.entry_point.replace(":", "."),
             "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("SupervisorCodeKey")},
             "Role": get_att("SupervisorRole"),
-            "Timeout": 300,
+            "Timeout": SUPERVISOR_TIMEOUT,
             "MemorySize": 1024,
             "DeadLetterConfig": {"TargetArn": get_att("SupervisorDeadLetterQueue")},
             "Environment": {
@@ -161,6 +198,7 @@ def _supervisor_function() -> Template:
                     "MAX_TOKENS_PER_INCIDENT": ref("MaxTokensPerIncident"),
                     "SUPERVISOR_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
                     "SUPERVISOR_CONSOLE_URL": ref("ConsoleUrl"),
+                    "RECHECK_QUEUE_URL": ref("RecheckQueue"),
                 }
             },
         },
@@ -173,7 +211,8 @@ def _watchdog_function() -> Template:
         "DependsOn": ["WatchdogLogGroup"],
         "Properties": {
             "FunctionName": WATCHDOG_FUNCTION,
-            "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING and notifies them",
+            "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING and notifies them; covers "
+            "re-checks that never ran",
             "Runtime": LAMBDA_RUNTIME,
             "Handler": WATCHDOG.entry_point.replace(":", "."),
             "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("WatchdogCodeKey")},
@@ -186,6 +225,7 @@ def _watchdog_function() -> Template:
                     "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
                     "WATCHDOG_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
                     "WATCHDOG_CONSOLE_URL": ref("ConsoleUrl"),
+                    "RECHECK_QUEUE_URL": ref("RecheckQueue"),
                 }
             },
         },
@@ -214,7 +254,8 @@ def _functions() -> Template:
         "SupervisorRole": policies.role(
             policies.supervisor_statements(_log_group_name(SUPERVISOR_FUNCTION)),
             "lambda.amazonaws.com",
-            "incident-supervisor: its two tables, its SSM parameter, one Bedrock model, its topic",
+            "incident-supervisor: its two tables, its SSM parameter, one Bedrock model, its topic, its "
+            "re-check queue",
         ),
         "SupervisorFunction": _supervisor_function(),
         "SupervisorTopicPermission": _invoke_permission(
@@ -224,7 +265,8 @@ def _functions() -> Template:
         "WatchdogRole": policies.role(
             policies.watchdog_statements(_log_group_name(WATCHDOG_FUNCTION)),
             "lambda.amazonaws.com",
-            "incident-watchdog: the state table, diagnoses in the context table, the diagnoses topic",
+            "incident-watchdog: the state table, diagnoses in the context table, the diagnoses topic, "
+            "sending to the re-check queue",
         ),
         "WatchdogFunction": _watchdog_function(),
         "StaleCheckRule": _stale_check_rule(),
@@ -271,6 +313,7 @@ def build() -> Template:
         "Conditions": event_alarms.conditions(),
         "Resources": _tables()
         | _functions()
+        | _rechecks()
         | _topics()
         | _workload_alarms()
         | event_alarms.resources(ref("AlertsTopic")),
@@ -282,5 +325,7 @@ def build() -> Template:
             "SupervisorFunctionArn": {"Value": get_att("SupervisorFunction")},
             "WatchdogFunctionArn": {"Value": get_att("WatchdogFunction")},
             "DeadLetterQueueUrl": {"Value": ref("SupervisorDeadLetterQueue")},
+            "RecheckQueueUrl": {"Value": ref("RecheckQueue")},
+            "RecheckDeadLetterQueueUrl": {"Value": ref("RecheckDeadLetterQueue")},
         },
     }

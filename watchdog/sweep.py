@@ -1,4 +1,5 @@
-"""Fail incidents whose investigation died: RECEIVED or INVESTIGATING, not updated for too long.
+"""Fail incidents whose investigation died: RECEIVED or INVESTIGATING, not updated for too long; and
+cover provisional diagnoses whose re-check never ran (``watchdog.rechecks``).
 
 Each is moved to FAILED by a conditional write on the status and ``updated_at`` the sweep saw, so an
 incident that moved on in the meantime (a late diagnosis, a re-entry) is left as it is. An investigation
@@ -25,6 +26,7 @@ from supervisor.incident.notify import CLAIMED_ELSEWHERE, PUBLISHED, SENT_BEFORE
 from supervisor.incident.outcome import RecordedOutcome, recorded_outcome
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, Status, TransitionConflict
+from watchdog.rechecks import RecheckCover, cover_rechecks
 
 STALE_REASON = "stale watchdog timeout"
 RETRIED_STATUSES: tuple[Status, ...] = ("DIAGNOSED", "FAILED", "ERROR")
@@ -39,6 +41,9 @@ class SweepReport:
     lost: list[dict[str, Any]] = field(default_factory=list)  # moved on before the watchdog's write
     notified: list[str] = field(default_factory=list)  # published by this sweep
     notify_failed: list[dict[str, Any]] = field(default_factory=list)  # left for the next sweep
+    rechecks_resent: list[str] = field(default_factory=list)  # a re-check that never ran, sent again
+    recheck_failed: list[dict[str, Any]] = field(default_factory=list)  # sending it again failed
+    provisional_made_final: list[str] = field(default_factory=list)  # still never re-checked: stands
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -49,6 +54,9 @@ class SweepReport:
             "lost": self.lost,
             "notified": self.notified,
             "notify_failed": self.notify_failed,
+            "rechecks_resent": self.rechecks_resent,
+            "recheck_failed": self.recheck_failed,
+            "provisional_made_final": self.provisional_made_final,
         }
 
 
@@ -153,11 +161,17 @@ def retry_unsent(store: IncidentStore, notices: Notices, report: SweepReport, lo
 
 
 def sweep(
-    store: IncidentStore, stale_after_seconds: int, logger: Logger, notices: Notices | None = None
+    store: IncidentStore,
+    stale_after_seconds: int,
+    logger: Logger,
+    notices: Notices | None = None,
+    rechecks: RecheckCover | None = None,
 ) -> SweepReport:
     cutoff, items = find_stale(store, stale_after_seconds)
     report = SweepReport(cutoff=cutoff)
     fail_stale(store, items, report, logger, notices)
+    if rechecks is not None:  # provisional diagnoses whose re-check never ran (watchdog.rechecks)
+        cover_rechecks(store, rechecks, report, logger, notices)
     if notices is not None:  # after the failures: those are within the grace, so not tried twice
         retry_unsent(store, notices, report, logger)
     logger.info("watchdog_sweep", extra=report.as_dict())
