@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
 from supervisor.incident.signals import stamp
+from supervisor.incident.stage import is_provisional
 from supervisor.incident.store import (
     FUNCTION_INDEX,
     INCIDENT_KIND,
@@ -41,9 +42,9 @@ OPEN: Final[frozenset[str]] = frozenset({"RECEIVED", "INVESTIGATING"})
 # What a row shows (and the index keys a token needs): never an incident's detail or notification state.
 _ROW: Final = (
     "incident_id, #s, updated_at, created_at, function_name, #kind, account, #region, error_type, #src, "
-    "fault_types, severity, confidence"
+    "fault_types, severity, confidence, #final"
 )
-_NAMES: Final = {"#s": "status", "#src": "source", "#kind": "kind", "#region": "region"}
+_NAMES: Final = {"#s": "status", "#src": "source", "#kind": "kind", "#region": "region", "#final": "final"}
 _ARN: Final = re.compile(r"^arn:aws[\w-]*:lambda:(?P<region>[\w-]+):(?P<account>\d{12}):function:")
 _SORT_KEY_MAX: Final = 1024  # DynamoDB's limit for a sort key value (an empty one is refused too)
 _FUNCTION: Final = re.compile(LAMBDA_NAME_PATTERN)
@@ -116,6 +117,11 @@ class Summary:
     def confidence(self) -> float | None:
         value = self.state.get("confidence")
         return float(value) if value is not None else None
+
+    @property
+    def is_provisional(self) -> bool:
+        """A diagnosis made before the change history could be complete, not yet re-checked."""
+        return is_provisional(self.state)
 
 
 @dataclass
@@ -222,7 +228,14 @@ class IncidentReader:
 def decode_context(item: Attributes) -> dict[str, Any]:
     """The incident-context item with its JSON and gzip attributes opened."""
     plain = from_item(item)
-    for name in ("diagnosis", "reasoning_chain", "token_usage", "incident"):
+    for name in (
+        "diagnosis",
+        "provisional_diagnosis",
+        "recheck_changes",
+        "reasoning_chain",
+        "token_usage",
+        "incident",
+    ):
         if isinstance(plain.get(name), str):
             plain[name] = json.loads(plain[name])
     if isinstance(plain.get("tool_results"), bytes):
