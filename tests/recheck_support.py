@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import json
 import time
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
+
+from aws_lambda_powertools import Logger
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.signals import stamp
-from supervisor.incident.store import IncidentStore
+from supervisor.incident.stage import sqs_client
+from supervisor.incident.store import IncidentStore, dynamodb_client
 from tests.fault_scenarios import fresh_logs
-from tests.pipeline_support import direct_event
+from tests.pipeline_support import direct_event, stuck_incident
+from watchdog.rechecks import RecheckCover, cover_rechecks
+from watchdog.sweep import SweepReport
 
 BOUND = 900  # CLOUDTRAIL_DELIVERY_BOUND_SECONDS, its default
 
@@ -117,3 +123,25 @@ def state_of(incidents: IncidentStore, incident_id: str) -> dict[str, Any]:
 
 def recheck_at(alarm_at: datetime) -> str:
     return stamp(alarm_at + timedelta(seconds=BOUND))
+
+
+def resend_overdue_recheck(
+    sandbox: Sandbox, incidents: IncidentStore, session: Any
+) -> tuple[str, SweepReport]:
+    """The watchdog's re-check coverage as ``session``: a provisional diagnosis whose re-check time is 25
+    minutes past is sent its re-check again, on a queue of its own (deleted afterwards). The incident and
+    the sweep's report."""
+    queue = create_queue(sandbox, f"incident-rechecks-{uuid.uuid4().hex[:8]}")
+    then = datetime.now(UTC) - timedelta(minutes=30)
+    incident_id = stuck_incident(incidents, minutes_ago=31, function=f"fn-provisional-{uuid.uuid4().hex[:6]}")
+    past = IncidentStore(incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: then)
+    stage = {"final": False, "recheck_at": stamp(then + timedelta(minutes=5))}
+    past.transition(incident_id, "INVESTIGATING", "DIAGNOSED", headline=stage)
+    store = IncidentStore(dynamodb_client(session), incidents.state_table, incidents.context_table)
+    report = SweepReport(cutoff=stamp(store.clock()))
+    cover = RecheckCover(sqs_client(session), queue.url, timedelta(minutes=10))
+    try:
+        cover_rechecks(store, cover, report, Logger(service="test"))
+    finally:
+        queue.sqs.delete_queue(QueueUrl=queue.url)
+    return incident_id, report

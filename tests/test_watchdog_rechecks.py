@@ -12,12 +12,22 @@ from typing import Any
 
 import pytest
 
+from chaos.aws_actions import on_each_action
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from deploy import policies
 from supervisor.incident.signals import stamp
 from supervisor.incident.stage import NEVER_RAN, claim_recheck
 from supervisor.incident.store import IncidentStore
-from tests.recheck_support import BOUND, Clock, Queue, create_queue, provisional_incident, state_of
+from tests.recheck_support import (
+    BOUND,
+    Clock,
+    Queue,
+    create_queue,
+    provisional_incident,
+    resend_overdue_recheck,
+    state_of,
+)
 from watchdog.handler import Watchdog, build_watchdog
 
 MakePipeline = Callable[..., Any]
@@ -118,3 +128,19 @@ def test_the_watchdog_leaves_a_recheck_that_is_running_alone(
     state = state_of(incidents, incident_id)
     assert (state["final"], state["recheck_claim"]) == (False, "running")
     assert notified() == []
+
+
+def test_the_watchdog_sends_a_recheck_again_with_what_its_role_grants(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    """As the watchdog's identity (IAM enforced), every action the re-check coverage takes is in its
+    template role's grant, and sqs:SendMessage is among them."""
+    session = sandbox.session(names.WATCHDOG)
+    used: set[str] = set()
+    on_each_action(session, used.add)
+    incident_id, report = resend_overdue_recheck(sandbox, incidents, session)
+    assert report.rechecks_resent == [incident_id]
+    assert state_of(incidents, incident_id)["recheck_resent_at"]
+    granted = policies.actions(policies.watchdog_statements("/aws/lambda/incident-watchdog"))
+    assert "sqs:SendMessage" in used
+    assert used <= granted
