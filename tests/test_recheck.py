@@ -22,6 +22,7 @@ from supervisor import orchestrator
 from supervisor.incident.signals import stamp
 from supervisor.incident.stage import RECHECK_LEASE, claim_recheck, send_recheck, sqs_client
 from supervisor.incident.store import IncidentStore, from_item
+from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
 from tests.conftest import Inject, Undo
 from tests.fault_scenarios import fresh_logs
 from tests.pipeline_support import json_logs, load_event
@@ -329,3 +330,54 @@ def test_the_lambda_handler_takes_an_sqs_event_of_rechecks(
     assert outcome["reason"].startswith(
         "no incident data-processor@2026-11-21T10:00:01.342Z in incident-state-"
     )
+
+
+def test_a_recheck_with_a_megabyte_chain_keeps_both_diagnoses_under_400_kb(
+    sandbox: Sandbox, make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    """The final record keeps the provisional diagnosis beside the final one: what the item may hold for
+    the re-check's reasoning chain is what both diagnoses and the rest leave."""
+    clock = Clock(datetime.now(UTC))
+    incident_id, _, alarm_at = provisional_incident(
+        sandbox, make_pipeline(cloudtrail_delivery_bound_seconds=BOUND), clock
+    )
+    recorded = incidents.get_context(incident_id)
+    assert recorded is not None
+    provisional = json.loads(recorded["diagnosis"]["S"]) | {
+        "root_cause": "a long provisional story. " * 6_000
+    }
+    incidents.put_context(recorded | {"diagnosis": {"S": json.dumps(provisional)}})  # ~150 KB of it
+
+    musing = "the function keeps failing; " * 9_000  # ~250 KB of model text per turn
+    script = [ai(call("get_lambda_config", call_id=f"c{n}"), text=musing) for n in range(4)]
+    healthy = submission(
+        fault_types=["unknown"],
+        evidence=[pointer("get_lambda_config", "FunctionName", names.FUNCTION_NAME, supports=None)],
+        remediation_plan=[],
+    )
+    script.append(ai(call("submit_diagnosis", healthy, call_id="done")))
+    rechecking = make_pipeline(model=ScriptedChatModel(script), cloudtrail_delivery_bound_seconds=BOUND)
+    rechecking.store.clock = lambda: alarm_at + timedelta(seconds=BOUND + 1)
+    response = rechecking.handle({"Records": [recheck_record(incident_id)]}, None)
+
+    assert response["outcomes"][0]["action"] == "finalised", response
+    item = incidents.get_context(incident_id)
+    assert item is not None
+    assert _item_bytes(item) < 400 * 1024
+    context = from_item(item)
+    assert json.loads(context["provisional_diagnosis"]) == provisional  # whole
+    assert json.loads(context["diagnosis"])["fault_types"] == ["unknown"]
+    assert context["truncated"] is True
+    assert json.loads(context["reasoning_chain"])[-2]["tool_calls"][0]["name"] == "submit_diagnosis"
+
+
+def _item_bytes(item: dict[str, Any]) -> int:
+    """DynamoDB's measure of an item: attribute names plus value sizes."""
+
+    def size(attribute: dict[str, Any]) -> int:
+        (kind, value), *_ = attribute.items()
+        if kind == "L":
+            return sum(size(v) for v in value) + 3
+        return len(value) if isinstance(value, bytes) else len(str(value).encode())
+
+    return sum(len(name) + size(attribute) for name, attribute in item.items())
