@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
@@ -32,9 +32,7 @@ from supervisor.incident.stage import (
     send_recheck,
 )
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict
-
-if TYPE_CHECKING:
-    from watchdog.sweep import Notices, SweepReport
+from watchdog.report import Notices, SweepReport
 
 LOOKBACK: Final[timedelta] = timedelta(days=1)  # provisional incidents diagnosed this recently are covered
 

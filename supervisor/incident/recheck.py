@@ -27,7 +27,7 @@ import json
 import uuid
 from contextlib import suppress
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
@@ -51,7 +51,13 @@ from supervisor.incident.stage import (
 from supervisor.incident.store import Item, TransitionConflict, from_item
 
 if TYPE_CHECKING:
-    from supervisor.incident.pipeline import IncidentPipeline
+    import boto3
+    from aws_lambda_powertools import Logger
+
+    from supervisor.agent.run import AgentResult
+    from supervisor.incident.notify import Notifier
+    from supervisor.incident.store import IncidentStore
+    from supervisor.settings import SupervisorSettings
 
 SQS_SOURCE: Final[str] = "aws:sqs"
 PROVISIONAL_DIAGNOSIS: Final[str] = "provisional_diagnosis"  # incident-context: the provisional one, kept
@@ -77,10 +83,24 @@ class RecheckOutcome:
         return self.action in ("in_progress", "unrecorded") or failed_notice
 
 
+class Pipeline(Protocol):
+    """What a re-check uses of the incident pipeline (``supervisor.incident.pipeline``)."""
+
+    store: IncidentStore
+    settings: SupervisorSettings
+    logger: Logger
+    session: boto3.Session
+    notifier: Notifier | None
+
+    def run_agent(
+        self, incident: dict[str, Any], incident_id: str, function_name: str, context: Any
+    ) -> AgentResult: ...
+
+
 class Rechecks:
     """The re-checks of one pipeline: its store, settings, logger, notifier and agent run."""
 
-    def __init__(self, pipeline: IncidentPipeline) -> None:
+    def __init__(self, pipeline: Pipeline) -> None:
         self.pipeline = pipeline
         self._sqs: Any = None
 
