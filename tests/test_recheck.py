@@ -130,7 +130,7 @@ def test_a_change_cloudtrail_delivers_late_is_found_by_the_recheck_and_each_stag
     assert gap["source"] == "get_recent_changes"
     assert f"a re-check at {due}" in gap["reason"]
     (first_notice,) = notified()
-    assert first_notice["Subject"].startswith("[DIAGNOSED, provisional] data-processor: ")
+    assert first_notice["Subject"].startswith("[DIAGNOSED] data-processor (provisional): ")
     assert _attribute(first_notice, "stage") == "provisional"
 
     sandbox.set_cloudtrail_delay(0)  # CloudTrail has delivered it by the re-check time
@@ -158,7 +158,7 @@ def test_a_change_cloudtrail_delivers_late_is_found_by_the_recheck_and_each_stag
     )
     assert state["fault_types"] == sorted(final["fault_types"])
     (final_notice,) = notified()
-    assert final_notice["Subject"].startswith("[DIAGNOSED, final] data-processor: ")
+    assert final_notice["Subject"].startswith("[DIAGNOSED] data-processor (final): ")
     assert _attribute(final_notice, "stage") == "final"
     chat = json.loads(final_notice["Message"])
     assert "Changed since the provisional diagnosis" in chat["content"]["description"]
@@ -241,7 +241,7 @@ def test_a_failed_recheck_leaves_the_provisional_diagnosis_final_with_its_reason
     assert state["final_reason"].endswith(": the provisional diagnosis stands")
     assert _context(incidents, incident_id)["diagnosis"] == provisional  # it stands, gap and all
     (envelope,) = notified()
-    assert envelope["Subject"].startswith("[DIAGNOSED, final] data-processor: ")
+    assert envelope["Subject"].startswith("[DIAGNOSED] data-processor (final): ")
     assert "Final (not re-checked)" in json.loads(envelope["Message"])["content"]["description"]
 
 

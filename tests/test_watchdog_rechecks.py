@@ -92,7 +92,7 @@ def test_a_recheck_that_never_ran_is_sent_again_once_then_the_diagnosis_is_made_
     state = state_of(incidents, incident_id)
     assert (state["status"], state["final"], state["final_reason"]) == ("DIAGNOSED", True, NEVER_RAN)
     (final_notice,) = notified()
-    assert final_notice["Subject"].startswith("[DIAGNOSED, final] data-processor: ")
+    assert final_notice["Subject"].startswith("[DIAGNOSED] data-processor (final): ")
     assert NEVER_RAN in json.loads(final_notice["Message"])["content"]["description"]
     assert provisional_notice["MessageId"] != final_notice["MessageId"]
 

@@ -329,7 +329,9 @@ def _diagnosed(
         sections.append(("Refused (did not verify; not part of the diagnosis)", _refused_lines(refused)))
     if stage is not None:
         sections.insert(0, stage)
-    subject = _subject(facts.function, facts.labelled_status, f"{faults} ({facts.severity})")
+    # The stage follows the function, so a subject still starts "[STATUS] function" for mail filters.
+    function = f"{facts.function} ({facts.stage})" if facts.stage else facts.function
+    subject = _subject(function, facts.status, f"{faults} ({facts.severity})")
     return _Outline(subject, header, sections, remediation)
 
 
