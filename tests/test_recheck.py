@@ -5,6 +5,7 @@ DynamoDB, SQS and SNS are the sandbox's; the investigations are the rules model'
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Callable, Iterator
@@ -19,9 +20,11 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor import orchestrator
+from supervisor.incident.replay import load_recorded, replay
 from supervisor.incident.signals import stamp
 from supervisor.incident.stage import RECHECK_LEASE, claim_recheck, send_recheck, sqs_client
 from supervisor.incident.store import IncidentStore, from_item
+from supervisor.settings import SupervisorSettings
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
 from tests.conftest import Inject, Undo
 from tests.fault_scenarios import fresh_logs
@@ -381,3 +384,19 @@ def _item_bytes(item: dict[str, Any]) -> int:
         return len(value) if isinstance(value, bytes) else len(str(value).encode())
 
     return sum(len(name) + size(attribute) for name, attribute in item.items())
+
+
+async def test_a_provisional_diagnosis_replays_to_its_recorded_hash(
+    sandbox: Sandbox, make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    """The stored provisional diagnosis carries the pipeline's gap; its replay hash is over the agent's own
+    conclusion, which a replay of the recorded answers reproduces."""
+    pipeline = make_pipeline(cloudtrail_delivery_bound_seconds=BOUND)
+    incident_id, _, _ = await asyncio.to_thread(
+        provisional_incident, sandbox, pipeline, Clock(datetime.now(UTC))
+    )
+    recorded = load_recorded(incidents, incident_id)
+    assert recorded.diagnosis is not None
+    assert [g for g in recorded.diagnosis.gaps if g.reason.startswith("provisional:")]
+    outcome = await replay(recorded, settings=SupervisorSettings())
+    assert outcome.matches, (outcome.replay_hash, recorded.replay_hash)
