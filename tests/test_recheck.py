@@ -20,6 +20,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor import orchestrator
+from supervisor.incident.pipeline import IncidentsNotRecorded
 from supervisor.incident.replay import load_recorded, replay
 from supervisor.incident.signals import stamp
 from supervisor.incident.stage import RECHECK_LEASE, claim_recheck, send_recheck, sqs_client
@@ -28,7 +29,7 @@ from supervisor.settings import SupervisorSettings
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
 from tests.conftest import Inject, Undo
 from tests.fault_scenarios import fresh_logs
-from tests.pipeline_support import json_logs, load_event
+from tests.pipeline_support import StorageFaults, direct_event, json_logs, load_event
 from tests.recheck_support import (
     BOUND,
     Clock,
@@ -135,6 +136,9 @@ def test_a_change_cloudtrail_delivers_late_is_found_by_the_recheck_and_each_stag
     (first_notice,) = notified()
     assert first_notice["Subject"].startswith("[DIAGNOSED] data-processor (provisional): ")
     assert _attribute(first_notice, "stage") == "provisional"
+    (redelivered,) = pipeline.handle(event, None)["outcomes"]  # SNS delivers the alarm again meanwhile
+    assert (redelivered["action"], redelivered["notification"]) == ("duplicate", "sent before")
+    assert queue.attribute("ApproximateNumberOfMessagesDelayed") == 1  # no second re-check
 
     sandbox.set_cloudtrail_delay(0)  # CloudTrail has delivered it by the re-check time
     (message,) = queue.receive(wait_seconds=30)
@@ -400,3 +404,33 @@ async def test_a_provisional_diagnosis_replays_to_its_recorded_hash(
     assert [g for g in recorded.diagnosis.gaps if g.reason.startswith("provisional:")]
     outcome = await replay(recorded, settings=SupervisorSettings())
     assert outcome.matches, (outcome.replay_hash, recorded.replay_hash)
+
+
+def test_a_provisional_diagnosis_whose_move_failed_is_finished_provisional_by_the_redelivery(
+    sandbox: Sandbox, make_pipeline: MakePipeline, incidents: IncidentStore, queue: Queue
+) -> None:
+    """The stored outcome keeps the stage: the redelivery that moves the incident to it makes it
+    provisional with its re-check time, and schedules the re-check the failed delivery never sent."""
+    pipeline = make_pipeline(cloudtrail_delivery_bound_seconds=BOUND, recheck_queue_url=queue.url)
+    clock = Clock(datetime.now(UTC))
+    pipeline.store.clock = clock
+    fresh_logs(sandbox, names.FUNCTION_NAME)
+    sandbox.reset_cloudwatch()
+    alarm_at = clock.now
+    clock.now += timedelta(minutes=1)
+    faults = StorageFaults(pipeline.store.dynamodb, fail={5})
+    event = direct_event(at=alarm_at)
+    with pytest.raises(IncidentsNotRecorded, match="outcome not written"):
+        pipeline.handle(event, None)
+    assert faults.writes[4] == ("UpdateItem", incidents.state_table, "-> DIAGNOSED")
+    assert queue.attribute("ApproximateNumberOfMessagesDelayed") == 0  # nothing sent for it yet
+
+    (again,) = pipeline.handle(event, None)["outcomes"]
+    state = state_of(incidents, again["incident_id"])
+    assert (state["status"], state["final"], state["recheck_at"]) == (
+        "DIAGNOSED",
+        False,
+        recheck_at(alarm_at),
+    )
+    assert state["investigations"] == 1  # moved to the stored outcome, not investigated again
+    assert queue.attribute("ApproximateNumberOfMessagesDelayed") == 1
