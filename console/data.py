@@ -26,6 +26,7 @@ from typing import Any, Final
 
 from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
 from supervisor.incident.signals import stamp
+from supervisor.incident.stage import is_provisional
 from supervisor.incident.store import (
     FUNCTION_INDEX,
     INCIDENT_KIND,
@@ -34,18 +35,17 @@ from supervisor.incident.store import (
     STATUS_INDEX,
     STATUSES,
     from_item,
+    is_incident_id,
 )
 
 OPEN: Final[frozenset[str]] = frozenset({"RECEIVED", "INVESTIGATING"})
 # What a row shows (and the index keys a token needs): never an incident's detail or notification state.
 _ROW: Final = (
     "incident_id, #s, updated_at, created_at, function_name, #kind, account, #region, error_type, #src, "
-    "fault_types, severity, confidence"
+    "fault_types, severity, confidence, #final"
 )
-_NAMES: Final = {"#s": "status", "#src": "source", "#kind": "kind", "#region": "region"}
+_NAMES: Final = {"#s": "status", "#src": "source", "#kind": "kind", "#region": "region", "#final": "final"}
 _ARN: Final = re.compile(r"^arn:aws[\w-]*:lambda:(?P<region>[\w-]+):(?P<account>\d{12}):function:")
-_TIME: Final = r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}"
-_INCIDENT_ID: Final = re.compile(rf"(?:{LAMBDA_NAME_PATTERN})@{_TIME}(?:\.\d{{1,6}})?Z")
 _SORT_KEY_MAX: Final = 1024  # DynamoDB's limit for a sort key value (an empty one is refused too)
 _FUNCTION: Final = re.compile(LAMBDA_NAME_PATTERN)
 
@@ -58,11 +58,6 @@ class BadToken(ValueError):
 
 class BadFilter(ValueError):
     """A filter no incident can match."""
-
-
-def is_incident_id(value: str) -> bool:
-    """Whether ``value`` has the shape of an incident id (``incident_id_for``)."""
-    return _INCIDENT_ID.fullmatch(value) is not None
 
 
 def _key_names(index: str) -> set[str]:
@@ -122,6 +117,11 @@ class Summary:
     def confidence(self) -> float | None:
         value = self.state.get("confidence")
         return float(value) if value is not None else None
+
+    @property
+    def is_provisional(self) -> bool:
+        """A diagnosis made before the change history could be complete, not yet re-checked."""
+        return is_provisional(self.state)
 
 
 @dataclass
@@ -228,7 +228,14 @@ class IncidentReader:
 def decode_context(item: Attributes) -> dict[str, Any]:
     """The incident-context item with its JSON and gzip attributes opened."""
     plain = from_item(item)
-    for name in ("diagnosis", "reasoning_chain", "token_usage", "incident"):
+    for name in (
+        "diagnosis",
+        "provisional_diagnosis",
+        "recheck_changes",
+        "reasoning_chain",
+        "token_usage",
+        "incident",
+    ):
         if isinstance(plain.get(name), str):
             plain[name] = json.loads(plain[name])
     if isinstance(plain.get("tool_results"), bytes):

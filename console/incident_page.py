@@ -1,5 +1,6 @@
 """/incidents/{id}: one incident, its diagnosis with each evidence pointer beside the tool answer it
-quotes, the timeline chart, and what the diagnosis cost."""
+quotes, the timeline chart, and what the diagnosis cost; once re-checked, the provisional diagnosis below
+the final one, with what changed."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from starlette.routing import Route
 from console import render
 from console.data import OPEN, IncidentReader, account_region
 from console.templating import Render
+from supervisor.incident.notification import stage_label
 
 
 def incident_route(
@@ -23,7 +25,7 @@ def incident_route(
         if found is None:
             return page(request, "missing.html", status=404, incident_id=incident_id)
         state, context = found
-        diagnosis = (context or {}).get("diagnosis")
+        diagnosis = (context or {}).get("diagnosis")  # the final one once re-checked
         marks = render.timeline(diagnosis, state, context)
         prompt_tokens = int((context or {}).get("prompt_tokens", 0))
         completion_tokens = int((context or {}).get("completion_tokens", 0))
@@ -33,6 +35,9 @@ def incident_route(
             state=state,
             context=context,
             diagnosis=diagnosis,
+            stage=stage_label(state) if state.get("status") == "DIAGNOSED" else "",
+            provisional=(context or {}).get("provisional_diagnosis"),
+            changes=(context or {}).get("recheck_changes"),
             evidence=evidence_rows(diagnosis, list((context or {}).get("tool_results") or [])),
             marks=marks,
             chart_width=render.WIDTH,

@@ -2,7 +2,7 @@
 (``supervisor/permissions.py``, ``watchdog/permissions.py``, ``mcp_server/permissions.py``,
 ``console/permissions.py``), so the
 template, the sandbox identities and docs/tools.md cannot drift apart. Resources are CloudFormation
-expressions: each identity reaches only its own tables, parameter, model, topic, log group and queue."""
+expressions: each identity reaches only its own tables, parameter, model, topic, log group and queues."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from deploy.cfn import get_att, ref, sub
 from deploy.mcp_parameters import HAS_CROSS_ACCOUNT_ROLES
 from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
-from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS
+from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, RECHECK_ACTIONS, RECHECK_POLL_ACTIONS
 from supervisor.permissions import TABLE_ACTIONS as SUPERVISOR_TABLE_ACTIONS
 from watchdog.permissions import CONTEXT_ACTIONS as WATCHDOG_CONTEXT_ACTIONS
+from watchdog.permissions import QUEUE_ACTIONS as WATCHDOG_QUEUE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
 
@@ -99,6 +100,8 @@ def supervisor_statements(log_group: str) -> list[Statement]:
         _allow("DiagnosesTopic", NOTIFY_ACTIONS, [ref("DiagnosesTopic")]),
         _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
         _allow("DeadLetterQueue", DEAD_LETTER_ACTIONS, [get_att("SupervisorDeadLetterQueue")]),
+        # Sends each re-check; Lambda's event source mapping receives and deletes them as this role.
+        _allow("RecheckQueue", [*RECHECK_ACTIONS, *RECHECK_POLL_ACTIONS], [get_att("RecheckQueue")]),
     ]
 
 
@@ -111,6 +114,7 @@ def watchdog_statements(log_group: str) -> list[Statement]:
         ),
         _allow("IncidentContextTable", WATCHDOG_CONTEXT_ACTIONS, [get_att("ContextTable")]),
         _allow("DiagnosesTopic", WATCHDOG_TOPIC_ACTIONS, [ref("DiagnosesTopic")]),
+        _allow("RecheckQueue", WATCHDOG_QUEUE_ACTIONS, [get_att("RecheckQueue")]),
         _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
     ]
 

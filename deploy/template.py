@@ -1,6 +1,6 @@
 """The main CloudFormation stack: incident tables, the alert topic, the supervisor and watchdog Lambdas,
-the stale-check schedule, the workload's alarms (its function's, and those of its event paths:
-event_alarms.py), and least-privilege roles. Written to
+the re-check queue of provisional diagnoses, the stale-check schedule, the workload's alarms (its
+function's, and those of its event paths: event_alarms.py), and least-privilege roles. Written to
 ``deploy/incident-response.template.json`` by ``python -m deploy.build``."""
 
 from __future__ import annotations
@@ -26,6 +26,10 @@ DEFAULT_INFERENCE_PROFILE_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 # A system-defined profile id: a geographic prefix (the geographies of AWS's cross-Region profiles),
 # the provider and the model, e.g. us.anthropic.claude-sonnet-4-5-20250929-v1:0 or global.anthropic.x.
 INFERENCE_PROFILE_PATTERN = r"^(us|us-gov|eu|apac|jp|au|global)\.[a-z0-9-]+\.[a-z0-9-]+(:[0-9]+)?$"
+RECHECK_QUEUE = "incident-rechecks"
+RECHECK_DEAD_LETTER_QUEUE = "incident-rechecks-dlq"
+SUPERVISOR_TIMEOUT = 300
+RECHECK_MAX_RECEIVES = 5  # deliveries of a re-check (held by another, or unrecorded) before its DLQ
 EXAMPLE_WORKLOAD = "data-processor"  # the sandbox's example function, as the default to replace
 LAMBDA_RUNTIME = "python3.12"
 
@@ -137,13 +141,46 @@ def _invoke_permission(function: str, principal: str, source_arn: Any) -> Templa
     }
 
 
-def _dead_letter_queue() -> Template:
+def _dead_letter_queue(name: str = DEAD_LETTER_QUEUE) -> Template:
     return {
         "Type": "AWS::SQS::Queue",
         "Properties": {
-            "QueueName": DEAD_LETTER_QUEUE,
+            "QueueName": name,
             "MessageRetentionPeriod": 1209600,  # 14 days, the most SQS keeps a message
             "SqsManagedSseEnabled": True,
+        },
+    }
+
+
+def _rechecks() -> Template:
+    """The re-check queue of provisional diagnoses (pipeline.md#provisional-and-final-diagnoses): the
+    supervisor sends each re-check delayed until its time, the queue delivers it to the supervisor one at a
+    time, and a re-check delivered ``RECHECK_MAX_RECEIVES`` times goes to its dead-letter queue (the
+    watchdog then makes the diagnosis final as it stands)."""
+    return {
+        "RecheckDeadLetterQueue": _dead_letter_queue(RECHECK_DEAD_LETTER_QUEUE),
+        "RecheckQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "QueueName": RECHECK_QUEUE,
+                # Lambda asks for at least the function's timeout, and recommends six times it.
+                "VisibilityTimeout": 6 * SUPERVISOR_TIMEOUT,
+                "SqsManagedSseEnabled": True,
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": get_att("RecheckDeadLetterQueue"),
+                    "maxReceiveCount": RECHECK_MAX_RECEIVES,
+                },
+            },
+        },
+        "RecheckEventSourceMapping": {
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "Properties": {
+                "EventSourceArn": get_att("RecheckQueue"),
+                "FunctionName": ref("SupervisorFunction"),
+                "BatchSize": 1,  # one investigation per invocation, each with the whole deadline
+                "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                "Enabled": True,
+            },
         },
     }
 
@@ -159,7 +196,7 @@ def _supervisor_function() -> Template:
             "Handler": SUPERVISOR.entry_point.replace(":", "."),
             "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("SupervisorCodeKey")},
             "Role": get_att("SupervisorRole"),
-            "Timeout": 300,
+            "Timeout": SUPERVISOR_TIMEOUT,
             "MemorySize": 1024,
             "DeadLetterConfig": {"TargetArn": get_att("SupervisorDeadLetterQueue")},
             "Environment": {
@@ -173,6 +210,7 @@ def _supervisor_function() -> Template:
                     "MAX_TOKENS_PER_INCIDENT": ref("MaxTokensPerIncident"),
                     "SUPERVISOR_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
                     "SUPERVISOR_CONSOLE_URL": ref("ConsoleUrl"),
+                    "RECHECK_QUEUE_URL": ref("RecheckQueue"),
                 }
             },
         },
@@ -185,7 +223,8 @@ def _watchdog_function() -> Template:
         "DependsOn": ["WatchdogLogGroup"],
         "Properties": {
             "FunctionName": WATCHDOG_FUNCTION,
-            "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING and notifies them",
+            "Description": "Fails incidents stuck in RECEIVED or INVESTIGATING and notifies them; covers "
+            "re-checks that never ran",
             "Runtime": LAMBDA_RUNTIME,
             "Handler": WATCHDOG.entry_point.replace(":", "."),
             "Code": {"S3Bucket": ref("ArtifactBucket"), "S3Key": ref("WatchdogCodeKey")},
@@ -198,6 +237,7 @@ def _watchdog_function() -> Template:
                     "INCIDENT_CONTEXT_TABLE": ref("ContextTable"),
                     "WATCHDOG_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
                     "WATCHDOG_CONSOLE_URL": ref("ConsoleUrl"),
+                    "RECHECK_QUEUE_URL": ref("RecheckQueue"),
                 }
             },
         },
@@ -226,7 +266,8 @@ def _functions() -> Template:
         "SupervisorRole": policies.role(
             policies.supervisor_statements(_log_group_name(SUPERVISOR_FUNCTION)),
             "lambda.amazonaws.com",
-            "incident-supervisor: its two tables, its SSM parameter, one Bedrock profile, its topic",
+            "incident-supervisor: its two tables, its SSM parameter, one Bedrock profile, its topic, "
+            "its re-check queue",
         ),
         "SupervisorFunction": _supervisor_function(),
         "SupervisorTopicPermission": _invoke_permission(
@@ -236,7 +277,8 @@ def _functions() -> Template:
         "WatchdogRole": policies.role(
             policies.watchdog_statements(_log_group_name(WATCHDOG_FUNCTION)),
             "lambda.amazonaws.com",
-            "incident-watchdog: the state table, diagnoses in the context table, the diagnoses topic",
+            "incident-watchdog: the state table, diagnoses in the context table, the diagnoses topic, "
+            "sending to the re-check queue",
         ),
         "WatchdogFunction": _watchdog_function(),
         "StaleCheckRule": _stale_check_rule(),
@@ -283,6 +325,7 @@ def build() -> Template:
         "Conditions": event_alarms.conditions(),
         "Resources": _tables()
         | _functions()
+        | _rechecks()
         | _topics()
         | _workload_alarms()
         | event_alarms.resources(ref("AlertsTopic")),
@@ -294,5 +337,7 @@ def build() -> Template:
             "SupervisorFunctionArn": {"Value": get_att("SupervisorFunction")},
             "WatchdogFunctionArn": {"Value": get_att("WatchdogFunction")},
             "DeadLetterQueueUrl": {"Value": ref("SupervisorDeadLetterQueue")},
+            "RecheckQueueUrl": {"Value": ref("RecheckQueue")},
+            "RecheckDeadLetterQueueUrl": {"Value": ref("RecheckDeadLetterQueue")},
         },
     }

@@ -1,4 +1,5 @@
-"""The SNS-triggered Lambda entry point, ``supervisor.orchestrator.handler``.
+"""The Lambda entry point, ``supervisor.orchestrator.handler``: SNS events of alarms, and SQS events of the
+re-checks of provisional diagnoses (``supervisor.incident.recheck``).
 
 Importing this module reads no configuration and imports no agent stack: the pipeline is built on the
 first event and kept for the life of the execution environment (one cold start, one MCP key read).

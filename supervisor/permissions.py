@@ -1,5 +1,5 @@
-"""The AWS actions the supervisor needs: its two tables, the MCP key parameter and the diagnoses topic,
-nothing else."""
+"""The AWS actions the supervisor needs: its two tables, the MCP key parameter, the diagnoses topic and
+the re-check queue, nothing else."""
 
 from __future__ import annotations
 
@@ -11,3 +11,6 @@ TABLE_ACTIONS: tuple[str, ...] = (
 )
 PARAMETER_ACTIONS: tuple[str, ...] = ("ssm:GetParameter",)
 NOTIFY_ACTIONS: tuple[str, ...] = ("sns:Publish",)  # one message per incident outcome
+RECHECK_ACTIONS: tuple[str, ...] = ("sqs:SendMessage",)  # a provisional diagnosis's delayed re-check
+# What Lambda's event source mapping does with the function's role to deliver the re-checks to it.
+RECHECK_POLL_ACTIONS: tuple[str, ...] = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")

@@ -8,6 +8,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from supervisor.incident.notify_settings import NotificationSettings
+from supervisor.incident.recheck_settings import RecheckQueueSettings
 from supervisor.incident.resources import CONTEXT_TABLE, MCP_KEY_PARAMETER, STATE_TABLE
 
 
@@ -17,7 +18,7 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name, name.lower())
 
 
-class SupervisorSettings(BaseSettings, NotificationSettings):
+class SupervisorSettings(BaseSettings, NotificationSettings, RecheckQueueSettings):
     """Everything else is read from SUPERVISOR_<FIELD>, e.g. SUPERVISOR_RECURSION_LIMIT."""
 
     model_config = SettingsConfigDict(env_prefix="SUPERVISOR_", extra="ignore", populate_by_name=True)
@@ -103,6 +104,15 @@ class SupervisorSettings(BaseSettings, NotificationSettings):
         default=600,
         ge=1,
         description="An INVESTIGATING incident not updated for this long is re-entered by a redelivery.",
+    )
+    cloudtrail_delivery_bound_seconds: int = Field(
+        validation_alias=_env("CLOUDTRAIL_DELIVERY_BOUND_SECONDS"),
+        default=900,
+        ge=0,
+        le=900,
+        description="A diagnosis whose first failure is younger than this is provisional: CloudTrail may not "
+        "have delivered the change that started it yet. It is re-checked once the first failure is this "
+        "old (at most 900, SQS's longest message delay); 0: every diagnosis is final at once.",
     )
     incident_window_seconds: int = Field(
         default=3600,

@@ -234,7 +234,9 @@ def make_pipeline(
     sandbox: Sandbox, mcp_server_url: str, incidents: IncidentStore
 ) -> Callable[..., IncidentPipeline]:
     """Pipelines as ``build_pipeline`` makes them for Lambda, on this test's tables, as the supervisor
-    identity (MCP key from SSM), talking to the session's MCP server over SSE."""
+    identity (MCP key from SSM), talking to the session's MCP server over SSE. Their diagnoses are final at
+    once (``cloudtrail_delivery_bound_seconds`` 0) unless a test sets the bound: tests/test_recheck.py
+    does, for the provisional ones."""
 
     def make(model: Any = None, **overrides: Any) -> IncidentPipeline:
         settings: dict[str, Any] = {
@@ -242,6 +244,7 @@ def make_pipeline(
             "incident_context_table": incidents.context_table,
             "mcp_server_url": f"{mcp_server_url}/sse",
             "backoff_base": 0.1,
+            "cloudtrail_delivery_bound_seconds": 0,
         }
         pipeline = build_pipeline(sandbox.session(names.SUPERVISOR), **(settings | overrides))
         pipeline.model = model

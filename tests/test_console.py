@@ -24,9 +24,12 @@ from console.render import evidence_source, highlighted, timeline
 from console.settings import ConsoleSettings
 from console.templating import environment
 from supervisor.diagnosis.evidence import verify
+from supervisor.incident.revision import changes
+from supervisor.incident.signals import stamp
 from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX, IncidentStore, to_item
 from supervisor.schemas import Diagnosis, DiagnosisSubmission
 from tests.agent_support import (
+    CHANGE_TIME,
     FUNCTION,
     POLICY_DELETED,
     POLICY_RESTORED,
@@ -517,3 +520,54 @@ def test_a_token_from_before_the_time_window_ends_the_list(
     assert response.status_code == 200
     assert ids(response.text) == []
     assert calls == []
+
+
+def _staged(incidents: IncidentStore, function: str, **stage: object) -> str:
+    """A DIAGNOSED incident of ``function`` whose item records ``stage`` (final, recheck_at, ...)."""
+    incident_id = claimed(incidents, function, ago(120), "INVESTIGATING")
+    headline: dict[str, object] = {"fault_types": ["throttling"], "severity": "high", "confidence": 0.9}
+    incidents.transition(incident_id, "INVESTIGATING", "DIAGNOSED", headline=headline | stage)
+    return incident_id
+
+
+def test_a_provisional_incident_is_marked_in_the_list_and_a_rechecked_one_shows_both_diagnoses(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    due = stamp(ago(-600))
+    provisional_id = _staged(incidents, "fn-provisional", final=False, recheck_at=due)
+    rechecked_id = _staged(incidents, "fn-rechecked", final=True, recheck_at=stamp(ago(60)))
+    final = json.loads(_resolved_diagnosis("DeleteRolePolicy", "put back").model_dump_json())
+    final["trigger"] = {"event_name": "PutFunctionConcurrency20171031", "identity": None, "time": CHANGE_TIME}
+    provisional = final | {"trigger": None, "fault_types": ["unknown"], "confidence": 0.2}
+    provisional["gaps"] = [{"source": "get_recent_changes", "reason": "provisional: the window is open"}]
+    incidents.put_context(
+        to_item(
+            {
+                "incident_id": rechecked_id,
+                "model": "rules",
+                "diagnosis": json.dumps(final),
+                "provisional_diagnosis": json.dumps(provisional),
+                "provisional_recorded_at": stamp(ago(110)),
+                "recheck_changes": json.dumps(changes(provisional, final)),
+            }
+        )
+    )
+    client = console(sandbox, incidents)
+
+    rows = re.findall(r'<tr class="incident-row">(.*?)</tr>', client.get("/incidents").text, re.S)
+    marked = {ids(f'<tr class="incident-row">{row}</tr>')[0]: "stage-provisional" in row for row in rows}
+    assert marked == {provisional_id: True, rechecked_id: False}
+    page = client.get(f"/incidents/{quote(provisional_id, safe='')}").text
+    assert (
+        f"provisional: made before CloudTrail could have delivered every change; re-checked at {due}" in page
+    )
+
+    html = client.get(f"/incidents/{quote(rechecked_id, safe='')}").text
+    assert '<span class="stage stage-final">final</span>' in html
+    final_section, provisional_section = html.split('<section id="provisional">')
+    assert "Reserved concurrency 0 throttles every invocation." in final_section  # the final diagnosis first
+    trigger = final["trigger"]
+    assert f"<li>trigger found: {trigger['event_name']} at {trigger['time']}</li>" in provisional_section
+    assert "<li>fault types: unknown -&gt; throttling</li>" in provisional_section
+    assert "Trigger: none found" in provisional_section
+    assert "provisional: the window is open" in provisional_section

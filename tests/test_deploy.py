@@ -43,8 +43,15 @@ from mcp_server.oauth import oauth_mode
 from mcp_server.permissions import required_iam_actions
 from mcp_server.settings import ServerSettings
 from supervisor.incident.store import FUNCTION_INDEX, INDEXES, RECENT_INDEX, STATUS_INDEX, IncidentStore
-from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
+from supervisor.permissions import (
+    NOTIFY_ACTIONS,
+    PARAMETER_ACTIONS,
+    RECHECK_ACTIONS,
+    RECHECK_POLL_ACTIONS,
+    TABLE_ACTIONS,
+)
 from tests.cfn_support import LOAD_BALANCER_NAME, ResolvedStack
+from watchdog.permissions import QUEUE_ACTIONS as WATCHDOG_QUEUE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
 
@@ -307,6 +314,8 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
         *policies.BEDROCK_ACTIONS,
         *policies.LOG_ACTIONS,
         *policies.DEAD_LETTER_ACTIONS,
+        *RECHECK_ACTIONS,
+        *RECHECK_POLL_ACTIONS,
     }
     assert set(granted["dynamodb:PutItem"]) == {table_arn, f"{table_arn}/index/*", context["TableArn"]}
     assert granted["ssm:GetParameter"] == [
@@ -325,7 +334,12 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     assert variables["SUPERVISOR_DIAGNOSES_TOPIC_ARN"] == diagnoses_topic
     assert variables["SUPERVISOR_CONSOLE_URL"] == ""  # no console: the notifications say so
     watchdog_granted = _granted(_policy(iam, watchdog["Role"]))
-    assert set(watchdog_granted) == {*WATCHDOG_TABLE_ACTIONS, *WATCHDOG_TOPIC_ACTIONS, *policies.LOG_ACTIONS}
+    assert set(watchdog_granted) == {
+        *WATCHDOG_TABLE_ACTIONS,
+        *WATCHDOG_TOPIC_ACTIONS,
+        *WATCHDOG_QUEUE_ACTIONS,
+        *policies.LOG_ACTIONS,
+    }
     assert set(watchdog_granted["dynamodb:UpdateItem"]) == {table_arn, f"{table_arn}/index/*"}
     assert set(watchdog_granted["dynamodb:GetItem"]) == {
         table_arn,
@@ -336,6 +350,43 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     watchdog_variables = watchdog["Environment"]["Variables"]
     assert watchdog_variables["WATCHDOG_DIAGNOSES_TOPIC_ARN"] == diagnoses_topic
     assert watchdog_variables["INCIDENT_CONTEXT_TABLE"] == names.CONTEXT_TABLE
+    _check_recheck_queue(operator, supervisor, variables, watchdog_variables, granted, watchdog_granted)
+
+
+def _check_recheck_queue(
+    operator: boto3.Session,
+    supervisor: dict[str, Any],
+    variables: dict[str, str],
+    watchdog_variables: dict[str, str],
+    granted: dict[str, list[str]],
+    watchdog_granted: dict[str, list[str]],
+) -> None:
+    """The re-check queue: both functions name it, it outlasts the supervisor's runs before a message
+    comes back, it hands a message delivered too often to its DLQ, and it invokes the supervisor, one
+    message at a time, reporting batch item failures. Each role reaches this queue only."""
+    sqs = operator.client("sqs")
+    url = sqs.get_queue_url(QueueName=template.RECHECK_QUEUE)["QueueUrl"]
+    assert variables["RECHECK_QUEUE_URL"] == watchdog_variables["RECHECK_QUEUE_URL"]  # the queue's Ref
+    assert variables["RECHECK_QUEUE_URL"].endswith(f"/{names.ACCOUNT_ID}/{template.RECHECK_QUEUE}")
+    attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    assert int(attributes["VisibilityTimeout"]) >= supervisor["Timeout"]
+    redrive = json.loads(attributes["RedrivePolicy"])
+    assert redrive["deadLetterTargetArn"].endswith(f":{template.RECHECK_DEAD_LETTER_QUEUE}")
+    assert int(redrive["maxReceiveCount"]) == template.RECHECK_MAX_RECEIVES
+    queue_arn = attributes["QueueArn"]
+    (mapping,) = operator.client("lambda").list_event_source_mappings(EventSourceArn=queue_arn)[
+        "EventSourceMappings"
+    ]
+    assert mapping["FunctionArn"] == supervisor["FunctionArn"]
+    document = template.build()["Resources"]
+    assert document["RecheckQueue"]["Properties"]["SqsManagedSseEnabled"] is True
+    properties = document["RecheckEventSourceMapping"]["Properties"]
+    assert (properties["BatchSize"], properties["FunctionResponseTypes"]) == (1, ["ReportBatchItemFailures"])
+    for action in RECHECK_POLL_ACTIONS:
+        assert granted[action] == [queue_arn]
+    dead_letters = queue_arn.replace(template.RECHECK_QUEUE, template.DEAD_LETTER_QUEUE)
+    assert sorted(granted["sqs:SendMessage"]) == sorted([dead_letters, queue_arn])  # its DLQ, and this
+    assert watchdog_granted["sqs:SendMessage"] == [queue_arn]
 
 
 # The sandbox world's event paths, as the template's parameters name them.
@@ -855,6 +906,9 @@ def test_a_lambda_bundle_runs_its_handler_in_a_clean_environment(
             "lost",
             "notified",
             "notify_failed",
+            "rechecks_resent",
+            "recheck_failed",
+            "provisional_made_final",
         }
 
 

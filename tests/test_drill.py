@@ -30,7 +30,9 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from deploy import policies
 from supervisor.incident.store import IncidentStore
+from supervisor.permissions import RECHECK_POLL_ACTIONS
 from tests.pipeline_support import published_notifications, stuck_incident
+from tests.recheck_support import resend_overdue_recheck
 from watchdog.handler import build_watchdog
 from watchdog.sweep import Notices, SweepReport, fail_stale, find_stale
 
@@ -164,14 +166,19 @@ def test_the_deployed_policies_grant_exactly_what_the_code_calls(
     assert swept.notified == [stale]
     (envelope,) = published_notifications(sandbox)
     assert envelope["MessageAttributes"]["incident_id"]["Value"] == stale
+    resent, covered = resend_overdue_recheck(sandbox, incidents, session)  # a re-check that never ran
+    assert covered.rechecks_resent == [resent]
 
     # Not boto3 calls of our code: Bedrock is called through langchain-aws's own client (the drill's
-    # bedrock-auth scenario reaches it), Lambda itself writes the logs and the dead letters.
+    # bedrock-auth scenario reaches it), Lambda itself writes the logs and the dead letters, and its event
+    # source mapping polls the re-check queue. The drill sends no re-check (no queue): the supervisor's
+    # sqs:SendMessage is counted with the dead letters'.
     outside = {*policies.BEDROCK_ACTIONS, *policies.LOG_ACTIONS, *policies.DEAD_LETTER_ACTIONS}
+    outside |= set(RECHECK_POLL_ACTIONS)
     supervisor = policies.actions(policies.supervisor_statements("/aws/lambda/incident-supervisor"))
     assert supervisor - outside == used_by_supervisor
     watchdog_granted = policies.actions(policies.watchdog_statements("/aws/lambda/incident-watchdog"))
-    assert watchdog_granted - outside == used_by_watchdog
+    assert watchdog_granted - set(policies.LOG_ACTIONS) == used_by_watchdog
 
 
 @pytest.mark.parametrize(

@@ -357,7 +357,8 @@ def test_a_megabyte_reasoning_chain_is_stored_under_400_kb(
             {"Records": [{"Sns": {"MessageId": "m1", "Timestamp": "yesterday", "Message": "{}"}}]},
             "SNS Timestamp 'yesterday' is not an ISO 8601 time",
         ),
-        ({"Records": [{"eventSource": "aws:sqs", "body": "{}"}]}, "record has no Sns object"),
+        ({"Records": [{"Sns": None, "body": "{}"}]}, "record has no Sns object"),
+        ({"Records": [{"eventSource": "aws:sqs", "body": "{}"}]}, "not a re-check: kind is None"),
         ({"detail-type": "Scheduled Event"}, "event has no Records"),
     ],
 )

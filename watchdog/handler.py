@@ -11,7 +11,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 
 from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, sns_client
+from supervisor.incident.stage import sqs_client
 from supervisor.incident.store import IncidentStore, dynamodb_client
+from watchdog.rechecks import RecheckCover
 from watchdog.settings import WatchdogSettings
 from watchdog.sweep import Notices, SweepReport, sweep
 
@@ -26,15 +28,18 @@ class Watchdog:
         settings: WatchdogSettings,
         logger: Logger,
         notifier: Notifier | None = None,
+        sqs: Any = None,
     ) -> None:
         self.store = store
         self.settings = settings
         self.logger = logger
         self.notifier = notifier  # None: notifications are off
+        self.sqs = sqs  # the re-check queue's client; None without RECHECK_QUEUE_URL
 
     def run(self) -> SweepReport:
         """One sweep; its metrics (in embedded metric format, namespace ``IncidentResponse``) are
-        flushed at the end: StaleIncidentsFailed, NotificationsPublished, NotificationPublishFailed."""
+        flushed at the end: StaleIncidentsFailed, RechecksResent, ProvisionalMadeFinal,
+        NotificationsPublished, NotificationPublishFailed."""
         metrics = EphemeralMetrics(namespace=METRICS_NAMESPACE, service=METRICS_SERVICE)
         notices = None
         if self.notifier is not None:
@@ -44,9 +49,15 @@ class Watchdog:
                 retry_window=timedelta(hours=self.settings.notify_retry_hours),
                 grace=timedelta(seconds=self.settings.notify_grace_seconds),
             )
+        rechecks = RecheckCover(
+            self.sqs, self.settings.recheck_queue_url, timedelta(seconds=self.settings.recheck_grace_seconds)
+        )
         try:
-            report = sweep(self.store, self.settings.stale_after_seconds, self.logger, notices)
+            report = sweep(self.store, self.settings.stale_after_seconds, self.logger, notices, rechecks)
             metrics.add_metric(name="StaleIncidentsFailed", unit=MetricUnit.Count, value=len(report.failed))
+            resent, made_final = len(report.rechecks_resent), len(report.provisional_made_final)
+            metrics.add_metric(name="RechecksResent", unit=MetricUnit.Count, value=resent)
+            metrics.add_metric(name="ProvisionalMadeFinal", unit=MetricUnit.Count, value=made_final)
         finally:
             metrics.flush_metrics()
         return report
@@ -64,7 +75,8 @@ def build_watchdog(session: boto3.Session | None = None, **overrides: Any) -> Wa
         if settings.diagnoses_topic_arn
         else None
     )
-    return Watchdog(store, settings, logger, notifier)
+    sqs = sqs_client(session) if settings.recheck_queue_url else None
+    return Watchdog(store, settings, logger, notifier, sqs)
 
 
 @cache

@@ -1,5 +1,6 @@
-"""The AWS actions the watchdog needs: find stale incidents on the status index and fail them, and
-notify the incidents it fails (and retry unsent notifications) on the diagnoses topic."""
+"""The AWS actions the watchdog needs: find stale incidents on the status index and fail them, notify the
+incidents it fails (and retry unsent notifications) on the diagnoses topic, and send again a re-check of a
+provisional diagnosis that never ran."""
 
 from __future__ import annotations
 
@@ -10,3 +11,4 @@ TABLE_ACTIONS: tuple[str, ...] = ("dynamodb:GetItem", "dynamodb:Query", "dynamod
 # stored outcome of a stale investigation, which it finishes rather than fails.
 CONTEXT_ACTIONS: tuple[str, ...] = ("dynamodb:GetItem",)
 TOPIC_ACTIONS: tuple[str, ...] = ("sns:Publish",)  # the diagnoses topic only
+QUEUE_ACTIONS: tuple[str, ...] = ("sqs:SendMessage",)  # the re-check queue only

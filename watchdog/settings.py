@@ -6,10 +6,11 @@ from pydantic import AliasChoices, Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from supervisor.incident.notify_settings import NotificationSettings
+from supervisor.incident.recheck_settings import RecheckQueueSettings
 from supervisor.incident.resources import CONTEXT_TABLE, STATE_TABLE
 
 
-class WatchdogSettings(BaseSettings, NotificationSettings):
+class WatchdogSettings(BaseSettings, NotificationSettings, RecheckQueueSettings):
     model_config = SettingsConfigDict(env_prefix="WATCHDOG_", extra="ignore", populate_by_name=True)
 
     incident_state_table: str = Field(
@@ -41,4 +42,10 @@ class WatchdogSettings(BaseSettings, NotificationSettings):
         ge=0,
         description="A terminal incident is retried only once it is this old, so that the orchestrator "
         "normally sends its own notification.",
+    )
+    recheck_grace_seconds: int = Field(
+        default=600,
+        ge=60,
+        description="A provisional diagnosis whose re-check time is this far past gets its re-check sent "
+        "again (once); still provisional this long after that, it is made final as it stands.",
     )

@@ -1,4 +1,5 @@
-"""Fail incidents whose investigation died: RECEIVED or INVESTIGATING, not updated for too long.
+"""Fail incidents whose investigation died: RECEIVED or INVESTIGATING, not updated for too long; and
+cover provisional diagnoses whose re-check never ran (``watchdog.rechecks``).
 
 Each is moved to FAILED by a conditional write on the status and ``updated_at`` the sweep saw, so an
 incident that moved on in the meantime (a late diagnosis, a re-entry) is left as it is. An investigation
@@ -13,63 +14,20 @@ changes an incident's status."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.incident.notify import CLAIMED_ELSEWHERE, PUBLISHED, SENT_BEFORE, Notifier, notify_once
 from supervisor.incident.outcome import RecordedOutcome, recorded_outcome
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, Status, TransitionConflict
+from watchdog.rechecks import RecheckCover, cover_rechecks
+from watchdog.report import Notices as Notices  # where the handler and the tests import them from
+from watchdog.report import SweepReport as SweepReport
 
 STALE_REASON = "stale watchdog timeout"
 RETRIED_STATUSES: tuple[Status, ...] = ("DIAGNOSED", "FAILED", "ERROR")
-
-
-@dataclass
-class SweepReport:
-    cutoff: str
-    examined: int = 0
-    failed: list[str] = field(default_factory=list)
-    finished: list[str] = field(default_factory=list)  # moved to the outcome their investigation stored
-    lost: list[dict[str, Any]] = field(default_factory=list)  # moved on before the watchdog's write
-    notified: list[str] = field(default_factory=list)  # published by this sweep
-    notify_failed: list[dict[str, Any]] = field(default_factory=list)  # left for the next sweep
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "cutoff": self.cutoff,
-            "examined": self.examined,
-            "failed": self.failed,
-            "finished": self.finished,
-            "lost": self.lost,
-            "notified": self.notified,
-            "notify_failed": self.notify_failed,
-        }
-
-
-@dataclass
-class Notices:
-    """How the watchdog notifies: the topic's notifier, the metrics failures are counted in, and which
-    unsent notifications a sweep retries (terminal incidents updated within ``retry_window``, and at
-    least ``grace`` ago, so that the orchestrator normally sends its own)."""
-
-    notifier: Notifier
-    metrics: Metrics | EphemeralMetrics
-    retry_window: timedelta = timedelta(hours=24)
-    grace: timedelta = timedelta(seconds=60)
-
-    def send(self, store: IncidentStore, incident_id: str, seen: Item | None, report: SweepReport) -> str:
-        result = notify_once(store, self.notifier, incident_id, seen, self.metrics)
-        if result == PUBLISHED:
-            report.notified.append(incident_id)
-        elif result not in (SENT_BEFORE, CLAIMED_ELSEWHERE):
-            report.notify_failed.append({"incident_id": incident_id, "error": result})
-        return result
 
 
 def find_stale(store: IncidentStore, stale_after_seconds: int) -> tuple[str, list[Item]]:
@@ -153,11 +111,17 @@ def retry_unsent(store: IncidentStore, notices: Notices, report: SweepReport, lo
 
 
 def sweep(
-    store: IncidentStore, stale_after_seconds: int, logger: Logger, notices: Notices | None = None
+    store: IncidentStore,
+    stale_after_seconds: int,
+    logger: Logger,
+    notices: Notices | None = None,
+    rechecks: RecheckCover | None = None,
 ) -> SweepReport:
     cutoff, items = find_stale(store, stale_after_seconds)
     report = SweepReport(cutoff=cutoff)
     fail_stale(store, items, report, logger, notices)
+    if rechecks is not None:  # provisional diagnoses whose re-check never ran (watchdog.rechecks)
+        cover_rechecks(store, rechecks, report, logger, notices)
     if notices is not None:  # after the failures: those are within the grace, so not tried twice
         retry_unsent(store, notices, report, logger)
     logger.info("watchdog_sweep", extra=report.as_dict())

@@ -9,8 +9,9 @@ from typing import Any
 from chaos.sandbox import names
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
-from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, TABLE_ACTIONS
+from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, RECHECK_ACTIONS, TABLE_ACTIONS
 from watchdog.permissions import CONTEXT_ACTIONS as WATCHDOG_CONTEXT_ACTIONS
+from watchdog.permissions import QUEUE_ACTIONS as WATCHDOG_QUEUE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
 
@@ -28,7 +29,7 @@ def _document(*statements: dict[str, Any]) -> str:
 def policy_documents() -> dict[str, str]:
     """The policy of each profile.
 
-    moto authorizes DynamoDB, SSM and SNS requests against the resource "*", so resource-scoped
+    moto authorizes DynamoDB, SSM, SNS and SQS requests against the resource "*", so resource-scoped
     statements for them would deny everything here: the sandbox limits actions, the deploy template also
     limits resources.
     """
@@ -45,7 +46,7 @@ def policy_documents() -> dict[str, str]:
         names.SUPERVISOR: _document(
             {
                 "Effect": "Allow",
-                "Action": [*TABLE_ACTIONS, *PARAMETER_ACTIONS, *NOTIFY_ACTIONS],
+                "Action": [*TABLE_ACTIONS, *PARAMETER_ACTIONS, *NOTIFY_ACTIONS, *RECHECK_ACTIONS],
                 "Resource": "*",
             }
         ),
@@ -53,7 +54,12 @@ def policy_documents() -> dict[str, str]:
             {
                 "Effect": "Allow",
                 "Action": sorted(
-                    {*WATCHDOG_TABLE_ACTIONS, *WATCHDOG_CONTEXT_ACTIONS, *WATCHDOG_TOPIC_ACTIONS}
+                    {
+                        *WATCHDOG_TABLE_ACTIONS,
+                        *WATCHDOG_CONTEXT_ACTIONS,
+                        *WATCHDOG_TOPIC_ACTIONS,
+                        *WATCHDOG_QUEUE_ACTIONS,
+                    }
                 ),
                 "Resource": "*",
             }

@@ -166,6 +166,13 @@ def replay_hash(
     return hashlib.sha256(canonical_json(payload).encode()).hexdigest()
 
 
+def _stored_size(value: object) -> int:
+    """About what DynamoDB counts for a value: a string's UTF-8 bytes, a binary's, else a small bound."""
+    if isinstance(value, str):
+        return len(value.encode())
+    return len(value) if isinstance(value, bytes) else 64
+
+
 def context_item(
     *,
     incident_id: str,
@@ -174,9 +181,15 @@ def context_item(
     result: AgentResult,
     model: str,
     recorded_at: str,
+    stored: Diagnosis | None = None,
+    extra: dict[str, object] | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """The ``incident-context`` item of a finished investigation, under DynamoDB's 400 KB."""
+    """The ``incident-context`` item of a finished investigation, under DynamoDB's 400 KB: its reasoning
+    chain is cut to what the rest leaves room for, ``extra`` attributes (a provisional diagnosis kept beside
+    the final one) included. ``stored`` is the diagnosis to store when the pipeline added to the agent's (a
+    provisional one's gap); the replay hash is over the agent's own, which a replay reproduces."""
     diagnosis = result.diagnosis
+    shown = stored if stored is not None else diagnosis
     results = gzip.compress(
         json.dumps([r.model_dump(mode="json") for r in result.tool_results]).encode(), mtime=0
     )
@@ -187,7 +200,7 @@ def context_item(
         "model": model,
         "stop_reason": result.stop_reason,
         "incident": canonical_json(incident),
-        "diagnosis": diagnosis.model_dump_json() if diagnosis is not None else None,
+        "diagnosis": shown.model_dump_json() if shown is not None else None,
         "tools_called": [call.tool for call in result.tool_calls],
         "tool_results": results,
         "llm_calls": len(result.llm_calls),
@@ -198,8 +211,8 @@ def context_item(
         "replay_hash": replay_hash(incident, result.tool_results, diagnosis),
         "replay_hash_version": REPLAY_HASH_VERSION,
         "failed_attempts": [f"{error.category}: {error.message}" for error in result.failed_attempts],
-    }
-    others = sum(len(k) + (len(v) if isinstance(v, (str, bytes)) else 64) for k, v in fields.items())
+    } | (extra or {})
+    others = sum(len(k) + _stored_size(v) for k, v in fields.items())
     budget = min(CHAIN_BUDGET, ITEM_LIMIT - _ITEM_MARGIN - others)
     chain = fit_chain(reasoning_chain(result.messages), budget)
     fields |= {

@@ -220,6 +220,14 @@ def _gap_lines(diagnosis: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def stage_label(incident: Mapping[str, Any]) -> str:
+    """ "provisional" for a provisional diagnosis, "final" for one that was provisional before, and ""
+    for an outcome that was final at once."""
+    if incident.get("final") is False:
+        return "provisional"
+    return "final" if "recheck_at" in incident else ""
+
+
 @dataclass(frozen=True)
 class _Facts:
     """What every form of an incident's notification states, cleaned."""
@@ -227,6 +235,7 @@ class _Facts:
     incident_id: str
     function: str
     status: str
+    stage: str  # stage_label
     severity: str
     fault_types: list[str]
     link: str | None
@@ -241,11 +250,16 @@ class _Facts:
             incident_id=incident_id,
             function=_clean(incident.get("function_name") or incident_id.split("@", 1)[0], "resource"),
             status=str(incident["status"]),
+            stage=stage_label(incident) if incident.get("status") == "DIAGNOSED" else "",
             severity=str((diagnosis or {}).get("severity") or "none"),
             fault_types=[str(f) for f in (diagnosis or {}).get("fault_types", [])],
             link=console_link(console_url, incident_id),
             diagnosis=diagnosis,
         )
+
+    @property
+    def labelled_status(self) -> str:
+        return f"{self.status}, {self.stage}" if self.stage else self.status
 
 
 @dataclass(frozen=True)
@@ -260,16 +274,36 @@ class _Outline:
 
 def _header(facts: _Facts, incident: Mapping[str, Any]) -> list[str]:
     return [
-        f"Incident {facts.incident_id}: {facts.status}",
+        f"Incident {facts.incident_id}: {facts.labelled_status}",
         "",
         f"Function:    {facts.function}",
-        f"Status:      {facts.status}",
+        f"Status:      {facts.labelled_status}",
         f"Alarm:       {_clean(incident.get('error_type', '?'), 'resource')} "
         f"at {_clean(incident.get('observed_at', '?'), 'resource')}",
     ]
 
 
-def _diagnosed(facts: _Facts, diagnosis: Mapping[str, Any]) -> _Outline:
+def _stage_section(
+    facts: _Facts, incident: Mapping[str, Any], revision: Mapping[str, Any] | None
+) -> tuple[str, list[str]] | None:
+    """What the stage of a diagnosis means: the re-check to come, or what it changed."""
+    recheck_at = _clean(incident.get("recheck_at", "?"), "resource")
+    if facts.stage == "provisional":
+        return (
+            "Provisional (the change history may not be complete yet)",
+            [f"A re-check at {recheck_at} reads it again; the final diagnosis follows in another message."],
+        )
+    if facts.stage != "final":
+        return None
+    if incident.get("final_reason"):
+        return ("Final (not re-checked)", [_clean(incident["final_reason"], "reason")])
+    lines = [_clean(line, "line") for line in (revision or {}).get("summary") or []]
+    return ("Changed since the provisional diagnosis", lines or ["not recorded"])
+
+
+def _diagnosed(
+    facts: _Facts, diagnosis: Mapping[str, Any], stage: tuple[str, list[str]] | None = None
+) -> _Outline:
     faults = "+".join(facts.fault_types) or "unknown"
     checks = (diagnosis.get("verification") or {}).get("pointers", [])
     verified = sum(bool(c.get("verified")) for c in checks)
@@ -293,9 +327,12 @@ def _diagnosed(facts: _Facts, diagnosis: Mapping[str, Any]) -> _Outline:
         sections.insert(3, ("Resolved (undone by a later change; not current)", resolved))
     if refused:
         sections.append(("Refused (did not verify; not part of the diagnosis)", _refused_lines(refused)))
-    return _Outline(
-        _subject(facts.function, facts.status, f"{faults} ({facts.severity})"), header, sections, remediation
-    )
+    if stage is not None:
+        sections.insert(0, stage)
+    # The stage follows the function, so a subject still starts "[STATUS] function" for mail filters.
+    function = f"{facts.function} ({facts.stage})" if facts.stage else facts.function
+    subject = _subject(function, facts.status, f"{faults} ({facts.severity})")
+    return _Outline(subject, header, sections, remediation)
 
 
 def _undiagnosed(facts: _Facts, incident: Mapping[str, Any]) -> _Outline:
@@ -320,7 +357,7 @@ def _chat(facts: _Facts, outline: _Outline) -> dict[str, Any]:
     ]
     description_lines.append(f"<{facts.link}|Open in the incident console>" if facts.link else NO_CONSOLE)
     diagnosis = facts.diagnosis or {}
-    keywords = [facts.status, facts.function, *facts.fault_types]
+    keywords = [facts.status, *([facts.stage] if facts.stage else []), facts.function, *facts.fault_types]
     keywords += [facts.severity] if facts.diagnosis is not None else []
     resources = [_clean(r, "resource") for r in diagnosis.get("affected_resources", [])][:10]
     return {
@@ -345,6 +382,7 @@ def _chat(facts: _Facts, outline: _Outline) -> dict[str, Any]:
                 "incident_id": facts.incident_id,
                 "function_name": facts.function,
                 "status": facts.status,
+                "stage": facts.stage or "final",
                 "severity": facts.severity,
                 "gaps": str(len(diagnosis.get("gaps") or [])),
                 "console": facts.link or "",
@@ -359,18 +397,25 @@ def _attributes(facts: _Facts) -> dict[str, dict[str, str]]:
         "incident_id": {"DataType": "String", "StringValue": facts.incident_id},
         "function_name": {"DataType": "String", "StringValue": facts.function},
         "status": {"DataType": "String", "StringValue": facts.status},
+        "stage": {"DataType": "String", "StringValue": facts.stage or "final"},
         "severity": {"DataType": "String", "StringValue": facts.severity},
         "fault_types": {"DataType": "String.Array", "StringValue": json.dumps(facts.fault_types)},
     }
 
 
 def build_notification(
-    incident: Mapping[str, Any], diagnosis: Mapping[str, Any] | None, console_url: str | None
+    incident: Mapping[str, Any],
+    diagnosis: Mapping[str, Any] | None,
+    console_url: str | None,
+    revision: Mapping[str, Any] | None = None,
 ) -> Notification:
     """The notification of a terminal incident: ``incident`` is its incident-state item, ``diagnosis`` the
-    stored diagnosis (for DIAGNOSED)."""
+    stored diagnosis (for DIAGNOSED), ``revision`` what a re-check changed from the provisional one."""
     facts = _Facts.of(incident, diagnosis, console_url)
-    outline = _diagnosed(facts, diagnosis) if diagnosis is not None else _undiagnosed(facts, incident)
+    if diagnosis is not None:
+        outline = _diagnosed(facts, diagnosis, _stage_section(facts, incident, revision))
+    else:
+        outline = _undiagnosed(facts, incident)
     console = ("Console", [facts.link or NO_CONSOLE])
     text = _plain_text([*_header(facts, incident), *outline.header], [*outline.sections, console])
     return Notification(facts.incident_id, outline.subject, text, _chat(facts, outline), _attributes(facts))

@@ -21,6 +21,8 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from supervisor.incident.notification import build_notification
+from supervisor.incident.stage import is_provisional
+from supervisor.incident.store import NOTIFY_STAGES, TERMINAL
 
 if TYPE_CHECKING:
     from supervisor.incident.store import IncidentStore
@@ -53,18 +55,32 @@ class Notifier:
         self.console_url = console_url
         self.logger = logger
 
-    def publish(self, incident: Mapping[str, Any], diagnosis: Mapping[str, Any] | None) -> str:
+    def publish(
+        self,
+        incident: Mapping[str, Any],
+        diagnosis: Mapping[str, Any] | None,
+        revision: Mapping[str, Any] | None = None,
+    ) -> str:
         """Publish the notification of ``incident``; the SNS message id. Raises what boto3 raises."""
-        notification = build_notification(incident, diagnosis, self.console_url)
+        notification = build_notification(incident, diagnosis, self.console_url, revision)
         response = self.sns.publish(**notification.publish_arguments(self.topic_arn))
         return str(response["MessageId"])
 
 
-def stored_diagnosis(store: IncidentStore, incident_id: str) -> dict[str, Any] | None:
-    """The diagnosis stored in incident-context for ``incident_id``, or None when there is none."""
-    item = store.get_context(incident_id)
-    text = item.get("diagnosis", {}).get("S") if item else None
-    return dict(json.loads(text)) if text else None
+def stored_diagnosis(
+    store: IncidentStore, incident_id: str
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The diagnosis stored in incident-context for ``incident_id`` (None when there is none), and what a
+    re-check changed from the provisional one (None when none has)."""
+    item = store.get_context(incident_id) or {}
+    text, changes = item.get("diagnosis", {}).get("S"), item.get("recheck_changes", {}).get("S")
+    return (dict(json.loads(text)) if text else None), (dict(json.loads(changes)) if changes else None)
+
+
+def notification_stage(item: Mapping[str, Any]) -> str:
+    """The notification due for an incident-state item: "provisional" for a provisional diagnosis (its
+    final one follows when it becomes final), else "final"."""
+    return "provisional" if is_provisional(item) else "final"
 
 
 def notify_once(
@@ -78,43 +94,54 @@ def notify_once(
     makes it (an orchestrator delivery, a watchdog sweep): a conditional write claims it, a publish that
     fails gives the claim back for the next attempt, and a published one is recorded (``notified_at``).
 
-    ``seen`` is the item as the caller last read it (None: not read). What happened: ``PUBLISHED``,
-    ``SENT_BEFORE``, ``CLAIMED_ELSEWHERE`` or ``"failed: <error>"``; never raises for a failed publish,
-    and never changes the incident's status. A failure is logged (``notification_failed``) and counted
-    (``NotificationPublishFailed``); a publish is counted as ``NotificationsPublished``."""
-    if seen is not None and "notified_at" in seen:
-        return SENT_BEFORE
+    An incident whose diagnosis is provisional gets the provisional notification; once final, its final
+    one (``notification_stage``): each stage is claimed and recorded on its own attributes, so each is
+    sent once, and a provisional one is never sent once the incident is final.
+
+    ``seen`` is the item as the caller last read it (read here when None or read before the outcome): its
+    stage decides which notification is due. What happened:
+    ``PUBLISHED``, ``SENT_BEFORE``, ``CLAIMED_ELSEWHERE`` or ``"failed: <error>"``; never raises for a
+    failed publish, and never changes the incident's status. A failure is logged (``notification_failed``)
+    and counted (``NotificationPublishFailed``); a publish is counted as ``NotificationsPublished``."""
     logger = notifier.logger
     log = {"incident_id": incident_id, "topic_arn": notifier.topic_arn}
-    token = uuid.uuid4().hex
+    token, stage = uuid.uuid4().hex, "final"
     try:
-        item = store.claim_notification(incident_id, token, NOTIFY_LEASE)
+        if seen is None or seen.get("status") not in TERMINAL:  # not read, or read before its outcome
+            seen = store.get(incident_id) or {}
+        stage = log["stage"] = notification_stage(seen)
+        if f"{NOTIFY_STAGES[stage]}notified_at" in seen:
+            return SENT_BEFORE
+        item = store.claim_notification(incident_id, token, NOTIFY_LEASE, stage)
         if item is None:
             return CLAIMED_ELSEWHERE
-        diagnosis = stored_diagnosis(store, incident_id) if item["status"] == "DIAGNOSED" else None
-        message_id = notifier.publish(item, diagnosis)
+        stored = stored_diagnosis(store, incident_id) if item["status"] == "DIAGNOSED" else (None, None)
+        message_id = notifier.publish(item, *stored)
     except Exception as error:  # denied, throttled, unreachable, unreadable: logged, counted, retried
         failure = f"{type(error).__name__}: {error}"
         logger.exception("notification_failed", extra=log | {"error": failure})
         metrics.add_metric(name="NotificationPublishFailed", unit=MetricUnit.Count, value=1)
         try:
-            store.notification_failed(incident_id, token, failure)
+            store.notification_failed(incident_id, token, failure, stage)
         except (ClientError, BotoCoreError):  # the claim lapses after NOTIFY_LEASE
             logger.exception("notification_claim_kept", extra=log)
         return f"failed: {failure}"
     metrics.add_metric(name="NotificationsPublished", unit=MetricUnit.Count, value=1)
     logger.info("notification_published", extra=log | {"sns_message_id": message_id})
-    _record_sent(store, incident_id, token, message_id, logger)
+    _record_sent(store, (incident_id, stage), token, message_id, logger)
     return PUBLISHED
 
 
-def _record_sent(store: IncidentStore, incident_id: str, token: str, message_id: str, logger: Logger) -> None:
+def _record_sent(
+    store: IncidentStore, notice: tuple[str, str], token: str, message_id: str, logger: Logger
+) -> None:
     """Record a published message, trying again on a failed write: nobody else can record it, and once
     the claim lapses (NOTIFY_LEASE) an unrecorded notification would be published a second time."""
-    log = {"incident_id": incident_id, "sns_message_id": message_id}
+    incident_id, stage = notice
+    log = {"incident_id": incident_id, "stage": stage, "sns_message_id": message_id}
     for attempt in range(1, RECORD_ATTEMPTS + 1):
         try:
-            store.notification_sent(incident_id, token, message_id)
+            store.notification_sent(incident_id, token, message_id, stage)
             return
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":

@@ -12,8 +12,8 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 class NotificationSettings(BaseModel):
     diagnoses_topic_arn: str | None = Field(
         default=None,
-        description="SNS topic that gets one message per incident outcome (DIAGNOSED, FAILED, ERROR); "
-        "unset or empty: no notifications.",
+        description="SNS topic that gets one message per incident outcome (DIAGNOSED, FAILED, ERROR), and "
+        "one more for a provisional diagnosis before its final one; unset or empty: no notifications.",
     )
     console_url: str | None = Field(
         default=None,

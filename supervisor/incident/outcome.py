@@ -14,16 +14,18 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
+from supervisor.incident.stage import FINAL, FIRST_FAILURE_AT, RECHECK_AT
 from supervisor.incident.store import TERMINAL, IncidentStore, from_item, to_item
 
 OUTCOME_STATUS: Final[str] = "outcome_status"
 OUTCOME_REASON: Final[str] = "outcome_reason"
+STAGE_ATTRIBUTES: Final[tuple[str, ...]] = (FINAL, FIRST_FAILURE_AT, RECHECK_AT)
 
 
 @dataclass(frozen=True)
 class RecordedOutcome:
     """Where a recorded investigation ends: its status, why (without a diagnosis), and the headline of
-    its diagnosis (fault types, severity, confidence) that the incident item carries."""
+    its diagnosis (fault types, severity, confidence, and its stage) that the incident item carries."""
 
     status: str
     reason: str | None
@@ -57,5 +59,6 @@ def recorded_outcome(store: IncidentStore, incident_id: str) -> RecordedOutcome 
     if status == "DIAGNOSED" and not isinstance(diagnosis, dict):
         return None
     reason = context.get(OUTCOME_REASON)
-    headline = headline_of(diagnosis) if diagnosis else None
+    stage = {key: context[key] for key in STAGE_ATTRIBUTES if key in context}  # a provisional one stays so
+    headline = headline_of(diagnosis) | stage if diagnosis else None
     return RecordedOutcome(str(status), str(reason) if reason else None, headline)

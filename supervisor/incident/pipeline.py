@@ -19,6 +19,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, notify_once
 from supervisor.incident.outcome import outcome_attributes, recorded_outcome
+from supervisor.incident.runs import NO_DIAGNOSIS_REASON as NO_DIAGNOSIS_REASON  # where tests import it
+from supervisor.incident.runs import log_run, no_diagnosis_reason
 from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
 from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict, incident_id_for
 
@@ -29,11 +31,11 @@ if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
     from supervisor.agent.run import AgentResult
-    from supervisor.schemas import LlmCallRecord, ToolCallRecord
+    from supervisor.incident.recheck import Rechecks
+    from supervisor.schemas import Diagnosis, LlmCallRecord, ToolCallRecord
     from supervisor.settings import SupervisorSettings
 
 BREAKER_REASON = "circuit breaker: too many incidents in window"
-NO_DIAGNOSIS_REASON = "recursion limit exhausted without diagnosis"
 
 Action = Literal["rejected", "duplicate", "circuit_open", "investigated", "unrecorded"]
 
@@ -98,8 +100,21 @@ class IncidentPipeline:
         self.model = model  # None: built from settings.supervisor_model when first needed
         self._api_key: str | None = None  # read once per cold start
         self.on_record: Callable[[LlmCallRecord | ToolCallRecord], None] | None = None  # live progress
+        self._rechecks: Rechecks | None = None
+
+    @property
+    def rechecks(self) -> Rechecks:
+        """The re-checks of provisional diagnoses: scheduled after a DIAGNOSED move, run from SQS."""
+        if self._rechecks is None:
+            from supervisor.incident.recheck import Rechecks
+
+            self._rechecks = Rechecks(self)
+        return self._rechecks
 
     def handle(self, event: object, context: Any) -> dict[str, Any]:
+        """An SNS event of alarms, or an SQS event of re-checks (``supervisor.incident.recheck``)."""
+        if self.rechecks.accepts(event):
+            return self.rechecks.handle(event, context)
         metrics = EphemeralMetrics(namespace=METRICS_NAMESPACE, service="supervisor")
         outcomes = []
         for parsed in parse_event(event, now=self.store.clock()):
@@ -285,6 +300,8 @@ class IncidentPipeline:
             "incident_finished",
             extra={"incident_id": incident_id, "status": status, "reason": reason, "category": category},
         )
+        if final.get("final") is False:  # a provisional diagnosis, recorded now or resumed
+            self.rechecks.schedule(incident_id, str(final["recheck_at"]))
         return Outcome(action, None, incident_id, str(final["status"]), final.get("error_reason"))
 
     def _investigate(self, signal: Signal, item: Item, context: Any, metrics: EphemeralMetrics) -> Outcome:
@@ -314,7 +331,7 @@ class IncidentPipeline:
 
         incident_id = str(item["incident_id"])
         try:
-            result = self._run_agent(signal, incident_id, context)
+            result = self.run_agent(signal.incident(), incident_id, signal.function_name, context)
         except AgentError as error:
             outcome = self._finish(item, "ERROR", error.message, error.category, "investigated")
             metrics.add_metric(name="IncidentsErrored", unit=MetricUnit.Count, value=1)
@@ -328,7 +345,10 @@ class IncidentPipeline:
             outcome = self._record(signal, item, result, metrics)
         return outcome
 
-    def _run_agent(self, signal: Signal, incident_id: str, context: Any) -> AgentResult:
+    def run_agent(
+        self, incident: dict[str, Any], incident_id: str, function_name: str, context: Any
+    ) -> AgentResult:
+        """One investigation of ``incident`` (what the agent is told), within the Lambda's deadline."""
         from supervisor.agent.mcp_key import resolve_mcp_key
         from supervisor.agent.run import run_agent
 
@@ -340,9 +360,9 @@ class IncidentPipeline:
         try:
             return loop.run_until_complete(
                 run_agent(
-                    signal.incident(),
+                    incident,
                     incident_id,
-                    signal.function_name,
+                    function_name,
                     settings=self.settings,
                     api_key=self._api_key,
                     model=self.model,
@@ -358,9 +378,14 @@ class IncidentPipeline:
 
         incident_id = str(item["incident_id"])
         diagnosis = result.diagnosis
-        self._log_run(incident_id, result, metrics)
+        log_run(self.logger, incident_id, result, self.settings.max_tokens_per_incident, metrics)
         status = "DIAGNOSED" if diagnosis is not None else "FAILED"
-        reason = None if diagnosis is not None else self._no_diagnosis_reason(result)
+        reason = (
+            None
+            if diagnosis is not None
+            else no_diagnosis_reason(result, self.settings.max_tokens_per_incident)
+        )
+        stage, stored = self._staged(signal, diagnosis)
         self.store.put_context(  # with its outcome first, so that a failed move below is finished later
             context_item(
                 incident_id=incident_id,
@@ -369,6 +394,8 @@ class IncidentPipeline:
                 result=result,
                 model=self.settings.supervisor_model,
                 recorded_at=stamp(self.store.clock()),
+                stored=stored,
+                extra=stage,
             )
             | outcome_attributes(status, reason)
         )
@@ -378,53 +405,24 @@ class IncidentPipeline:
                 "fault_types": sorted(diagnosis.fault_types),
                 "severity": diagnosis.severity,
                 "confidence": diagnosis.confidence,
-            }
+            } | (stage or {})
             return self._finish(item, "DIAGNOSED", None, None, "investigated", headline)
         metrics.add_metric(name="IncidentsFailed", unit=MetricUnit.Count, value=1)
         return self._finish(item, "FAILED", reason, None, "investigated")
 
-    def _no_diagnosis_reason(self, result: AgentResult) -> str:
-        if result.stop_reason == "recursion_limit":
-            return NO_DIAGNOSIS_REASON
-        if any(call.forced_final for call in result.llm_calls):
-            cap = self.settings.max_tokens_per_incident
-            guard = (
-                f"token budget spent ({result.total_tokens} of {cap})"
-                if result.total_tokens >= cap
-                else "deadline reached"
-            )
-            return f"{guard}: the forced final turn ended without a diagnosis"
-        return "the model stopped without submitting a diagnosis"
+    def _staged(
+        self, signal: Signal, diagnosis: Diagnosis | None
+    ) -> tuple[dict[str, object] | None, Diagnosis | None]:
+        """The stage of a diagnosis (``supervisor.incident.stage``) as the items record it, and the
+        diagnosis to store: a provisional one with the gap that names the window still open."""
+        from supervisor.incident.stage import first_failure, stage_of, window_gap
+        from supervisor.schemas import DiagnosisGap
 
-    def _log_run(self, incident_id: str, result: AgentResult, metrics: EphemeralMetrics) -> None:
-        prompt_tokens = sum(u.prompt_tokens for u in result.token_usage)
-        completion_tokens = sum(u.completion_tokens for u in result.token_usage)
-        self.logger.info(
-            "agent_metrics",
-            extra={
-                "event": "agent_metrics",
-                "incident_id": incident_id,
-                "llm_calls": len(result.llm_calls),
-                "total_prompt_tokens": prompt_tokens,
-                "total_completion_tokens": completion_tokens,
-                "total_tokens": result.total_tokens,
-                "budget_remaining": self.settings.max_tokens_per_incident - result.total_tokens,
-            },
-        )
-        diagnosis = result.diagnosis
-        self.logger.info(
-            "agent_reasoning_summary",
-            extra={
-                "event": "agent_reasoning_summary",
-                "incident_id": incident_id,
-                "tools_called": [call.tool for call in result.tool_calls],
-                "fault_types": list(diagnosis.fault_types) if diagnosis else [],
-                "root_cause": diagnosis.root_cause if diagnosis else None,
-                "severity": diagnosis.severity if diagnosis else None,
-                "steps": len(result.llm_calls),
-            },
-        )
-        metrics.add_metric(name="LlmCalls", unit=MetricUnit.Count, value=len(result.llm_calls))
-        metrics.add_metric(name="PromptTokens", unit=MetricUnit.Count, value=prompt_tokens)
-        metrics.add_metric(name="CompletionTokens", unit=MetricUnit.Count, value=completion_tokens)
-        metrics.add_metric(name="TotalTokens", unit=MetricUnit.Count, value=result.total_tokens)
+        if diagnosis is None:
+            return None, None
+        failed_at = first_failure(diagnosis.model_dump(mode="json"), signal.observed_at)
+        stage = stage_of(failed_at, self.store.clock(), self.settings.cloudtrail_delivery_bound_seconds)
+        if stage.final:
+            return stage.attributes(), diagnosis
+        gap = DiagnosisGap.model_validate(window_gap(stage, scheduled=bool(self.settings.recheck_queue_url)))
+        return stage.attributes(), diagnosis.model_copy(update={"gaps": [*diagnosis.gaps, gap]})

@@ -4,12 +4,14 @@ writes, so two handlers (or a handler and the watchdog) can never both move the 
     RECEIVED -> INVESTIGATING -> DIAGNOSED | FAILED | ERROR
     RECEIVED -> FAILED | ERROR                  (circuit breaker, watchdog, a fault before the agent)
     INVESTIGATING -> INVESTIGATING              (a stale or released investigation re-entered)
+    DIAGNOSED, final false -> final true        (a provisional diagnosis: supervisor.incident.stage)
 
 Shared by the orchestrator and the watchdog. boto3 only: it is on the orchestrator's cold path.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal
@@ -17,6 +19,7 @@ from typing import Any, Final, Literal
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
 from supervisor.incident.signals import MAX_AHEAD, Signal, stamp
 
 Status = Literal["RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"]
@@ -37,6 +40,12 @@ INDEXES: Final[dict[str, tuple[str, str]]] = {
     RECENT_INDEX: ("kind", "updated_at"),
 }
 MAX_REASON_CHARS: Final[int] = 500
+_INCIDENT_ID: Final = re.compile(
+    rf"(?:{LAMBDA_NAME_PATTERN})@\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}:\d{{2}}(?:\.\d{{1,6}})?Z"
+)
+# A terminal incident gets one notification of its final outcome; a provisional diagnosis one more before
+# it. Each stage's claim and record are their own attributes: "" (notified_at, ...) for the final one.
+NOTIFY_STAGES: Final[dict[str, str]] = {"final": "", "provisional": "provisional_"}
 _POINTER_PREFIX: Final[str] = "latest#"  # one item per function: its most recent incident
 
 Item = dict[str, Any]
@@ -100,6 +109,11 @@ class TransitionConflict(IncidentStateError):
 def incident_id_for(signal: Signal) -> str:
     """Deterministic: a redelivered message maps to the same id."""
     return f"{signal.function_name}@{stamp(signal.observed_at)}"
+
+
+def is_incident_id(value: str) -> bool:
+    """Whether ``value`` has the shape of an incident id (``incident_id_for``)."""
+    return _INCIDENT_ID.fullmatch(value) is not None
 
 
 def _to_attribute(value: object) -> dict[str, Any]:
@@ -336,30 +350,33 @@ class IncidentStore:
 
     # ------------------------------------------------------------------ the outcome's notification
 
-    def claim_notification(self, incident_id: str, token: str, lease: timedelta) -> Item | None:
-        """Take the right to publish the notification of a terminal ``incident_id``; the item, or None
-        when it was sent already or another delivery holds an unexpired claim. A claim older than
-        ``lease`` (its holder died between claiming and recording) can be taken over."""
-        now = self.clock()
+    def claim_notification(
+        self, incident_id: str, token: str, lease: timedelta, stage: str = "final"
+    ) -> Item | None:
+        """Take the right to publish the notification of ``stage`` of ``incident_id``; the item, or None
+        when it was sent already, another delivery holds an unexpired claim, or the incident is not at that
+        stage (the final one: terminal and not provisional; the provisional one: a provisional diagnosis
+        whose final notification is not sent). A claim older than ``lease`` (its holder died between
+        claiming and recording) can be taken over."""
+        p, now = NOTIFY_STAGES[stage], self.clock()
+        values: dict[str, object] = {":token": token, ":now": stamp(now), ":expired": stamp(now - lease)}
+        if stage == "final":
+            at_stage = (
+                "#s IN (:diagnosed, :failed, :error) AND (attribute_not_exists(#final) OR #final = :true)"
+            )
+            values |= {":diagnosed": "DIAGNOSED", ":failed": "FAILED", ":error": "ERROR", ":true": True}
+        else:
+            at_stage = "#s = :diagnosed AND #final = :false AND attribute_not_exists(notified_at)"
+            values |= {":diagnosed": "DIAGNOSED", ":false": False}
         try:
             response = self.dynamodb.update_item(
                 TableName=self.state_table,
                 Key={"incident_id": {"S": incident_id}},
-                UpdateExpression="SET notify_claim = :token, notify_claimed_at = :now",
-                ConditionExpression="#s IN (:diagnosed, :failed, :error)"
-                " AND attribute_not_exists(notified_at)"
-                " AND (attribute_not_exists(notify_claim) OR notify_claimed_at < :expired)",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues=to_item(
-                    {
-                        ":token": token,
-                        ":now": stamp(now),
-                        ":expired": stamp(now - lease),
-                        ":diagnosed": "DIAGNOSED",
-                        ":failed": "FAILED",
-                        ":error": "ERROR",
-                    }
-                ),
+                UpdateExpression=f"SET {p}notify_claim = :token, {p}notify_claimed_at = :now",
+                ConditionExpression=f"{at_stage} AND attribute_not_exists({p}notified_at)"
+                f" AND (attribute_not_exists({p}notify_claim) OR {p}notify_claimed_at < :expired)",
+                ExpressionAttributeNames={"#s": "status", "#final": "final"},
+                ExpressionAttributeValues=to_item(values),
                 ReturnValues="ALL_NEW",
             )
         except ClientError as error:
@@ -368,26 +385,28 @@ class IncidentStore:
             raise
         return from_item(response["Attributes"])
 
-    def notification_sent(self, incident_id: str, token: str, message_id: str) -> None:
+    def notification_sent(self, incident_id: str, token: str, message_id: str, stage: str = "final") -> None:
         """Record the published message under the claim ``token`` holds: it is never sent again."""
+        p = NOTIFY_STAGES[stage]
         self.dynamodb.update_item(
             TableName=self.state_table,
             Key={"incident_id": {"S": incident_id}},
-            UpdateExpression="SET notified_at = :now, notification_message_id = :message "
-            "REMOVE notify_claim, notify_claimed_at, notify_error",
-            ConditionExpression="notify_claim = :token",
+            UpdateExpression=f"SET {p}notified_at = :now, {p}notification_message_id = :message "
+            f"REMOVE {p}notify_claim, {p}notify_claimed_at, {p}notify_error",
+            ConditionExpression=f"{p}notify_claim = :token",
             ExpressionAttributeValues=to_item(
                 {":now": stamp(self.clock()), ":message": message_id, ":token": token}
             ),
         )
 
-    def notification_failed(self, incident_id: str, token: str, error: str) -> None:
+    def notification_failed(self, incident_id: str, token: str, error: str, stage: str = "final") -> None:
         """Give the claim back, noting why, so that the next delivery publishes again."""
+        p = NOTIFY_STAGES[stage]
         self.dynamodb.update_item(
             TableName=self.state_table,
             Key={"incident_id": {"S": incident_id}},
-            UpdateExpression="SET notify_error = :error REMOVE notify_claim, notify_claimed_at",
-            ConditionExpression="notify_claim = :token",
+            UpdateExpression=f"SET {p}notify_error = :error REMOVE {p}notify_claim, {p}notify_claimed_at",
+            ConditionExpression=f"{p}notify_claim = :token",
             ExpressionAttributeValues=to_item({":error": error[:MAX_REASON_CHARS], ":token": token}),
         )
 

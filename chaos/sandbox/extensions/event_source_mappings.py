@@ -72,7 +72,8 @@ def _role_allows(account_id: str, region: str, role_arn: str, action: str, resou
     except Exception:  # moto raises its own not-found error: a missing role allows nothing
         return False
     documents = [
-        str(backend.get_role_policy(role.name, name)[1]) for name in backend.list_role_policies(role.name)
+        _as_json(backend.get_role_policy(role.name, name)[1])
+        for name in backend.list_role_policies(role.name)
     ]
     attached, _ = backend.list_attached_role_policies(role.name)
     documents += [_default_document(policy) for policy in attached]
@@ -86,6 +87,11 @@ def _role_allows(account_id: str, region: str, role_arn: str, action: str, resou
         verdict = access_control.IAMPolicy(boundary).is_action_permitted(action, resource)
         return bool(verdict == access_control.PermissionResult.PERMITTED)
     return True
+
+
+def _as_json(document: object) -> str:
+    """A policy document as JSON text: moto keeps one written by CloudFormation as a dict."""
+    return json.dumps(document) if isinstance(document, dict) else str(document)
 
 
 def _default_document(policy: Any) -> str:
