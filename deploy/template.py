@@ -26,7 +26,7 @@ DEFAULT_INFERENCE_PROFILE_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 # A system-defined profile id: a geographic prefix (the geographies of AWS's cross-Region profiles),
 # the provider and the model, e.g. us.anthropic.claude-sonnet-4-5-20250929-v1:0 or global.anthropic.x.
 INFERENCE_PROFILE_PATTERN = r"^(us|us-gov|eu|apac|jp|au|global)\.[a-z0-9-]+\.[a-z0-9-]+(:[0-9]+)?$"
-RECHECK_QUEUE = "incident-rechecks"
+RECHECK_QUEUE = resources.RECHECK_QUEUE
 RECHECK_DEAD_LETTER_QUEUE = "incident-rechecks-dlq"
 SUPERVISOR_TIMEOUT = 300
 RECHECK_MAX_RECEIVES = 5  # deliveries of a re-check (held by another, or unrecorded) before its DLQ

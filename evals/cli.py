@@ -123,7 +123,9 @@ def _record(args: argparse.Namespace, settings: EvalSettings) -> int:
     try:
         with (
             tempfile.TemporaryDirectory(prefix="incident-eval-") as state_dir,
-            running_sandbox(state_dir) as sandbox,
+            # The corpus is what the tools answer once CloudTrail has delivered the case's change (what a
+            # final diagnosis reads): recorded with the delivery at once rather than minutes of waiting.
+            running_sandbox(state_dir, cloudtrail_delay=0) as sandbox,
         ):
             print(f"sandbox ready at {sandbox.endpoint_url} ({time.monotonic() - started:.1f}s)")
             failed = _record_all(sandbox, definitions, args.out, settings)

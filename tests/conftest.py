@@ -64,9 +64,13 @@ PACE = "MCP_CLOUDTRAIL_LOOKUPS_PER_SECOND"
 @pytest.fixture(scope="session")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     """The session's sandbox (how long it takes to start is measured by bench/sandbox_runtime.py); the
-    MCP servers the tests build in process are paced as its env file says (MCP_CLOUDTRAIL_...)."""
+    MCP servers the tests build in process are paced as its env file says (MCP_CLOUDTRAIL_...). CloudTrail
+    delivers at once here, so that a test finds its own change: the drawn delays are tested in
+    test_emulator_extensions.py, a diagnosis made before delivery in test_recheck.py and the drill."""
     with (
-        running_sandbox(tmp_path_factory.mktemp("sandbox"), time_scale=TIME_SCALE) as sandbox,
+        running_sandbox(
+            tmp_path_factory.mktemp("sandbox"), time_scale=TIME_SCALE, cloudtrail_delay=0
+        ) as sandbox,
         pytest.MonkeyPatch.context() as patch,
     ):
         patch.setenv(PACE, sandbox.env[PACE])

@@ -446,7 +446,7 @@ SCENARIOS: dict[str, Scenario] = {
 
 def wait_for_changes(sandbox: Sandbox, broken: Broken, since: datetime) -> None:
     """Until ``LookupEvents`` returns each of the operator's calls made since ``since`` (the sandbox's
-    CloudTrail delivers at once by default: ``set_cloudtrail_delay`` changes that)."""
+    CloudTrail delivers at once in the session's sandbox: ``set_cloudtrail_delay`` changes that)."""
     cloudtrail = sandbox.session(names.OPERATOR).client("cloudtrail", region_name=broken.trigger_region)
     deadline = time.monotonic() + CLOUDTRAIL_WAIT_SECONDS
     for name in dict.fromkeys(broken.changes):

@@ -36,7 +36,7 @@ READS_AFTER_THE_TRIGGER = 5_000
 
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    with running_sandbox(tmp_path_factory.mktemp("busy-sandbox")) as own:
+    with running_sandbox(tmp_path_factory.mktemp("busy-sandbox"), cloudtrail_delay=0) as own:
         yield own
 
 

@@ -200,12 +200,13 @@ def test_the_generated_deploy_files_are_current() -> None:
 
 @pytest.fixture(scope="module")
 def account(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox, boto3.Session]]:
-    """A sandbox of its own, without the world's incident tables (the stack creates them), with the
-    Lambda zips in an artifact bucket."""
+    """A sandbox of its own, without the world's incident tables and re-check queue (the stack creates
+    them), with the Lambda zips in an artifact bucket."""
     with running_sandbox(tmp_path_factory.mktemp("deploy")) as sandbox:
         operator = sandbox.session(names.OPERATOR)
         for table in (names.STATE_TABLE, names.CONTEXT_TABLE):
             operator.client("dynamodb").delete_table(TableName=table)
+        operator.client("sqs").delete_queue(QueueUrl=sandbox.world.recheck_queue_url)
         s3 = operator.client("s3")
         s3.create_bucket(
             Bucket="incident-artifacts", CreateBucketConfiguration={"LocationConstraint": sandbox.region}

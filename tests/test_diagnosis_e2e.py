@@ -59,7 +59,7 @@ HEALTHY = [name for name, s in SCENARIOS.items() if s.fault == "none"]
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     """A sandbox of this module's own: its change history holds only these scenarios' changes, however
     many other tests ran before (a diagnosis reads the newest 50 changes)."""
-    with running_sandbox(tmp_path_factory.mktemp("e2e-sandbox")) as own:
+    with running_sandbox(tmp_path_factory.mktemp("e2e-sandbox"), cloudtrail_delay=0) as own:
         yield own
 
 

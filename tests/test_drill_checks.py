@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -13,7 +14,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from chaos.drill.apply_command import AwsCommand
-from chaos.drill.checks import Change, Incident, Stage, check_incident, cloudtrail_name_of
+from chaos.drill.checks import Change, DiagnosisStage, Incident, Stage, check_incident, cloudtrail_name_of
 from chaos.drill.expected_command import Command, saved
 from chaos.drill.report import DrillRun, markdown
 from chaos.drill.runner import ScenarioResult
@@ -105,7 +106,32 @@ def _incident(**changes: Any) -> Incident:
         diagnosis=diagnosis,
         tool_results=[LOGS],
         answers=list(SENT),
+        stage=FINAL_AT_ONCE,
     )
+
+
+FIRST_FAILURE = "2026-11-23T10:05:00.000Z"
+# Diagnosed 20 minutes after the first failure: past the 900 s bound, final at once.
+FINAL_AT_ONCE = DiagnosisStage(True, FIRST_FAILURE, None, None, "2026-11-23T10:25:00.000Z", 900)
+OPEN_WINDOW = {
+    "source": "get_recent_changes",
+    "reason": f"provisional: changes made between 2026-11-23T09:50:00.000Z and the first failure at "
+    f"{FIRST_FAILURE} may not be delivered to CloudTrail's event history yet",
+    "evidence": [],
+}
+
+
+def _rechecked(**stage: Any) -> Incident:
+    """An incident a re-check made final, its provisional diagnosis kept (with the open window's gap)."""
+    incident = _incident()
+    assert incident.diagnosis is not None
+    incident.provisional = incident.diagnosis | {"gaps": [OPEN_WINDOW], "trigger": None}
+    incident.stage = DiagnosisStage(
+        True, FIRST_FAILURE, "2026-11-23T10:20:00.000Z", None, "2026-11-23T10:20:01.000Z", 900
+    )
+    for key, value in stage.items():
+        setattr(incident.stage, key, value)
+    return incident
 
 
 POLICY_BACK = Command(
@@ -733,3 +759,36 @@ def test_a_command_is_applied_only_where_one_is_expected() -> None:
         replace(EVENT_EXPECTED, named_gap="UUID")
     with pytest.raises(ValueError, match="only where one is expected"):
         replace(EVENT_EXPECTED, command=None)
+
+
+def test_a_provisional_diagnosis_re_checked_into_a_final_one_passes() -> None:
+    assert _failed(_rechecked()) == {}
+
+
+@pytest.mark.parametrize(
+    ("make", "wrong"),
+    [
+        (lambda: _rechecked(final=False), "still provisional"),
+        (lambda: _rechecked(final_reason="the re-check's investigation failed"), "not re-checked"),
+        (lambda: _incident(gaps=[OPEN_WINDOW]), "final at once"),  # says provisional, but is final
+        (lambda: replace_stage(_incident(), recorded_at="2026-11-23T10:06:00.000Z"), "within the 900s bound"),
+    ],
+)
+def test_a_stage_that_does_not_hold_fails(make: Callable[[], Incident], wrong: str) -> None:
+    assert wrong in _failed(make())["provisional, then final"]
+
+
+def test_a_provisional_diagnosis_without_the_open_window_or_a_final_one_with_it_fails() -> None:
+    silent = _rechecked()
+    assert silent.provisional is not None
+    silent.provisional["gaps"] = []
+    assert "names no open window" in _failed(silent)["provisional, then final"]
+    lingering = _rechecked()
+    assert lingering.diagnosis is not None
+    lingering.diagnosis["gaps"] = [OPEN_WINDOW]
+    assert "still says it is provisional" in _failed(lingering)["provisional, then final"]
+
+
+def replace_stage(incident: Incident, **stage: Any) -> Incident:
+    incident.stage = dataclasses.replace(incident.stage, **stage)
+    return incident

@@ -6,8 +6,8 @@ from __future__ import annotations
 import threading
 from typing import Any, cast
 
-from chaos.drill.checks import Incident
-from chaos.drill.responder import Orchestrator, Responder
+from chaos.drill.checks import DiagnosisStage, Incident
+from chaos.drill.responder import Orchestrator, RecheckQueue, Responder
 from chaos.drill.scenarios import SCENARIOS
 from chaos.drill.settings import DrillSettings
 
@@ -31,11 +31,14 @@ class _SlowOrchestrator:
     def pipeline(self, _: dict[str, Any]) -> object:
         return object()
 
-    def handle(self, _: object, event: dict[str, Any]) -> list[Incident]:
+    delivery_bound = 1
+
+    def handle(self, _: object, event: dict[str, Any]) -> tuple[list[Incident], dict[str, Any]]:
         if event["name"] == "first":
             self.investigating.set()
             threading.Event().wait(SLOW_INVESTIGATION)
-        return [cast(Incident, event["name"])]
+        final = event.get("final", True)
+        return [Incident(event["name"], "f", "DIAGNOSED", stage=DiagnosisStage(final))], {}
 
 
 def _nothing() -> None:
@@ -51,7 +54,7 @@ def test_an_alarm_that_arrives_during_a_slow_investigation_is_collected() -> Non
         cast(Orchestrator, orchestrator), SCENARIOS[0], lambda: queued.pop() if queued else [], _nothing
     )
     responder.start()
-    assert [str(i) for i in responder.collect(2, WAIT)] == ["first", "second"]
+    assert [i.incident_id for i in responder.collect(2, WAIT)] == ["first", "second"]
     assert orchestrator.investigating.is_set()
 
 
@@ -75,4 +78,42 @@ def test_an_alarm_raised_after_the_expected_incidents_is_still_collected() -> No
         cast(Orchestrator, _SlowOrchestrator()), SCENARIOS[0], drain, lambda: queued.append({"name": "late"})
     )
     responder.start()
-    assert [str(i) for i in responder.collect(1, 60.0)] == ["expected", "late"]
+    assert [i.incident_id for i in responder.collect(1, 60.0)] == ["expected", "late"]
+
+
+class _Rechecks:
+    """The re-check queue: empty until the test releases the re-check (its delay has passed)."""
+
+    def __init__(self) -> None:
+        self.released = threading.Event()
+        self.settled: list[Any] = []
+
+    def take(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        if not self.released.is_set():
+            return None
+        self.released.clear()
+        return {"name": "provisional", "final": True}, [{"MessageId": "m"}]
+
+    def settle(self, messages: list[dict[str, Any]], response: Any) -> None:
+        self.settled.append((messages, response))
+
+
+def test_a_provisional_incident_is_collected_once_its_re_check_made_it_final() -> None:
+    # The alarm's investigation leaves the incident provisional; collect waits (beyond its own budget) for
+    # the re-check, which replaces it with the final incident and settles the message.
+    queued: list[dict[str, Any]] = [{"name": "provisional", "final": False}]
+    rechecks = _Rechecks()
+    responder = Responder(
+        cast(Orchestrator, _SlowOrchestrator()),
+        SCENARIOS[0],
+        lambda: [queued.pop()] if queued else [],
+        _nothing,
+        cast(RecheckQueue, rechecks),
+    )
+    responder.start()
+    timer = threading.Timer(WAIT * 2, rechecks.released.set)  # after collect's own wait
+    timer.start()
+    (incident,) = responder.collect(1, WAIT)
+    timer.join()
+    assert (incident.incident_id, incident.stage.final) == ("provisional", True)
+    assert rechecks.settled == [([{"MessageId": "m"}], {})]

@@ -118,7 +118,9 @@ def test_a_live_run_scores_rules_and_a_model_that_asks_unusual_arguments_gets_re
     assert guessed["solved"] is False
     assert guessed["columns"]["grounded"] is True  # what it cited, the server did send
     assert guessed["pointers_found"] == guessed["pointers"] == 1
-    assert guessed["llm_calls"] == 2
+    # Two model calls per investigation: one investigation, or two when the diagnosis was provisional and
+    # its re-check (the drill's lanes run every incident to its final diagnosis) investigated again.
+    assert guessed["llm_calls"] in (2, 4)
     assert guessed["cost_usd"] == pytest.approx(
         (guessed["input_tokens"] * 3 + guessed["output_tokens"] * 15) / 1e6
     )

@@ -39,7 +39,7 @@ ROLE_CHANGES = {"PutRolePolicy", "DeleteRolePolicy"}  # what iam-s3 does to an i
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     """A sandbox of this module's own: 100,000 events in data-processor's group slow no other test's reads,
     and the change history holds only these tests' changes."""
-    with running_sandbox(tmp_path_factory.mktemp("busy-logs-sandbox")) as own:
+    with running_sandbox(tmp_path_factory.mktemp("busy-logs-sandbox"), cloudtrail_delay=0) as own:
         yield own
 
 

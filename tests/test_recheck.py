@@ -23,7 +23,7 @@ from supervisor import orchestrator
 from supervisor.incident.pipeline import IncidentsNotRecorded
 from supervisor.incident.replay import load_recorded, replay
 from supervisor.incident.signals import stamp
-from supervisor.incident.stage import RECHECK_LEASE, claim_recheck, send_recheck, sqs_client
+from supervisor.incident.stage import RECHECK_LEASE, claim_recheck, first_failure, send_recheck, sqs_client
 from supervisor.incident.store import IncidentStore, from_item
 from supervisor.settings import SupervisorSettings
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
@@ -434,3 +434,34 @@ def test_a_provisional_diagnosis_whose_move_failed_is_finished_provisional_by_th
     )
     assert state["investigations"] == 1  # moved to the stored outcome, not investigated again
     assert queue.attribute("ApproximateNumberOfMessagesDelayed") == 1
+
+
+@pytest.mark.parametrize(
+    ("tools", "alarm_after", "expected_after"),
+    [
+        (["get_recent_logs"], 90, 12),  # a log record's time is the failure's own
+        (["get_function_metrics"], 90, 60),  # a metric's minute: the failures began somewhere in it
+        (["get_function_metrics"], 30, 30),  # ... but never after the alarm that reported them
+        (["get_function_metrics", "get_recent_logs"], 90, 12),  # a record beside the metric pins it down
+    ],
+)
+def test_the_first_failure_of_a_metric_minute_counts_as_the_minute_s_end(
+    tools: list[str], alarm_after: int, expected_after: int
+) -> None:
+    # Changes made up to the first failure may be undelivered: taking the minute's start as the first
+    # failure would close the open window up to a minute early (the bound passed before it has).
+    start = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
+    read = start + timedelta(seconds=12 if tools[-1] == "get_recent_logs" else 0)
+    diagnosis = {
+        "evidence": [{"tool": tool, "field": "x", "value": 1} for tool in tools],
+        "timeline": [
+            {
+                "time": read.isoformat(),
+                "kind": "first_failure",
+                "description": "d",
+                "evidence": [0, 1][: len(tools)],
+            }
+        ],
+    }
+    alarm = start + timedelta(seconds=alarm_after)
+    assert first_failure(diagnosis, alarm) == start + timedelta(seconds=expected_after)

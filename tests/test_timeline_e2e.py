@@ -35,7 +35,7 @@ VERSIONED = re.compile(r"\d{8}(v\d+)?$")  # CloudTrail's API-version suffix of L
 @pytest.fixture(scope="module")
 def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     """A sandbox of this module's own: its change history holds only these situations' changes."""
-    with running_sandbox(tmp_path_factory.mktemp("timeline-sandbox")) as own:
+    with running_sandbox(tmp_path_factory.mktemp("timeline-sandbox"), cloudtrail_delay=0) as own:
         yield own
 
 

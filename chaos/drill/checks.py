@@ -13,6 +13,7 @@ import re
 import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any, Final, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -48,8 +49,21 @@ class Check:
 
 
 @dataclass
+class DiagnosisStage:
+    """Where an incident's diagnosis stood when the drill read it back (incident-state's attributes)."""
+
+    final: bool | None = None  # None: no stage recorded (FAILED, ERROR)
+    first_failure_at: str | None = None
+    recheck_at: str | None = None
+    final_reason: str | None = None  # why it became final without a re-check's diagnosis
+    recorded_at: str | None = None  # when the diagnosis read back was recorded
+    bound_seconds: int = 0  # the CloudTrail delivery bound the drill gave the pipeline
+
+
+@dataclass
 class Incident:
-    """One incident as the drill read it back, plus the agent's activity counted while it ran."""
+    """One incident as the drill read it back, plus the agent's activity counted while it ran (over both
+    investigations when a re-check made a provisional diagnosis final)."""
 
     incident_id: str
     function: str
@@ -66,6 +80,8 @@ class Incident:
     output_tokens: int = 0
     seconds: float = 0.0  # the supervisor's time on the incident
     grounding: Grounding | None = None  # the independent judge's, once judged
+    stage: DiagnosisStage = field(default_factory=DiagnosisStage)
+    provisional: dict[str, Any] | None = None  # the provisional diagnosis a re-check made final, kept
 
     @property
     def tokens(self) -> int:
@@ -148,6 +164,7 @@ def check_incident(
         _trigger(incident, expected.trigger, stage.changes, prefix),
         _own_evidence(incident, stage, prefix),
         _resolved(incident, expected.resolved, prefix),
+        _staged(incident, prefix),
     ]
     if expected.change_gap:
         checks.append(_change_gap(incident, prefix))
@@ -344,6 +361,63 @@ def _change_gap(incident: Incident, prefix: str) -> Check:
             if gaps
             else f"no gap cites get_recent_changes (gaps: {[g['source'] for g in diagnosis['gaps']]})"
         ),
+    )
+
+
+def _instant(text: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _open_window_gaps(diagnosis: Mapping[str, Any], first_failure: str) -> list[str]:
+    """The gaps that say the diagnosis is provisional and name the first failure's time."""
+    return [
+        str(gap["reason"])
+        for gap in diagnosis.get("gaps") or []
+        if str(gap.get("reason", "")).startswith("provisional:") and first_failure in str(gap["reason"])
+    ]
+
+
+def _staged(incident: Incident, prefix: str) -> Check:
+    """Final when judged: re-checked after a provisional diagnosis that named the window still open (and
+    the final one no longer does), or final at once because it was recorded after the delivery bound."""
+    stage, diagnosis = incident.stage, incident.diagnosis
+    assert diagnosis is not None
+    first = stage.first_failure_at or "?"
+    if stage.final is not True:
+        return Check(
+            "provisional, then final", False, f"{prefix}still provisional (re-check at {stage.recheck_at})"
+        )
+    if incident.provisional is None:
+        failed, recorded = _instant(stage.first_failure_at), _instant(stage.recorded_at)
+        late = (
+            failed is not None
+            and recorded is not None
+            and recorded - failed >= timedelta(seconds=stage.bound_seconds)
+        )
+        detail = f"final at once: recorded at {stage.recorded_at}, first failure {first}"
+        if stage.final_reason:
+            return Check("provisional, then final", False, f"{prefix}{detail}; {stage.final_reason}")
+        return Check(
+            "provisional, then final",
+            late and not _open_window_gaps(diagnosis, first),
+            prefix + detail + ("" if late else f", within the {stage.bound_seconds}s bound"),
+        )
+    problems = []
+    if not _open_window_gaps(incident.provisional, first):
+        problems.append(f"the provisional diagnosis names no open window before the first failure at {first}")
+    if _open_window_gaps(diagnosis, first):
+        problems.append("the final diagnosis still says it is provisional")
+    if stage.final_reason:
+        problems.append(f"not re-checked: {stage.final_reason}")
+    before = "+".join(sorted(incident.provisional.get("fault_types") or [])) or "none"
+    return Check(
+        "provisional, then final",
+        not problems,
+        prefix
+        + ("; ".join(problems) if problems else f"provisional ({before}), re-checked at {stage.recheck_at}"),
     )
 
 

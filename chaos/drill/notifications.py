@@ -3,28 +3,31 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 from typing import Any
 
 from chaos.drill.checks import Check, Incident
 
 
+def _attribute(envelope: dict[str, Any], name: str) -> str:
+    return str(envelope.get("MessageAttributes", {}).get(name, {}).get("Value"))
+
+
 def notified_once(incidents: list[Incident], envelopes: list[dict[str, Any]]) -> Check:
-    """Each incident has exactly one notification on the diagnoses topic, naming it, its function and its
-    status, in the chat integration's custom-notification form; and nothing else was published."""
+    """Each incident has exactly one notification per stage on the diagnoses topic (a provisional
+    diagnosis, then its final one; or the final one alone), naming it, its function and its status, in the
+    chat integration's custom-notification form; and nothing else was published."""
     wanted = {incident.incident_id: incident for incident in incidents}
-    counts = Counter(
-        str(envelope.get("MessageAttributes", {}).get("incident_id", {}).get("Value"))
-        for envelope in envelopes
-    )
+    stages: dict[str, list[str]] = {}
+    for envelope in envelopes:
+        stages.setdefault(_attribute(envelope, "incident_id"), []).append(_attribute(envelope, "stage"))
     problems = [
-        f"{incident_id}: {counts[incident_id]} notifications"
-        for incident_id in wanted
-        if counts[incident_id] != 1
+        f"{incident_id}: notified {stages.get(incident_id, [])} (expected {_stages(incident)})"
+        for incident_id, incident in wanted.items()
+        if stages.get(incident_id, []) != _stages(incident)
     ]
     problems += [
         f"{incident_id}: not an incident of the scenario"
-        for incident_id in counts
+        for incident_id in stages
         if incident_id not in wanted
     ]
     for envelope in envelopes:
@@ -45,7 +48,11 @@ def notified_once(incidents: list[Incident], envelopes: list[dict[str, Any]]) ->
         not problems,
         "; ".join(problems)
         if problems
-        else f"{len(incidents)} incident(s), one notification each"
+        else f"{len(incidents)} incident(s), one notification each per stage"
         if incidents
         else "no incident, no notification",
     )
+
+
+def _stages(incident: Incident) -> list[str]:
+    return ["provisional", "final"] if incident.provisional is not None else ["final"]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from chaos.drill.checks import Check, Incident
+from chaos.drill.checks import Check, DiagnosisStage, Incident
 from chaos.drill.grounding import Finding, Grounding
 from chaos.drill.runner import ScenarioResult
 from chaos.drill.scenarios import SCENARIOS
@@ -177,7 +177,9 @@ def as_json(run: DrillRun) -> dict[str, Any]:
                         "tokens": incident.tokens,
                         "seconds": round(incident.seconds, 2),
                         "failed_attempts": incident.failed_attempts,
+                        "stage": asdict(incident.stage),
                         "diagnosis": incident.diagnosis,
+                        "provisional_diagnosis": incident.provisional,
                     }
                     for incident in result.incidents
                 ],
@@ -214,6 +216,8 @@ def load(text: str) -> DrillRun:
                         output_tokens=incident["output_tokens"],
                         seconds=incident["seconds"],
                         grounding=_loaded_grounding(incident["grounding"]),
+                        stage=DiagnosisStage(**incident["stage"]),
+                        provisional=incident["provisional_diagnosis"],
                     )
                     for incident in entry["incidents"]
                 ],

@@ -17,14 +17,24 @@ from typing import Any, TextIO
 
 import boto3
 
-from chaos.drill.checks import Check, Incident
+from chaos.drill.checks import Check, DiagnosisStage, Incident
 from chaos.drill.infra import InfraFault, infra_fault
 from chaos.drill.progress import Progress
 from chaos.drill.scenarios import Scenario
 from chaos.drill.sent_answers import sent_answers
 from chaos.drill.settings import DrillSettings
+from chaos.sandbox.profiles import delivery_bound
+from chaos.workload.sqs_poller import (
+    SQS_RECEIVE_MAX,
+    batch_item_failures,
+    delete_messages,
+    receive_batch,
+    sqs_record,
+)
 from supervisor.incident.audit import read_context
 from supervisor.incident.pipeline import IncidentPipeline
+from supervisor.incident.recheck import PROVISIONAL_DIAGNOSIS
+from supervisor.incident.stage import FINAL, FINAL_REASON, FIRST_FAILURE_AT, RECHECK_AT
 from supervisor.incident.store import from_item
 from supervisor.orchestrator import build_pipeline
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
@@ -78,6 +88,13 @@ class Orchestrator:
     progress: Progress
     log: TextIO | None
     answer_log: Path | None = None
+    recheck_queue_url: str | None = None
+
+    @property
+    def delivery_bound(self) -> int:
+        """The pipeline's CloudTrail delivery bound at the lanes' time scale: a diagnosis whose first failure
+        is younger is provisional, and re-checked once it is this old."""
+        return delivery_bound(self.settings.time_scale)
 
     def pipeline(self, overrides: dict[str, Any]) -> IncidentPipeline:
         # Every alarm its own incident, and the drill's few dozen incidents an hour are no storm.
@@ -86,13 +103,23 @@ class Orchestrator:
             "incident_window_seconds": 0,
             "max_incidents_per_hour": DRILL_INCIDENTS_PER_HOUR,
             "diagnoses_topic_arn": self.diagnoses_topic_arn,
+            "cloudtrail_delivery_bound_seconds": self.delivery_bound,
+            "recheck_queue_url": self.recheck_queue_url,
         } | overrides
         return build_pipeline(self.session, **settings)
 
-    def handle(self, pipeline: IncidentPipeline, event: dict[str, Any]) -> list[Incident]:
-        """Deliver one event to the orchestrator's pipeline, as Lambda would, and read back the result."""
-        alarm = json.loads(event["Records"][0]["Sns"]["Message"])
-        self.progress.step(f"alarm: {alarm.get('AlarmName') or alarm.get('error_type')} → incident pipeline")
+    def handle(
+        self, pipeline: IncidentPipeline, event: dict[str, Any]
+    ) -> tuple[list[Incident], dict[str, Any]]:
+        """Deliver one event (an alarm through SNS, or re-checks through SQS) to the orchestrator's
+        pipeline, as Lambda would, and read back the incidents it concerned; and the pipeline's answer."""
+        record = event["Records"][0]
+        if "Sns" in record:
+            alarm = json.loads(record["Sns"]["Message"])
+            name = alarm.get("AlarmName") or alarm.get("error_type")
+            self.progress.step(f"alarm: {name} → incident pipeline")
+        else:
+            self.progress.step(f"re-check: {len(event['Records'])} message(s) → incident pipeline")
         counted = _Counted(self.progress)
         pipeline.on_record = counted.record
         context = _LambdaContext(time.monotonic() + self.settings.supervisor_timeout_seconds)
@@ -105,14 +132,46 @@ class Orchestrator:
             if outcome["incident_id"] is None:
                 continue
             incident = _read(pipeline, outcome["incident_id"])
+            incident.stage.bound_seconds = self.delivery_bound
             if self.answer_log is not None:
                 incident.answers = sent_answers(self.answer_log, incident.incident_id)
             incident.tools, incident.llm_calls = counted.tools, counted.llm_calls
             incident.input_tokens, incident.output_tokens = counted.input_tokens, counted.output_tokens
             incident.seconds = seconds
-            self.progress.step(f"state: {incident.incident_id} {incident.outcome}")
+            stage = " (provisional)" if incident.stage.final is False else ""
+            self.progress.step(f"state: {incident.incident_id} {incident.outcome}{stage}")
             incidents.append(incident)
-        return incidents
+        return incidents, response
+
+
+@dataclass(frozen=True)
+class RecheckQueue:
+    """Lambda's event source mapping on the supervisor's re-check queue, as the drill runs it (the
+    supervisor is not a function in the sandbox): the messages whose delay has passed, received as the
+    Lambda service, go to the pipeline as one SQS event; then all are deleted but the batch item failures,
+    which SQS delivers again after the visibility timeout."""
+
+    sqs: Any
+    url: str
+    arn: str
+
+    @classmethod
+    def of(cls, session: boto3.Session, url: str) -> RecheckQueue:
+        sqs = session.client("sqs")
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        return cls(sqs, url, arn)
+
+    def take(self) -> tuple[dict[str, Any], list[dict[str, Any]]] | None:
+        """The SQS event of the messages visible now, and those messages; None when there are none."""
+        messages = receive_batch(self.sqs, self.url, SQS_RECEIVE_MAX)
+        if not messages:
+            return None
+        return {"Records": [sqs_record(message, self.arn) for message in messages]}, messages
+
+    def settle(self, messages: list[dict[str, Any]], response: Any) -> None:
+        failed = batch_item_failures(response, {m["MessageId"] for m in messages})
+        if failed is not None:
+            delete_messages(self.sqs, self.url, [m for m in messages if m["MessageId"] not in failed])
 
 
 def _read(pipeline: IncidentPipeline, incident_id: str) -> Incident:
@@ -123,11 +182,20 @@ def _read(pipeline: IncidentPipeline, incident_id: str) -> Incident:
         str(state["status"]),
         state.get("error_category"),
         state.get("error_reason"),
+        stage=DiagnosisStage(
+            state.get(FINAL) if isinstance(state.get(FINAL), bool) else None,
+            state.get(FIRST_FAILURE_AT),
+            state.get(RECHECK_AT),
+            state.get(FINAL_REASON),
+        ),
     )
     item = pipeline.store.get_context(incident_id)
     if item is not None:
         context = from_item(item)
         incident.failed_attempts = list(context.get("failed_attempts", []))
+        incident.stage.recorded_at = context.get("recorded_at")
+        if context.get(PROVISIONAL_DIAGNOSIS):
+            incident.provisional = json.loads(context[PROVISIONAL_DIAGNOSIS])
         if context.get("diagnosis"):
             incident.diagnosis = json.loads(context["diagnosis"])
             incident.tool_results = [r.model_dump(mode="json") for r in read_context(item).tool_results]
@@ -147,11 +215,13 @@ class Responder:
         scenario: Scenario,
         alarms: Callable[[], list[dict[str, Any]]],
         evaluate: Callable[[], None],
+        rechecks: RecheckQueue | None = None,
     ) -> None:
         self.orchestrator = orchestrator
         self.scenario = scenario
         self.alarms = alarms
         self.evaluate = evaluate
+        self.rechecks = rechecks
         self.incidents: list[Incident] = []
         self.error: str | None = None
         self._infra: InfraFault | None = None
@@ -165,12 +235,13 @@ class Responder:
         self._thread.start()
 
     def collect(self, expected: int, wait_seconds: float) -> list[Incident]:
-        """The incidents once ``expected`` are in, or when ``wait_seconds`` have passed (for none: a
-        second), and then those of any alarm the traffic raised besides: every alarm is judged once more
-        and what that raises is handled before the responder stops, so an unexpected alarm is counted
-        however its timing fell against the emulator's own pass. Time the responder spends handling an
-        alarm does not count: the wait is for alarms to reach SNS, however long an investigation takes on a
-        busy machine."""
+        """The incidents once ``expected`` are in and final, or when ``wait_seconds`` have passed (for
+        none: a second; a provisional incident adds the delivery bound its re-check waits), and then those
+        of any alarm the traffic raised besides: every alarm is judged once more and what that raises is
+        handled (and re-checked) before the responder stops, so an unexpected alarm is counted however its
+        timing fell against the emulator's own pass. Time the responder spends handling an alarm does not
+        count: the wait is for alarms to reach SNS, however long an investigation takes on a busy
+        machine."""
         self.orchestrator.progress.step(f"alarm: waiting for {expected} alarm(s) through CloudWatch → SNS")
         self._wait(expected, wait_seconds if expected else 1.0)
         self.evaluate()
@@ -178,26 +249,55 @@ class Responder:
         return list(self.incidents)
 
     def wait_for(self, expected: int, wait_seconds: float) -> None:
-        """While the scenario pauses: until ``expected`` incidents (in all) are in, as ``collect`` waits,
-        and the responder goes on handling alarms."""
+        """While the scenario pauses: until ``expected`` incidents (in all) are in and final, as ``collect``
+        waits, and the responder goes on handling alarms: the next act's changes come after the re-checks,
+        as the scenario's expectations were written for."""
         self.orchestrator.progress.step(f"alarm: waiting for incident {expected} before the next act")
         self._wait(expected, wait_seconds)
 
     def _wait(self, expected: int, budget: float) -> None:
         started = time.monotonic()
         with self._changed:
-            while (expected == 0 or len(self.incidents) < expected) and self.error is None:
+            while (
+                expected == 0 or len(self.incidents) < expected or self._provisional()
+            ) and self.error is None:
                 now = time.monotonic()
-                left = started + budget + self._busy_seconds(now) - now
+                bound = self.orchestrator.delivery_bound if self._provisional() else 0
+                left = started + budget + bound + self._busy_seconds(now) - now
                 if left <= 0:
                     break
                 self._changed.wait(left)
+
+    def _provisional(self) -> bool:
+        return any(incident.stage.final is False for incident in self.incidents)
 
     @property
     def opened(self) -> int:
         """The incidents read back so far."""
         with self._changed:
             return len(self.incidents)
+
+    def _handled(self, handled: list[Incident]) -> None:
+        """Incidents read back: new ones added; one a re-check made final replaces its provisional self,
+        with the activity of both investigations counted."""
+        with self._changed:
+            known = {incident.incident_id: n for n, incident in enumerate(self.incidents)}
+            for incident in handled:
+                n = known.get(incident.incident_id)
+                if n is None:
+                    self.incidents.append(incident)
+                    continue
+                earlier = self.incidents[n]
+                incident.tools = earlier.tools + incident.tools
+                incident.llm_calls += earlier.llm_calls
+                incident.input_tokens += earlier.input_tokens
+                incident.output_tokens += earlier.output_tokens
+                incident.seconds += earlier.seconds
+                incident.failed_attempts = earlier.failed_attempts + incident.failed_attempts
+                self.incidents[n] = incident
+            self._busy += time.monotonic() - (self._handling_since or time.monotonic())
+            self._handling_since = None
+            self._changed.notify_all()
 
     def _busy_seconds(self, now: float) -> float:
         return self._busy + (now - self._handling_since if self._handling_since is not None else 0.0)
@@ -229,20 +329,36 @@ class Responder:
                 for event in events:
                     with self._changed:
                         self._handling_since = time.monotonic()
-                    handled = orchestrator.handle(pipeline, event)
-                    with self._changed:
-                        self.incidents += handled
-                        self._busy += time.monotonic() - (self._handling_since or time.monotonic())
-                        self._handling_since = None
-                        self._changed.notify_all()
+                    handled, _ = orchestrator.handle(pipeline, event)
+                    self._handled(handled)
+
+            def recheck() -> bool:
+                """The re-checks whose time has come, handled; whether there were any."""
+                taken = self.rechecks.take() if self.rechecks is not None and pipeline is not None else None
+                if taken is None or pipeline is None or self.rechecks is None:
+                    return False
+                event, messages = taken
+                with self._changed:
+                    self._handling_since = time.monotonic()
+                handled, response = orchestrator.handle(pipeline, event)
+                self.rechecks.settle(messages, response)
+                self._handled(handled)
+                return True
 
             try:
                 while not self._stop.is_set():
                     events = self.alarms()
                     handle(events)
-                    if not events:
+                    if not recheck() and not events:
                         self._stop.wait(0.1)
                 handle(self.alarms())  # what reached SNS before the stop: the last pass's alarms among them
+                # Their re-checks come once the delivery bound has passed.
+                deadline = (
+                    time.monotonic() + orchestrator.delivery_bound + orchestrator.settings.alarm_wait_seconds
+                )
+                while self._provisional() and time.monotonic() < deadline:
+                    if not recheck():
+                        time.sleep(0.1)
             except Exception as error:  # reported as a failed check; the scenario still restores
                 traceback.print_exc(file=orchestrator.log or sys.stderr)
                 with self._changed:

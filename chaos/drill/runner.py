@@ -19,7 +19,7 @@ from chaos.drill.checks import Applier, Change, Check, Incident, Stage, check_in
 from chaos.drill.expected_command import Resource
 from chaos.drill.notifications import notified_once
 from chaos.drill.progress import Progress
-from chaos.drill.responder import Orchestrator, Responder
+from chaos.drill.responder import Orchestrator, RecheckQueue, Responder
 from chaos.drill.scenarios import (
     COPY,
     COPY_ROLE,
@@ -145,7 +145,11 @@ class Drill:
             self.progress,
             log,
             answer_log,
+            sandbox.world.recheck_queue_url,
         )
+        # Lambda's event source mapping on the re-check queue, polled as the operator (the drill stands in
+        # for Lambda's service; the supervisor's identity only sends).
+        self.rechecks = RecheckQueue.of(self.operator, sandbox.world.recheck_queue_url)
         self._outputs: list[Invocation] = []  # invocations whose output is to be discarded
         self._runtimes: dict[int | None, LocalLambdaRuntime] = {}
         self._world: str | None = None  # the last snapshot taken
@@ -203,7 +207,9 @@ class Drill:
         evaluated: list[Check] | None = None
         stages: defaultdict[str, _StageLog] = defaultdict(_StageLog)
         runtime = self._runtime(scenario.account_concurrency)
-        responder = Responder(self.orchestrator, scenario, self._drain, self.sandbox.evaluate_alarms)
+        responder = Responder(
+            self.orchestrator, scenario, self._drain, self.sandbox.evaluate_alarms, self.rechecks
+        )
         try:
             if scenario.cloudtrail_delay:
                 step(f"CloudTrail: deliveries delayed by {CLOUDTRAIL_DELAY_SECONDS:.0f}s")
@@ -237,7 +243,7 @@ class Drill:
             if responder.error is not None:
                 result.checks.append(Check("alarms handled", False, responder.error))
             if scenario.cloudtrail_delay:
-                self.sandbox.set_cloudtrail_delay(0)
+                self.sandbox.set_cloudtrail_delay(None)  # each event's own delay again, as AWS's
             result.checks += self._restore(chaos, applied, before, runtime, scenario.functions)
         result.traffic = {function: stage.statuses for function, stage in stages.items() if stage.statuses}
         if evaluated is None:  # judged after the restore: nothing is applied to the world it gave back

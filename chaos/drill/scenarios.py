@@ -818,17 +818,22 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     # Reserved concurrency 0 throttles every invocation the poller makes: its messages return to the queue
-    # after the visibility timeout (a mapping does not account for reserved concurrency). The function's
-    # Throttles alarm fires first; restoring its concurrency lets the next receive store them.
+    # after the visibility timeout (a mapping does not account for reserved concurrency), and after
+    # maxReceiveCount go to the DLQ. The function's Throttles alarm fires first, the DLQ's depth alarm while
+    # the first diagnosis waits for its re-check: two incidents, both throttling. Restored, a new order
+    # goes through.
     Scenario(
         "worker-throttled",
         "order-worker's reserved concurrency set to 0 while orders arrive on orders-queue",
         _one(WORKER, THROTTLE_0, traffic="queue", count=3),
-        _incident(
-            WORKER,
-            "throttling",
-            command=_concurrency_deleted(WORKER),
-            applies=Applies("queue-drains"),
+        (
+            *_incident(
+                WORKER,
+                "throttling",
+                command=_concurrency_deleted(WORKER),
+                applies=Applies("queue-delivers"),
+            ),
+            *_incident(WORKER, "throttling", command=_concurrency_deleted(WORKER)),
         ),
     ),
     Scenario(

@@ -31,11 +31,13 @@ class DrillSettings(BaseSettings):
         "a period about a minute after it ends, the drill only needs the order of events kept.",
     )
     time_scale: float = Field(
-        default=10.0,
+        default=150.0,
         ge=1,
         le=600,
-        description="How many times faster than AWS each lane's sandbox runs its rate limits (CloudTrail "
-        "lookups: 2 a second times this, the MCP server paced the same; incident-sandbox --time-scale).",
+        description="How many times faster than AWS each lane's clocks run (incident-sandbox --time-scale): "
+        "CloudTrail delivers each event 1 to 9 minutes after its call divided by this, its lookups allow 2 a "
+        "second times this (the MCP server paced the same), and the pipeline's delivery bound is 900 s "
+        "divided by this (rounded up), after which each provisional diagnosis is re-checked.",
     )
     alarm_wait_seconds: float = Field(
         default=20.0,

@@ -42,7 +42,13 @@ World:    functions {", ".join(names.FUNCTIONS)} (each with its role, log group 
 
 
 def _up(args: argparse.Namespace) -> int:
-    sandbox = start_sandbox(args.state_dir, region=args.region, port=args.port, time_scale=args.time_scale)
+    sandbox = start_sandbox(
+        args.state_dir,
+        region=args.region,
+        port=args.port,
+        time_scale=args.time_scale,
+        cloudtrail_delay=args.cloudtrail_delay,
+    )
     print(_usage(sandbox), flush=True)
     if args.detach:
         print(f"Running in the background; stop it with: incident-sandbox down --state-dir {args.state_dir}")
@@ -94,7 +100,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=1.0,
         metavar="N",
-        help="run the emulator's rate limits N times faster than AWS's (1 to 600; default 1: AWS's own)",
+        help="run the emulator's clocks (CloudTrail's lookup rate and delivery delays) N times faster "
+        "than AWS's (1 to 600; default 1: AWS's own)",
+    )
+    up.add_argument(
+        "--cloudtrail-delay",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="deliver every CloudTrail event this many seconds after its call (0: at once; default: each "
+        "after a delay drawn as AWS's, 1 to 9 minutes divided by the time scale)",
     )
     up.add_argument("--detach", action="store_true", help="leave it running in the background and return")
     up.set_defaults(run=_up)

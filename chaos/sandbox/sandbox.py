@@ -21,12 +21,19 @@ import boto3
 import botocore.session
 
 from chaos.sandbox import identities, names, profiles, world
-from chaos.sandbox.emulator_env import ALARM_INTERVAL_ENV, TIME_SCALE_ENV, UNPATCHED_ENV
+from chaos.sandbox.emulator_env import (
+    ALARM_INTERVAL_ENV,
+    AWS_DELAYS,
+    CLOUDTRAIL_DELAY_ENV,
+    TIME_SCALE_ENV,
+    UNPATCHED_ENV,
+)
 
 STATE_FILE = "sandbox.json"
 LOG_FILE = "emulator.log"
 START_TIMEOUT_SECONDS = 20.0
 MAX_TIME_SCALE = 600.0
+MAX_CLOUDTRAIL_DELAY = 86_400.0  # a fixed delivery delay of at most a day
 
 
 class SandboxError(RuntimeError):
@@ -56,9 +63,11 @@ class Sandbox:
             return self._process.poll() is None
         return _pid_alive(self.emulator_pid)
 
-    def set_cloudtrail_delay(self, seconds: float) -> None:
-        """From now on, CloudTrail events reach ``LookupEvents`` ``seconds`` after their call (0: at once)."""
-        self._control("/_sandbox/cloudtrail/delivery-delay", str(seconds).encode())
+    def set_cloudtrail_delay(self, seconds: float | None) -> None:
+        """From now on, CloudTrail events reach ``LookupEvents`` ``seconds`` after their call (0: at once;
+        None: each after a delay drawn as AWS's, the default)."""
+        body = AWS_DELAYS if seconds is None else str(seconds)
+        self._control("/_sandbox/cloudtrail/delivery-delay", body.encode())
 
     def reset_cloudwatch(self) -> None:
         """Forget every metric datapoint and put every alarm back to INSUFFICIENT_DATA, silently: a fresh
@@ -172,12 +181,16 @@ def _spawn_emulator(
     unpatched: bool,
     alarm_interval_seconds: float | None,
     time_scale: float,
+    cloudtrail_delay: float | None,
 ) -> subprocess.Popen[bytes]:
     """The emulator process, in a session of its own, without the caller's AWS settings; its output
     goes to ``log_path``."""
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     child_env[UNPATCHED_ENV] = "1" if unpatched else "0"
     child_env[TIME_SCALE_ENV] = str(time_scale)
+    child_env.pop(CLOUDTRAIL_DELAY_ENV, None)
+    if cloudtrail_delay is not None:
+        child_env[CLOUDTRAIL_DELAY_ENV] = str(cloudtrail_delay)
     if alarm_interval_seconds is not None:
         child_env[ALARM_INTERVAL_ENV] = str(alarm_interval_seconds)
     with log_path.open("wb") as log:
@@ -199,12 +212,20 @@ def start_sandbox(
     unpatched: bool = False,
     alarm_interval_seconds: float | None = None,
     time_scale: float = 1.0,
+    cloudtrail_delay: float | None = None,
 ) -> Sandbox:
     """Start the emulator, create the identities, enforce IAM, provision the world and write the files.
     ``alarm_interval_seconds``: how often the emulator evaluates alarms (its default: every second);
-    ``time_scale``: how many times faster than AWS the emulator's rate limits run (1: AWS's own)."""
+    ``time_scale``: how many times faster than AWS the emulator's clocks run (1: AWS's own);
+    ``cloudtrail_delay``: a fixed CloudTrail delivery delay in seconds (None: each event's drawn as AWS's,
+    divided by the time scale)."""
     if not 1 <= time_scale <= MAX_TIME_SCALE:
         raise SandboxError(f"the time scale must be between 1 and {MAX_TIME_SCALE:g}, not {time_scale:g}")
+    if cloudtrail_delay is not None and not 0 <= cloudtrail_delay <= MAX_CLOUDTRAIL_DELAY:
+        raise SandboxError(
+            f"the CloudTrail delivery delay must be between 0 and {MAX_CLOUDTRAIL_DELAY:g} seconds, "
+            f"not {cloudtrail_delay:g} (leave it out for AWS's)"
+        )
     state_dir = Path(state_dir)
     state_dir.mkdir(parents=True, exist_ok=True)
     existing = read_state(state_dir)
@@ -216,7 +237,9 @@ def start_sandbox(
     port = port or _free_port(host)
     endpoint_url = f"http://{host}:{port}"
     log_path = state_dir / LOG_FILE
-    process = _spawn_emulator(host, port, log_path, unpatched, alarm_interval_seconds, time_scale)
+    process = _spawn_emulator(
+        host, port, log_path, unpatched, alarm_interval_seconds, time_scale, cloudtrail_delay
+    )
     try:
         _wait_ready(process, endpoint_url, log_path)
         keys = identities.bootstrap(
@@ -301,9 +324,16 @@ def running_sandbox(
     region: str = names.DEFAULT_REGION,
     unpatched: bool = False,
     time_scale: float = 1.0,
+    cloudtrail_delay: float | None = None,
 ) -> Iterator[Sandbox]:
     """``with running_sandbox(tmp) as sandbox:`` — started and provisioned; stopped on exit."""
-    sandbox = start_sandbox(state_dir, region=region, unpatched=unpatched, time_scale=time_scale)
+    sandbox = start_sandbox(
+        state_dir,
+        region=region,
+        unpatched=unpatched,
+        time_scale=time_scale,
+        cloudtrail_delay=cloudtrail_delay,
+    )
     try:
         yield sandbox
     finally:

@@ -68,6 +68,7 @@ class World:
     read_only_role_arn: str = ""
     diagnoses_topic_arn: str = ""
     diagnoses_queue_url: str = ""
+    recheck_queue_url: str = ""  # the supervisor's re-checks of provisional diagnoses (RECHECK_QUEUE_URL)
     # The event-driven pipeline (event_world.py).
     orders_queue_url: str = ""
     orders_queue_arn: str = ""
@@ -432,6 +433,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     diagnoses_topic_arn, diagnoses_queue_url, _ = _topic_to_queue(
         sns, sqs, names.DIAGNOSES_TOPIC_NAME, names.DIAGNOSES_QUEUE_NAME
     )
+    recheck_queue_url = sqs.create_queue(QueueName=names.RECHECK_QUEUE)["QueueUrl"]
     pipeline = _event_pipeline(operator, topic_arn)
     cloudwatch = operator.client("cloudwatch")
     for function in names.FUNCTIONS:
@@ -474,5 +476,6 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
         read_only_role_arn=read_only_role_arn,
         diagnoses_topic_arn=diagnoses_topic_arn,
         diagnoses_queue_url=diagnoses_queue_url,
+        recheck_queue_url=recheck_queue_url,
         **{k: v for k, v in asdict(pipeline).items() if k not in ("order_worker_arn", "order_notifier_arn")},
     )

@@ -97,7 +97,7 @@ class SqsPoller:
         queue_url = _queue_url(str(sqs.meta.endpoint_url), queue_arn)
         try:
             sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["VisibilityTimeout"])
-            messages = _receive(sqs, queue_url, int(mapping.get("BatchSize") or SQS_RECEIVE_MAX))
+            messages = receive_batch(sqs, queue_url, int(mapping.get("BatchSize") or SQS_RECEIVE_MAX))
         except ClientError as error:
             if _access_denied(error):
                 return BatchOutcome(uuid, function_arn, 0, 0, ACCESS_PROBLEM)
@@ -116,7 +116,7 @@ class SqsPoller:
             return BatchOutcome(uuid, function_arn, len(messages), 0, FUNCTION_FAILED)
         done = [m for m in messages if m["MessageId"] not in failed]
         try:
-            deleted = _delete(sqs, queue_url, done)
+            deleted = delete_messages(sqs, queue_url, done)
         except ClientError as error:
             if _access_denied(error):
                 return BatchOutcome(uuid, function_arn, len(messages), 0, ACCESS_PROBLEM)
@@ -145,7 +145,7 @@ def _access_denied(error: ClientError) -> bool:
     return code in ("AccessDenied", "AccessDeniedException") or code.endswith("AccessDenied")
 
 
-def _receive(sqs: Any, queue_url: str, batch_size: int) -> list[dict[str, Any]]:
+def receive_batch(sqs: Any, queue_url: str, batch_size: int) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = []
     while len(messages) < batch_size:
         answer = sqs.receive_message(
@@ -162,7 +162,7 @@ def _receive(sqs: Any, queue_url: str, batch_size: int) -> list[dict[str, Any]]:
     return messages
 
 
-def _delete(sqs: Any, queue_url: str, messages: list[dict[str, Any]]) -> int:
+def delete_messages(sqs: Any, queue_url: str, messages: list[dict[str, Any]]) -> int:
     """One ``DeleteMessage`` each: moto 5.2.5 authorizes ``DeleteMessageBatch`` as an IAM action of its
     own, which AWS does not have (a batch needs ``sqs:DeleteMessage``, sqs-batch-api.html), so a role that
     AWS lets delete would be refused here."""

@@ -8,9 +8,17 @@ from typing import Final
 
 from mcp_server.settings import MCP_KEY_PARAMETER
 
-__all__ = ["ALERTS_TOPIC", "CONTEXT_TABLE", "DIAGNOSES_TOPIC", "MCP_KEY_PARAMETER", "STATE_TABLE"]
+__all__ = [
+    "ALERTS_TOPIC",
+    "CONTEXT_TABLE",
+    "DIAGNOSES_TOPIC",
+    "MCP_KEY_PARAMETER",
+    "RECHECK_QUEUE",
+    "STATE_TABLE",
+]
 
 STATE_TABLE: Final = "incident-state"
 CONTEXT_TABLE: Final = "incident-context"
 ALERTS_TOPIC: Final = "incident-alerts"  # the workload's alarms notify it; the supervisor subscribes
 DIAGNOSES_TOPIC: Final = "incident-diagnoses"  # the supervisor's notifications, one per incident outcome
+RECHECK_QUEUE: Final = "incident-rechecks"  # re-checks of provisional diagnoses, delayed until their time

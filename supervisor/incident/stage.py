@@ -53,6 +53,8 @@ RECHECK_KIND: Final[str] = "recheck"
 MAX_DELAY_SECONDS: Final[int] = 900  # SQS's longest DelaySeconds
 RECHECK_LEASE: Final[timedelta] = timedelta(minutes=15)  # Lambda's longest run: an older claim was abandoned
 GAP_SOURCE: Final[str] = "get_recent_changes"  # what the open window leaves incomplete
+METRICS_TOOL: Final[str] = "get_function_metrics"
+METRIC_PERIOD: Final[timedelta] = timedelta(minutes=1)  # Lambda's metrics, as the metrics tool reads them
 NEVER_RAN: Final[str] = "the re-check never ran: the provisional diagnosis stands"
 _NAMES: Final[dict[str, str]] = {"#s": "status", "#final": FINAL}
 
@@ -93,15 +95,22 @@ def delay_until(recheck_at: str, now: datetime) -> int:
 
 def first_failure(diagnosis: Mapping[str, Any], alarm_at: datetime) -> datetime:
     """The diagnosis's first failure (the earliest ``first_failure`` entry of its timeline), else the
-    alarm's time."""
-    entries = diagnosis.get("timeline") or []
-    times = [
-        _instant(e.get("time"))
-        for e in entries
-        if isinstance(e, Mapping) and e.get("kind") == "first_failure"
-    ]
-    found = [time for time in times if time is not None]
-    return min(found) if found else alarm_at
+    alarm's time. An entry read from a metric datapoint alone only says the failures began within that
+    minute: it counts as the minute's end (never after the alarm), so that the window whose changes may be
+    undelivered is not cut short."""
+    evidence = diagnosis.get("evidence") or []
+    times = []
+    for entry in diagnosis.get("timeline") or []:
+        if not isinstance(entry, Mapping) or entry.get("kind") != "first_failure":
+            continue
+        moment = _instant(entry.get("time"))
+        if moment is None:
+            continue
+        cited = [evidence[i] for i in entry.get("evidence") or [] if isinstance(i, int) and i < len(evidence)]
+        if cited and all(isinstance(p, Mapping) and p.get("tool") == METRICS_TOOL for p in cited):
+            moment = min(moment + METRIC_PERIOD, max(moment, alarm_at))
+        times.append(moment)
+    return min(times) if times else alarm_at
 
 
 def stage_of(failed_at: datetime, now: datetime, bound_seconds: int) -> Stage:

@@ -7,9 +7,13 @@ it was authorized and done (what is recorded: :mod:`.cloudtrail_record`). ``Look
 moto's ``CloudTrailResponse``, so moto's own IAM enforcement authorizes ``cloudtrail:LookupEvents``; a
 denial is answered in JSON (``AccessDeniedException``), as for the other JSON-protocol services.
 
-Events are kept in memory per account and region, the newest 50,000 of each. They are delivered after a
-delay, ``INCIDENT_SANDBOX_CLOUDTRAIL_DELAY_SECONDS`` at start (default 0), changed at run time by
-``POST /_sandbox/cloudtrail/delivery-delay`` with the number of seconds as the body.
+Events are kept in memory per account and region, the newest 50,000 of each. Each reaches ``LookupEvents``
+after a delivery delay of its own, as AWS documents event history: "CloudTrail typically delivers logs
+within an average of about 5 minutes of an API call. This time is not guaranteed"
+(https://docs.aws.amazon.com/awscloudtrail/latest/userguide/how-cloudtrail-works.html). The sandbox draws
+each event's delay uniformly between 1 and 9 minutes (mean 5), divided by the time scale. A fixed delay
+replaces the draw: ``INCIDENT_SANDBOX_CLOUDTRAIL_DELAY_SECONDS`` at start, or at run time
+``POST /_sandbox/cloudtrail/delivery-delay`` with the seconds as the body (``aws``: the draw again).
 
 ``LookupEvents`` is throttled as AWS throttles it: "limited to two per second, per account, per Region. If
 this limit is exceeded, a throttling error occurs"
@@ -28,6 +32,7 @@ import json
 import logging
 import math
 import os
+import random
 import secrets
 import threading
 import time
@@ -41,11 +46,16 @@ from moto.cloudtrail.responses import CloudTrailResponse
 from moto.core.exceptions import AccessDeniedError, JsonRESTError
 from werkzeug.wrappers import Request, Response
 
-from chaos.sandbox.emulator_env import LOOKUPS_PER_SECOND, TIME_SCALE_ENV
+from chaos.sandbox.emulator_env import (
+    AWS_DELAYS,
+    CLOUDTRAIL_DELAY_ENV,
+    DELIVERY_DELAY_SECONDS,
+    LOOKUPS_PER_SECOND,
+    TIME_SCALE_ENV,
+)
 from chaos.sandbox.extensions import server_app
 from chaos.sandbox.extensions.cloudtrail_record import Event, identify
 
-DELAY_ENV = "INCIDENT_SANDBOX_CLOUDTRAIL_DELAY_SECONDS"
 DELAY_PATH = "/_sandbox/cloudtrail/delivery-delay"
 EVENTS_KEPT = 50_000
 # The attributes LookupEvents filters on, and the values of each that an event has.
@@ -112,10 +122,13 @@ class Allowance:
 class EventHistory:
     """Thread-safe: moto's server answers each request in its own thread."""
 
-    delay: float = 0.0
+    delay: float | None = None  # a fixed delivery delay; None: each event's drawn as AWS's
+    time_scale: float = 1.0
     lookups_per_second: float = LOOKUPS_PER_SECOND
+    rng: random.Random = field(default_factory=random.Random)
+    clock: Callable[[], float] = time.time
     _allowances: dict[tuple[str, str], Allowance] = field(default_factory=dict)
-    _events: dict[tuple[str, str], deque[tuple[int, Event]]] = field(default_factory=dict)
+    _events: dict[tuple[str, str], deque[tuple[int, Event, float]]] = field(default_factory=dict)
     _sequence: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _key: bytes = field(default_factory=lambda: secrets.token_bytes(32))
@@ -123,8 +136,12 @@ class EventHistory:
     def add(self, event: Event) -> None:
         with self._lock:
             self._sequence += 1
+            delivered_at = event.time + self.rng.uniform(*DELIVERY_DELAY_SECONDS) / self.time_scale
             events = self._events.setdefault((event.account, event.region), deque(maxlen=EVENTS_KEPT))
-            events.append((self._sequence, event))
+            events.append((self._sequence, event, delivered_at))
+
+    def _delivered(self, event: Event, delivered_at: float, now: float) -> bool:
+        return event.time <= now - self.delay if self.delay is not None else delivered_at <= now
 
     def lookup(self, account: str, region: str, params: dict[str, Any]) -> dict[str, Any]:
         """A ``LookupEvents`` answer, newest first; raises the API's errors for invalid ``params`` and for a
@@ -136,12 +153,12 @@ class EventHistory:
             raise LookupEventsError("InvalidMaxResultsException", "MaxResults must be between 1 and 50.")
         fingerprint = hashlib.sha256(repr(query).encode()).hexdigest()[:16]
         before = self._cursor(params.get("NextToken"), fingerprint)
-        delivered_before = time.time() - self.delay
+        now = self.clock()
         with self._lock:
             events = list(self._events.get((account, region), ()))
         page: list[tuple[int, Event]] = []
-        for sequence, event in _newest_first(events, before):
-            if event.time <= delivered_before and query.matches(event):
+        for sequence, event, delivered_at in _newest_first(events, before):
+            if self._delivered(event, delivered_at, now) and query.matches(event):
                 if len(page) == limit:
                     return {
                         "Events": [_summary(e) for _, e in page],
@@ -180,10 +197,12 @@ class EventHistory:
         return int(sequence)
 
 
-def _newest_first(events: list[tuple[int, Event]], before: int | None) -> Iterator[tuple[int, Event]]:
-    for sequence, event in reversed(events):
+def _newest_first(
+    events: list[tuple[int, Event, float]], before: int | None
+) -> Iterator[tuple[int, Event, float]]:
+    for sequence, event, delivered_at in reversed(events):
         if before is None or sequence < before:
-            yield sequence, event
+            yield sequence, event, delivered_at
 
 
 def _query(params: dict[str, Any]) -> _Query:
@@ -224,8 +243,10 @@ HISTORY = EventHistory()
 
 
 def install() -> None:
-    HISTORY.delay = float(os.environ.get(DELAY_ENV, "0"))
-    HISTORY.lookups_per_second = LOOKUPS_PER_SECOND * float(os.environ.get(TIME_SCALE_ENV, "1"))
+    fixed = os.environ.get(CLOUDTRAIL_DELAY_ENV)
+    HISTORY.delay = float(fixed) if fixed else None
+    HISTORY.time_scale = float(os.environ.get(TIME_SCALE_ENV, "1"))
+    HISTORY.lookups_per_second = LOOKUPS_PER_SECOND * HISTORY.time_scale
     original_authorize = CloudTrailResponse._authenticate_and_authorize_normal_action
 
     def authorize(self: CloudTrailResponse, resource: str = "*") -> None:
@@ -282,14 +303,17 @@ def _recorder(app: WSGIApplication) -> WSGIApplication:
 
 def _set_delay(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
     request = Request(environ)
+    body = request.get_data(as_text=True).strip()
     try:
-        seconds = float(request.get_data(as_text=True))
+        seconds = None if body == AWS_DELAYS else float(body)
     except ValueError:
         seconds = math.nan
     if request.method != "POST":
-        response = Response("POST the delay in seconds\n", status=405)
-    elif not 0 <= seconds < math.inf:
-        response = Response("the body must be a number of seconds, 0 or more\n", status=400)
+        response = Response(f"POST the delay in seconds, or {AWS_DELAYS!r} for AWS's\n", status=405)
+    elif seconds is not None and not 0 <= seconds < math.inf:
+        response = Response(
+            f"the body must be a number of seconds, 0 or more, or {AWS_DELAYS!r}\n", status=400
+        )
     else:
         HISTORY.delay = seconds
         response = Response(status=204)
