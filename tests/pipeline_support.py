@@ -200,3 +200,15 @@ def _what(params: dict[str, Any]) -> str:
     item = params.get("Item") or {}
     key = item.get("incident_id", {}).get("S", "")
     return "pointer" if key.startswith("latest#") else "item"
+
+
+def item_bytes(item: dict[str, Any]) -> int:
+    """DynamoDB's measure of an item: attribute names plus value sizes."""
+
+    def size(attribute: dict[str, Any]) -> int:
+        (kind, value), *_ = attribute.items()
+        if kind == "L":
+            return sum(size(v) for v in value) + 3
+        return len(value) if isinstance(value, bytes) else len(str(value).encode())
+
+    return sum(len(name) + size(attribute) for name, attribute in item.items())

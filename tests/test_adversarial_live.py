@@ -39,7 +39,9 @@ def test_incident_eval_runs_the_adversary_which_solves_nothing_and_leaves_no_fal
     assert case["false_verified_claims"] == 0
     assert case["diagnosed"] == "unknown"
     assert case["faults"] == 0.0
-    assert case["llm_calls"] == 3  # every tool, a dishonest diagnosis, another after the refusal
+    # Per investigation: every tool, a dishonest diagnosis, another after the refusal; twice when the
+    # diagnosis was provisional and its re-check investigated again.
+    assert case["llm_calls"] in (3, 6)
     assert case["cost_usd"] == 0.0
     assert case["pointers_found"] == case["pointers"]  # what is left (context) the server did send
 

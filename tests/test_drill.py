@@ -184,11 +184,11 @@ def test_the_deployed_policies_grant_exactly_what_the_code_calls(
     assert covered.rechecks_resent == [resent]
 
     # Not boto3 calls of our code: Bedrock is called through langchain-aws's own client (the drill's
-    # bedrock-auth scenario reaches it), Lambda itself writes the logs and the dead letters, and its event
-    # source mapping polls the re-check queue. The drill sends no re-check (no queue): the supervisor's
-    # sqs:SendMessage is counted with the dead letters'.
-    outside = {*policies.BEDROCK_ACTIONS, *policies.LOG_ACTIONS, *policies.DEAD_LETTER_ACTIONS}
-    outside |= set(RECHECK_POLL_ACTIONS)
+    # bedrock-auth scenario reaches it), Lambda itself writes the logs (and the dead letters, with the
+    # sqs:SendMessage the supervisor's re-checks use), and its event source mapping polls the re-check
+    # queue. Every re-check the drill ran was sent by the supervisor's own identity.
+    outside = {*policies.BEDROCK_ACTIONS, *policies.LOG_ACTIONS, *RECHECK_POLL_ACTIONS}
+    assert set(policies.DEAD_LETTER_ACTIONS) <= used_by_supervisor
     supervisor = policies.actions(policies.supervisor_statements("/aws/lambda/incident-supervisor"))
     assert supervisor - outside == used_by_supervisor
     watchdog_granted = policies.actions(policies.watchdog_statements("/aws/lambda/incident-watchdog"))

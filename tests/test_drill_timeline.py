@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from chaos.drill.checks import Change, Incident, Stage, check_incident
+from chaos.drill.checks import Change, DiagnosisStage, Incident, Stage, check_incident
 from chaos.drill.progress import Progress
 from chaos.drill.runner import Drill, ScenarioResult
 from chaos.drill.scenarios import COPY, COPY_ROLE, INTAKE_COPY, SCENARIOS
@@ -89,6 +89,9 @@ STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
         ("UpdateFunctionConfiguration20150331v2",) * 5,
     ),
 }
+
+# Final at once: recorded 20 minutes after the first failure, past the 900 s delivery bound.
+FINAL = DiagnosisStage(True, "2026-11-23T10:05:00.000Z", None, None, "2026-11-23T10:25:00.000Z", 900)
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +258,7 @@ def _judged(name: str, number: int, changes: tuple[str, ...], **diagnosis: Any) 
         for tool, field, value in [_SHOWS[fault]]
     ]
     sent = [SentAnswer(tool, {}, answer) for tool, answer in _SENT.items()]
-    incident = Incident(f"{function}@t", function, "DIAGNOSED", diagnosis=fields, answers=sent)
+    incident = Incident(f"{function}@t", function, "DIAGNOSED", diagnosis=fields, answers=sent, stage=FINAL)
     stage = Stage(
         {"function": function, "role": role, "security-group": SG},
         tuple(Change(operation, OPERATOR) for operation in changes),

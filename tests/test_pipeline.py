@@ -35,6 +35,7 @@ from tests.pipeline_support import (
     deny_publish,
     direct_event,
     emitted,
+    item_bytes,
     json_logs,
     load_event,
     outcomes,
@@ -49,18 +50,6 @@ def _context(incidents: IncidentStore, incident_id: str) -> dict[str, Any]:
     item = incidents.get_context(incident_id)
     assert item is not None, f"no incident-context item for {incident_id}"
     return from_item(item)
-
-
-def _item_bytes(item: dict[str, Any]) -> int:
-    """DynamoDB's measure of an item: attribute names plus value sizes."""
-
-    def size(attribute: dict[str, Any]) -> int:
-        (kind, value), *_ = attribute.items()
-        if kind == "L":
-            return sum(size(v) for v in value) + 3
-        return len(value) if isinstance(value, bytes) else len(str(value).encode())
-
-    return sum(len(name) + size(attribute) for name, attribute in item.items())
 
 
 def _only(response: dict[str, Any]) -> dict[str, Any]:
@@ -319,7 +308,7 @@ def test_a_megabyte_reasoning_chain_is_stored_under_400_kb(
     assert outcome["status"] == "DIAGNOSED"
     item = incidents.get_context(outcome["incident_id"])
     assert item is not None
-    assert _item_bytes(item) < 400 * 1024
+    assert item_bytes(item) < 400 * 1024
     context = from_item(item)
     assert context["truncated"] is True
     chain = json.loads(context["reasoning_chain"])

@@ -29,7 +29,7 @@ from supervisor.settings import SupervisorSettings
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission
 from tests.conftest import Inject, Undo
 from tests.fault_scenarios import fresh_logs
-from tests.pipeline_support import StorageFaults, direct_event, json_logs, load_event
+from tests.pipeline_support import StorageFaults, direct_event, item_bytes, json_logs, load_event
 from tests.recheck_support import (
     BOUND,
     Clock,
@@ -370,24 +370,12 @@ def test_a_recheck_with_a_megabyte_chain_keeps_both_diagnoses_under_400_kb(
     assert response["outcomes"][0]["action"] == "finalised", response
     item = incidents.get_context(incident_id)
     assert item is not None
-    assert _item_bytes(item) < 400 * 1024
+    assert item_bytes(item) < 400 * 1024
     context = from_item(item)
     assert json.loads(context["provisional_diagnosis"]) == provisional  # whole
     assert json.loads(context["diagnosis"])["fault_types"] == ["unknown"]
     assert context["truncated"] is True
     assert json.loads(context["reasoning_chain"])[-2]["tool_calls"][0]["name"] == "submit_diagnosis"
-
-
-def _item_bytes(item: dict[str, Any]) -> int:
-    """DynamoDB's measure of an item: attribute names plus value sizes."""
-
-    def size(attribute: dict[str, Any]) -> int:
-        (kind, value), *_ = attribute.items()
-        if kind == "L":
-            return sum(size(v) for v in value) + 3
-        return len(value) if isinstance(value, bytes) else len(str(value).encode())
-
-    return sum(len(name) + size(attribute) for name, attribute in item.items())
 
 
 async def test_a_provisional_diagnosis_replays_to_its_recorded_hash(

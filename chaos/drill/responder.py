@@ -334,8 +334,10 @@ class Responder:
 
             def recheck() -> bool:
                 """The re-checks whose time has come, handled; whether there were any."""
-                taken = self.rechecks.take() if self.rechecks is not None and pipeline is not None else None
-                if taken is None or pipeline is None or self.rechecks is None:
+                if self.rechecks is None or pipeline is None:
+                    return False
+                taken = self.rechecks.take()
+                if taken is None:
                     return False
                 event, messages = taken
                 with self._changed:
