@@ -14,6 +14,7 @@ from aws_lambda_powertools import Logger
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.sqs_poller import sqs_record
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.signals import stamp
 from supervisor.incident.stage import sqs_client
@@ -60,22 +61,7 @@ class Queue:
 
     def event(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         """The SQS event Lambda's event source mapping would invoke the supervisor with."""
-        return {
-            "Records": [
-                {
-                    "messageId": message["MessageId"],
-                    "receiptHandle": message["ReceiptHandle"],
-                    "body": message["Body"],
-                    "attributes": {"ApproximateReceiveCount": "1"},
-                    "messageAttributes": {},
-                    "md5OfBody": message["MD5OfBody"],
-                    "eventSource": "aws:sqs",
-                    "eventSourceARN": self.arn,
-                    "awsRegion": names.DEFAULT_REGION,
-                }
-                for message in messages
-            ]
-        }
+        return {"Records": [sqs_record(message, self.arn) for message in messages]}
 
 
 def create_queue(sandbox: Sandbox, name: str) -> Queue:
