@@ -687,3 +687,19 @@ def test_lookup_events_answers_in_the_shape_botocore_expects(sandbox: Sandbox, u
     assert len(answer["Events"]) == 2
     assert all(event["Username"] and event["Resources"] for event in answer["Events"])
     assert _conformance_errors(output, answer) == []
+
+
+@pytest.mark.parametrize("body", [b"-1", b"soon", b"inf", b""])
+def test_a_delivery_delay_that_is_not_seconds_or_aws_is_refused_saying_what_is_accepted(
+    sandbox: Sandbox, body: bytes
+) -> None:
+    request = urllib.request.Request(  # noqa: S310 - the emulator's loopback URL
+        f"{sandbox.endpoint_url}/_sandbox/cloudtrail/delivery-delay", data=body, method="POST"
+    )
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=5)  # noqa: S310
+    with refused.value as error:
+        assert (error.code, error.read()) == (
+            400,
+            b"the body must be a number of seconds, 0 or more, or 'aws'\n",
+        )

@@ -74,3 +74,14 @@ def test_a_time_scale_out_of_range_is_refused_before_anything_starts(scale: floa
     with pytest.raises(SandboxError, match="the time scale must be between 1 and 600"):
         start_sandbox(tmp_path, time_scale=scale)
     assert not list(tmp_path.iterdir()), "nothing was started or written"
+
+
+@pytest.mark.parametrize("delay", [-1.0, 86_401.0])
+def test_a_cloudtrail_delay_out_of_range_is_refused_before_anything_starts(
+    delay: float, tmp_path: Path
+) -> None:
+    with pytest.raises(
+        SandboxError, match="the CloudTrail delivery delay must be between 0 and 86400 seconds"
+    ):
+        start_sandbox(tmp_path, cloudtrail_delay=delay)
+    assert not list(tmp_path.iterdir()), "nothing was started or written"
