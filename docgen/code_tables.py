@@ -241,8 +241,8 @@ def _option(action: argparse.Action) -> str:
 
 def _parser_rows(parser: argparse.ArgumentParser, path: str) -> Iterator[list[str]]:
     for action in parser._actions:
-        if isinstance(action, argparse._HelpAction):
-            continue
+        if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+            continue  # hidden options (a lane's own) are not the user's
         if isinstance(action, argparse._SubParsersAction):
             for name, child in action.choices.items():
                 yield from _parser_rows(child, f"{path} {name}")

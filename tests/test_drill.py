@@ -105,7 +105,7 @@ def test_the_full_drill_passes_and_writes_its_reports(
     (delayed,) = by_name["cloudtrail-delay"]["incidents"]
     assert delayed["diagnosis"]["trigger"] is None
     assert delayed["diagnosis"]["gaps"]
-    # Each diagnosis made within the delivery bound (6 s at the drill's time scale) of its first failure is
+    # Each diagnosis made within the delivery bound (2 s at the drill's time scale) of its first failure is
     # provisional, re-checked and made final; the drill's own check says which way each went.
     staged = [c for s in report["scenarios"] for c in s["checks"] if c["name"] == "provisional, then final"]
     diagnosed = [i for s in report["scenarios"] for i in s["incidents"] if i["status"] == "DIAGNOSED"]
@@ -135,9 +135,9 @@ def test_the_full_drill_passes_and_writes_its_reports(
     restored = [c["ok"] for s in report["scenarios"] for c in s["checks"] if c["name"] == "world restored"]
     assert restored == [True] * len(SCENARIOS)  # one check per scenario, each passed
 
-    # two lanes by default, each with its own report; the whole drill's report holds every scenario once
+    # three lanes by default, each with its own report; the whole drill's report holds every scenario once
     lanes = [json.loads(p.read_text()) for p in sorted((tmp_path / "reports" / "lanes").glob("*/*.json"))]
-    assert len(lanes) == 2
+    assert len(lanes) == 3
     assert sorted(s["name"] for lane in lanes for s in lane["scenarios"]) == sorted(s.name for s in SCENARIOS)
     assert any(line.startswith("lane 2  [") for line in ran.stdout.splitlines())
 

@@ -1,25 +1,36 @@
-"""The drill's lanes: how scenarios are dealt, and a lane's report read back exactly as it was written."""
+"""The drill's lanes: how scenarios are claimed, and a lane's report read back exactly as it was written."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from chaos.drill.checks import Check, Incident
 from chaos.drill.grounding import Finding, Grounding
-from chaos.drill.lanes import _merged, partition
+from chaos.drill.lanes import _merged, claimer
 from chaos.drill.report import DrillRun, dumps, load
 from chaos.drill.runner import ScenarioResult
 from chaos.drill.scenarios import SCENARIOS
 
 
-def test_scenarios_are_dealt_in_turn_and_no_lane_is_empty() -> None:
-    six = list(SCENARIOS[:6])
-    assert [[s.name for s in lane] for lane in partition(six, 2)] == [
-        [six[0].name, six[2].name, six[4].name],
-        [six[1].name, six[3].name, six[5].name],
-    ]
-    assert [len(lane) for lane in partition(six[:2], 8)] == [1, 1]
-    assert partition(six, 1) == [six]
+def test_each_scenario_is_claimed_by_exactly_one_of_the_lanes_racing_for_it(tmp_path: Path) -> None:
+    names = [s.name for s in SCENARIOS]
+    taken: dict[int, list[str]] = {lane: [] for lane in range(4)}
+    start = threading.Barrier(4)
+
+    def lane(number: int) -> None:
+        claim = claimer(tmp_path)  # each lane its own claimer over the one directory, as the processes are
+        start.wait()
+        taken[number] += [name for name in names if claim(name)]
+
+    threads = [threading.Thread(target=lane, args=(n,)) for n in taken]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert sorted(name for names_taken in taken.values() for name in names_taken) == sorted(names)
+    assert not claimer(tmp_path)(names[0])  # claimed already: a late lane gets nothing
 
 
 def test_a_lanes_report_reads_back_as_written() -> None:
@@ -78,7 +89,7 @@ def _lane_report(directory: Path, results: list[ScenarioResult], actions: dict[s
 
 def test_lanes_merge_in_the_order_asked_for(tmp_path: Path) -> None:
     asked = list(SCENARIOS[:5])
-    lanes = partition(asked, 2)
+    lanes = [[asked[0], asked[3], asked[4]], [asked[1], asked[2]]]  # as the lanes claimed them
     for number, lane in enumerate(lanes, start=1):
         passed = [ScenarioResult(s, checks=[Check("incidents", True, "")]) for s in lane]
         _lane_report(tmp_path / "lanes" / str(number), passed, {"supervisor": [f"action:{number}"]})

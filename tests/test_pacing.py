@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from chaos.sandbox.sandbox import SandboxError, start_sandbox
+from chaos.drill.settings import DrillSettings
+from chaos.sandbox.profiles import sandbox_env
+from chaos.sandbox.sandbox import MAX_TIME_SCALE, SandboxError, start_sandbox
 from mcp_server.pacing import Pacer
 from mcp_server.settings import ServerSettings
 
@@ -69,9 +71,20 @@ def test_a_pace_the_server_cannot_keep_is_refused_with_its_name() -> None:
         ServerSettings(mcp_cloudtrail_lookups_per_second=0)
 
 
-@pytest.mark.parametrize("scale", [0.5, 601.0])
+def test_the_mcp_server_keeps_the_pace_of_the_fastest_sandbox(tmp_path: Path) -> None:
+    # The pace the sandbox's env file gives its MCP server at the largest time scale the sandbox (and the
+    # drill) accepts: a larger one than the server allows would stop the server at startup.
+    env = sandbox_env(tmp_path, "http://127.0.0.1:1", "ca-central-1", "key", MAX_TIME_SCALE)
+    pace = float(env["MCP_CLOUDTRAIL_LOOKUPS_PER_SECOND"])
+    assert ServerSettings(mcp_cloudtrail_lookups_per_second=pace).mcp_cloudtrail_lookups_per_second == pace
+    assert DrillSettings(time_scale=MAX_TIME_SCALE).time_scale == MAX_TIME_SCALE
+    with pytest.raises(ValidationError, match="time_scale"):
+        DrillSettings(time_scale=MAX_TIME_SCALE + 1)
+
+
+@pytest.mark.parametrize("scale", [0.5, 501.0])
 def test_a_time_scale_out_of_range_is_refused_before_anything_starts(scale: float, tmp_path: Path) -> None:
-    with pytest.raises(SandboxError, match="the time scale must be between 1 and 600"):
+    with pytest.raises(SandboxError, match="the time scale must be between 1 and 500"):
         start_sandbox(tmp_path, time_scale=scale)
     assert not list(tmp_path.iterdir()), "nothing was started or written"
 

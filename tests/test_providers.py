@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+from jsonschema import Draft202012Validator
 from mcp.client._memory import InMemoryTransport
 from mcp.client.session import ClientSession
 from mcp.server.mcpserver import MCPServer
@@ -11,7 +13,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult
 from pydantic import BaseModel
 
-from supervisor.agent.providers import EMPTY_RESPONSE, McpToolProvider, ToolCallFailed
+from supervisor.agent.providers import EMPTY_RESPONSE, McpToolProvider, SchemaCachingSession, ToolCallFailed
 
 
 class Answer(BaseModel):
@@ -64,3 +66,57 @@ async def test_empty_content_is_an_error_object_not_an_index_error() -> None:
 
 async def test_a_tool_error_is_raised_with_its_message() -> None:
     assert await _call("broken") == "ToolCallFailed: Error executing tool broken: the role cannot be read"
+
+
+class Counted(BaseModel):
+    counted: int
+
+
+class Spelled(BaseModel):
+    counted: str
+
+
+def _answering(value: int | str) -> MCPServer:
+    """A server whose one tool, ``counted``, declares an integer output, or a string one for a string."""
+    server = MCPServer("schema-cache-test")
+    if isinstance(value, int):
+
+        @server.tool(name="counted")
+        async def counted() -> Counted:
+            return Counted(counted=value)
+    else:
+
+        @server.tool(name="counted")
+        async def spelled() -> Spelled:
+            return Spelled(counted=value)
+
+    return server
+
+
+async def _structured(server: MCPServer) -> dict[str, object]:
+    async with InMemoryTransport(server) as (read, write), SchemaCachingSession(read, write) as session:
+        await session.initialize()
+        result = await session.call_tool("counted", {})
+        assert not result.is_error, result.content
+        return dict(result.structured_content or {})
+
+
+async def test_a_tools_output_schema_is_checked_once_across_sessions(monkeypatch: pytest.MonkeyPatch) -> None:
+    checked: list[object] = []
+    original = Draft202012Validator.check_schema.__func__
+
+    def check_schema(cls: type[Draft202012Validator], schema: object, /, **kwargs: object) -> None:
+        checked.append(schema)
+        original(cls, schema, **kwargs)
+
+    monkeypatch.setattr(Draft202012Validator, "check_schema", classmethod(check_schema))
+    monkeypatch.setattr(SchemaCachingSession, "_validators", {})  # as a fresh process starts
+    assert await _structured(_answering(1)) == {"counted": 1}
+    assert await _structured(_answering(2)) == {"counted": 2}  # a second session, the same schema
+    assert len([s for s in checked if "counted" in str(s)]) == 1
+
+
+async def test_a_tool_whose_schema_changed_is_validated_against_its_new_schema() -> None:
+    # A validator kept by tool name alone would hold the answer "two" to the integer schema and refuse it.
+    assert await _structured(_answering(3)) == {"counted": 3}
+    assert await _structured(_answering("two")) == {"counted": "two"}

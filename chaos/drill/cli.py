@@ -18,7 +18,7 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from chaos.drill.lanes import ANSWER_LOG, run_lanes
+from chaos.drill.lanes import ANSWER_LOG, claimer, run_lanes
 from chaos.drill.progress import Progress
 from chaos.drill.report import DrillRun, dumps, markdown, scorecard
 from chaos.drill.runner import Drill
@@ -61,9 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="split the scenarios over N lanes, each with its own sandbox, MCP server and supervisor "
-        "(default DRILL_JOBS, 2; 1 with --keep-running)",
+        "(default DRILL_JOBS, 3; 1 with --keep-running)",
     )
     parser.add_argument("--lane", type=int, help=argparse.SUPPRESS)  # one lane of a split drill (lanes.py)
+    parser.add_argument("--claims", type=Path, help=argparse.SUPPRESS)  # where the lanes claim scenarios
     parser.add_argument(
         "--state-dir",
         type=Path,
@@ -264,7 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 answer_log=args.report_dir / ANSWER_LOG,
             )
         )
-        results = drill.run(scenarios)
+        results = drill.run(scenarios, claimer(args.claims) if args.claims else None)
         closing = drill.closing_checks()
         actions = {identity: sorted(used) for identity, used in drill.aws_actions.items()}
         run = DrillRun(results, args.model, started_at, time.monotonic() - started, closing, actions)

@@ -3,16 +3,19 @@ MCP server and supervisor, so that nothing one lane does (a fault, a metric, an 
 can reach another's evidence. Their lines are shown as they come, prefixed with the lane; their reports
 are merged in the order the scenarios were asked for.
 
-Scenarios are dealt round-robin, so that slow neighbours in the list (the queue-age ones) land in
-different lanes.
+Every lane is given every scenario and runs the next one no lane has claimed yet (a claim is a file
+created exclusively in a directory the lanes share), so a lane that drew slow scenarios takes fewer and
+the lanes end together; a lane that never starts leaves its share to the others.
 """
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import IO
@@ -23,29 +26,40 @@ from chaos.drill.runner import ScenarioResult
 from chaos.drill.scenarios import Scenario
 
 LANES_DIR = "lanes"  # under the report directory: each lane's own reports and logs
+CLAIMS_DIR = "claims"  # under LANES_DIR: one empty file per scenario a lane has taken
 ANSWER_LOG = "mcp-answers.jsonl"  # every answer the MCP server sent (MCP_ANSWER_LOG), for the judge
 LOGS = ("supervisor.log", "mcp-server.log", ANSWER_LOG)  # merged into the report directory
 
 
-def partition(scenarios: list[Scenario], jobs: int) -> list[list[Scenario]]:
-    """``jobs`` lanes at most, none empty, the scenarios dealt in turn."""
-    count = max(1, min(jobs, len(scenarios)))
-    return [scenarios[lane::count] for lane in range(count)]
+def claimer(claims: Path) -> Callable[[str], bool]:
+    """``claim(name)``: True for the one lane that takes scenario ``name`` first, False for every other."""
+
+    def claim(name: str) -> bool:
+        try:
+            (claims / name).open("x").close()
+        except FileExistsError:
+            return False
+        return True
+
+    return claim
 
 
 def run_lanes(
     scenarios: list[Scenario], jobs: int, model: str, report_dir: Path, started_at: str
 ) -> DrillRun:
-    """Run the lanes at once and wait for all; a lane that ends without a report fails a closing check
-    naming it, and its scenarios are missing from the results."""
+    """Run ``jobs`` lanes at once and wait for all; a lane that ends without a report fails a closing
+    check naming it, and the scenarios it had claimed are missing from the results."""
     started = time.monotonic()
-    lanes = partition(scenarios, jobs)
+    claims = report_dir / LANES_DIR / CLAIMS_DIR
+    shutil.rmtree(claims, ignore_errors=True)  # an earlier run's claims
+    claims.mkdir(parents=True)
+    lanes = max(1, min(jobs, len(scenarios)))
     printing = threading.Lock()
     children: list[tuple[subprocess.Popen[str], threading.Thread]] = []
-    for number, lane in enumerate(lanes, start=1):
+    for number in range(1, lanes + 1):
         command = [sys.executable, "-m", "chaos.drill.cli", "--lane", str(number), "--model", model]
-        command += ["--report-dir", str(_lane_dir(report_dir, number))]
-        for scenario in lane:
+        command += ["--report-dir", str(_lane_dir(report_dir, number)), "--claims", str(claims)]
+        for scenario in scenarios:
             command += ["--scenario", scenario.name]
         child = subprocess.Popen(  # noqa: S603 - our own CLI, fixed arguments
             command,
@@ -63,7 +77,7 @@ def run_lanes(
         shown.join()
         assert child.stdout is not None
         child.stdout.close()
-    merged = _merged(scenarios, len(lanes), exits, report_dir)
+    merged = _merged(scenarios, lanes, exits, report_dir)
     return replace(merged, model=model, started_at=started_at, seconds=time.monotonic() - started)
 
 

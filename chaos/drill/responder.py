@@ -352,7 +352,7 @@ class Responder:
                     events = self.alarms()
                     handle(events)
                     if not recheck() and not events:
-                        self._stop.wait(0.1)
+                        self._stop.wait(0.25)
                 handle(self.alarms())  # what reached SNS before the stop: the last pass's alarms among them
                 # Their re-checks come once the delivery bound has passed.
                 deadline = (

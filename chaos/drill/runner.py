@@ -7,6 +7,7 @@ import sys
 import time
 import traceback
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -122,6 +123,7 @@ class Drill:
         self.progress = progress or Progress()
         self.log = log  # the supervisor's stdout (EMF metrics), as CloudWatch would keep it
         self.operator = sandbox.session(names.OPERATOR)
+        self._sqs = self.operator.client("sqs")  # polled every tenth of a second: made once
         # The Lambda functions' identities; every AWS action they take is recorded (for the IAM check).
         self.identities = {name: sandbox.session(name) for name in (names.SUPERVISOR, names.WATCHDOG)}
         self.aws_actions: dict[str, set[str]] = {name: set() for name in self.identities}
@@ -185,9 +187,14 @@ class Drill:
             )
         return self._runtimes[account_concurrency]
 
-    def run(self, scenarios: list[Scenario]) -> list[ScenarioResult]:
+    def run(
+        self, scenarios: list[Scenario], claim: Callable[[str], bool] | None = None
+    ) -> list[ScenarioResult]:
+        """Each scenario in turn; with ``claim``, only those it grants (the others are another lane's)."""
         results = []
         for index, scenario in enumerate(scenarios, start=1):
+            if claim is not None and not claim(scenario.name):
+                continue
             self.progress.scenario(index, len(scenarios), scenario.name)
             result = self.run_scenario(scenario)
             failed = [f"{c.name}: {c.detail}" for c in result.checks if not c.ok]
@@ -379,7 +386,7 @@ class Drill:
 
     def _drain(self, wait_seconds: int = 0) -> list[dict[str, Any]]:
         return drain_sns_events(
-            self.operator.client("sqs"),
+            self._sqs,
             self.sandbox.world.trigger_queue_url,
             self.sandbox.world.trigger_subscription_arn,
             wait_seconds=wait_seconds,
@@ -387,7 +394,7 @@ class Drill:
 
     def _notifications(self) -> list[dict[str, Any]]:
         """The notifications published since the last call, as SQS received them from the topic."""
-        return drain_envelopes(self.operator.client("sqs"), self.sandbox.world.diagnoses_queue_url)
+        return drain_envelopes(self._sqs, self.sandbox.world.diagnoses_queue_url)
 
     def _restore(
         self,

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from chaos.sandbox.sandbox import MAX_TIME_SCALE
+
 
 class DrillSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="DRILL_", extra="ignore")
@@ -31,9 +33,9 @@ class DrillSettings(BaseSettings):
         "a period about a minute after it ends, the drill only needs the order of events kept.",
     )
     time_scale: float = Field(
-        default=150.0,
+        default=450.0,
         ge=1,
-        le=600,
+        le=MAX_TIME_SCALE,
         description="How many times faster than AWS each lane's clocks run (incident-sandbox --time-scale): "
         "CloudTrail delivers each event 1 to 9 minutes after its call divided by this, its lookups allow 2 a "
         "second times this (the MCP server paced the same), and the pipeline's delivery bound is 900 s "
@@ -50,7 +52,7 @@ class DrillSettings(BaseSettings):
         default=300, ge=30, le=900, description="The supervisor Lambda's timeout (its deadline per event)."
     )
     jobs: int = Field(
-        default=2,
+        default=3,
         ge=1,
         le=8,
         description="Lanes the scenarios are split over, each an incident-drill process with its own "

@@ -101,7 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         metavar="N",
         help="run the emulator's clocks (CloudTrail's lookup rate and delivery delays) N times faster "
-        "than AWS's (1 to 600; default 1: AWS's own)",
+        "than AWS's (1 to 500; default 1: AWS's own)",
     )
     up.add_argument(
         "--cloudtrail-delay",

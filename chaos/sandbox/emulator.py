@@ -7,6 +7,7 @@ starts once the sandbox has bootstrapped its identities (moto's ``/moto-api/rese
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import signal
 import threading
@@ -30,6 +31,8 @@ def main() -> None:
         moto_fixes.apply()
         extensions.install(f"http://{args.host}:{args.port}")
 
+    # werkzeug's line per request costs CPU the sandbox's clients need; errors are still logged.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     server = ThreadedMotoServer(ip_address=args.host, port=args.port, verbose=False)
     server.start()
     stop = threading.Event()

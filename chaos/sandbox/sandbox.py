@@ -32,7 +32,7 @@ from chaos.sandbox.emulator_env import (
 STATE_FILE = "sandbox.json"
 LOG_FILE = "emulator.log"
 START_TIMEOUT_SECONDS = 20.0
-MAX_TIME_SCALE = 600.0
+MAX_TIME_SCALE = 500.0  # its MCP server is paced at 2 lookups a second times this: at most 1,000
 MAX_CLOUDTRAIL_DELAY = 86_400.0  # a fixed delivery delay of at most a day
 
 

@@ -18,7 +18,7 @@ from chaos.workload.async_invocation import AsyncInvoker, Clock
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.sqs_poller import SqsPoller
 
-PASS_SECONDS = 0.2  # between two passes of each path
+PASS_SECONDS = 0.5  # between two passes of each path
 ERRORS_KEPT = 20
 
 

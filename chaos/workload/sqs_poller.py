@@ -57,7 +57,7 @@ class SqsPoller:
     def __init__(self, runtime: LocalLambdaRuntime, platform: boto3.Session) -> None:
         self._runtime = runtime
         self._endpoint = str(platform.client("lambda").meta.endpoint_url).rstrip("/")
-        self._roles: dict[str, tuple[float, boto3.Session]] = {}
+        self._roles: dict[str, tuple[float, Any]] = {}  # role ARN → (when assumed, its SQS client)
         self._clients: dict[int, Any] = {}  # each account's Lambda service's lambda client
 
     def poll_once(self) -> list[BatchOutcome]:
@@ -82,10 +82,12 @@ class SqsPoller:
         pages = self._lambda(platform).get_paginator("list_event_source_mappings").paginate()
         return [m for page in pages for m in page.get("EventSourceMappings", [])]
 
-    def _role(self, platform: boto3.Session, role_arn: str) -> boto3.Session:
+    def _sqs(self, platform: boto3.Session, role_arn: str) -> Any:
+        """An SQS client with the role's credentials, kept as long as its role session."""
         cached = self._roles.get(role_arn)
         if cached is None or time.monotonic() - cached[0] > _ROLE_SESSION_SECONDS:
-            cached = (time.monotonic(), assumed_role_session(platform, role_arn, "sqs-poller"))
+            session = assumed_role_session(platform, role_arn, "sqs-poller")
+            cached = (time.monotonic(), session.client("sqs", config=_CLIENT_CONFIG))
             self._roles[role_arn] = cached
         return cached[1]
 
@@ -93,7 +95,7 @@ class SqsPoller:
         """Poll with the function's role, as its own account's Lambda service assumes it."""
         uuid, function_arn, queue_arn = mapping["UUID"], mapping["FunctionArn"], mapping["EventSourceArn"]
         role_arn = self._lambda(platform).get_function(FunctionName=function_arn)["Configuration"]["Role"]
-        sqs = self._role(platform, role_arn).client("sqs", config=_CLIENT_CONFIG)
+        sqs = self._sqs(platform, role_arn)
         queue_url = _queue_url(str(sqs.meta.endpoint_url), queue_arn)
         try:
             sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["VisibilityTimeout"])

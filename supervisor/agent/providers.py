@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from mcp.client.session import ClientSession
 from mcp_types import RequestParamsMeta, TextContent
 
 from supervisor.schemas import ToolResult
+
+if TYPE_CHECKING:
+    from jsonschema.protocols import Validator
 
 EMPTY_RESPONSE = json.dumps({"error": "Tool returned empty response"})
 
@@ -22,6 +25,23 @@ class ToolCallFailed(Exception):
 # and which incident the call is for (the server's answer log keeps it).
 DEADLINE_META_KEY = "incident-response/deadline-seconds"
 INCIDENT_META_KEY = "incident-response/incident-id"
+
+
+class SchemaCachingSession(ClientSession):
+    """An MCP client session whose compiled output-schema validators outlive it, keyed by tool name and
+    schema: the SDK checks each tool's schema against the JSON Schema metaschema once per session (about
+    0.4 s of CPU for the seven tools), and every investigation opens a session of its own, the re-check's
+    and a warm Lambda's next one among them. A tool whose schema changes gets a validator of its own."""
+
+    _validators: ClassVar[dict[tuple[str, str], Validator]] = {}
+
+    def _output_schema_validator(self, name: str, output_schema: dict[str, Any]) -> Validator:
+        key = (name, json.dumps(output_schema, sort_keys=True))
+        validator = self._validators.get(key)
+        if validator is None:
+            validator = super()._output_schema_validator(name, output_schema)
+            self._validators[key] = validator
+        return validator
 
 
 class McpToolProvider:

@@ -24,7 +24,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 from supervisor.agent.accounting import Accounting
 from supervisor.agent.graph import AgentState, StopReason, build_graph, initial_state, run_graph
 from supervisor.agent.models import build_model
-from supervisor.agent.providers import McpToolProvider
+from supervisor.agent.providers import McpToolProvider, SchemaCachingSession
 from supervisor.schemas import (
     AgentError,
     Diagnosis,
@@ -175,7 +175,7 @@ async def mcp_session(settings: SupervisorSettings, api_key: str | None) -> Asyn
             ) from None
         except Exception as error:
             raise classify(error, "connect") from error
-        session = await stack.enter_async_context(ClientSession(streams[0], streams[1]))
+        session = await stack.enter_async_context(SchemaCachingSession(streams[0], streams[1]))
         try:
             async with asyncio.timeout(settings.mcp_init_timeout):
                 await session.initialize()
