@@ -106,26 +106,30 @@ def _function(lambda_: Any, name: str) -> dict[str, Any]:
     }
 
 
-def _role(iam: Any, name: str) -> dict[str, Any]:
-    role = iam.get_role(RoleName=name)["Role"]
-    inline = {
-        policy: iam.get_role_policy(RoleName=name, PolicyName=policy)["PolicyDocument"]
-        for policy in _pages(iam, "list_role_policies", "PolicyNames", RoleName=name)
-    }
-    attached = _pages(iam, "list_attached_role_policies", "AttachedPolicies", RoleName=name)
-    return {
-        "inline_policies": inline,
-        "attached_policies": sorted(p["PolicyArn"] for p in attached),
-        "permissions_boundary": (role.get("PermissionsBoundary") or {}).get("PermissionsBoundaryArn"),
-    }
-
-
-def _managed_policies(iam: Any) -> dict[str, Any]:
-    policies = {}
-    for policy in _pages(iam, "list_policies", "Policies", Scope="Local"):
-        version = iam.get_policy_version(PolicyArn=policy["Arn"], VersionId=policy["DefaultVersionId"])
-        policies[policy["Arn"]] = version["PolicyVersion"]["Document"]
-    return policies
+def _iam(iam: Any) -> dict[str, Any]:
+    """Every role (its inline policies, attached policies and permissions boundary) and the account's own
+    managed policies with their default documents, from IAM's one account-wide read
+    (``GetAccountAuthorizationDetails``) instead of four reads a role and one a policy."""
+    roles: dict[str, Any] = {}
+    managed: dict[str, Any] = {}
+    pages = iam.get_paginator("get_account_authorization_details").paginate(
+        Filter=["Role", "LocalManagedPolicy"]
+    )
+    for page in pages:
+        for role in page.get("RoleDetailList", []):
+            roles[role["RoleName"]] = {
+                "inline_policies": {
+                    p["PolicyName"]: p["PolicyDocument"] for p in role.get("RolePolicyList", [])
+                },
+                "attached_policies": sorted(p["PolicyArn"] for p in role.get("AttachedManagedPolicies", [])),
+                "permissions_boundary": (role.get("PermissionsBoundary") or {}).get("PermissionsBoundaryArn"),
+            }
+        for policy in page.get("Policies", []):
+            versions = policy.get("PolicyVersionList", [])
+            managed[policy["Arn"]] = next(
+                (v["Document"] for v in versions if v.get("IsDefaultVersion")), None
+            )
+    return {"roles": roles, "managed_policies": managed}
 
 
 def _rule(rule: dict[str, Any]) -> dict[str, Any]:
@@ -226,7 +230,7 @@ def world_snapshot(session: boto3.Session) -> str:
     sqs, sns = session.client("sqs"), session.client("sns")
     with ThreadPoolExecutor(max_workers=8) as pool:
         names = sorted(f["FunctionName"] for f in _pages(lambda_, "list_functions", "Functions"))
-        managed = pool.submit(_managed_policies, iam)
+        identities = pool.submit(_iam, iam)
         functions = dict(zip(names, pool.map(lambda name: _function(lambda_, name), names), strict=True))
         configs = [f["configuration"] for f in functions.values()]
         roles = sorted({str(c["Role"]).rsplit("/", 1)[-1] for c in configs})
@@ -243,7 +247,6 @@ def world_snapshot(session: boto3.Session) -> str:
         buckets = sorted(named & {b["Name"] for b in s3.list_buckets().get("Buckets", [])})
         network = pool.submit(_network, ec2, vpcs)
         named_resources = {
-            "roles": pool.submit(_names, iam, "list_roles", "Roles", "RoleName"),
             "alarms": pool.submit(_names, cloudwatch, "describe_alarms", "MetricAlarms", "AlarmName"),
             "log_groups": pool.submit(_names, logs, "describe_log_groups", "logGroups", "logGroupName"),
             "topics": pool.submit(_names, sns, "list_topics", "Topics", "TopicArn"),
@@ -255,12 +258,13 @@ def world_snapshot(session: boto3.Session) -> str:
         }
         snapshot = {
             "functions": functions,
-            "roles": dict(zip(roles, pool.map(lambda role: _role(iam, role), roles), strict=True)),
+            "roles": {role: identities.result()["roles"].get(role) for role in roles},  # None: it is gone
             "tables": dict(zip(tables, pool.map(lambda t: _table(dynamodb, t), tables), strict=True)),
             "buckets": dict(zip(buckets, pool.map(lambda b: _bucket(s3, b), buckets), strict=True)),
-            "managed_policies": managed.result(),
+            "managed_policies": identities.result()["managed_policies"],
             "network": network.result(),
-            "names": {kind: future.result() for kind, future in named_resources.items()},
+            "names": {kind: future.result() for kind, future in named_resources.items()}
+            | {"roles": sorted(identities.result()["roles"])},
             **{kind: future.result() for kind, future in event_paths.items()},
         }
     return json.dumps(snapshot, sort_keys=True, indent=1, default=str)
