@@ -123,7 +123,7 @@ class Drill:
         self.progress = progress or Progress()
         self.log = log  # the supervisor's stdout (EMF metrics), as CloudWatch would keep it
         self.operator = sandbox.session(names.OPERATOR)
-        self._sqs = self.operator.client("sqs")  # polled every tenth of a second: made once
+        self._sqs = self.operator.client("sqs")  # polled all through a scenario: made once
         # The Lambda functions' identities; every AWS action they take is recorded (for the IAM check).
         self.identities = {name: sandbox.session(name) for name in (names.SUPERVISOR, names.WATCHDOG)}
         self.aws_actions: dict[str, set[str]] = {name: set() for name in self.identities}
