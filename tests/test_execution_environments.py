@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -322,3 +323,22 @@ def test_the_deadline_counts_from_the_invoke_whenever_the_invoking_thread_runs(
         assert ran.outcome == outcome
     finally:
         environment.kill()
+
+
+def test_an_environment_killed_twice_closes_its_request_pipe_once() -> None:
+    """A timed-out environment is killed, then closed again by the runtime: the second kill must not close
+    the descriptor number its pipe had, which another part of the process may hold by then."""
+    environment = _sleeper(1.0, 0.0)
+    number = environment._requests
+    environment.kill()
+    held: list[int] = []
+    try:
+        while (fd := os.open(os.devnull, os.O_RDONLY)) != number and len(held) < 256:
+            held.append(fd)  # open descriptors until the pipe's old number is handed out again
+        held.append(fd)
+        assert fd == number, "the old number was not reused: nothing to check"
+        environment.kill()
+        os.fstat(number)  # still open: the second kill left it alone
+    finally:
+        for fd in held:
+            os.close(fd)

@@ -78,6 +78,7 @@ class ExecutionEnvironment:
         with zipfile.ZipFile(io.BytesIO(package)) as archive:
             archive.extractall(code_dir)
         requests_read, self._requests = os.pipe()
+        self._closing = threading.Lock()
         self._frames, frames_write = os.pipe()
         env = _function_environment(spec, credentials, endpoint_url, code_dir)
         if node:
@@ -182,8 +183,13 @@ class ExecutionEnvironment:
             self._process.send_signal(signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._process.wait(5)
-        with contextlib.suppress(OSError):
-            os.close(self._requests)
+        # Closed once: a timed-out environment is killed, then closed again by the runtime, and a second
+        # os.close would close whatever has reused the number since (another thread's socket, say).
+        with self._closing:
+            requests, self._requests = self._requests, -1
+        if requests >= 0:
+            with contextlib.suppress(OSError):
+                os.close(requests)
         shutil.rmtree(self.root, ignore_errors=True)
 
     def _collect(self, kind: str, deadline: float) -> tuple[list[str], dict[str, Any] | None]:
