@@ -18,6 +18,9 @@
    AllocZero/EfficientDynamoDb#164), not refused for want of a resource.
 5. A role's permissions boundary is never read: an assumed role may do whatever its policies allow.
    We also require the boundary's default version to allow the action, as AWS does.
+6. DynamoDB requests run concurrently on moto's unlocked tables, so two conditional writes racing for one
+   item can both succeed. AWS applies each write atomically, its condition checked against the item as it
+   is then; we run DynamoDB's requests one at a time.
 
 ``tests/test_moto_fixes.py`` runs the emulator with and without these fixes, so an upstream fix or
 regression shows up as a failing test.
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 from typing import Any
 
 import botocore.session
@@ -109,6 +113,14 @@ def apply() -> None:
         if result != access_control.PermissionResult.PERMITTED:
             self._raise_access_denied()
 
+    original_call_action = DynamoHandler.call_action
+    one_at_a_time = threading.Lock()
+
+    def call_action(self: Any) -> Any:
+        with one_at_a_time:
+            return original_call_action(self)
+
+    setattr(DynamoHandler, "call_action", call_action)  # noqa: B010
     setattr(access_control.IAMRequestBase, "check_action_permitted", check_action_permitted)  # noqa: B010
     setattr(DynamoHandler, "_determine_resource", table_resource)  # noqa: B010
     setattr(access_control.IAMRequestBase, "__init__", init)  # noqa: B010
