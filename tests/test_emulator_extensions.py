@@ -1,15 +1,17 @@
-"""What the emulator adds to moto (chaos/sandbox/extensions): Lambda code locations that serve the
-package, and CloudTrail event history answered by ``LookupEvents``. AWS only through boto3, as the
-sandbox identities."""
+"""What the emulator adds to moto (chaos/sandbox/extensions): a server that keeps connections alive, Lambda
+code locations that serve the package, and CloudTrail event history answered by ``LookupEvents``. AWS only
+through boto3, as the sandbox identities."""
 
 from __future__ import annotations
 
+import http.client
 import io
 import json
 import math
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 import uuid
 import zipfile
@@ -84,6 +86,37 @@ def _get(url: str, method: str = "GET") -> tuple[int, str, bytes]:
     except urllib.error.HTTPError as error:
         with error:
             return error.code, error.headers["Content-Type"], error.read()
+
+
+# --- The server ------------------------------------------------------------------------------------------
+
+
+def test_one_connection_serves_request_after_request(sandbox: Sandbox, undo: Undo) -> None:
+    package = _package("kept")
+    name = _function(sandbox, undo, package)
+    lambda_ = sandbox.session(names.OPERATOR).client("lambda")
+    url = urllib.parse.urlsplit(lambda_.get_function(FunctionName=name)["Code"]["Location"])
+    connection = http.client.HTTPConnection(url.netloc, timeout=5)
+    sockets = []
+    try:
+        for _ in range(3):
+            connection.request("GET", f"{url.path}?{url.query}")
+            response = connection.getresponse()
+            assert (response.status, response.read()) == (200, package)
+            assert not response.will_close, "the emulator closed the connection after a response"
+            sockets.append(connection.sock)
+    finally:
+        connection.close()
+    assert sockets[0] is not None
+    assert sockets.count(sockets[0]) == 3, "each request needed a new connection"
+
+
+def test_a_signed_request_to_a_percent_encoded_path_is_authorized(sandbox: Sandbox, undo: Undo) -> None:
+    """The signature covers the path as sent (``:`` of an ARN as ``%3A``), not as the server decoded it."""
+    name = _function(sandbox, undo, _package("arn"))
+    client = sandbox.session(names.OPERATOR).client("lambda")
+    arn = client.get_function(FunctionName=name)["Configuration"]["FunctionArn"]
+    assert client.get_function(FunctionName=arn)["Configuration"]["FunctionName"] == name
 
 
 # --- Code.Location ------------------------------------------------------------------------------------

@@ -2,17 +2,39 @@
 
 Run by :mod:`chaos.sandbox.sandbox` as ``python -m chaos.sandbox.emulator --port N``. IAM enforcement
 starts once the sandbox has bootstrapped its identities (moto's ``/moto-api/reset-auth``).
+
+moto's own server (werkzeug's development server) closes the connection after every response, so each
+AWS call of every client paid a new TCP connection and a new handler thread. The emulator serves moto's
+application with cheroot instead, which keeps connections alive as AWS's endpoints do.
 """
 
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import signal
 import threading
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from chaos.sandbox.emulator_env import UNPATCHED_ENV
+
+# Requests that wait on others: a synchronous Invoke holds its thread for the function's run, and the
+# function's own AWS calls need threads meanwhile. werkzeug had no limit; this is far above a drill's peak.
+WORKER_THREADS = 128
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+
+def with_raw_uri(app: WsgiApp) -> WsgiApp:
+    """moto reads the undecoded path from ``RAW_URI`` (werkzeug's and gunicorn's name), cheroot names it
+    ``REQUEST_URI``; without it a signed request to a percent-encoded path fails its signature check."""
+
+    def call(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        environ.setdefault("RAW_URI", environ.get("REQUEST_URI", ""))
+        return app(environ, start_response)
+
+    return call
 
 
 def main() -> None:
@@ -23,18 +45,24 @@ def main() -> None:
 
     # moto reads its settings at import time: enforcement is off until the sandbox turns it on.
     os.environ.setdefault("INITIAL_NO_AUTH_ACTION_COUNT", "inf")
-    from moto.server import ThreadedMotoServer
+    from cheroot.wsgi import Server
 
-    if os.environ.get(UNPATCHED_ENV) != "1":
+    app: WsgiApp
+    if os.environ.get(UNPATCHED_ENV) == "1":
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+        app = DomainDispatcherApplication(create_backend_app)
+    else:
         from chaos.sandbox import extensions, moto_fixes
+        from chaos.sandbox.extensions import server_app
 
         moto_fixes.apply()
         extensions.install(f"http://{args.host}:{args.port}")
-
-    # werkzeug's line per request costs CPU the sandbox's clients need; errors are still logged.
-    logging.getLogger("werkzeug").setLevel(logging.WARNING)
-    server = ThreadedMotoServer(ip_address=args.host, port=args.port, verbose=False)
-    server.start()
+        app = server_app.application()
+    server = Server((args.host, args.port), with_raw_uri(app), numthreads=WORKER_THREADS)
+    server.prepare()
+    thread = threading.Thread(target=server.serve, daemon=True)
+    thread.start()
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())

@@ -1,10 +1,9 @@
 """Where emulator extensions meet requests: extra routes and middleware on moto's WSGI app.
 
-``ThreadedMotoServer`` builds its app in its server thread as
-``DomainDispatcherApplication(create_backend_app)``, looking the class up in its own module. Replacing that
-module attribute with a subclass (before ``start()``) is the one hook that sees every request, signed or
-not, before moto picks a backend, without patching moto's routing or any service's own dispatch (S3, for
-one, authorizes inside its handlers rather than in ``BaseResponse.call_action``).
+The emulator serves :func:`application`: moto's ``DomainDispatcherApplication`` subclassed, the one place
+that sees every request, signed or not, before moto picks a backend, without patching moto's routing or
+any service's own dispatch (S3, for one, authorizes inside its handlers rather than in
+``BaseResponse.call_action``).
 """
 
 from __future__ import annotations
@@ -13,8 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 from wsgiref.types import StartResponse, WSGIApplication, WSGIEnvironment
 
-from moto.moto_server import threaded_moto_server
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 
 Middleware = Callable[[WSGIApplication], WSGIApplication]
 
@@ -26,13 +24,11 @@ def mount(prefix: str, app: WSGIApplication) -> None:
     """Serve every path that starts with ``prefix`` with ``app``; use a prefix moto never serves
     (``/_sandbox/``: no S3 bucket name starts with an underscore)."""
     _routes[prefix] = app
-    _install()
 
 
 def wrap(middleware: Middleware) -> None:
     """Pass every request moto serves through ``middleware``; the first one registered is outermost."""
     _middleware.append(middleware)
-    _install()
 
 
 class _SandboxApp(DomainDispatcherApplication):
@@ -60,5 +56,6 @@ class _SandboxApp(DomainDispatcherApplication):
         return self._app(environ, start_response)
 
 
-def _install() -> None:
-    setattr(threaded_moto_server, "DomainDispatcherApplication", _SandboxApp)  # noqa: B010
+def application() -> WSGIApplication:
+    """moto's app with every route and middleware registered so far."""
+    return _SandboxApp(create_backend_app)
