@@ -13,6 +13,7 @@ from supervisor.diagnosis.causality import PROPAGATION, success_after
 from supervisor.diagnosis.rules import timeline, trigger_remedy
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy
+from supervisor.diagnosis.rules.triggers import change_events
 
 T0 = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 FUNCTION_ARN = "arn:aws:lambda:eu-west-1:123456789012:function:orders-api"
@@ -165,7 +166,7 @@ def test_a_fault_undone_by_a_later_change_to_the_same_thing_is_resolved(
 def test_a_deployment_trigger_is_rolled_back_and_an_environment_change_is_a_named_gap() -> None:
     aliases = [{"Name": "live", "FunctionVersion": "3"}]
     versions = [{"Version": "$LATEST"}, {"Version": "2"}, {"Version": "3"}]
-    moved = _event(160, "UpdateAlias20150331", name="live")
+    moved = _event(160, "UpdateAlias20150331", name="live", functionVersion="3")
     c = _conversation([moved], [], Aliases=aliases, Versions=versions, EnvironmentVariableNames=["REPORT_MB"])
     alias_move = ChangeEvent(0, moved, T0)
     undo = trigger_remedy.undo(c, alias_move)
@@ -184,6 +185,60 @@ def test_a_deployment_trigger_is_rolled_back_and_an_environment_change_is_a_name
         f"the environment values before the change at {env.event['time']} are not recorded (CloudTrail hides "
         "them; variables set now: REPORT_MB): no command can restore them"
     )
+
+
+@pytest.mark.parametrize(
+    ("earlier", "current", "expected"),
+    [
+        ([("CreateAlias20150331", "3")], "2", "3"),  # moved back from 3 to a buggy 2: back to 3, not 1
+        ([("CreateAlias20150331", "1"), ("UpdateAlias20150331", "3")], "2", "3"),  # the call just before
+        ([], "3", "2"),  # no earlier call: a move forward to the newest goes back to the version before it
+        ([], "2", None),  # no earlier call and not the newest: what it held is unknown, no command
+    ],
+)
+def test_an_alias_rollback_returns_to_the_version_the_alias_held_just_before(
+    earlier: list[tuple[str, str]], current: str, expected: str | None
+) -> None:
+    aliases = [{"Name": "live", "FunctionVersion": current}]
+    versions = [{"Version": v} for v in ("$LATEST", "1", "2", "3")]
+    calls = [
+        _event(100 + 10 * n, name, name="live", functionVersion=v) for n, (name, v) in enumerate(earlier)
+    ]
+    moved = _event(160, "UpdateAlias20150331", name="live", functionVersion=current)
+    c = _conversation([*calls, moved], [], Aliases=aliases, Versions=versions)
+    trigger = next(e for e in change_events(c) if e.event is moved)
+    undo = trigger_remedy.undo(c, trigger)
+    assert undo is not None
+    command = undo.remedy.command
+    if expected is None:
+        assert command is None
+        assert undo.gap is not None
+    else:
+        assert command is not None
+        assert f"--function-version {expected} " in f"{command} "
+        assert f"--function-version {current} " not in f"{command} "
+
+
+def test_a_setting_is_put_back_to_its_value_before_the_trigger_never_to_the_trigger_s_own() -> None:
+    """Cut to 1, put back to 3, cut to 1 again: the last cut is undone with 3. The first cut, undone by the
+    put-back, is undone with 3 as well: the value it replaced (the creation's), not 1, its own new value."""
+    changes = [
+        _event(10, "CreateFunction20150331", timeout=3),
+        _event(100, "UpdateFunctionConfiguration20150331v2", changed_fields=["Timeout"], timeout=1),
+        _event(150, "UpdateFunctionConfiguration20150331v2", changed_fields=["Timeout"], timeout=3),
+        _event(170, "UpdateFunctionConfiguration20150331v2", changed_fields=["Timeout"], timeout=1),
+    ]
+    c = _conversation(changes, [])
+    by_time = {e.time: e for e in change_events(c)}
+    for cut in (T0 + timedelta(seconds=100), T0 + timedelta(seconds=170)):
+        undo = trigger_remedy.undo(c, by_time[cut])
+        assert undo is not None
+        assert undo.remedy.command is not None
+        assert "--timeout 3" in undo.remedy.command
+        assert "--timeout 1" not in undo.remedy.command
+    unchanged = _conversation([_event(10, "CreateFunction20150331", timeout=1), changes[1]], [])
+    newest = change_events(unchanged)[0]
+    assert trigger_remedy.undo(unchanged, newest) is None  # it set what was there: nothing to put back
 
 
 @pytest.mark.parametrize(

@@ -645,8 +645,15 @@ def test_a_stream_with_no_report_read_keeps_every_start() -> None:
             "   at MyFunction.Function.Handler(String input) in /src/Function.cs:line 12",
             "/src/Function.cs:12",
         ),
+        (
+            'Traceback (most recent call last):\n  File "/var/task/app.py", line 9, in handler\n'
+            '    body = json.loads(event["body"])\n'
+            '  File "/var/lang/lib/python3.12/json/__init__.py", line 346, in loads\n'
+            '  File "/usr/local/lib/python3.11/json/decoder.py", line 337, in decode\n',
+            "/var/task/app.py:9",
+        ),
     ],
-    ids=["sdk-only", "node-internal", "node-esm", "python-old-list", "java", "dotnet"],
+    ids=["sdk-only", "node-internal", "node-esm", "python-old-list", "java", "dotnet", "python-stdlib"],
 )
 def test_own_frame(stack: Any, expected: str | None) -> None:
     """Frames are read innermost first; Python's (and the old Python list of [file, line, ...]) are written

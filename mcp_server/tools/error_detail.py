@@ -12,8 +12,8 @@ The SDK shapes recognised, each as its SDK words it (samples and sources in test
 
 The frame: stacks are read innermost first (a Python traceback is written outermost first, so it is read
 backwards) and frames of the runtime and of libraries are skipped (``/var/runtime``, ``/var/lang``,
-``node:internal``, ``node_modules``, ``site-packages``, the JDK's, the SDKs', .NET's ``System.``...), so a
-code error points at the line of the function that broke.
+``node:internal``, ``node_modules``, ``site-packages``, any Python's ``lib/pythonX.Y/``, the JDK's, the
+SDKs', .NET's ``System.``...), so a code error points at the line of the function that broke.
 """
 
 from __future__ import annotations
@@ -76,8 +76,17 @@ _LIBRARY_CLASSES = (
 )
 
 
+# Any Python installation's standard library (/var/lang/lib/python3.12/ on Lambda, /usr/local/lib/python3.11/
+# elsewhere); its site-packages are caught above.
+_PY_STDLIB = re.compile(r"/lib/python\d+(\.\d+)?/")
+
+
 def _library(where: str) -> bool:
-    return any(marker in where for marker in _LIBRARY_PATHS) or where.startswith(_LIBRARY_CLASSES)
+    return (
+        any(marker in where for marker in _LIBRARY_PATHS)
+        or where.startswith(_LIBRARY_CLASSES)
+        or _PY_STDLIB.search(where) is not None
+    )
 
 
 def _frame_lines(stack: Any) -> list[str]:

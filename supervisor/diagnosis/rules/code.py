@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from supervisor.diagnosis.rules import async_faults, signs
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy, Verdict
-from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS, alias_pointer, alias_rollback
+from supervisor.diagnosis.rules.trigger_remedy import (
+    DEPLOY_OPERATIONS,
+    AliasMove,
+    alias_pointer,
+    alias_rollback,
+)
 from supervisor.diagnosis.rules.triggers import change_events
 from supervisor.faults.meanings import AT_LIMIT
 
@@ -58,15 +61,14 @@ def _latest_code_failure(c: Conversation) -> Failure | None:
     return found[-1] if found else None
 
 
-def _alias_rollback(
-    c: Conversation, failure: Failure, alias: dict[str, Any], index: int, previous: str
-) -> tuple[Pointer, Remedy, str]:
+def _alias_rollback(c: Conversation, failure: Failure, move: AliasMove) -> tuple[list[Pointer], Remedy, str]:
     """The alias a deployment moved to the failing code, pointing it back, and the cause it shows."""
-    name = c.name
-    pointer = alias_pointer(alias, index, "code_error")
+    name, alias, previous = c.name, move.alias, move.previous
+    pointers = [alias_pointer(alias, move.index, "code_error"), *([move.shown_by] if move.shown_by else [])]
     remedy = Remedy(
         f"Point alias {alias['Name']} back to version {previous}",
-        f"Roll the alias back to version {previous}, the version before the deployment; then fix the code.",
+        f"Roll the alias back to version {previous}, the version it pointed at before the deployment; then "
+        "fix the code.",
         command(
             c,
             "lambda",
@@ -79,7 +81,7 @@ def _alias_rollback(
         f"A deployment broke {name}: alias {alias['Name']} was moved to version "
         f"{alias['FunctionVersion']}, whose code fails with {_failing(failure)}"
     )
-    return pointer, remedy, cause
+    return pointers, remedy, cause
 
 
 def _failing(failure: Failure) -> str:
@@ -118,10 +120,11 @@ def check(c: Conversation) -> Verdict:
         failure.pointer(f"The function's code raised {failure.error_type}", "code_error"),
         *[p for p in (failure.frame_pointer(),) if p is not None],
     ]
+    explained = frozenset(f.request_id for f in failures(c) if is_code_failure(f))
     rollback = alias_rollback(c)
     if rollback is not None:
-        pointer, remedy, cause = _alias_rollback(c, failure, *rollback)
-        pointers.append(pointer)
+        cited, remedy, cause = _alias_rollback(c, failure, rollback)
+        pointers += cited
     else:
         remedy, cause = _code_fix(c, failure)
     return Finding(
@@ -131,6 +134,6 @@ def check(c: Conversation) -> Verdict:
         pointers,
         remedy,
         relevant_change=_relevant,
-        first_failure=first_failure(c),
-        last_failure=last_failure(c),
+        first_failure=first_failure(c, requests=explained),
+        last_failure=last_failure(c, requests=explained),
     )

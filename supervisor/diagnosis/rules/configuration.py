@@ -13,7 +13,7 @@ from supervisor.diagnosis.causality import PROPAGATION
 from supervisor.diagnosis.rules import async_faults, event_faults, missing_grant, signs, timeline
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation, instant
-from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
+from supervisor.diagnosis.rules.failures import Failure, alike, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Remedy, Verdict
 from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS, environment_undo
 from supervisor.diagnosis.rules.triggers import change_events, previous_setting
@@ -73,8 +73,8 @@ def _finding(
         [failure.pointer("The runtime's error for a failed invocation", "configuration_error"), *pointers],
         remedy,
         relevant_change=_relevant,
-        first_failure=first_failure(c),
-        last_failure=last_failure(c),
+        first_failure=first_failure(c, requests=alike(c, failure)),
+        last_failure=last_failure(c, requests=alike(c, failure)),
     )
 
 

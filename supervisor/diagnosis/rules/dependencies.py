@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import failures, first_failure, last_failure
+from supervisor.diagnosis.rules.failures import alike, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import Finding, Pointer, Remedy, Verdict
 
 MISSING = frozenset(
@@ -74,8 +74,8 @@ def check(c: Conversation) -> Verdict:
             f"{failure.summary}: recreate or repair the resource the function "
             "calls (its name is in the function's configuration), or point the function at one that exists.",
         ),
-        first_failure=first_failure(c),
-        last_failure=last_failure(c),
+        first_failure=first_failure(c, requests=alike(c, failure)),
+        last_failure=last_failure(c, requests=alike(c, failure)),
         resources=(resource,) if resource else (),
     )
 

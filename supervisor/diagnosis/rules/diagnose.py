@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from supervisor.diagnosis.rules import event_paths, timeline, trigger_remedy
@@ -23,7 +23,9 @@ def verdicts(c: Conversation) -> list[Verdict]:
     already confirmed is not checked."""
     found: list[Verdict] = []
     for fault in BY_PRECEDENCE:
-        confirmed = {v.fault for v in found if isinstance(v, Finding) and v.explains_invocations}
+        confirmed = {
+            v.fault for v in found if isinstance(v, Finding) and v.explains_invocations and not v.past
+        }
         if not confirmed & set(fault.unless):
             found.append(fault.checker()(c))
     return found
@@ -61,12 +63,24 @@ class _Report:
         self.gaps: list[dict[str, Any]] = []
         self.current: list[Finding] = []
 
+    def settle(self, findings: list[Finding]) -> list[Finding]:
+        """Record the faults a later change undid, oldest first, each one's undoing bounding the window of
+        the faults that began after it; the others, still current, in their order."""
+        over: list[tuple[Finding, ChangeEvent]] = []
+        for finding in sorted(findings, key=_began):
+            began = finding.first_failure[0] if finding.first_failure else None
+            finding.settled = max((u.time for _, u in over if began and u.time < began), default=None)
+            change = timeline.trigger(self.c, finding) if finding.from_change else None
+            undone = timeline.undoing(self.c, finding, change) if change is not None else None
+            if change is not None and undone is not None:
+                self._resolved(finding, change, undone)
+                over.append((finding, undone))
+        ended = {id(f) for f, _ in over}
+        return [f for f in findings if id(f) not in ended and not f.past]
+
     def add(self, finding: Finding) -> None:
+        """A current finding: its trigger, the cause, the timeline and the step that undoes it."""
         change = timeline.trigger(self.c, finding) if finding.from_change else None
-        undone = timeline.undoing(self.c, finding, change) if change is not None else None
-        if change is not None and undone is not None:
-            self._resolved(finding, change, undone)
-            return
         self.current.append(finding)
         basis = self.evidence.add(finding.pointers)
         cause = finding.cause.rstrip(".") + "."
@@ -216,6 +230,10 @@ class _Report:
         )
 
 
+def _began(finding: Finding) -> datetime:
+    return finding.first_failure[0] if finding.first_failure else datetime.max.replace(tzinfo=UTC)
+
+
 def _who(change: ChangeEvent) -> str:
     return str(change.event.get("identity_arn") or "an unknown identity")
 
@@ -227,9 +245,8 @@ def diagnose(c: Conversation) -> dict[str, Any]:
     found = {f.fault for f in findings}
     subsumed = {fault for f in findings for fault in f.subsumes} & found  # explained by another finding
     report = _Report(c)
-    for finding in findings:
-        if finding.fault not in subsumed:
-            report.add(finding)
+    for finding in report.settle([f for f in findings if f.fault not in subsumed]):
+        report.add(finding)
     current = report.current
     ruled_out = [
         {"fault_type": r.fault, "reason": r.reason, "evidence": report.evidence.add(r.pointers)}

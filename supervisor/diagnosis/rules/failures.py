@@ -213,25 +213,45 @@ def _init_failures(c: Conversation, failed: dict[Any, datetime | None], recorded
     return found
 
 
+def alike(c: Conversation, failure: Failure) -> frozenset[str]:
+    """The requests whose failures say what ``failure`` says (its error type and AWS error code): the ones a
+    finding read from it explains, and not those of another fault before or after it."""
+    said = (failure.error_type, failure.error_code)
+    return frozenset(f.request_id for f in failures(c) if (f.error_type, f.error_code) == said)
+
+
 def first_failure(
-    c: Conversation, *, throttles: bool = False, outcomes: frozenset[str] = TERMINAL_KINDS
+    c: Conversation,
+    *,
+    throttles: bool = False,
+    outcomes: frozenset[str] = TERMINAL_KINDS,
+    requests: frozenset[str] | None = None,
 ) -> tuple[datetime, Pointer] | None:
     """When failing began, with the pointer that shows it: the START of the first failed invocation (ended
-    in one of ``outcomes``, the ones the finding explains) whose REPORT line was read, else the first
-    minute the metrics show errors (or throttles) in."""
-    return _failure_at(c, throttles, outcomes, last=False)
+    in one of ``outcomes``, and one of ``requests`` when given: the ones the finding explains) whose REPORT
+    line was read, else the first minute the metrics show errors (or throttles) in."""
+    return _failure_at(c, throttles, outcomes, requests, last=False)
 
 
 def last_failure(
-    c: Conversation, *, throttles: bool = False, outcomes: frozenset[str] = TERMINAL_KINDS
+    c: Conversation,
+    *,
+    throttles: bool = False,
+    outcomes: frozenset[str] = TERMINAL_KINDS,
+    requests: frozenset[str] | None = None,
 ) -> tuple[datetime, Pointer] | None:
     """When the latest failure of that kind began: the START of the last such invocation read, else the
     last minute the metrics show errors (or throttles) in."""
-    return _failure_at(c, throttles, outcomes, last=True)
+    return _failure_at(c, throttles, outcomes, requests, last=True)
 
 
 def _failure_at(
-    c: Conversation, throttles: bool, outcomes: frozenset[str], *, last: bool
+    c: Conversation,
+    throttles: bool,
+    outcomes: frozenset[str],
+    requests: frozenset[str] | None,
+    *,
+    last: bool,
 ) -> tuple[datetime, Pointer] | None:
     since = _failing_since(c)
     which = "last" if last else "first"
@@ -239,7 +259,8 @@ def _failure_at(
         invocations = list(enumerate(c.logs.get("invocations", [])))
         for index, invocation in reversed(invocations) if last else invocations:
             when = instant(invocation.get("started"))
-            if invocation.get("outcome") in outcomes and when is not None and when >= since:
+            explained = requests is None or invocation.get("request_id") in requests
+            if invocation.get("outcome") in outcomes and explained and when is not None and when >= since:
                 started = invocation["started"]
                 return when, Pointer(
                     "get_recent_logs",

@@ -97,6 +97,8 @@ class Finding:
     gaps: tuple[Gap, ...] = ()  # what it leaves open, stated in the diagnosis's gaps
     from_change: bool = True  # False: no change starts it (bad input), so none is looked for
     explains_invocations: bool = True  # False: a delivery's fault, not why invocations failed (``unless``)
+    past: bool = False  # shown only as over (timeouts under a timeout since raised): reported if undone
+    settled: datetime | None = None  # set by the report: an earlier fault's undoing before its failures
 
 
 @dataclass(frozen=True)

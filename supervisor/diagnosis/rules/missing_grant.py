@@ -13,7 +13,7 @@ import re
 from supervisor.diagnosis.iam_policy import Evaluation
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
+from supervisor.diagnosis.rules.failures import Failure, alike, failures, first_failure, last_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Remedy
 from supervisor.diagnosis.rules.grants import denials, function_change
 from supervisor.diagnosis.rules.permissions import scoped_elsewhere, statement_pointers
@@ -132,8 +132,8 @@ def _finding(
         pointers,
         remedy,
         relevant_change=lambda e: e.index == change.index,
-        first_failure=first_failure(c),
-        last_failure=last_failure(c),
+        first_failure=first_failure(c, requests=alike(c, failure)),
+        last_failure=last_failure(c, requests=alike(c, failure)),
         resources=(role,),
         gaps=(Gap("remediation", gap),) if gap else (),
     )

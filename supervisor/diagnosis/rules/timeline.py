@@ -6,7 +6,9 @@ and no later than the first failure (the end of its minute, when only the metric
 the change history lists touches something the function depends on, so any candidate can start any fault;
 the latest candidate of the kind the fault's class names (a Timeout change for a timeout) is preferred, then
 the latest of all. Without a success to bound the window, only changes of that kind are candidates: the
-history alone cannot say which of many older changes the function survived.
+history alone cannot say which of many older changes the function survived. A fault that a later change
+undid is over: the window of a fault whose failures began after that undoing starts after it, so neither
+the earlier fault's cause nor its undoing is a candidate for the later one.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ class Window:
     after: datetime | None  # the start of the last successful invocation before the first failure
     after_pointer: Pointer | None
     before: datetime | None  # the latest instant the first failure can have started at
+    settled: datetime | None = None  # when a change undid an earlier fault, before the first failure
 
     def holds(self, change: ChangeEvent) -> bool:
         later = self.after is None or change.time > self.after - PROPAGATION
+        later = later and (self.settled is None or change.time > self.settled)
         return later and (self.before is None or change.time <= self.before)
 
 
@@ -67,7 +71,8 @@ def last_success(c: Conversation, before: datetime) -> tuple[datetime, Pointer] 
 
 
 def window(c: Conversation, finding: Finding) -> Window:
-    return window_at(c, finding.first_failure)
+    bounds = window_at(c, finding.first_failure)
+    return Window(bounds.after, bounds.after_pointer, bounds.before, finding.settled)
 
 
 def window_at(c: Conversation, first: tuple[datetime, Pointer] | None) -> Window:

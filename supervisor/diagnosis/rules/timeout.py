@@ -1,4 +1,9 @@
-"""Timeout: invocations run for as long as the configured timeout allows, and are stopped."""
+"""Timeout: invocations run for as long as the configured timeout allows, and are stopped.
+
+The metrics measure durations against the timeout configured now. Invocations the runtime stopped at a
+lower timeout that has since been raised are a past fault: found from their own records, and reported only
+as resolved, when the change history shows the change that lowered the timeout and the one that undid it.
+"""
 
 from __future__ import annotations
 
@@ -52,6 +57,39 @@ def _wanted(c: Conversation, timeout: int, longest: float) -> tuple[int, str, li
     return wanted, f"twice the current {timeout} s: no healthy run shows what the work needs", []
 
 
+def _stopped_before(c: Conversation, timeout: int) -> Finding | None:
+    """Invocations the runtime stopped at their timeout, all shorter than the timeout now: a past fault."""
+    stopped = [
+        (index, i)
+        for index, i in enumerate(c.logs.get("invocations", []))
+        if i.get("outcome") == "timeout" and isinstance(i.get("duration_ms"), (int, float))
+    ]
+    if not stopped or max(i["duration_ms"] for _, i in stopped) >= timeout * 1000 * AT_LIMIT:
+        return None
+    index, longest = max(stopped, key=lambda pair: pair[1]["duration_ms"])
+    name = c.name
+    return Finding(
+        "timeout",
+        f"{name} ran out of time under a lower timeout than its {timeout} s now: {len(stopped)} invocations "
+        f"were stopped at it, the longest after {longest['duration_ms']:g} ms.",
+        "high",
+        [
+            Pointer(
+                "get_recent_logs",
+                f"invocations.{index}.outcome",
+                "timeout",
+                f"The runtime stopped this invocation at its timeout after {longest['duration_ms']:g} ms",
+                None,
+            )
+        ],
+        Remedy(f"Keep the timeout of {name} at {timeout} s", "The timeout that stopped them was raised."),
+        relevant_change=_relevant,
+        first_failure=first_failure(c, outcomes=frozenset({"timeout"})),
+        last_failure=last_failure(c, outcomes=frozenset({"timeout"})),
+        past=True,
+    )
+
+
 def check(c: Conversation) -> Verdict:
     metrics = c.metrics
     ratio, longest = metrics.get("duration_to_timeout"), metrics.get("max_duration_ms")
@@ -59,6 +97,9 @@ def check(c: Conversation) -> Verdict:
         return None
     timeout = int(metrics.get("timeout_seconds") or 0)
     if ratio < AT_LIMIT or not metrics.get("errors"):
+        stopped = _stopped_before(c, timeout)
+        if stopped is not None:
+            return stopped
         pointer = Pointer(
             _METRICS,
             "duration_to_timeout",

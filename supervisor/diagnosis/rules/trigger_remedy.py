@@ -29,24 +29,68 @@ class Undo:
     gap: str | None = None
 
 
-def alias_rollback(c: Conversation) -> tuple[dict[str, Any], int, str] | None:
-    """(alias, its index, the version it pointed at before) when a deployment moved an alias forward."""
-    for event in change_events(c):
-        if event.operation not in ("UpdateAlias", "CreateAlias"):
-            continue
-        summary = event.event.get("summary") or {}
-        name = summary.get("name") or summary.get("Name")
-        for index, alias in enumerate(c.config.get("Aliases", [])):
-            if alias.get("Name") != name:
-                continue
-            versions = sorted(
-                int(v["Version"]) for v in c.config.get("Versions", []) if str(v.get("Version")).isdigit()
-            )
-            current = str(alias.get("FunctionVersion"))
-            older = [v for v in versions if current.isdigit() and v < int(current)]
-            if older:
-                return alias, index, str(older[-1])
+@dataclass(frozen=True)
+class AliasMove:
+    """An alias a deployment moved, and the version it pointed at just before (with the earlier alias event
+    that shows it, when the history holds one)."""
+
+    alias: dict[str, Any]
+    index: int  # in the configuration's Aliases
+    previous: str
+    shown_by: Pointer | None
+
+
+_ALIAS_CALLS = ("UpdateAlias", "CreateAlias")
+
+
+def _alias_name(event: ChangeEvent) -> Any:
+    summary = event.event.get("summary") or {}
+    return summary.get("name") or summary.get("Name")
+
+
+def _alias_version(event: ChangeEvent) -> tuple[str, Any] | None:
+    """(the summary's key, the version as recorded) an alias call pointed the alias at."""
+    summary = event.event.get("summary") or {}
+    for key in ("functionVersion", "FunctionVersion"):
+        if summary.get(key) is not None:
+            return key, summary[key]
     return None
+
+
+def alias_rollback(c: Conversation, change: ChangeEvent | None = None) -> AliasMove | None:
+    """The alias ``change`` (by default the newest alias call) moved and the version it held just before:
+    the one the alias call before it set, as the change history shows it. When the history does not reach
+    that far back, only a deployment forward (to the newest published version) has a known predecessor: the
+    newest version before it. Never a version the history does not show the alias held."""
+    moves = [e for e in change_events(c) if e.operation in _ALIAS_CALLS]
+    moved = change if change is not None and change.operation in _ALIAS_CALLS else next(iter(moves), None)
+    if moved is None:
+        return None
+    found = [(i, a) for i, a in enumerate(c.config.get("Aliases", [])) if a.get("Name") == _alias_name(moved)]
+    if not found:
+        return None
+    index, alias = found[0]
+    earlier = [e for e in moves if _alias_name(e) == _alias_name(moved) and e.time < moved.time]
+    before = max(earlier, key=lambda e: e.time, default=None)
+    shown = _alias_version(before) if before is not None else None
+    if before is not None and shown is not None:
+        key, version = shown
+        if str(version) == str(alias.get("FunctionVersion")):
+            return None
+        pointer = Pointer(
+            "get_recent_changes",
+            f"events.{before.index}.summary.{key}",
+            version,
+            f"Alias {alias['Name']} pointed at version {version} before",
+            None,
+        )
+        return AliasMove(alias, index, str(version), pointer)
+    listed = [str(v.get("Version")) for v in c.config.get("Versions", [])]
+    versions = sorted(int(v) for v in listed if v.isdigit())
+    current = str(alias.get("FunctionVersion"))
+    if not current.isdigit() or not versions or int(current) != versions[-1] or len(versions) < 2:
+        return None
+    return AliasMove(alias, index, str(versions[-2]), None)
 
 
 def alias_pointer(alias: dict[str, Any], index: int, supports: str | None) -> Pointer:
@@ -60,7 +104,7 @@ def alias_pointer(alias: dict[str, Any], index: int, supports: str | None) -> Po
 
 
 def rollback(c: Conversation, change: ChangeEvent) -> Undo:
-    found = alias_rollback(c)
+    found = alias_rollback(c, change)
     who = f"{change.event.get('identity_arn') or 'an unknown identity'} at {change.event['time']}"
     if found is None:
         remedy = Remedy(
@@ -74,11 +118,11 @@ def rollback(c: Conversation, change: ChangeEvent) -> Undo:
             f"the deployment at {change.event['time']} has no recorded version to go "
             "back to: the earlier package must come from the build system",
         )
-    alias, index, previous = found
+    alias, previous = found.alias, found.previous
     remedy = Remedy(
         f"Point alias {alias['Name']} back to version {previous}",
         f"A deployment by {who} moved alias {alias['Name']} to version {alias['FunctionVersion']}; roll it "
-        f"back to version {previous}, the version before it, then fix the new build.",
+        f"back to version {previous}, the version it pointed at before, then fix the new build.",
         command(
             c,
             "lambda",
@@ -87,7 +131,8 @@ def rollback(c: Conversation, change: ChangeEvent) -> Undo:
         ),
         "low",
     )
-    return Undo(remedy, [alias_pointer(alias, index, None)])
+    shown = [found.shown_by] if found.shown_by else []
+    return Undo(remedy, [alias_pointer(alias, found.index, None), *shown])
 
 
 def _settings(c: Conversation, change: ChangeEvent, fields: set[str]) -> Undo | None:
@@ -95,7 +140,7 @@ def _settings(c: Conversation, change: ChangeEvent, fields: set[str]) -> Undo | 
     params: dict[str, Any] = {"FunctionName": c.name}
     pointers = []
     for field in sorted(fields & set(_RECORDED)):
-        previous = previous_setting(c, field)
+        previous = previous_setting(c, field, change)
         if previous is None:
             return None
         params[_RECORDED[field]] = previous[0]

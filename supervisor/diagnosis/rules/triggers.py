@@ -51,18 +51,24 @@ def seconds_before_failure(event: ChangeEvent, finding: Finding) -> float | None
 FUNCTION_SETTERS = frozenset({"CreateFunction", "UpdateFunctionConfiguration"})
 
 
-def previous_setting(c: Conversation, name: str) -> tuple[Any, Pointer] | None:
-    """The value a function setting (e.g. 'timeout') had before its newest change, and the pointer to the
-    older event that shows it (the creation or an earlier update); None when the window does not show it."""
+def previous_setting(
+    c: Conversation, name: str, change: ChangeEvent | None = None
+) -> tuple[Any, Pointer] | None:
+    """The value a function setting (e.g. 'timeout') had before ``change`` (by default its newest change),
+    and the pointer to the older event that shows it (the creation or an earlier update); None when the
+    window does not show it. Never the change's own new value: that is what broke the function."""
     setters = [e for e in change_events(c) if e.operation in FUNCTION_SETTERS and e.setting(name) is not None]
-    changes = [e for e in setters if e.operation == "UpdateFunctionConfiguration"]
-    if not changes:
-        return None
-    newest = max(changes, key=lambda e: e.time)
-    before = max((e for e in setters if e.time < newest.time), key=lambda e: e.time, default=None)
+    if change is None:
+        changes = [e for e in setters if e.operation == "UpdateFunctionConfiguration"]
+        if not changes:
+            return None
+        change = max(changes, key=lambda e: e.time)
+    before = max((e for e in setters if e.time < change.time), key=lambda e: e.time, default=None)
     if before is None:
         return None
     key, value = before.setting(name) or (name, None)
+    if value == (change.setting(name) or (name, None))[1]:
+        return None  # the change set what was there: nothing earlier to go back to
     pointer = Pointer(
         "get_recent_changes",
         f"events.{before.index}.summary.{key}",

@@ -1,0 +1,97 @@
+"""Failures outside the drill that came back wrong (issue 42), end to end: each staged in the sandbox by
+the operator's own calls (tests/misses_scenarios.py), diagnosed by the `rules` model over MCP, and held to
+the exact fault set, trigger, resolved list and remediation; a command is applied as a person approving it
+would and must make the function succeed, and no step may set a value the trigger itself set."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox, running_sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from tests.conftest import shipped_mcp_server
+from tests.fault_scenarios import RestoreSteps
+from tests.misses_scenarios import put_back_then_new, rollback_to_buggy
+from tests.timeline_cases import Case, diagnosed, restored_exactly
+from tests.timeline_scenarios import world
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+    """A sandbox of this module's own: its change history holds only these situations' changes."""
+    with running_sandbox(tmp_path_factory.mktemp("misses-sandbox"), cloudtrail_delay=0) as own:
+        yield own
+
+
+@pytest.fixture(scope="module")
+def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with shipped_mcp_server(sandbox, tmp_path_factory.mktemp("misses-mcp")) as url:
+        yield url
+
+
+@pytest.fixture
+def before(sandbox: Sandbox) -> dict[str, Any]:
+    return world(sandbox)
+
+
+def _commands(case: Case) -> list[str]:
+    return [step.command for step in case.diagnosis.remediation_plan if step.command]
+
+
+async def test_a_fault_put_back_is_resolved_and_the_later_change_is_the_trigger(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    """The timeout cut and put back is over: resolved, its changes no candidates for the later fault, and
+    no step sets the timeout (least of all to the 1 s the cut set)."""
+    case = await diagnosed(put_back_then_new, sandbox, mcp_server_url, runtime, steps)
+    cut, put_back, removed = case.staged.changes
+    assert case.diagnosis.fault_types == ["configuration_error"], case.why
+    case.assert_trigger(removed)
+    assert "Also changed in that time" not in case.diagnosis.root_cause, case.why
+    resolved = case.resolved()
+    assert [entry["fault_type"] for entry in resolved] == ["timeout"], case.why
+    for side, change in (("caused_by", cut), ("undone_by", put_back)):
+        assert datetime.fromisoformat(resolved[0][side]["time"]) == change.time, case.why
+    assert _commands(case) == [], case.why
+    case.assert_no_command(
+        "the value INPUT_BUCKET had is not recorded (CloudTrail hides environment values): no command can "
+        "set it back"
+    )
+    restored_exactly(case, steps, before)
+
+
+async def test_a_rollback_to_a_buggy_version_is_undone_to_the_version_the_alias_held(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    """Not the version numbered before the buggy one: the one the alias pointed at just before the move.
+    The error is raised inside the standard library's json; the frame cited is the function's own."""
+    case = await diagnosed(rollback_to_buggy, sandbox, mcp_server_url, runtime, steps)
+    staged = case.staged
+    assert case.diagnosis.fault_types == ["code_error"], case.why
+    case.assert_trigger(staged.changes[-1])
+    frames = [p.value for p in case.diagnosis.evidence if p.field.endswith(".error.frame")]
+    assert frames, case.why
+    assert all(str(frame).split("/")[-1].startswith("orders_api.py:") for frame in frames), frames
+    case.apply_first_command(
+        "lambda update-alias",
+        "UpdateAlias",
+        {
+            "FunctionName": names.ORDERS_FUNCTION,
+            "Name": names.ORDERS_ALIAS,
+            "FunctionVersion": staged.detail["fixed"],
+        },
+    )
+    restored_exactly(case, steps, before)
