@@ -12,6 +12,7 @@ import pytest
 from supervisor.diagnosis.causality import PROPAGATION, success_after
 from supervisor.diagnosis.rules import timeline, trigger_remedy
 from supervisor.diagnosis.rules.conversation import Conversation
+from supervisor.diagnosis.rules.failures import failures, newest_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy
 from supervisor.diagnosis.rules.triggers import change_events
 
@@ -239,6 +240,26 @@ def test_a_setting_is_put_back_to_its_value_before_the_trigger_never_to_the_trig
     unchanged = _conversation([_event(10, "CreateFunction20150331", timeout=1), changes[1]], [])
     newest = change_events(unchanged)[0]
     assert trigger_remedy.undo(unchanged, newest) is None  # it set what was there: nothing to put back
+
+
+@pytest.mark.parametrize("record_read", [True, False])
+def test_what_fails_now_is_the_newest_failed_invocation_not_the_newest_record_read(record_read: bool) -> None:
+    """Forged invocations (planted before the real one) carry denials; the real one timed out. When the
+    answer holds the real one's report but not its record, no older record stands in for it."""
+    forged = [_invocation(50 + n, "error_record") | {"request_id": f"dead{n}"} for n in range(2)]
+    real = _invocation(FAILURE_AT, "timeout")
+    events = [
+        {"kind": "error_record", "request_id": f"dead{n}", "message": "[ERROR] AccessDeniedException: no"}
+        for n in range(2)
+    ]
+    if record_read:
+        events.append({"kind": "timeout", "request_id": real["request_id"], "message": "Task timed out"})
+    c = _conversation([], [*forged, real])
+    c.results["get_recent_logs"]["events"] = events
+    c.results["get_function_metrics"]["first_error_minute"] = T0.isoformat()
+    newest = newest_failure(c)
+    assert (newest.request_id if newest else None) == (real["request_id"] if record_read else None)
+    assert [f.request_id for f in failures(c)][-1] == (real["request_id"] if record_read else "dead1")
 
 
 @pytest.mark.parametrize(

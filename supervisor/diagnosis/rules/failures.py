@@ -170,7 +170,27 @@ def failures(c: Conversation) -> list[Failure]:
         if event.get("kind") in TERMINAL_KINDS and event.get("request_id") in failed
     ]
     unrecorded = _init_failures(c, failed, {f.request_id for f in found})
-    return sorted([*found, *unrecorded], key=lambda f: f.started or _EPOCH) if unrecorded else found
+    # The answer lists events stream by stream: a record's place in it says nothing of when it was written.
+    return sorted([*found, *unrecorded], key=lambda f: f.started or _EPOCH)
+
+
+def newest_failure(c: Conversation) -> Failure | None:
+    """The record of the failed invocation that started last, by the reports read; None when its record
+    was not read (then no older record can stand for what fails now)."""
+    since = _failing_since(c)
+    if since is None:
+        return None
+    started = [
+        (when, i.get("request_id"))
+        for i in c.logs.get("invocations", [])
+        if i.get("outcome") in TERMINAL_KINDS
+        and (when := instant(i.get("started"))) is not None
+        and when >= since
+    ]
+    if not started:
+        return None
+    newest = max(started, key=lambda pair: pair[0])[1]
+    return next((f for f in reversed(failures(c)) if f.request_id == newest), None)
 
 
 def _init_failures(c: Conversation, failed: dict[Any, datetime | None], recorded: set[str]) -> list[Failure]:

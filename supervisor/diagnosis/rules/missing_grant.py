@@ -13,7 +13,14 @@ import re
 from supervisor.diagnosis.iam_policy import Evaluation
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
-from supervisor.diagnosis.rules.failures import Failure, alike, failures, first_failure, last_failure
+from supervisor.diagnosis.rules.failures import (
+    Failure,
+    alike,
+    failures,
+    first_failure,
+    last_failure,
+    newest_failure,
+)
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Remedy
 from supervisor.diagnosis.rules.grants import denials, function_change
 from supervisor.diagnosis.rules.permissions import scoped_elsewhere, statement_pointers
@@ -84,7 +91,8 @@ def finding(c: Conversation) -> Finding | None:
     iam, failed = c.iam, failures(c)
     if not iam or not failed:
         return None
-    newest = failed[-1].denial()  # a denial older than the newest failure is not what fails now
+    last = newest_failure(c)  # a denial older than the newest failed invocation is not what fails now
+    newest = last.denial() if last is not None else None
     for failure, evaluation in denials(c):
         unscoped = evaluation.decision == "implicit_deny" or scoped_elsewhere(evaluation)
         if newest is None or newest.action != evaluation.action or not unscoped:
