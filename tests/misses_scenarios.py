@@ -13,6 +13,7 @@ from tests.timeline_scenarios import Stage, Staged, expect, healthy
 SETTINGS_EVENT = "UpdateFunctionConfiguration20150331v2"
 ALIAS_EVENT = "UpdateAlias20150331"
 DECIMAL_ERROR = "Object of type Decimal is not JSON serializable"
+INTAKE_ORDER = "misses-0001"  # the one order these situations store, deleted by their restore
 
 
 def put_back_then_new(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
@@ -80,3 +81,44 @@ def rollback_to_buggy(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo)
     expect(failing, {"failed": 2}, "TypeError", DECIMAL_ERROR)
     assert {i.version for i in failing} == {buggy}
     return stage.finish(names.order_request(), buggy=buggy, fixed=fixed)
+
+
+def truncated_bodies(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """order-intake (Node.js) sent orders, some with their JSON body cut short, between ordinary ones;
+    nothing changed. The runtime's SyntaxError is the input's, not the code's."""
+    stage = Stage(sandbox, runtime, names.ORDER_INTAKE_FUNCTION, None)
+    table = stage.operator.client("dynamodb")
+    undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": INTAKE_ORDER}}))
+    order = names.order_submission(order_id=INTAKE_ORDER)
+    cut = order | {"body": str(order["body"])[:12]}
+    healthy(stage, [order, order])
+    mixed = stage.invoke("mixed", [cut, order, cut, order, cut])
+    assert [i.status for i in mixed] == ["failed", "succeeded", "failed", "succeeded", "failed"]
+    expect(mixed, {"failed": 3, "succeeded": 2}, "SyntaxError", "JSON")
+    return stage.finish(order)
+
+
+def unreported_errors(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """data-processor logging JSON at SystemLogLevel WARN (Lambda writes no start or report record), then
+    INPUT_BUCKET removed: only the runtime's error records, with their request ids, show the failures."""
+    stage = Stage(sandbox, runtime, names.FUNCTION_NAME, None)
+    lambda_, name = stage.operator.client("lambda"), names.FUNCTION_NAME
+    configuration = lambda_.get_function_configuration(FunctionName=name)
+    logging, variables = configuration["LoggingConfig"], configuration["Environment"]["Variables"]
+    quiet = {"LogFormat": "JSON", "SystemLogLevel": "WARN", "ApplicationLogLevel": "INFO"}
+    stage.call(
+        SETTINGS_EVENT, lambda: lambda_.update_function_configuration(FunctionName=name, LoggingConfig=quiet)
+    )
+    undo(lambda: lambda_.update_function_configuration(FunctionName=name, LoggingConfig=logging))
+    healthy(stage, [names.input_event(0), names.input_event(1)])
+    fewer = {k: v for k, v in variables.items() if k != "INPUT_BUCKET"}
+    stage.call(
+        SETTINGS_EVENT,
+        lambda: lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": fewer}),
+    )
+    undo(
+        lambda: lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": variables})
+    )
+    failing = stage.invoke("variable removed", [names.input_event(0), names.input_event(1)])
+    expect(failing, {"failed": 2}, "KeyError", "INPUT_BUCKET")
+    return stage.finish(names.input_event(0))

@@ -16,7 +16,7 @@ from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from tests.conftest import shipped_mcp_server
 from tests.fault_scenarios import RestoreSteps
-from tests.misses_scenarios import put_back_then_new, rollback_to_buggy
+from tests.misses_scenarios import put_back_then_new, rollback_to_buggy, truncated_bodies, unreported_errors
 from tests.timeline_cases import Case, diagnosed, restored_exactly
 from tests.timeline_scenarios import world
 
@@ -93,5 +93,53 @@ async def test_a_rollback_to_a_buggy_version_is_undone_to_the_version_the_alias_
             "Name": names.ORDERS_ALIAS,
             "FunctionVersion": staged.detail["fixed"],
         },
+    )
+    restored_exactly(case, steps, before)
+
+
+async def test_a_node_function_failing_on_cut_bodies_amid_successes_is_bad_input(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    """The runtime's SyntaxError raised inside the code, yet the same version and configuration succeed
+    between the failures and nothing was deployed: the input's, with no command."""
+    case = await diagnosed(truncated_bodies, sandbox, mcp_server_url, runtime, steps)
+    diagnosis = case.diagnosis
+    assert diagnosis.fault_types == ["bad_input"], case.why
+    assert diagnosis.trigger is None, case.why
+    assert "SyntaxError" in diagnosis.root_cause, case.why
+    failed = [i.request_id for i in case.staged.phase("mixed").invocations if i.status == "failed"]
+    case.assert_no_command(
+        *(
+            f"No command can fix this: {names.ORDER_INTAKE_FUNCTION} fails on what its callers send it "
+            f"(SyntaxError in request {request_id}), while the same version and configuration succeed on "
+            "other input. Look at the caller that sent it (the event source, client or job that builds the "
+            "event) and the object or record the event names."
+            for request_id in failed
+        )
+    )
+    assert case.resolved() == [], case.why
+    restored_exactly(case, steps, before)
+
+
+async def test_error_records_stand_for_failures_the_platform_did_not_report(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    """SystemLogLevel WARN keeps the start and report records from being written: the error records (each
+    with its request id) are the failures, the environment change their trigger."""
+    case = await diagnosed(unreported_errors, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["configuration_error"], case.why
+    case.assert_trigger(case.staged.changes[-1])
+    assert "INPUT_BUCKET" in case.diagnosis.root_cause, case.why
+    case.assert_no_command(
+        "the value INPUT_BUCKET had is not recorded (CloudTrail hides environment values): no command can "
+        "set it back"
     )
     restored_exactly(case, steps, before)

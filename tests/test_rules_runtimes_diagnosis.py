@@ -151,10 +151,11 @@ async def test_an_unset_value_with_no_change_before_it_is_the_codes_error() -> N
 
 
 async def test_an_environment_change_the_function_succeeded_after_is_not_the_configuration_error() -> None:
-    """A success after the change and between the failures: the change did not break every invocation."""
+    """A success after the change and between the failures: the change did not break every invocation, and
+    nothing was deployed: the same code fails on some inputs only, which is bad_input (issue 42)."""
     runs = [Run(10), Run(30, "node_text_undefined_read"), Run(35), Run(40, "node_text_undefined_read")]
     diagnosis = await _diagnosis(world(runs, [(20, ENVIRONMENT_CHANGE)]))
-    assert diagnosis.fault_types == ["code_error"]  # as with no change at all, not configuration_error
+    assert diagnosis.fault_types == ["bad_input"]  # neither configuration_error nor code_error
 
 
 @pytest.mark.parametrize("record", ["node_text_import_module_error", "node_json_import_module_error"])

@@ -62,9 +62,20 @@ def _service(response: Any, event: list[str]) -> str | None:
         return None
 
 
-def log_problem(pointer: EvidencePointer, response: Any) -> str:
+def reports_suppressed(config: Any) -> bool:
+    """Whether a function's configuration (a get_lambda_config answer) keeps Lambda from writing its start
+    and report records: a JSON log format with a SystemLogLevel above INFO. Then the runtime's terminal
+    record of a request is the only sign of its failure."""
+    logging = config.get("LoggingConfig") if isinstance(config, Mapping) else None
+    if not isinstance(logging, Mapping):
+        return False
+    return logging.get("LogFormat") == "JSON" and logging.get("SystemLogLevel") in ("WARN", "ERROR", "FATAL")
+
+
+def log_problem(pointer: EvidencePointer, response: Any, configs: Sequence[Any] = ()) -> str:
     """Why a log pointer cited for a fault does not count as a failure; empty when it does (or cites
-    none). Only an event line is judged: the invocation summaries come from Lambda's REPORT lines."""
+    none). Only an event line is judged: the invocation summaries come from Lambda's REPORT lines, or, when
+    one of ``configs`` keeps the reports from being written, a terminal record of a request none reports."""
     if pointer.tool != LOG_TOOL or pointer.supports is None:
         return ""
     parts = pointer.field.split(".")
@@ -82,7 +93,8 @@ def log_problem(pointer: EvidencePointer, response: Any) -> str:
         )
     request = event.get("request_id")
     outcomes = {i.get("request_id"): i.get("outcome") for i in response.get("invocations", [])}
-    if outcomes.get(request) not in TERMINAL_KINDS:
+    unreported = request and request not in outcomes and any(reports_suppressed(c) for c in configs)
+    if outcomes.get(request) not in TERMINAL_KINDS and not unreported:
         return (
             f"events.{parts[1]} is not the terminal error of an invocation that failed (request "
             f"{request}: its REPORT line shows {outcomes.get(request, 'no failure that was read')})"

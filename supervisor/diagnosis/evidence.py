@@ -54,7 +54,7 @@ def holding(pointer: EvidencePointer, responses: Responses) -> tuple[list[Any], 
         if not value_matches(pointer.value, observed):
             shown = observed if isinstance(observed, str) else canonical(observed)
             reasons.append(f"value {pointer.value!r} is not what '{pointer.field}' holds ({shown[:200]!r})")
-        elif problem := corroboration.log_problem(pointer, response):
+        elif problem := corroboration.log_problem(pointer, response, responses.get("get_lambda_config", [])):
             reasons.append(problem)
         else:
             held.append(response)

@@ -79,6 +79,13 @@ def _mixed(runs: list[_Run], since: datetime | None) -> tuple[_Mixed | None, lis
     return max(found, key=lambda mixed: len(mixed.failed), default=None), []
 
 
+def interleaved(c: Conversation) -> bool:
+    """Whether, since the latest change, a success follows the first failure on every version that fails:
+    what this class names an input's failures (a code error with nothing deployed is one)."""
+    latest = max(change_events(c), key=lambda e: e.time, default=None)
+    return _mixed(_runs(c), latest.time if latest is not None else None)[0] is not None
+
+
 def _minute(c: Conversation, runs: list[_Run], since: datetime | None) -> tuple[int, dict[str, Any]] | None:
     """A metrics minute after the latest change with failures and more successes than the logs place before
     the change in it (a minute that began before the change may hold successes from before it)."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from supervisor.diagnosis.rules import async_faults, signs
+from supervisor.diagnosis.rules import async_faults, bad_input, signs, timeline
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import Failure, failures, first_failure, last_failure
@@ -109,6 +109,10 @@ def check(c: Conversation) -> Verdict:
     failure = _latest_code_failure(c)
     if failure is None or async_faults.poison_event(c):  # the code fails on a discarded event only
         return None
+    explained = frozenset(f.request_id for f in failures(c) if is_code_failure(f))
+    bounds = timeline.window_at(c, first_failure(c, requests=explained))
+    if bad_input.interleaved(c) and not any(_relevant(e) and bounds.holds(e) for e in change_events(c)):
+        return None  # no deployment can have started them, and the same code succeeds between: the input
     pointers = [
         Pointer(
             "get_function_metrics",
@@ -120,7 +124,6 @@ def check(c: Conversation) -> Verdict:
         failure.pointer(f"The function's code raised {failure.error_type}", "code_error"),
         *[p for p in (failure.frame_pointer(),) if p is not None],
     ]
-    explained = frozenset(f.request_id for f in failures(c) if is_code_failure(f))
     rollback = alias_rollback(c)
     if rollback is not None:
         cited, remedy, cause = _alias_rollback(c, failure, rollback)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from supervisor.diagnosis.corroboration import TERMINAL_KINDS
+from supervisor.diagnosis.corroboration import TERMINAL_KINDS, reports_suppressed
 from supervisor.diagnosis.iam_policy import DeniedCall, parse_denial
 from supervisor.diagnosis.paths import excerpt, value_matches
 from supervisor.diagnosis.rules.conversation import Conversation, instant
@@ -155,7 +155,9 @@ def _failing_since(c: Conversation) -> datetime | None:
 
 def failures(c: Conversation) -> list[Failure]:
     """Terminal errors of the invocations whose REPORT line shows a failure, oldest first; only those that
-    started once the metrics show failing invocations (older lines describe an earlier incident)."""
+    started once the metrics show failing invocations (older lines describe an earlier incident). When the
+    configuration keeps the reports from being written, the runtime's terminal record of a request stands
+    for its failure, at the record's time (the invocation's start is not written either)."""
     logs, since = c.logs, _failing_since(c)
     if since is None:
         return []
@@ -169,9 +171,47 @@ def failures(c: Conversation) -> list[Failure]:
         for index, event in enumerate(logs.get("events", []))
         if event.get("kind") in TERMINAL_KINDS and event.get("request_id") in failed
     ]
+    if reports_suppressed(c.config):  # no report ties a record to its invocation: the record is the failure
+        found += [
+            _read(index, event, str(event["request_id"]), when)
+            for index, event in enumerate(logs.get("events", []))
+            if event.get("kind") in TERMINAL_KINDS
+            and event.get("request_id")
+            and event["request_id"] not in failed
+            and (when := instant(event.get("timestamp"))) is not None
+            and when >= since
+        ]
     unrecorded = _init_failures(c, failed, {f.request_id for f in found})
     # The answer lists events stream by stream: a record's place in it says nothing of when it was written.
     return sorted([*found, *unrecorded], key=lambda f: f.started or _EPOCH)
+
+
+def _unreported_at(
+    c: Conversation, outcomes: frozenset[str], requests: frozenset[str] | None, *, last: bool
+) -> tuple[datetime, Pointer] | None:
+    """The first (or last) terminal record of a request no report shows, when none are written."""
+    reported = {i.get("request_id") for i in c.logs.get("invocations", [])}
+    found = [
+        (f.started, f)
+        for f in failures(c)
+        if f.request_id not in reported
+        and f.kind in outcomes
+        and f.started is not None
+        and (requests is None or f.request_id in requests)
+    ]
+    if not found:
+        return None
+    started, failure = found[-1] if last else found[0]
+    stamp = c.logs["events"][failure.index]["timestamp"]
+    which = "last" if last else "first"
+    pointer = Pointer(
+        "get_recent_logs",
+        f"events.{failure.index}.timestamp",
+        stamp,
+        f"The {which} failed request's error record (no report is written)",
+        None,
+    )
+    return started, pointer
 
 
 def newest_failure(c: Conversation) -> Failure | None:
@@ -289,6 +329,10 @@ def _failure_at(
                     f"The {which} failed invocation",
                     None,
                 )
+        if reports_suppressed(c.config):
+            unreported = _unreported_at(c, outcomes, requests, last=last)
+            if unreported is not None:
+                return unreported
     what = "throttles" if throttles else "errors"
     if last:
         minutes = list(enumerate(c.metrics.get("minutes", [])))
