@@ -7,13 +7,21 @@ from __future__ import annotations
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from tests.fault_scenarios import Undo, _buggy_orders_api, _deployed_package
+from tests.fault_scenarios import (
+    IAM_EVENTS_REGION,
+    Undo,
+    _buggy_orders_api,
+    _deployed_package,
+    _inline_policy,
+    _put_inline_policy,
+)
 from tests.timeline_scenarios import Stage, Staged, expect, healthy
 
 SETTINGS_EVENT = "UpdateFunctionConfiguration20150331v2"
 ALIAS_EVENT = "UpdateAlias20150331"
 DECIMAL_ERROR = "Object of type Decimal is not JSON serializable"
 INTAKE_ORDER = "misses-0001"  # the one order these situations store, deleted by their restore
+MISSPELLED_BUCKET = f"{names.INPUT_BUCKET}x"  # no such bucket in the account
 
 
 def put_back_then_new(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
@@ -121,4 +129,26 @@ def unreported_errors(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo)
     )
     failing = stage.invoke("variable removed", [names.input_event(0), names.input_event(1)])
     expect(failing, {"failed": 2}, "KeyError", "INPUT_BUCKET")
+    return stage.finish(names.input_event(0))
+
+
+def misspelled_bucket(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """Its role's policy written again unchanged (a decoy: the role changed on paper), then data-processor's
+    INPUT_BUCKET set to a misspelling of its bucket, one no one owns: S3 answers the role's GetObject with
+    AccessDenied, as it does for a bucket the caller may not list. No success read bounds the search."""
+    stage = Stage(sandbox, runtime, names.FUNCTION_NAME, None)
+    lambda_, name = stage.operator.client("lambda"), names.FUNCTION_NAME
+    variables = lambda_.get_function_configuration(FunctionName=name)["Environment"]["Variables"]
+    policy = _inline_policy(sandbox)
+    stage.call("PutRolePolicy", lambda: _put_inline_policy(sandbox, policy), IAM_EVENTS_REGION)
+    wrong = variables | {"INPUT_BUCKET": MISSPELLED_BUCKET}
+    stage.call(
+        SETTINGS_EVENT,
+        lambda: lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": wrong}),
+    )
+    undo(
+        lambda: lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": variables})
+    )
+    failing = stage.invoke("after the change", [names.input_event(0), names.input_event(1)])
+    expect(failing, {"failed": 2}, "AccessDenied", "Access Denied")
     return stage.finish(names.input_event(0))

@@ -16,8 +16,14 @@ from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from tests.conftest import shipped_mcp_server
 from tests.fault_scenarios import RestoreSteps
-from tests.misses_scenarios import put_back_then_new, rollback_to_buggy, truncated_bodies, unreported_errors
-from tests.timeline_cases import Case, diagnosed, restored_exactly
+from tests.misses_scenarios import (
+    misspelled_bucket,
+    put_back_then_new,
+    rollback_to_buggy,
+    truncated_bodies,
+    unreported_errors,
+)
+from tests.timeline_cases import Case, diagnosed, environment_not_recorded, restored_exactly
 from tests.timeline_scenarios import world
 
 
@@ -142,4 +148,21 @@ async def test_error_records_stand_for_failures_the_platform_did_not_report(
         "the value INPUT_BUCKET had is not recorded (CloudTrail hides environment values): no command can "
         "set it back"
     )
+    restored_exactly(case, steps, before)
+
+
+async def test_a_denial_right_after_an_environment_change_is_that_change_s_configuration_error(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    """The role did not change; the bucket the environment names did: not permission_loss, no wider role."""
+    case = await diagnosed(misspelled_bucket, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["configuration_error"], case.why
+    case.assert_trigger(case.staged.changes[-1])
+    commands = [step.command for step in case.diagnosis.remediation_plan if step.command]
+    assert not [c for c in commands if c.startswith("aws iam")], case.why
+    case.assert_no_command(environment_not_recorded(case, "INPUT_BUCKET"))
     restored_exactly(case, steps, before)

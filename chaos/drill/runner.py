@@ -370,12 +370,8 @@ class Drill:
                 event = {"key": SECRETS_KEY, "work_seconds": 0.0}
                 stage.secrets += LOGGED_SECRETS
             events = [event] * act.count
-            if act.traffic == "mixed-input":  # a batch that exists, then one that does not, in turn
-                missing = {"key": names.MISSING_INPUT_KEY, "work_seconds": 0.0}
-                keys = len(names.INPUT_KEYS)
-                events = [
-                    names.input_event(n // 2 % keys) if n % 2 == 0 else missing for n in range(act.count)
-                ]
+            if act.traffic == "mixed-input":  # an everyday event, then one it cannot use, in turn
+                events = [_mixed_event(function, n) for n in range(act.count)]
             self.progress.step(f"traffic: invoke {function}" + (f" x{act.count}" if act.count > 1 else ""))
             invocations = [runtime.invoke(function, sent, act.qualifier) for sent in events]
         stage.request_ids.update(invocation.request_id for invocation in invocations)
@@ -653,6 +649,17 @@ def _everyday_event(function: str) -> dict[str, Any]:
         event["Records"][0]["body"] = names.order_message(order_id=DRILL_ORDER)
         return event
     return default_event(function)
+
+
+def _mixed_event(function: str, n: int) -> dict[str, Any]:
+    """The n-th event of mixed input: even ones everyday (data-processor: the batches in turn), odd ones
+    what the function cannot use (a batch that does not exist; order-intake: its JSON body cut short)."""
+    if function == names.ORDER_INTAKE_FUNCTION:
+        everyday = _everyday_event(function)
+        return everyday if n % 2 == 0 else everyday | {"body": str(everyday["body"])[:12]}
+    if n % 2 == 0:
+        return names.input_event(n // 2 % len(names.INPUT_KEYS))
+    return {"key": names.MISSING_INPUT_KEY, "work_seconds": 0.0}
 
 
 def _light_event(function: str) -> dict[str, Any]:

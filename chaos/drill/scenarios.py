@@ -38,8 +38,9 @@ from chaos.sandbox import names
 # one: single invocations. burst: concurrent invocations that overlap. missing-key: an input batch that
 # does not exist (an application error). instructions: the same, under a key that addresses the agent,
 # which data-processor's own code prints. secrets: the same, under a key holding an e-mail address, a card
-# number and an access key (none may reach a record or a notification). mixed-input: batches that exist,
-# each followed by one that does not (count invocations in all, the first a good one). queue / publish:
+# number and an access key (none may reach a record or a notification). mixed-input: everyday events, each
+# followed by one the function cannot use (data-processor: a batch that does not exist; order-intake: its
+# JSON body cut short), count invocations in all, the first a good one. queue / publish:
 # order messages into orders-queue, order events to the order-events topic (poison-*: the last one
 # unreadable), as their callers send them.
 Traffic = Literal[
@@ -510,6 +511,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         _incident(DP, "configuration_error", named_gap="INPUT_BUCKET"),
     ),
     Scenario(
+        "config-misspelled-after-iam",
+        "data-processor's role policy put again unchanged, then at once INPUT_BUCKET set to a misspelling of "
+        "its bucket (no such bucket: S3 answers AccessDenied): the environment's error, not the role's",
+        (
+            Act(DP, (Injection(IAM_TOUCH),), count=0),
+            Act(DP, (Injection(CONFIG_ENV, {"set_": ("INPUT_BUCKET", f"{names.INPUT_BUCKET}x")}),)),
+        ),
+        _incident(DP, "configuration_error", named_gap="INPUT_BUCKET"),
+    ),
+    Scenario(
         "fixed-then-second",
         "data-processor's reserved concurrency 0, diagnosed, then removed by the operator; then HTTPS egress "
         "removed: the throttling is resolved, the network block current",
@@ -520,6 +531,25 @@ SCENARIOS: tuple[Scenario, ...] = (
         + _incident(
             DP, "network_block", resources=("function", "security-group"), resolved=frozenset({"throttling"})
         ),
+    ),
+    Scenario(
+        "timeout-put-back-then-env",
+        "report-builder's timeout cut to 1 s and put back by the operator; then REPORT_BUCKET removed: the "
+        "timeout is resolved, the configuration error current (its window starts after the put-back)",
+        (
+            Act(REPORT, (TIMEOUT_1S,)),
+            Act(REPORT, (Injection(CONFIG_ENV, {"unset": "REPORT_BUCKET"}),), restore=(CONFIG_TIMEOUT,)),
+        ),
+        _incident(REPORT, "configuration_error", resolved=frozenset({"timeout"}), named_gap="REPORT_BUCKET"),
+        alarms_after_traffic=True,
+    ),
+    Scenario(
+        "node-bad-input",
+        "order-intake sent orders and, between them, orders whose JSON body was cut short (nothing changed): "
+        "the runtime's SyntaxError is the callers'",
+        _one(INTAKE, traffic="mixed-input", count=6),
+        _incident(INTAKE, "bad_input", trigger="none", named_gap="SyntaxError"),
+        alarms_after_traffic=True,
     ),
     Scenario(
         "never-granted",
@@ -619,6 +649,16 @@ SCENARIOS: tuple[Scenario, ...] = (
         "s3:PutObject taken out of report-builder's role (JSON logs; its only grant: the inline policy goes)",
         _one(REPORT, S3),
         _incident(REPORT, "permission_loss", resources=ROLE),
+    ),
+    Scenario(
+        "json-warn-unset-env",
+        "report-builder's SystemLogLevel raised to WARN (no start or report records), successes, then "
+        "REPORT_BUCKET removed: the error records, with their request ids, are the failures",
+        (
+            Act(REPORT, (Injection(CONFIG_LOGGING, {"system_level": "WARN"}),), count=2),
+            Act(REPORT, (Injection(CONFIG_ENV, {"unset": "REPORT_BUCKET"}),)),
+        ),
+        _incident(REPORT, "configuration_error", named_gap="REPORT_BUCKET", gap="SystemLogLevel"),
     ),
     Scenario(
         "json-system-warn",

@@ -93,14 +93,19 @@ def role_change(c: Conversation, failure: Failure) -> ChangeEvent | None:
 def function_change(c: Conversation, failure: Failure) -> ChangeEvent | None:
     """The change to the function the denied invocation followed, when no role change could have caused the
     denial instead: the latest function change between the last success and the failure, with no role
-    change after it. With no success to bound the search, only the function's creation counts, and only if
-    the metrics show no success since."""
+    change after it. With no success to bound the search, the function's creation, or an environment change
+    that is the newest change of all before the failure (a resource the code names from its environment is
+    that change's before it is the role's), counts, and only if the metrics show no success since."""
     if failure.started is None:
         return None
     bounds, within = _within(c, failure)
     changed = max((e for e in within if is_function_change(e)), key=lambda e: e.time, default=None)
     if changed is None or any(is_role_change(e) and e.time >= changed.time for e in within):
         return None
-    if bounds.after is None and (changed.operation != "CreateFunction" or _since(c, changed)):
+    newest = max(within, key=lambda e: e.time)
+    unbounded = changed.operation == "CreateFunction" or (
+        changed is newest and "environment" in changed.changed_fields
+    )
+    if bounds.after is None and (not unbounded or _since(c, changed)):
         return None
     return changed
