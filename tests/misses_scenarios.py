@@ -24,19 +24,29 @@ INTAKE_ORDER = "misses-0001"  # the one order these situations store, deleted by
 MISSPELLED_BUCKET = f"{names.INPUT_BUCKET}x"  # no such bucket in the account
 
 
+def _environment(stage: Stage, undo: Undo, **changed: str | None) -> None:
+    """One UpdateFunctionConfiguration of the stage's function: each variable set, or removed when None;
+    the restore puts the whole environment back."""
+    lambda_, name = stage.operator.client("lambda"), stage.function
+    earlier = lambda_.get_function_configuration(FunctionName=name)["Environment"]["Variables"]
+    later = {k: v for k, v in (earlier | changed).items() if v is not None}
+
+    def put(variables: dict[str, str]) -> None:
+        lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": variables})
+
+    stage.call(SETTINGS_EVENT, lambda: put(later))
+    undo(lambda: put(earlier))
+
+
 def put_back_then_new(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
     """data-processor's timeout cut below what its batches need and put back; then, a moment later,
     INPUT_BUCKET removed from its environment."""
     stage = Stage(sandbox, runtime, names.FUNCTION_NAME, None)
     lambda_, name = stage.operator.client("lambda"), names.FUNCTION_NAME
-    configuration = lambda_.get_function_configuration(FunctionName=name)
-    timeout, variables = configuration["Timeout"], configuration["Environment"]["Variables"]
+    timeout = lambda_.get_function_configuration(FunctionName=name)["Timeout"]
 
     def set_timeout(seconds: int) -> None:
         lambda_.update_function_configuration(FunctionName=name, Timeout=seconds)
-
-    def set_variables(chosen: dict[str, str]) -> None:
-        lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": chosen})
 
     slow = [names.input_event(0, work_seconds=1.5), names.input_event(1, work_seconds=1.5)]
     healthy(stage, slow)
@@ -44,10 +54,7 @@ def put_back_then_new(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo)
     undo(lambda: set_timeout(timeout))
     expect(stage.invoke("timeout cut", slow), {"timed_out": 2}, "Sandbox.Timedout", "timed out after 1.00")
     stage.call(SETTINGS_EVENT, lambda: set_timeout(timeout))
-    stage.call(
-        SETTINGS_EVENT, lambda: set_variables({k: v for k, v in variables.items() if k != "INPUT_BUCKET"})
-    )
-    undo(lambda: set_variables(variables))
+    _environment(stage, undo, INPUT_BUCKET=None)
     expect(stage.invoke("variable removed", slow), {"failed": 2}, "KeyError", "INPUT_BUCKET")
     return stage.finish(slow[0], timeout=timeout)
 
@@ -112,21 +119,14 @@ def unreported_errors(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo)
     stage = Stage(sandbox, runtime, names.FUNCTION_NAME, None)
     lambda_, name = stage.operator.client("lambda"), names.FUNCTION_NAME
     configuration = lambda_.get_function_configuration(FunctionName=name)
-    logging, variables = configuration["LoggingConfig"], configuration["Environment"]["Variables"]
+    logging = configuration["LoggingConfig"]
     quiet = {"LogFormat": "JSON", "SystemLogLevel": "WARN", "ApplicationLogLevel": "INFO"}
     stage.call(
         SETTINGS_EVENT, lambda: lambda_.update_function_configuration(FunctionName=name, LoggingConfig=quiet)
     )
     undo(lambda: lambda_.update_function_configuration(FunctionName=name, LoggingConfig=logging))
     healthy(stage, [names.input_event(0), names.input_event(1)])
-    fewer = {k: v for k, v in variables.items() if k != "INPUT_BUCKET"}
-    stage.call(
-        SETTINGS_EVENT,
-        lambda: lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": fewer}),
-    )
-    undo(
-        lambda: lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": variables})
-    )
+    _environment(stage, undo, INPUT_BUCKET=None)
     failing = stage.invoke("variable removed", [names.input_event(0), names.input_event(1)])
     expect(failing, {"failed": 2}, "KeyError", "INPUT_BUCKET")
     return stage.finish(names.input_event(0))
@@ -137,18 +137,9 @@ def misspelled_bucket(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo)
     INPUT_BUCKET set to a misspelling of its bucket, one no one owns: S3 answers the role's GetObject with
     AccessDenied, as it does for a bucket the caller may not list. No success read bounds the search."""
     stage = Stage(sandbox, runtime, names.FUNCTION_NAME, None)
-    lambda_, name = stage.operator.client("lambda"), names.FUNCTION_NAME
-    variables = lambda_.get_function_configuration(FunctionName=name)["Environment"]["Variables"]
     policy = _inline_policy(sandbox)
     stage.call("PutRolePolicy", lambda: _put_inline_policy(sandbox, policy), IAM_EVENTS_REGION)
-    wrong = variables | {"INPUT_BUCKET": MISSPELLED_BUCKET}
-    stage.call(
-        SETTINGS_EVENT,
-        lambda: lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": wrong}),
-    )
-    undo(
-        lambda: lambda_.update_function_configuration(FunctionName=name, Environment={"Variables": variables})
-    )
+    _environment(stage, undo, INPUT_BUCKET=MISSPELLED_BUCKET)
     failing = stage.invoke("after the change", [names.input_event(0), names.input_event(1)])
     expect(failing, {"failed": 2}, "AccessDenied", "Access Denied")
     return stage.finish(names.input_event(0))

@@ -5,16 +5,12 @@ would and must make the function succeed, and no step may set a value the trigge
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
-import pytest
-
 from chaos.sandbox import names
-from chaos.sandbox.sandbox import Sandbox, running_sandbox
+from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from tests.conftest import shipped_mcp_server
 from tests.fault_scenarios import RestoreSteps
 from tests.misses_scenarios import (
     misspelled_bucket,
@@ -23,30 +19,9 @@ from tests.misses_scenarios import (
     truncated_bodies,
     unreported_errors,
 )
-from tests.timeline_cases import Case, diagnosed, environment_not_recorded, restored_exactly
-from tests.timeline_scenarios import world
+from tests.timeline_cases import diagnosed, environment_not_recorded, own_world, restored_exactly
 
-
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    """A sandbox of this module's own: its change history holds only these situations' changes."""
-    with running_sandbox(tmp_path_factory.mktemp("misses-sandbox"), cloudtrail_delay=0) as own:
-        yield own
-
-
-@pytest.fixture(scope="module")
-def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with shipped_mcp_server(sandbox, tmp_path_factory.mktemp("misses-mcp")) as url:
-        yield url
-
-
-@pytest.fixture
-def before(sandbox: Sandbox) -> dict[str, Any]:
-    return world(sandbox)
-
-
-def _commands(case: Case) -> list[str]:
-    return [step.command for step in case.diagnosis.remediation_plan if step.command]
+sandbox, mcp_server_url, before = own_world("misses")
 
 
 async def test_a_fault_put_back_is_resolved_and_the_later_change_is_the_trigger(
@@ -67,7 +42,6 @@ async def test_a_fault_put_back_is_resolved_and_the_later_change_is_the_trigger(
     assert [entry["fault_type"] for entry in resolved] == ["timeout"], case.why
     for side, change in (("caused_by", cut), ("undone_by", put_back)):
         assert datetime.fromisoformat(resolved[0][side]["time"]) == change.time, case.why
-    assert _commands(case) == [], case.why
     case.assert_no_command(
         "the value INPUT_BUCKET had is not recorded (CloudTrail hides environment values): no command can "
         "set it back"
@@ -162,7 +136,5 @@ async def test_a_denial_right_after_an_environment_change_is_that_change_s_confi
     case = await diagnosed(misspelled_bucket, sandbox, mcp_server_url, runtime, steps)
     assert case.diagnosis.fault_types == ["configuration_error"], case.why
     case.assert_trigger(case.staged.changes[-1])
-    commands = [step.command for step in case.diagnosis.remediation_plan if step.command]
-    assert not [c for c in commands if c.startswith("aws iam")], case.why
     case.assert_no_command(environment_not_recorded(case, "INPUT_BUCKET"))
     restored_exactly(case, steps, before)

@@ -11,37 +11,19 @@ it found.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
 import pytest
 
 from chaos.sandbox import names
-from chaos.sandbox.sandbox import Sandbox, running_sandbox
+from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from tests.conftest import shipped_mcp_server
 from tests.fault_scenarios import RestoreSteps
-from tests.timeline_cases import diagnosed, environment_not_recorded, restored_exactly
-from tests.timeline_scenarios import NEW_ROLE, SITUATIONS, world
+from tests.timeline_cases import diagnosed, environment_not_recorded, own_world, restored_exactly
+from tests.timeline_scenarios import NEW_ROLE, SITUATIONS
 
-
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-    """A sandbox of this module's own: its change history holds only these situations' changes."""
-    with running_sandbox(tmp_path_factory.mktemp("timeline-sandbox"), cloudtrail_delay=0) as own:
-        yield own
-
-
-@pytest.fixture(scope="module")
-def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with shipped_mcp_server(sandbox, tmp_path_factory.mktemp("timeline-mcp")) as url:
-        yield url
-
-
-@pytest.fixture
-def before(sandbox: Sandbox) -> dict[str, Any]:
-    return world(sandbox)
+sandbox, mcp_server_url, before = own_world("timeline")
 
 
 @pytest.mark.parametrize(("name", "fault"), [("deploy_oom", "out_of_memory"), ("deploy_timeout", "timeout")])

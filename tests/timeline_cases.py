@@ -6,21 +6,46 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
+import pytest
+
 from chaos.drill.apply_command import parse_command, run_command
 from chaos.sandbox import names
-from chaos.sandbox.sandbox import Sandbox
+from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.agent.run import run_agent
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings
+from tests.conftest import shipped_mcp_server
 from tests.fault_scenarios import OPERATOR_ARN, RestoreSteps
 from tests.timeline_scenarios import Change, Situation, Staged, world
 
 IDENTIFIERS = frozenset({"functionname", "name", "qualifier"})  # which resource, not what is set
 VERSIONED = re.compile(r"\d{8}(v\d+)?$")  # CloudTrail's API-version suffix of Lambda event names
+
+
+def own_world(prefix: str) -> tuple[Any, Any, Any]:
+    """The fixtures of a module of staged situations: a sandbox of its own (its change history holds only
+    its situations' changes), the shipped MCP server on it (SSE), and the world before each test."""
+
+    @pytest.fixture(scope="module")
+    def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
+        with running_sandbox(tmp_path_factory.mktemp(f"{prefix}-sandbox"), cloudtrail_delay=0) as own:
+            yield own
+
+    @pytest.fixture(scope="module")
+    def mcp_server_url(sandbox: Sandbox, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+        with shipped_mcp_server(sandbox, tmp_path_factory.mktemp(f"{prefix}-mcp")) as url:
+            yield url
+
+    @pytest.fixture
+    def before(sandbox: Sandbox) -> dict[str, Any]:
+        return world(sandbox)
+
+    return sandbox, mcp_server_url, before
 
 
 class Case:
