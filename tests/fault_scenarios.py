@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from chaos.sandbox import names
@@ -444,10 +445,18 @@ SCENARIOS: dict[str, Scenario] = {
 # --- running a scenario ------------------------------------------------------------------------------
 
 
+def cloudtrail_reader(sandbox: Sandbox, profile: str, region: str | None = None) -> Any:
+    """A CloudTrail client for a test's own reads. LookupEvents allows 2 requests a second per account and
+    Region, shared with the MCP server's lookups: adaptive retries wait for the allowance, as a careful
+    client does, instead of failing a test on a throttle it did not cause."""
+    retries = Config(retries={"mode": "adaptive", "max_attempts": 10})
+    return sandbox.session(profile).client("cloudtrail", region_name=region or sandbox.region, config=retries)
+
+
 def wait_for_changes(sandbox: Sandbox, broken: Broken, since: datetime) -> None:
     """Until ``LookupEvents`` returns each of the operator's calls made since ``since`` (the sandbox's
     CloudTrail delivers at once in the session's sandbox: ``set_cloudtrail_delay`` changes that)."""
-    cloudtrail = sandbox.session(names.OPERATOR).client("cloudtrail", region_name=broken.trigger_region)
+    cloudtrail = cloudtrail_reader(sandbox, names.OPERATOR, broken.trigger_region)
     deadline = time.monotonic() + CLOUDTRAIL_WAIT_SECONDS
     for name in dict.fromkeys(broken.changes):
         while True:

@@ -31,6 +31,7 @@ from chaos.sandbox.extensions.cloudtrail import Allowance, EventHistory
 from chaos.sandbox.extensions.cloudtrail_record import Event
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from tests.conftest import Undo
+from tests.fault_scenarios import cloudtrail_reader
 
 HIDDEN = "HIDDEN_DUE_TO_SECURITY_REASONS"
 GLOBAL_REGION = "us-east-1"  # where CloudTrail records IAM, a global service
@@ -161,7 +162,7 @@ def test_code_location_refuses_a_wrong_signature_other_methods_and_unknown_funct
 
 
 def _cloudtrail(sandbox: Sandbox, profile: str = names.MCP_SERVER, region: str | None = None) -> Any:
-    return sandbox.session(profile).client("cloudtrail", region_name=region or sandbox.region)
+    return cloudtrail_reader(sandbox, profile, region)
 
 
 def _lookup(client: Any, **params: Any) -> list[dict[str, Any]]:

@@ -20,7 +20,7 @@ from supervisor.agent.run import run_agent
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings
 from tests.conftest import shipped_mcp_server
-from tests.fault_scenarios import OPERATOR_ARN, RestoreSteps
+from tests.fault_scenarios import OPERATOR_ARN, RestoreSteps, cloudtrail_reader
 from tests.timeline_scenarios import Change, Situation, Staged, world
 
 IDENTIFIERS = frozenset({"functionname", "name", "qualifier"})  # which resource, not what is set
@@ -98,7 +98,7 @@ class Case:
         if trigger is None:
             return
         change = next(c for c in self.staged.changes if c.time == datetime.fromisoformat(trigger.time))
-        cloudtrail = self.sandbox.session(names.OPERATOR).client("cloudtrail", region_name=change.region)
+        cloudtrail = cloudtrail_reader(self.sandbox, names.OPERATOR, change.region)
         lookup = [{"AttributeKey": "EventId", "AttributeValue": change.event_id}]
         record = json.loads(cloudtrail.lookup_events(LookupAttributes=lookup)["Events"][0]["CloudTrailEvent"])
         set_by_trigger = {

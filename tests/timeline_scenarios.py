@@ -39,6 +39,7 @@ from tests.fault_scenarios import (
     _https_egress,
     _inline_policy,
     _put_inline_policy,
+    cloudtrail_reader,
     fresh_logs,
     world_state,
 )
@@ -162,7 +163,7 @@ class Stage:
             time.sleep(0.2)
 
     def _operator_events(self, region: str) -> list[Change]:
-        cloudtrail = self.operator.client("cloudtrail", region_name=region)
+        cloudtrail = cloudtrail_reader(self.sandbox, names.OPERATOR, region)
         pages = cloudtrail.get_paginator("lookup_events").paginate(
             LookupAttributes=[{"AttributeKey": "Username", "AttributeValue": names.OPERATOR}],
             StartTime=self.started,

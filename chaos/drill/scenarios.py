@@ -460,6 +460,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "reserved concurrency 1 under a burst",
         _one(DP, Injection(THROTTLE, {"concurrency": 1}), traffic="burst"),
         _incident(DP, "throttling"),
+        # The throttles come first; the concurrency that reached the limit is recorded when the one admitted
+        # invocation ends, after the alarm on AWS (a complete period) but not always in the sandbox.
+        alarms_after_traffic=True,
     ),
     Scenario(
         "throttle-account-burst",
