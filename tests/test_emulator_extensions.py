@@ -92,24 +92,29 @@ def _get(url: str, method: str = "GET") -> tuple[int, str, bytes]:
 # --- The server ------------------------------------------------------------------------------------------
 
 
-def test_one_connection_serves_request_after_request(sandbox: Sandbox, undo: Undo) -> None:
+def test_connections_are_kept_alive_request_after_request(sandbox: Sandbox, undo: Undo) -> None:
+    """More connections at once than cheroot keeps by default (10), each serving three requests on one
+    socket: the emulator closes none of them, whatever else holds connections to it."""
     package = _package("kept")
     name = _function(sandbox, undo, package)
     lambda_ = sandbox.session(names.OPERATOR).client("lambda")
     url = urllib.parse.urlsplit(lambda_.get_function(FunctionName=name)["Code"]["Location"])
-    connection = http.client.HTTPConnection(url.netloc, timeout=5)
-    sockets = []
+    connections = [http.client.HTTPConnection(url.netloc, timeout=5) for _ in range(16)]
+    sockets: list[list[object]] = [[] for _ in connections]
     try:
         for _ in range(3):
-            connection.request("GET", f"{url.path}?{url.query}")
-            response = connection.getresponse()
-            assert (response.status, response.read()) == (200, package)
-            assert not response.will_close, "the emulator closed the connection after a response"
-            sockets.append(connection.sock)
+            for connection, used in zip(connections, sockets, strict=True):
+                connection.request("GET", f"{url.path}?{url.query}")
+                response = connection.getresponse()
+                assert (response.status, response.read()) == (200, package)
+                assert not response.will_close, "the emulator closed the connection after a response"
+                used.append(connection.sock)
     finally:
-        connection.close()
-    assert sockets[0] is not None
-    assert sockets.count(sockets[0]) == 3, "each request needed a new connection"
+        for connection in connections:
+            connection.close()
+    for used in sockets:
+        assert used[0] is not None
+        assert used.count(used[0]) == 3, "a request needed a new connection"
 
 
 def test_a_signed_request_to_a_percent_encoded_path_is_authorized(sandbox: Sandbox, undo: Undo) -> None:

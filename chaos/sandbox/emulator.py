@@ -23,6 +23,10 @@ from chaos.sandbox.emulator_env import UNPATCHED_ENV
 # function's own AWS calls need threads meanwhile. werkzeug had no limit; this is far above a drill's peak.
 WORKER_THREADS = 128
 
+# Idle connections kept open (cheroot's default is 10, and closes any beyond): every client of every
+# identity keeps a pool of them, as AWS's SDKs do against AWS.
+KEPT_CONNECTIONS = 1024
+
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 
 
@@ -60,6 +64,7 @@ def main() -> None:
         extensions.install(f"http://{args.host}:{args.port}")
         app = server_app.application()
     server = Server((args.host, args.port), with_raw_uri(app), numthreads=WORKER_THREADS)
+    server.keep_alive_conn_limit = KEPT_CONNECTIONS
     server.prepare()
     thread = threading.Thread(target=server.serve, daemon=True)
     thread.start()
