@@ -115,6 +115,20 @@ class Case:
                 if key.lower() not in IDENTIFIERS:
                     assert set_by_trigger.get(key.lower(), ...) != value, f"{step.command}: {key}{self.why}"
 
+    def assert_input_gap(self, error: str) -> None:
+        """No command, and the bad-input gap naming ``error`` in one of the mixed phase's failed requests."""
+        failed = [i.request_id for i in self.staged.phase("mixed").invocations if i.status == "failed"]
+        assert failed, self.why
+        self.assert_no_command(
+            *(
+                f"No command can fix this: {self.staged.function} fails on what its callers send it ({error} "
+                f"in request {request_id}), while the same version and configuration succeed on other input. "
+                "Look at the caller that sent it (the event source, client or job that builds the event) and "
+                "the object or record the event names."
+                for request_id in failed
+            )
+        )
+
     def remediation_gaps(self) -> list[str]:
         return [gap.reason for gap in self.diagnosis.gaps if gap.source == "remediation"]
 
