@@ -533,10 +533,20 @@ def world_state(sandbox: Sandbox) -> dict[str, Any]:
                 (a["Name"], a["FunctionVersion"]) for a in lambda_.list_aliases(FunctionName=name)["Aliases"]
             ),
         }
+    roles = {str(f["config"]["Role"]).rsplit("/", 1)[-1] for f in functions.values()}
     policies = {
-        p: iam.get_role_policy(RoleName=names.ROLE_NAME, PolicyName=p)["PolicyDocument"]
-        for p in iam.list_role_policies(RoleName=names.ROLE_NAME)["PolicyNames"]
+        role: {
+            "inline": {
+                p: iam.get_role_policy(RoleName=role, PolicyName=p)["PolicyDocument"]
+                for p in iam.list_role_policies(RoleName=role)["PolicyNames"]
+            },
+            "attached": sorted(
+                p["PolicyArn"] for p in iam.list_attached_role_policies(RoleName=role)["AttachedPolicies"]
+            ),
+        }
+        for role in sorted(roles)
     }
+    customer_managed = sorted(p["Arn"] for p in iam.list_policies(Scope="Local")["Policies"])
     ec2 = operator.client("ec2")
     group = ec2.describe_security_groups(GroupIds=[sandbox.world.security_group_id])["SecurityGroups"][0]
     dynamodb = operator.client("dynamodb")
@@ -546,6 +556,7 @@ def world_state(sandbox: Sandbox) -> dict[str, Any]:
     return {
         "functions": functions,
         "role_policies": policies,
+        "customer_managed_policies": customer_managed,
         "egress": group["IpPermissionsEgress"],
         "ingress": group["IpPermissions"],
         "orders_table": {

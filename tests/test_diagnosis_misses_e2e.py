@@ -13,8 +13,12 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from tests.fault_scenarios import RestoreSteps
 from tests.misses_scenarios import (
+    DENY_POLICY,
+    MISSING_KEY,
     misspelled_bucket,
+    one_missing_object,
     put_back_then_new,
+    receive_denied_managed_grant,
     rollback_to_buggy,
     truncated_bodies,
     unreported_errors,
@@ -128,4 +132,42 @@ async def test_a_denial_right_after_an_environment_change_is_that_change_s_confi
     assert case.diagnosis.fault_types == ["configuration_error"], case.why
     case.assert_trigger(case.staged.changes[-1])
     case.assert_no_command(environment_not_recorded(case, "INPUT_BUCKET"))
+    restored_exactly(case, steps, before)
+
+
+async def test_a_deny_on_receive_blocks_a_grant_held_in_a_managed_policy(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    """The Deny decides whatever policy holds the grant: permission_loss, the Deny's PutRolePolicy the
+    trigger (not the earlier moves of the grant), and deleting the Deny drains the queue."""
+    case = await diagnosed(receive_denied_managed_grant, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["permission_loss"], case.why
+    case.assert_trigger(case.staged.changes[-1], failed=False)
+    case.apply_first_command(
+        "iam delete-role-policy",
+        "DeleteRolePolicy",
+        {"RoleName": names.ORDER_WORKER_ROLE, "PolicyName": DENY_POLICY},
+    )
+    restored_exactly(case, steps, before)
+
+
+async def test_one_request_naming_an_object_that_does_not_exist_is_its_input(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    """One failure, the newest invocation, after successes on the same version with nothing changed: the
+    object its request names (and no success did) does not exist. The input's, naming the key."""
+    case = await diagnosed(one_missing_object, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["bad_input"], case.why
+    assert case.diagnosis.trigger is None, case.why
+    assert f"s3://{names.INPUT_BUCKET}/{MISSING_KEY}" in case.diagnosis.root_cause, case.why
+    case.assert_input_gap("NoSuchKey", "one bad request")
+    assert case.resolved() == [], case.why
     restored_exactly(case, steps, before)

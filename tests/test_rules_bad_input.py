@@ -24,6 +24,7 @@ HEADLINE = (
     "not exist."
 )
 OPERATOR = f"arn:aws:iam::{ACCOUNT}:user/operator"
+BUCKET = "data-processor-input"
 
 
 def _stream(version: str) -> str:
@@ -38,8 +39,9 @@ def _request(n: int) -> str:
 Run = tuple[int, bool, str]
 
 
-def _logs(runs: list[Run]) -> dict[str, Any]:
-    """Each invocation's START line, the error record of each failed one, and its REPORT summary."""
+def _logs(runs: list[Run], objects: dict[int, str]) -> dict[str, Any]:
+    """Each invocation's START line, the function's line naming the object it reads (``objects``: by
+    request number, from 1), the error record of each failed one, and its REPORT summary."""
     events, invocations = [], []
     for n, (second, failed, version) in enumerate(runs, start=1):
         request, stream, at = _request(n), _stream(version), f"2026-11-21T10:00:{second:02d}+00:00"
@@ -52,6 +54,17 @@ def _logs(runs: list[Run]) -> dict[str, Any]:
                 "kind": "start",
             }
         )
+        if n in objects:
+            said = f"[INFO]\t{at}\t{request}\tprocessing s3://{BUCKET}/{objects[n]}\n"
+            events.append(
+                {
+                    "timestamp": at,
+                    "message": said,
+                    "log_stream": stream,
+                    "request_id": request,
+                    "kind": "function",
+                }
+            )
         if failed:
             events.append(
                 {
@@ -95,15 +108,21 @@ def _change(second: int) -> dict[str, Any]:
     }
 
 
-def _world(runs: list[Run], *, change_at: int = -1, invocations: int | None = None) -> dict[str, str]:
+def _world(
+    runs: list[Run],
+    *,
+    change_at: int = -1,
+    invocations: int | None = None,
+    objects: dict[int, str] | None = None,
+) -> dict[str, str]:
     """A function whose role allows what it does, not in a VPC, with these invocations in the minute from
     10:00, one change, and the metrics counting them (``invocations``: what the metrics count instead)."""
     errors = sum(failed for _, failed, _ in runs)
     total = len(runs) if invocations is None else invocations
-    bucket = "arn:aws:s3:::data-processor-input/*"
+    bucket = f"arn:aws:s3:::{BUCKET}/*"
     group = f"arn:aws:logs:ca-central-1:{ACCOUNT}:log-group:{LOG_GROUP}"
     world: dict[str, Any] = {
-        "get_recent_logs": _logs(runs),
+        "get_recent_logs": _logs(runs, objects or {}),
         "get_iam_state": {
             "role_name": ROLE,
             "inline_policies": {
@@ -273,3 +292,56 @@ async def test_a_version_that_fails_on_every_input_beside_one_with_bad_input_is_
         "No invocation of version 2 read since the latest change (UpdateFunctionConfiguration at "
         f"2026-11-21T09:50:00+00:00) succeeded after the first failure (request {_request(5)})"
     )
+
+
+# --- one bad request: the newest invocation asked for an object that does not exist ------------------------
+TWO_THEN_ONE: list[Run] = [(20, False, "$LATEST"), (30, False, "$LATEST"), (40, True, "$LATEST")]
+READ = {1: "incoming/a.json", 2: "incoming/b.json"}
+
+
+async def test_one_request_for_an_object_no_success_named_is_bad_input() -> None:
+    diagnosis = await _diagnosis(_world(TWO_THEN_ONE, objects=READ | {3: "incoming/missing.json"}))
+    assert diagnosis.fault_types == ["bad_input"]
+    assert diagnosis.root_cause == (
+        f"{FUNCTION} fails on its own input: request {_request(3)} asked for "
+        f"s3://{BUCKET}/incoming/missing.json, which does not exist (S3 answered NoSuchKey), after "
+        f"request {_request(2)} succeeded on the same version ($LATEST) with nothing changed since, and no "
+        "successful request named it. The request's input, not the function, its configuration or its "
+        "permissions, is the cause."
+    )
+    assert diagnosis.trigger is None
+    assert [s.command for s in diagnosis.remediation_plan] == [None]
+    [gap] = [g for g in diagnosis.gaps if g.source == "remediation"]
+    assert f"(NoSuchKey in request {_request(3)})" in gap.reason
+    named = [p for p in diagnosis.evidence if p.value.endswith("incoming/missing.json\n")]
+    assert [p.field for p in named] == ["events.5.message"]
+    [support] = diagnosis.verification.support
+    backing = [(diagnosis.evidence[i].field, diagnosis.evidence[i].value) for i in support.supported_by]
+    assert backing == [("errors", "1.0"), ("minutes.0.invocations", "3.0")]
+
+
+async def test_an_object_a_success_read_before_is_no_bad_input_when_it_is_missing_now() -> None:
+    """It existed when a request read it: deleted since (no data event is in the change history), not the
+    input's."""
+    diagnosis = await _diagnosis(_world(TWO_THEN_ONE, objects=READ | {3: READ[1]}))
+    assert diagnosis.fault_types == ["unknown"]
+
+
+async def test_one_missing_object_after_a_change_is_no_bad_input() -> None:
+    """An environment change 5 s before the last success may not have applied yet (a prefix, a bucket):
+    the key may be the configuration's."""
+    diagnosis = await _diagnosis(
+        _world(TWO_THEN_ONE, change_at=25, objects=READ | {3: "incoming/missing.json"})
+    )
+    assert "bad_input" not in diagnosis.fault_types
+
+
+async def test_one_missing_object_no_line_names_is_no_bad_input() -> None:
+    diagnosis = await _diagnosis(_world(TWO_THEN_ONE, objects=READ))
+    assert diagnosis.fault_types == ["unknown"]
+
+
+async def test_one_missing_object_is_no_bad_input_when_the_metrics_count_no_success() -> None:
+    """The successes are lines the function printed, not invocations the metrics counted."""
+    diagnosis = await _diagnosis(_world(TWO_THEN_ONE, invocations=1, objects=READ | {3: "incoming/x.json"}))
+    assert diagnosis.fault_types == ["unknown"]

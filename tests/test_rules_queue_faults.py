@@ -144,10 +144,14 @@ def _role(*extra: tuple[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 def _waiting(
-    iam: dict[str, Any], *changes: tuple[int, Change], state: str = "Enabled", last: str = LAST
+    iam: dict[str, Any],
+    *changes: tuple[int, Change],
+    state: str = "Enabled",
+    last: str = LAST,
+    runs: tuple[Run, ...] = RUNS,
 ) -> dict[str, Any]:
     sources = event_sources([mapping(state, depth=3, age=30.0, last=last, counts=(3.0, 0.0, 0.0))])
-    return event_world(sources, list(changes), runs=RUNS, iam=iam)
+    return event_world(sources, list(changes), runs=runs, iam=iam)
 
 
 async def test_a_role_denied_receive_message_over_a_backlog_is_a_permission_loss_undone() -> None:
@@ -186,6 +190,30 @@ async def test_a_deny_put_again_after_its_deletion_is_deleted_not_put_back() -> 
     assert [s.command for s in diagnosis.remediation_plan] == [
         f"aws iam delete-role-policy --role-name {ROLE} --policy-name deny-receive --region ca-central-1"
     ]
+
+
+async def test_a_role_change_before_the_last_success_is_no_candidate_when_the_poller_cannot_receive() -> None:
+    """No invocation fails, yet none can succeed once Lambda may not receive: the last success bounds the
+    window. A Deny on sqs:DeleteMessage lets invocations go on succeeding: no bound, both are candidates."""
+    older = ("PutRolePolicy", "iam.amazonaws.com", {"roleName": ROLE, "policyName": "access"})
+    runs = (Run(30), Run(40))
+    receive = await _diagnosis(
+        _waiting(_role(("deny-receive", DENY)), (10, older), (50, DENY_PUT), runs=runs)
+    )
+    assert receive.trigger is not None
+    assert receive.trigger.time == at(50)
+    assert [e.time for e in receive.timeline if e.kind == "change"] == [at(50)]
+    assert "Also changed" not in receive.root_cause
+
+    delete = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Deny", "Action": "sqs:DeleteMessage", "Resource": "*"}],
+    }
+    put = (DENY_PUT[0], DENY_PUT[1], {**DENY_PUT[2], "policyDocument": delete})
+    deleting = await _diagnosis(_waiting(_role(("deny-receive", delete)), (10, older), (50, put), runs=runs))
+    assert deleting.trigger is not None
+    assert deleting.trigger.time == at(50)
+    assert [e.time for e in deleting.timeline if e.kind == "change"] == [at(10), at(50)]
 
 
 async def test_a_role_that_allows_the_poller_is_no_permission_loss_on_the_queue() -> None:

@@ -84,6 +84,8 @@ class Staged:
     phases: list[Phase]
     changes: list[Change]
     detail: dict[str, Any] = field(default_factory=dict)
+    # How a test sees the function work (None) or not (what failed); None: the probe invoked directly.
+    works: Callable[[], str | None] | None = None
 
     def change(self, event_name: str) -> Change:
         found = [c for c in self.changes if c.event_name == event_name]
@@ -125,15 +127,23 @@ class Stage:
 
     def invoke(self, phase: str, events: Sequence[Any]) -> list[Invocation]:
         """The events one after the other, as one phase of the function's traffic."""
-        started = datetime.now(UTC)
-        invocations = [self.runtime.invoke(self.function, e, self.qualifier) for e in events]
-        self._phases.append(Phase(phase, started, datetime.now(UTC), invocations))
+        invocations = self.traffic(
+            phase, lambda: [self.runtime.invoke(self.function, e, self.qualifier) for e in events]
+        )
         for invocation in invocations:
             if invocation.status != "throttled":
                 assert invocation.logs_written, f"{invocation.request_id}: its log lines were not written"
         return invocations
 
-    def finish(self, probe: Any, **detail: Any) -> Staged:
+    def traffic(self, phase: str, run: Callable[[], list[Invocation]]) -> list[Invocation]:
+        """One phase of traffic, whatever sends it (direct invocations, a queue's poller): its
+        invocations."""
+        started = datetime.now(UTC)
+        invocations = run()
+        self._phases.append(Phase(phase, started, datetime.now(UTC), invocations))
+        return invocations
+
+    def finish(self, probe: Any, works: Callable[[], str | None] | None = None, **detail: Any) -> Staged:
         """The staged situation, once CloudTrail lists exactly the operator's calls made, each between the
         phases of traffic it was made between."""
         changes = self._recorded()
@@ -145,7 +155,7 @@ class Stage:
             [(p.started, p.ended) for p in self._phases] + [(c.time, c.time) for c in changes]
         )  # no change during a phase of traffic
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(moments)), moments
-        return Staged(self.function, self.qualifier, probe, self._phases, changes, detail)
+        return Staged(self.function, self.qualifier, probe, self._phases, changes, detail, works)
 
     def _recorded(self) -> list[Change]:
         deadline = time.monotonic() + CLOUDTRAIL_WAIT_SECONDS

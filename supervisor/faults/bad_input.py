@@ -11,9 +11,10 @@ from supervisor.faults.sources import ASYNC_LOSSES, BACKLOG, ERRORS, SUCCEEDED_B
 BAD_INPUT = FaultClass(
     name="bad_input",
     description=(
-        "some invocations fail on their own input (a missing key or record, a payload the code rejects) "
-        "while others of the same version and configuration succeed between them; not when all fail since "
-        "the latest change. No command fixes input: offer none, name the gap (source 'remediation')"
+        "invocations fail on their own input (a missing key, a rejected payload) while others of the same "
+        "version and configuration succeed between them, or one asks S3 for an object no success named "
+        "with nothing changed since; not when all fail since the latest change. No command fixes input: "
+        "offer none, name the gap (source 'remediation')"
     ),
     corroboration=((ERRORS, ASYNC_LOSSES), (SUCCEEDED_BESIDE, BACKLOG)),
     check="supervisor.diagnosis.rules.bad_input:check",

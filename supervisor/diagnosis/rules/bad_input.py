@@ -7,7 +7,10 @@ says since when the configuration is the same (the latest change that went throu
 function's users cannot write, corroborate: a minute after that change in which invocations succeeded beside
 the failures. A success must follow the first failure on every version that fails: failures that begin after
 the last success and never stop are what a change does (one CloudTrail may not have delivered yet), not an
-input's.
+input's. Unless the error says what the input named does not exist: a request that asked S3 for an object
+(an ``s3://`` URI in its own lines) that no successful request named, answered NoSuchKey, after a success
+on the same version with nothing changed since, failed on its own input even when it is the newest
+invocation (one bad request); the metrics corroborate with the successes counted before it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from supervisor.diagnosis.causality import PROPAGATION
 from supervisor.diagnosis.corroboration import TERMINAL_KINDS
 from supervisor.diagnosis.rules import async_faults, queue_faults
 from supervisor.diagnosis.rules.conversation import Conversation, instant
@@ -26,6 +30,10 @@ from supervisor.diagnosis.rules.triggers import change_events
 
 _LOGS, _METRICS = "get_recent_logs", "get_function_metrics"
 _VERSION = re.compile(r"^[^\[]*\[([^\]]+)\]")  # '2026/11/25/[$LATEST]abc' -> '$LATEST'
+# An S3 object a line names, as functions print what they read: 's3://<bucket>/<key>' (bucket naming rules:
+# https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucketnamingrules.html)
+_S3_OBJECT = re.compile(r"\bs3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/[^\s\"',]+")
+NO_SUCH_KEY = "NoSuchKey"  # S3's error code for a key that does not exist (GetObject, HeadObject)
 QUOTE_CHARS = 200  # the error record is the function's output: quoted, but not at any length
 
 
@@ -173,7 +181,7 @@ def _failed_inputs(c: Conversation) -> Verdict:
     runs = _runs(c)
     mixed, failed = _mixed(runs, since)
     if mixed is None:
-        return _rejection(c, failed, latest) if failed else None
+        return _missing_objects(c, runs) or (_rejection(c, failed, latest) if failed else None)
     failure = _decisive(c, mixed)
     minute = _minute(c, runs, since)
     if failure is None or minute is None:
@@ -198,13 +206,21 @@ def _finding(
         None,
         "low",
     )
+    return _input_finding(c, cause, remedy, failure, pointers)
+
+
+def _input_finding(
+    c: Conversation, cause: str, remedy: Remedy, failure: Failure, pointers: list[Pointer]
+) -> Finding:
+    """bad_input, with no command and the gap that says where to look instead."""
     error = failure.error_type or failure.kind
     gap = Gap(
         "remediation",
-        f"No command can fix this: {name} fails on what its callers send it ({error} in request {rid}), "
-        "while the same version and configuration succeed on other input. Look at the caller that sent it "
-        "(the event source, client or job that builds the event) and the object or record the event names.",
-        (pointers[2],),  # the error record
+        f"No command can fix this: {c.name} fails on what its callers send it ({error} in request "
+        f"{failure.request_id}), while the same version and configuration succeed on other input. Look at "
+        "the caller that sent it (the event source, client or job that builds the event) and the object or "
+        "record the event names.",
+        (pointers[2],),  # the error record, third in both builders
     )
     return Finding(
         "bad_input",
@@ -216,6 +232,111 @@ def _finding(
         gaps=(gap,),
         from_change=False,
     )
+
+
+def _named_objects(c: Conversation, request_id: str) -> dict[str, int]:
+    """The S3 objects the request's own lines name, each with the index of the first line naming it."""
+    named: dict[str, int] = {}
+    for index, event in enumerate(c.logs.get("events") or []):
+        if event.get("kind") == "function" and event.get("request_id") == request_id:
+            for uri in _S3_OBJECT.findall(str(event.get("message") or "")):
+                named.setdefault(uri, index)
+    return named
+
+
+def _missing_objects(c: Conversation, runs: list[_Run]) -> Finding | None:
+    """The failures after the last success, all on its version with nothing changed since it, each S3's
+    NoSuchKey for an object the request's own lines name and no successful request named."""
+    success = next((run for run in reversed(runs) if not run.failed), None)
+    if success is None or any(e.time > success.started - PROPAGATION for e in change_events(c)):
+        return None
+    tail = [run for run in runs if run.started > success.started]
+    if not tail or any(not run.failed or run.version != success.version for run in tail):
+        return None
+    seen = {uri for run in runs if not run.failed for uri in _named_objects(c, run.request_id)}
+    records = {f.request_id: f for f in failures(c) if f.kind == "error_record"}
+    missing = []
+    for run in tail:
+        record, named = records.get(run.request_id), _named_objects(c, run.request_id)
+        unseen = {uri: line for uri, line in named.items() if uri not in seen}
+        if record is None or record.error_code != NO_SUCH_KEY or not unseen:
+            return None
+        missing.append((run, record, *min(unseen.items(), key=lambda item: item[1])))
+    minute = _counted_before(c, tail[0].started)
+    if minute is None:
+        return None
+    return _missing_finding(c, success, missing, minute)
+
+
+def _counted_before(c: Conversation, failed: datetime) -> tuple[int, dict[str, Any]] | None:
+    """The latest metrics minute, no later than the failure's, in which invocations succeeded."""
+    found = None
+    for index, minute in enumerate(c.metrics.get("minutes", [])):
+        start = instant(minute.get("timestamp"))
+        if (
+            start is not None
+            and start <= failed
+            and (minute.get("invocations") or 0) > (minute.get("errors") or 0)
+        ):
+            found = (index, minute)
+    return found
+
+
+def _missing_finding(
+    c: Conversation,
+    success: _Run,
+    missing: list[tuple[_Run, Failure, str, int]],
+    minute: tuple[int, dict[str, Any]],
+) -> Finding:
+    run, record, uri, line = missing[-1]
+    at, counts = minute
+    asked = f"request {run.request_id} asked for {uri}, which does not exist"
+    if len(missing) > 1:
+        each = "; ".join(f"{m[0].request_id} for {m[2]}" for m in missing)
+        asked = f"{len(missing)} requests asked for objects that do not exist ({each})"
+    cause = (
+        f"{c.name} fails on its own input: {asked} (S3 answered {NO_SUCH_KEY}), after request "
+        f"{success.request_id} succeeded on the same version ({success.version}) with nothing changed since, "
+        "and no successful request named it. The request's input, not the function, its configuration or its "
+        "permissions, is the cause"
+    )
+    remedy = Remedy(
+        f"Find the caller that sent {c.name} request {run.request_id}",
+        f"No AWS command fixes an invocation's input. Find who sent the request naming {uri}: fix the key at "
+        f"its source (or put the object there if it should exist), or make {c.name} reject it without "
+        "failing.",
+        None,
+        "low",
+    )
+    errors = c.metrics.get("errors")
+    pointers = [
+        Pointer(_METRICS, "errors", errors, "Invocations ended in an error", "bad_input"),
+        Pointer(
+            _METRICS,
+            f"minutes.{at}.invocations",
+            counts["invocations"],
+            f"Invocations succeeded in the minute from {counts['timestamp']}, as the logs show",
+            "bad_input",
+        ),
+        record.pointer(f"The error record of request {run.request_id}: the key does not exist", "bad_input"),
+        Pointer(
+            _LOGS,
+            f"events.{line}.message",
+            c.logs["events"][line]["message"],
+            f"The request names {uri}",
+            None,
+        ),
+        _stream(run, f"Request {run.request_id} ran on version {success.version}"),
+        Pointer(
+            _LOGS,
+            f"invocations.{success.index}.outcome",
+            "no_error_seen",
+            f"Request {success.request_id} succeeded before it",
+            None,
+        ),
+        _stream(success, f"Request {success.request_id} ran on version {success.version} too"),
+    ]
+    return _input_finding(c, cause, remedy, record, pointers)
 
 
 def _rejection(c: Conversation, failed: list[_Run], latest: ChangeEvent | None) -> Rejection:

@@ -98,6 +98,9 @@ class Finding:
     from_change: bool = True  # False: no change starts it (bad input), so none is looked for
     explains_invocations: bool = True  # False: a delivery's fault, not why invocations failed (``unless``)
     past: bool = False  # shown only as over (timeouts under a timeout since raised): reported if undone
+    # True: no invocation succeeds once it started (Lambda cannot receive from the queue), so without a
+    # failure to date it, the last success read still bounds its window
+    ends_successes: bool = False
     settled: datetime | None = None  # set by the report: an earlier fault's undoing before its failures
 
 

@@ -213,6 +213,8 @@ def _receive_denied(
         remedy,
         relevant_change=is_role_change,
         resources=(source, str(dlq["QueueArn"])) if lost else (source,),
+        # the poller's invocations stop; without sqs:DeleteMessage they go on
+        ends_successes=any(e.action == "sqs:ReceiveMessage" for e in refused),
     )
 
 

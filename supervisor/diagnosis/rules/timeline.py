@@ -8,13 +8,15 @@ the latest candidate of the kind the fault's class names (a Timeout change for a
 the latest of all. Without a success to bound the window, only changes of that kind are candidates: the
 history alone cannot say which of many older changes the function survived. A fault that a later change
 undid is over: the window of a fault whose failures began after that undoing starts after it, so neither
-the earlier fault's cause nor its undoing is a candidate for the later one.
+the earlier fault's cause nor its undoing is a candidate for the later one. A fault that stops invocations
+rather than failing them (Lambda cannot receive from its queue) has no first failure; the last success read
+still bounds its window from below.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from supervisor.diagnosis.causality import PROPAGATION
 from supervisor.diagnosis.restoration import restoration_problem
@@ -72,6 +74,9 @@ def last_success(c: Conversation, before: datetime) -> tuple[datetime, Pointer] 
 
 def window(c: Conversation, finding: Finding) -> Window:
     bounds = window_at(c, finding.first_failure)
+    if finding.first_failure is None and finding.ends_successes:
+        success = last_success(c, datetime.max.replace(tzinfo=UTC))
+        bounds = Window(success[0], success[1], None) if success else bounds
     return Window(bounds.after, bounds.after_pointer, bounds.before, finding.settled)
 
 
