@@ -23,7 +23,7 @@ from typing import Final
 
 from chaos.drill.checks import APPLIED, COMMAND, GROUNDED, NAMED_GAP, RESOURCES, TRIGGER, Check
 from chaos.drill.lanes import run_lanes
-from chaos.drill.runner import ScenarioResult
+from chaos.drill.report import ScenarioResult
 from chaos.drill.scenarios import SCENARIOS, Scenario
 from chaos.selection import select_by_name
 from evals.false_claims import false_claims

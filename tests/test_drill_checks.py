@@ -16,8 +16,7 @@ from botocore.exceptions import ClientError
 from chaos.drill.apply_command import AwsCommand
 from chaos.drill.checks import Change, DiagnosisStage, Incident, Stage, check_incident, cloudtrail_name_of
 from chaos.drill.expected_command import Command, saved
-from chaos.drill.report import DrillRun, markdown
-from chaos.drill.runner import ScenarioResult
+from chaos.drill.report import DrillRun, ScenarioResult, markdown
 from chaos.drill.scenarios import Applies, ExpectedIncident, Scenario
 from chaos.drill.sent_answers import SentAnswer
 from chaos.faults.deploy import DEPLOY_BAD_CODE

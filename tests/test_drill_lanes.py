@@ -8,8 +8,7 @@ from pathlib import Path
 from chaos.drill.checks import Check, Incident
 from chaos.drill.grounding import Finding, Grounding
 from chaos.drill.lanes import _merged, claimer
-from chaos.drill.report import DrillRun, dumps, load
-from chaos.drill.runner import ScenarioResult
+from chaos.drill.report import DrillRun, ScenarioResult, dumps, load
 from chaos.drill.scenarios import SCENARIOS
 
 

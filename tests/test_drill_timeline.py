@@ -17,7 +17,8 @@ import pytest
 
 from chaos.drill.checks import Change, DiagnosisStage, Incident, Stage, check_incident
 from chaos.drill.progress import Progress
-from chaos.drill.runner import Drill, ScenarioResult
+from chaos.drill.report import ScenarioResult
+from chaos.drill.runner import Drill
 from chaos.drill.scenarios import COPY, COPY_ROLE, INTAKE_COPY, SCENARIOS
 from chaos.drill.sent_answers import SentAnswer
 from chaos.drill.settings import DrillSettings

@@ -13,8 +13,7 @@ import pytest
 from chaos.bedrock_fake import FakeConverse
 from chaos.drill.checks import GROUNDED, TRIGGER, Check, Incident
 from chaos.drill.grounding import Finding, Grounding
-from chaos.drill.report import DrillRun
-from chaos.drill.runner import ScenarioResult
+from chaos.drill.report import DrillRun, ScenarioResult
 from chaos.drill.scenarios import SCENARIOS
 from evals import cli
 from evals.live import LIVE_CASES, fault_score, score, slug

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from chaos.drill.checks import GROUNDED, Check, Incident
 from chaos.drill.grounding import Finding, Grounding
-from chaos.drill.runner import ScenarioResult
+from chaos.drill.report import ScenarioResult
 from evals import live_report
 from evals.false_claims import false_claims, ungrounded_claims
 from evals.live import LIVE_CASES, LiveModel, score

@@ -21,7 +21,6 @@ from pydantic import ValidationError
 from chaos.drill.lanes import ANSWER_LOG, claimer, run_lanes
 from chaos.drill.progress import Progress
 from chaos.drill.report import DrillRun, dumps, markdown, scorecard
-from chaos.drill.runner import Drill
 from chaos.drill.scenarios import SCENARIOS, Scenario
 from chaos.drill.settings import DrillSettings
 from chaos.mcp_process import CONSOLE_STATE_FILE, ServerProcess, record, start_server
@@ -61,7 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         metavar="N",
         help="split the scenarios over N lanes, each with its own sandbox, MCP server and supervisor "
-        "(default DRILL_JOBS, 3; 1 with --keep-running)",
+        "(default DRILL_JOBS, 4; 1 with --keep-running)",
     )
     parser.add_argument("--lane", type=int, help=argparse.SUPPRESS)  # one lane of a split drill (lanes.py)
     parser.add_argument("--claims", type=Path, help=argparse.SUPPRESS)  # where the lanes claim scenarios
@@ -254,6 +253,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"({time.monotonic() - started:.1f}s)"
         )
         log = stack.enter_context(_supervisor_logs(args.report_dir / "supervisor.log"))
+        # Here, not at the top: the parent of split lanes never loads the supervisor (seconds of CPU the
+        # lanes need while they start).
+        from chaos.drill.runner import Drill
+
         drill = stack.enter_context(
             Drill(
                 sandbox,

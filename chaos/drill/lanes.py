@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import IO
 
 from chaos.drill.checks import Check
-from chaos.drill.report import DrillRun, load
-from chaos.drill.runner import ScenarioResult
+from chaos.drill.report import DrillRun, ScenarioResult, load
 from chaos.drill.scenarios import Scenario
 
 LANES_DIR = "lanes"  # under the report directory: each lane's own reports and logs

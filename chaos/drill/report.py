@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from chaos.drill.checks import Check, DiagnosisStage, Incident
 from chaos.drill.grounding import Finding, Grounding
-from chaos.drill.runner import ScenarioResult
-from chaos.drill.scenarios import SCENARIOS
+from chaos.drill.scenarios import SCENARIOS, Scenario
 
 HEADERS = (
     "scenario",
@@ -22,6 +22,26 @@ HEADERS = (
     "seconds",
     "result",
 )
+
+
+@dataclass
+class ScenarioResult:
+    scenario: Scenario
+    incidents: list[Incident] = field(default_factory=list)
+    checks: list[Check] = field(default_factory=list)
+    seconds: float = 0.0
+    traffic: dict[str, list[str]] = field(default_factory=dict)  # each function's invocation statuses
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.checks) and all(check.ok for check in self.checks)
+
+    @property
+    def outcome(self) -> str:
+        if not self.incidents:
+            return "no alarm"
+        counts = Counter(incident.outcome for incident in self.incidents)
+        return ", ".join(f"{outcome} x{n}" if n > 1 else outcome for outcome, n in counts.items())
 
 
 @dataclass(frozen=True)

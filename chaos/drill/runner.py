@@ -20,6 +20,7 @@ from chaos.drill.checks import Applier, Change, Check, Incident, Stage, check_in
 from chaos.drill.expected_command import Resource
 from chaos.drill.notifications import notified_once
 from chaos.drill.progress import Progress
+from chaos.drill.report import ScenarioResult
 from chaos.drill.responder import Orchestrator, RecheckQueue, Responder
 from chaos.drill.scenarios import (
     COPY,
@@ -82,26 +83,6 @@ class _StageLog:
             account,
             region,
         )
-
-
-@dataclass
-class ScenarioResult:
-    scenario: Scenario
-    incidents: list[Incident] = field(default_factory=list)
-    checks: list[Check] = field(default_factory=list)
-    seconds: float = 0.0
-    traffic: dict[str, list[str]] = field(default_factory=dict)  # each function's invocation statuses
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.checks) and all(check.ok for check in self.checks)
-
-    @property
-    def outcome(self) -> str:
-        if not self.incidents:
-            return "no alarm"
-        counts = Counter(incident.outcome for incident in self.incidents)
-        return ", ".join(f"{outcome} x{n}" if n > 1 else outcome for outcome, n in counts.items())
 
 
 class Drill:

@@ -52,7 +52,7 @@ class DrillSettings(BaseSettings):
         default=300, ge=30, le=900, description="The supervisor Lambda's timeout (its deadline per event)."
     )
     jobs: int = Field(
-        default=3,
+        default=4,
         ge=1,
         le=8,
         description="Lanes the scenarios are split over, each an incident-drill process with its own "
