@@ -135,10 +135,10 @@ class ServerSettings(BaseSettings):
     )
     mcp_redact: bool = Field(
         default=True,
-        description="Replace secrets and personal data in tool answers (e-mail addresses, bearer and JWT "
-        "tokens, AWS keys, card numbers, private keys, passwords in URLs) with typed placeholders before an "
-        "answer leaves the server, counted in its gaps. Off (false) only where answers may be shown as "
-        "they are.",
+        description="Replace secrets and personal data in tool answers (e-mail addresses, tokens, AWS keys "
+        "and session tokens, card numbers, private keys, passwords in URLs, values whose key names a secret) "
+        "with typed placeholders before an answer leaves the server, counted in its gaps. Off (false) only "
+        "where answers may be shown as they are.",
     )
     mcp_answer_log: Path | None = Field(
         default=None,

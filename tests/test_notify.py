@@ -234,8 +234,8 @@ def test_no_secret_reaches_any_form_of_the_message() -> None:
         "sk-not-a-field",
     ):
         assert secret not in published
-    assert "DB_PASSWORD=[redacted]" in notification.text
-    assert redact("MY_TOKEN=abc and nothing else") == "MY_TOKEN=[redacted] and nothing else"
+    assert "DB_PASSWORD=[REDACTED:secret]" in notification.text
+    assert redact("MY_TOKEN=abc and nothing else") == "MY_TOKEN=[REDACTED:secret] and nothing else"
 
 
 HOSTILE = (
@@ -347,15 +347,15 @@ def test_a_resolved_faults_text_reaches_the_chat_and_the_email_inert() -> None:
     assert section == (
         "- throttling: caused by Put&lt;!here|here&gt;[U+202E]\uff20channel [x] (javascript:y) at "
         "2026-11-23T04:40:00+00:00, undone by DeleteFunctionConcurrency20171031 at "
-        f"2026-11-23T04:45:00+00:00. DB_PASSWORD=[redacted] {HOSTILE_IN_CHAT}"
+        f"2026-11-23T04:45:00+00:00. DB_PASSWORD=[REDACTED:secret] {HOSTILE_IN_CHAT}"
     )
     assert "<" not in description  # no console link here: no markup at all
     line = notification.text.split(f"{RESOLVED_TITLE}\n  ", 1)[1].split("\n", 1)[0]
     assert line == (
         "- throttling: caused by Put<!here|here>[U+202E]@channel [x](javascript:y) at "
         "2026-11-23T04:40:00+00:00, undone by DeleteFunctionConcurrency20171031 at "
-        "2026-11-23T04:45:00+00:00. DB_PASSWORD=[redacted] @channel <!channel> <!here|here> <@U024BE7LH> "
-        "<https://evil.example|Open in the incident console> [Open](javascript:alert(1)) "
+        "2026-11-23T04:45:00+00:00. DB_PASSWORD=[REDACTED:secret] @channel <!channel> <!here|here> "
+        "<@U024BE7LH> <https://evil.example|Open in the incident console> [Open](javascript:alert(1)) "
         "admin[U+202E]gnp.exe [U+2066]isolated[U+2069] & done"
     )  # e-mail is plain text: nothing there is markup, but no control reorders it
     assert "hunter2" not in json.dumps(notification.publish_arguments("arn:aws:sns:ca-central-1:1:t"))

@@ -1,93 +1,159 @@
-"""Redaction: each kind of secret replaced by its typed placeholder, look-alikes left as they are, and an
-answer's gaps counting what was replaced."""
+"""Redaction on the project's corpus (tests/redaction_corpus.py): every secret replaced by its placeholder in
+plain text and inside a JSON-format record (its "/" escaped or not), every redacted record still parsing,
+look-alikes left exactly as they are, and an answer's gaps counting what was replaced."""
 
 from __future__ import annotations
 
+import json
+import re
+import urllib.parse
 from collections import Counter
 
 import pytest
 
 from mcp_server.contract.common import Gap
 from mcp_server.contract.logs import LogsResponse
-from mcp_server.redaction import KINDS, REDACTION_SOURCE, redact_answer, redact_text
+from mcp_server.redaction import KINDS, REDACTION_SOURCE, names_a_secret, redact_answer, redact_text
+from tests.redaction_corpus import ACCESS_KEY, LOOK_ALIKES, REQUEST_ID, SECRET_KEY, SECRETS, Secret
 
-JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
-SECRET_KEY = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # AWS's documented example
-PEM = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nq9z1\n-----END RSA PRIVATE KEY-----"
-
-SECRETS = [
-    (f"token {JWT} sent", "jwt", "token [REDACTED:jwt] sent"),
-    (
-        "Authorization: Bearer abcdefghijklmnop1234",
-        "bearer_token",
-        "Authorization: Bearer [REDACTED:bearer_token]",
-    ),
-    ("key AKIAIOSFODNN7EXAMPLE used", "aws_access_key", "key [REDACTED:aws_access_key] used"),
-    ("session ASIAY34FZKBOKMUTVV7A", "aws_access_key", "session [REDACTED:aws_access_key]"),
-    (
-        f"aws_secret_access_key={SECRET_KEY}",
-        "aws_secret_key",
-        "aws_secret_access_key=[REDACTED:aws_secret_key]",
-    ),
-    (
-        f'{{"SecretAccessKey": "{SECRET_KEY}"}}',
-        "aws_secret_key",
-        '{"SecretAccessKey": "[REDACTED:aws_secret_key]"}',
-    ),
-    ("mail bob.smith+x@example.co.uk now", "email", "mail [REDACTED:email] now"),
-    ("card 4111 1111 1111 1111 declined", "card_number", "card [REDACTED:card_number] declined"),
-    ("card 4111-1111-1111-1111", "card_number", "card [REDACTED:card_number]"),
-    ("amex 378282246310005", "card_number", "amex [REDACTED:card_number]"),
-    (f"key:\n{PEM}\nloaded", "private_key", "key:\n[REDACTED:private_key]\nloaded"),
-    ("-----BEGIN PRIVATE KEY-----\nMIIEv", "private_key", "[REDACTED:private_key]"),
-    (
-        "connect postgres://admin:hunter2@db.example.com:5432/orders",
-        "url_password",
-        "connect postgres://admin:[REDACTED:url_password]@db.example.com:5432/orders",
-    ),
-]
-
-LOOK_ALIKES = [
-    "RequestId: 8d1f3c2e-1234-4abc-8def-0123456789ab",  # a request id (a UUID)
-    "Root=1-5759e988-bd862e3fe1be46a994272793",  # an X-Ray trace id
-    # Request ids whose digits, run together across the hyphens, pass the Luhn check (a drill run met one)
-    "START RequestId: fffbeebe-767d-4e57-5513-13735379b83d Version: $LATEST",
-    "request 46557210-1415-6183-6546-107358735570",  # a UUID of digits only
-    "sha256:ab5904544091031776cd",  # 16 Luhn-valid digits inside a hex string
-    "commit 3f786850e387550fdab836ed7e6dc881de23001b",  # a git hash: 40 hex characters
-    "CodeSha256: 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",  # a code hash, base64 with padding
-    "card 4111 1111 1111 1112",  # 16 digits that fail the Luhn check
-    "at 1764100000000 ms",  # epoch milliseconds: 13 digits, Luhn or not, start with 1
-    "account 123456789012 role arn:aws:iam::123456789012:role/data-processor-role",
-    "processing s3://data-processor-input/incoming/orders-0001.json",
-    "REPORT RequestId: 8d1f3c2e-1234-4abc-8def-0123456789ab\tDuration: 45.19 ms\tMax Memory Used: 50 MB",
-    "from 10.0.1.25 to 52.94.0.1:443",
-    "the word Bearer alone, and Bearer short",
-    "user@localhost and @channel",
-    "[REDACTED:email] already replaced",
-]
+PLACEHOLDER = re.compile(r"\[REDACTED:([a-z_]+)\]")
 
 
-@pytest.mark.parametrize(("text", "kind", "expected"), SECRETS)
-def test_each_kind_of_secret_becomes_its_placeholder(text: str, kind: str, expected: str) -> None:
+def _record(message: str, *, escape_slashes: bool = False) -> str:
+    """A JSON-format Lambda log record (LoggingConfig LogFormat JSON) carrying ``message``."""
+    record = json.dumps(
+        {
+            "timestamp": "2026-11-29T10:15:00.123Z",
+            "level": "INFO",
+            "requestId": REQUEST_ID,
+            "message": message,
+        }
+    )
+    return record.replace("/", "\\/") if escape_slashes else record
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _leaks(text: str, secret: Secret) -> list[str]:
+    """The secret's values found in ``text`` as written, URL-decoded or with "\\/" unescaped."""
+    forms = {text, urllib.parse.unquote(text), text.replace("\\/", "/")}
+    return [value for value in secret.values if any(value in form for form in forms)]
+
+
+def test_the_corpus_is_as_large_as_the_issue_asks() -> None:
+    assert len(SECRETS) >= 60
+    assert len(LOOK_ALIKES) >= 40
+    assert {kind for secret in SECRETS for kind in secret.kinds} == set(KINDS)  # every kind is exercised
+
+
+@pytest.mark.parametrize("secret", SECRETS, ids=lambda s: s.name)
+def test_each_secret_in_plain_text_becomes_its_placeholder(secret: Secret) -> None:
     counts: Counter[str] = Counter()
-    assert redact_text(text, counts) == expected
-    assert counts == Counter({kind: 1})
-    assert kind in KINDS
+    redacted = redact_text(secret.text, counts)
+    assert _leaks(redacted, secret) == [], redacted
+    assert set(secret.kinds) <= set(PLACEHOLDER.findall(redacted)), redacted
+    assert sum(counts.values()) == len(PLACEHOLDER.findall(redacted))
+    if _is_json(secret.text):  # a JSON document stays one
+        json.loads(redacted)
 
 
-@pytest.mark.parametrize("text", LOOK_ALIKES)
-def test_a_look_alike_is_not_a_secret(text: str) -> None:
+@pytest.mark.parametrize("escape_slashes", [False, True], ids=["json", "json-escaped-slashes"])
+@pytest.mark.parametrize("secret", SECRETS, ids=lambda s: s.name)
+def test_each_secret_in_a_json_record_is_replaced_and_the_record_still_parses(
+    secret: Secret, escape_slashes: bool
+) -> None:
+    record = _record(secret.text, escape_slashes=escape_slashes)
+    redacted = redact_text(record, Counter())
+    parsed = json.loads(redacted)
+    assert parsed["requestId"] == REQUEST_ID
+    assert _leaks(redacted, secret) == [], redacted
+    assert _leaks(parsed["message"], secret) == [], parsed["message"]
+    assert set(secret.kinds) <= set(PLACEHOLDER.findall(parsed["message"])), parsed["message"]
+
+
+@pytest.mark.parametrize(("name", "text"), LOOK_ALIKES, ids=[name for name, _ in LOOK_ALIKES])
+def test_a_look_alike_is_left_exactly_as_it_is(name: str, text: str) -> None:
     counts: Counter[str] = Counter()
     assert redact_text(text, counts) == text
+    record = _record(text)
+    assert redact_text(record, counts) == record
     assert counts == Counter()
 
 
 def test_redacting_twice_changes_nothing_more() -> None:
-    once = redact_text(" | ".join(text for text, _, _ in SECRETS), Counter())
+    once = redact_text(" | ".join(secret.text for secret in SECRETS), Counter())
     counts: Counter[str] = Counter()
     assert redact_text(once, counts) == once
     assert counts == Counter()
+
+
+def test_a_truncation_marker_is_never_part_of_a_match() -> None:
+    text = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0B …[truncated 912 bytes]"
+    assert redact_text(text, Counter()) == "[REDACTED:private_key] …[truncated 912 bytes]"
+    cut_record = '{"message": "user bob@example.com and mo …[truncated 40 bytes]'
+    assert (
+        redact_text(cut_record, Counter())
+        == '{"message": "user [REDACTED:email] and mo …[truncated 40 bytes]'
+    )
+    cut_inside = "environment: {'AWS_SESSION_TOKEN': 'Zm9vYmFyYmF6cXV4 …[truncated 473 bytes]"
+    assert redact_text(cut_inside, Counter()) == (  # the quote left open runs to the cut
+        "environment: {'AWS_SESSION_TOKEN': '[REDACTED:secret] …[truncated 473 bytes]"
+    )
+
+
+def test_a_redaction_after_an_escape_leaves_every_escape_whole() -> None:
+    text = 'payload {"rows": "id\\n4111111111111111\\u00a0x", "path": "a\\/b"}'
+    redacted = redact_text(text, Counter())
+    assert redacted == 'payload {"rows": "id\\n[REDACTED:card_number]\\u00a0x", "path": "a\\/b"}'
+    json.loads(redacted.removeprefix("payload "))
+
+
+def test_a_value_under_a_secret_key_goes_whole_when_another_kind_begins_it() -> None:
+    assert redact_text("password=abc@example.com-tail next", Counter()) == "password=[REDACTED:email] next"
+
+
+def test_a_url_password_takes_only_the_password_not_the_host() -> None:
+    redacted = redact_text("mongodb://svc:p@ss@cluster0.example.net/db?w=1", Counter())
+    assert redacted == "mongodb://svc:[REDACTED:url_password]@cluster0.example.net/db?w=1"
+
+
+def test_a_json_document_keeps_its_layout_and_only_the_secret_changes() -> None:
+    document = '{ "user" : "bob",\n  "password":"hunter2", "n": [1, 2] }'
+    assert (
+        redact_text(document, Counter())
+        == '{ "user" : "bob",\n  "password":"[REDACTED:secret]", "n": [1, 2] }'
+    )
+
+
+@pytest.mark.parametrize(
+    ("key", "secret"),
+    [
+        ("password", True),
+        ("DB_PASSWORD", True),
+        ("clientSecret", True),
+        ("X-Amz-Security-Token", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("api-key", True),
+        ("APIKey", True),
+        ("private_key", True),
+        ("authorization", True),
+        ("secret_arn", False),
+        ("token_type", False),
+        ("input_tokens", False),
+        ("access_key_id", False),
+        ("key", False),
+        ("PartitionKey", False),
+        ("password_last_used", False),
+    ],
+)
+def test_a_key_names_a_secret_by_its_last_words(key: str, secret: bool) -> None:
+    assert names_a_secret(key) is secret
 
 
 def _logs(*messages: str) -> LogsResponse:
@@ -109,10 +175,10 @@ def _logs(*messages: str) -> LogsResponse:
 
 
 def test_an_answer_is_redacted_in_every_string_and_its_gaps_count_each_kind() -> None:
-    answer = _logs(f"user bob@example.com key {SECRET_KEY}", "paid with 4111111111111111", "ok")
+    answer = _logs(f"user bob@example.com key {ACCESS_KEY} {SECRET_KEY}", "paid with 4111111111111111", "ok")
     redacted = redact_answer(answer)
     assert [event.message for event in redacted.events] == [
-        "user [REDACTED:email] key [REDACTED:aws_secret_key]",
+        "user [REDACTED:email] key [REDACTED:aws_access_key] [REDACTED:aws_secret_key]",
         "paid with [REDACTED:card_number]",
         "ok",
     ]
@@ -120,14 +186,14 @@ def test_an_answer_is_redacted_in_every_string_and_its_gaps_count_each_kind() ->
     assert [gap.source for gap in redacted.gaps] == ["logs:FilterLogEvents", REDACTION_SOURCE]
     assert (redacted.gaps[1].error_code, redacted.gaps[1].meaning) == (
         None,
-        "Replaced before any model reads the answer: 1 aws_secret_key, 1 email, 1 card_number. The "
-        "placeholders ([REDACTED:<kind>]) stand where the values were; the values are not recoverable from "
-        "this answer.",
+        "Replaced before any model reads the answer: 1 aws_access_key, 1 aws_secret_key, 1 email, 1 "
+        "card_number. The placeholders ([REDACTED:<kind>]) stand where the values were; the values are not "
+        "recoverable from this answer.",
     )
     assert answer.events[0].message.startswith("user bob@")  # the original is untouched
 
 
 def test_an_answer_with_nothing_to_redact_is_returned_as_it_is() -> None:
-    answer = _logs("processed 25 orders", "RequestId: 8d1f3c2e-1234-4abc-8def-0123456789ab")
+    answer = _logs("processed 25 orders", f"RequestId: {REQUEST_ID}")
     assert redact_answer(answer) is answer
     assert answer.gaps == [Gap(source="logs:FilterLogEvents", meaning="a page was not read")]

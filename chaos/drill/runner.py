@@ -35,6 +35,7 @@ from chaos.drill.scenarios import (
     Act,
     Applies,
     Scenario,
+    printed_credentials,
 )
 from chaos.drill.settings import DrillSettings
 from chaos.faults.chaos import Chaos, Fault
@@ -347,14 +348,17 @@ class Drill:
                 stage.planted.append(INSTRUCTIONS_KEY)
                 stage.planted_fault = INSTRUCTIONS_FAULT
                 stage.planted_demands += INSTRUCTIONS_DEMANDS
-            elif act.traffic == "secrets":
-                event = {"key": SECRETS_KEY, "work_seconds": 0.0}
+            elif act.traffic == "secrets":  # the key names secrets; "debug" prints the environment
+                event = {"key": SECRETS_KEY, "work_seconds": 0.0, "debug": True}
                 stage.secrets += LOGGED_SECRETS
             events = [event] * act.count
             if act.traffic == "mixed-input":  # an everyday event, then one it cannot use, in turn
                 events = [_mixed_event(function, n) for n in range(act.count)]
             self.progress.step(f"traffic: invoke {function}" + (f" x{act.count}" if act.count > 1 else ""))
             invocations = [runtime.invoke(function, sent, act.qualifier) for sent in events]
+            if act.traffic == "secrets":
+                printed = {c for i in invocations for c in printed_credentials(i.log_lines)}
+                stage.secrets += tuple(sorted(printed))
         stage.request_ids.update(invocation.request_id for invocation in invocations)
         stage.statuses += [invocation.status for invocation in invocations]
         self._outputs += invocations

@@ -8,7 +8,8 @@ an operator undid as resolved.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import ast
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -109,6 +110,19 @@ LOGGED_SECRETS = ("ana.lima@example.org", "5500 0000 0000 0004", "AKIAI44QH8DHBE
 SECRETS_KEY = (
     "incoming/customer " + " paid with card ".join(LOGGED_SECRETS[:2]) + f" key {LOGGED_SECRETS[2]}.json"
 )
+# The credentials Lambda gives every function, which the secrets traffic also makes it print ("debug").
+CREDENTIAL_VARIABLES = ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+def printed_credentials(lines: Iterable[str]) -> tuple[str, ...]:
+    """The values of :data:`CREDENTIAL_VARIABLES` in data-processor's ``environment: {...}`` line (a
+    Python dict as its logger prints it)."""
+    for line in lines:
+        _, found, printed = line.partition("environment: ")
+        if found:
+            environment = ast.literal_eval(printed.strip())
+            return tuple(str(environment[name]) for name in CREDENTIAL_VARIABLES)
+    return ()
 
 
 @dataclass(frozen=True)

@@ -15,13 +15,14 @@ Per-protocol messages (MessageStructure=json): https://docs.aws.amazon.com/sns/l
 from __future__ import annotations
 
 import json
-import re
 import uuid
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 from urllib.parse import quote
 
+from mcp_server.redaction import redact_text
 from supervisor.incident.outgoing_text import chat_markdown, shown_controls
 
 SUBJECT_MAX: Final[int] = 99  # SNS: "less than 100 characters", ASCII, no line breaks
@@ -44,26 +45,11 @@ EVENT_TYPES: Final[dict[str, str]] = {
 }
 NO_CONSOLE: Final[str] = "no console link: SUPERVISOR_CONSOLE_URL (WATCHDOG_CONSOLE_URL) is not set"
 
-_SECRETS: Final[tuple[tuple[re.Pattern[str], str], ...]] = (
-    (re.compile(r"\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{16}\b"), "[redacted access key id]"),
-    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 [redacted]"),
-    (
-        re.compile(
-            r"(?i)\b([A-Z0-9_.-]*(?:secret|token|passw(?:or)?d|api[_-]?key|private[_-]?key|credential)"
-            r"[A-Z0-9_.-]*)(\"?\s*[=:]\s*\"?)([^\s\"',;}]+)"
-        ),
-        r"\1\2[redacted]",
-    ),
-)
-
 
 def redact(text: str) -> str:
-    """``text`` without what looks like a credential: access key ids, bearer tokens, and the values of
-    ``NAME=value`` / ``"name": "value"`` pairs whose name says secret, token, password, key or
-    credential."""
-    for pattern, replacement in _SECRETS:
-        text = pattern.sub(replacement, text)
-    return text
+    """``text`` through the product's one redactor (``mcp_server.redaction``): each secret a typed
+    placeholder."""
+    return redact_text(text, Counter())
 
 
 def cut(text: str, limit: int) -> str:
@@ -80,7 +66,7 @@ def cut(text: str, limit: int) -> str:
 
 
 def _clean(value: object, limit_key: str) -> str:
-    return cut(redact(shown_controls(" ".join(str(value).split()))), LIMITS[limit_key])
+    return cut(shown_controls(" ".join(redact(str(value)).split())), LIMITS[limit_key])
 
 
 def _subject(function: str, status: str, detail: str) -> str:

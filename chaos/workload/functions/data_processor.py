@@ -1,7 +1,8 @@
 """`data-processor`: reads an order batch from the input bucket, totals it and logs the result.
 
 An ordinary Lambda handler (``data_processor.handler``): it runs on AWS unchanged. The bucket comes from
-the ``INPUT_BUCKET`` environment variable, the object key from the event.
+the ``INPUT_BUCKET`` environment variable, the object key from the event. An event with ``"debug": true``
+also logs the whole environment (the role's temporary credentials with it), as some functions do.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ s3 = boto3.client(
 
 
 def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    if event.get("debug"):  # a debugging aid functions keep: the whole environment, credentials included
+        logger.info("environment: %s", dict(os.environ))
     bucket, key = os.environ["INPUT_BUCKET"], event["key"]
     logger.info("processing s3://%s/%s", bucket, key)
     orders = json.loads(s3.get_object(Bucket=bucket, Key=key)["Body"].read())
