@@ -219,28 +219,31 @@ _ENCODED = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|[\"\\/bfnrt])|%[0-9A-Fa-f]{2}")
 _ESCAPES: Final[dict[str, str]] = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
-def _decoded(text: str) -> tuple[str, list[int]]:
-    """``text`` with its escapes and %XX sequences decoded, and where each decoded character began in
-    ``text`` (one more entry: its end)."""
-    view: list[str] = []
+def _decode_one(match: re.Match[str]) -> str:
+    code = match.group(0)
+    if code[0] == "%":
+        return chr(int(code[1:], 16))
+    if code[1] == "u":
+        return chr(int(code[2:], 16))
+    return _ESCAPES.get(code[1], code[1])
+
+
+def _said(text: str) -> str:
+    """``text`` with its escapes and %XX sequences decoded."""
+    return _ENCODED.sub(_decode_one, text) if "\\" in text or "%" in text else text
+
+
+def _starts(text: str) -> list[int]:
+    """Where each character of ``text`` decoded (escapes and %XX) began in ``text``, and one more entry: its
+    end."""
     starts: list[int] = []
     done = 0
     for match in _ENCODED.finditer(text):
-        view.append(text[done : match.start()])
         starts.extend(range(done, match.start()))
-        code = match.group(0)
-        if code[0] == "%":
-            char = chr(int(code[1:], 16))
-        elif code[1] == "u":
-            char = chr(int(code[2:], 16))
-        else:
-            char = _ESCAPES.get(code[1], code[1])
-        view.append(char)
         starts.append(match.start())
         done = match.end()
-    view.append(text[done:])
     starts.extend(range(done, len(text) + 1))
-    return "".join(view), starts
+    return starts
 
 
 def _pairs(text: str) -> list[tuple[int, int, str]]:
@@ -303,10 +306,10 @@ def _suspect(text: str) -> bool:
 
 
 def _redact_plain(text: str, counts: Counter[str]) -> str:
-    view, starts = (text, []) if _ENCODED.search(text) is None else _decoded(text)
-    found = _matches(view)
+    found = _matches(_said(text))
     if not found:
         return text
+    starts = _starts(text) if _ENCODED.search(text) else []  # where each character said was written
     parts, done = [], 0
     for start, _, end, kind in sorted(found):
         if starts:  # back to the encoded text: whole escape sequences
@@ -322,38 +325,46 @@ def _redact_plain(text: str, counts: Counter[str]) -> str:
 
 # --- a JSON document: each string and number by itself, everything else kept as written -------------------
 
+# Below a card number's 13 characters, only an address, a key's value or an encoded one can be a secret.
+_SHORT_SECRET = re.compile(r"[@=:%\\]")
+_TIME_OR_ID = re.compile(  # an ISO 8601 time, or a UUID (a request id, an event id)
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?"
+    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+)
 _LEXEME = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}\[\]:,]|\s+|true|false|null')
 
 
 def _document(text: str, counts: Counter[str]) -> str | None:
-    """A JSON document with each string redacted as the value of its key (an array's items are its key's),
-    and each number that is a secret replaced by a quoted placeholder; nothing else of it changes. None
-    when ``text`` is no JSON document."""
-    try:
-        json.loads(text)
-    except ValueError:
-        return None
+    """A JSON document with each string redacted as the value of its key (the string before the ":" that
+    precedes it; an array's items are its key's), and each number that is a secret replaced by a quoted
+    placeholder; nothing else of it changes. None when ``text`` is made of anything but JSON's lexemes (a
+    Python dict's repr: read as text instead)."""
     lexemes = _LEXEME.findall(text)
     if sum(map(len, lexemes)) != len(text):
-        return None  # a lexeme this scanner does not know: read as text instead
+        return None
     parts: list[str] = []
-    opened: list[tuple[str, str | None]] = []  # each open bracket, and the key it is the value of
+    opened: list[str | None] = []  # the key each open object or array is the value of
     key: str | None = None
-    expecting_key = False
-    for lexeme in lexemes:
+    following = [""] * len(lexemes)  # the next lexeme that is not white space
+    for index in range(len(lexemes) - 2, -1, -1):
+        ahead = lexemes[index + 1]
+        following[index] = following[index + 1] if ahead.isspace() else ahead
+    for lexeme, ahead in zip(lexemes, following, strict=True):
         if lexeme in ("{", "["):
-            opened.append((lexeme, key))
-            expecting_key = lexeme == "{"
+            opened.append(key)
         elif lexeme in ("}", "]"):
-            key = opened.pop()[1]
-        elif lexeme == ",":
-            expecting_key = opened[-1][0] == "{"
-        elif lexeme[0] == '"' and expecting_key:
-            key, expecting_key = json.loads(lexeme), False
+            key = opened.pop() if opened else None  # (unbalanced text is scanned all the same)
+        elif lexeme[0] == '"' and ahead == ":":
+            key = _string(lexeme)
         elif lexeme[0] == '"' or lexeme[0] in "-0123456789":
             lexeme = _redacted_lexeme(lexeme, key, counts)
         parts.append(lexeme)
     return "".join(parts)
+
+
+def _string(lexeme: str) -> str:
+    """A JSON string lexeme's value (decoded only when it holds an escape)."""
+    return json.loads(lexeme) if "\\" in lexeme else lexeme[1:-1]
 
 
 def _redacted_lexeme(lexeme: str, key: str | None, counts: Counter[str]) -> str:
@@ -366,19 +377,21 @@ def _redacted_lexeme(lexeme: str, key: str | None, counts: Counter[str]) -> str:
             return lexeme
         counts[kind] += 1
         return json.dumps(PLACEHOLDER.format(kind))
-    value = json.loads(lexeme)
+    value = _string(lexeme)
     redacted = _redacted(value, counts, key)
     return lexeme if redacted == value else json.dumps(redacted, ensure_ascii=False)
 
 
 def redact_text(text: str, counts: Counter[str]) -> str:
     """``text`` with every secret replaced by its placeholder; ``counts`` gains one per replacement."""
+    if (len(text) < 13 and not _SHORT_SECRET.search(text)) or _TIME_OR_ID.fullmatch(text):
+        return text  # most strings of an answer are times, ids and names: they hold nothing
     marker = _TRUNCATED.search(text) if text.endswith(" bytes]") else None
     body = text[: marker.start()] if marker else text
     stripped = body.strip()
     redacted = None
     if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
-        if '\\"' not in body and not _suspect(_decoded(body)[0]):
+        if '\\"' not in body and not _suspect(_said(body)):
             return text  # what every string of it says, read at once: nothing to look at closer
         redacted = _document(body, counts)
     if redacted is None:
@@ -387,6 +400,8 @@ def redact_text(text: str, counts: Counter[str]) -> str:
 
 
 def _redacted(value: Any, counts: Counter[str], key: str | None = None) -> Any:
+    if value is None:
+        return None
     if isinstance(value, str):
         if key is not None and names_a_secret(key) and value and not quotes_a_placeholder(value):
             kind = _kind_of(value)

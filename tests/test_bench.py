@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from evals.corpus import load_corpus
 from evals.settings import CASES_DIR
 from evals.tokens import token_counter
 from mcp_server.contract.registry import TOOL_NAMES
+from mcp_server.redaction import redact_answer
 from mcp_server.tools.change_lookups import PAGE_SIZE
 from mcp_server.tools.logs import ERROR_TERMS
 from supervisor.settings import SupervisorSettings
@@ -130,6 +132,21 @@ def test_redaction_benchmark_finds_every_planted_secret() -> None:
     assert serialise > 0
     assert redact > 0
     assert counts == {"email": 2, "card_number": 1, "bearer_token": 1}  # one line in 1,000, in turn
+
+
+def test_redaction_benchmark_s_page_holds_json_records_and_an_environment_with_every_secret_replaced() -> (
+    None
+):
+    page = redaction.page_of()
+    assert len(page.events) == redaction.PAGE_EVENTS
+    assert sum(event.message.startswith("{") for event in page.events) == redaction.PAGE_EVENTS // 2
+    redacted = redact_answer(page)
+    text = json.dumps([event.message for event in redacted.events])
+    assert "[REDACTED:aws_session_token]" in text
+    assert "IQoJb3JpZ2lu" not in text
+    # the first batch's secret line, ten lines given one, and the environment's three credentials
+    assert text.count("[REDACTED:") == 14
+    assert redaction.page_ms(runs=3) > 0
 
 
 def test_change_lookup_benchmark_finds_the_change_where_each_order_alone_does_not() -> None:

@@ -135,9 +135,9 @@ def test_the_full_drill_passes_and_writes_its_reports(
     restored = [c["ok"] for s in report["scenarios"] for c in s["checks"] if c["name"] == "world restored"]
     assert restored == [True] * len(SCENARIOS)  # one check per scenario, each passed
 
-    # three lanes by default, each with its own report; the whole drill's report holds every scenario once
+    # four lanes by default, each with its own report; the whole drill's report holds every scenario once
     lanes = [json.loads(p.read_text()) for p in sorted((tmp_path / "reports" / "lanes").glob("*/*.json"))]
-    assert len(lanes) == 3
+    assert len(lanes) == 4
     assert sorted(s["name"] for lane in lanes for s in lane["scenarios"]) == sorted(s.name for s in SCENARIOS)
     assert any(line.startswith("lane 2  [") for line in ran.stdout.splitlines())
 

@@ -118,6 +118,14 @@ def test_a_value_under_a_secret_key_goes_whole_when_another_kind_begins_it() -> 
     assert redact_text("password=abc@example.com-tail next", Counter()) == "password=[REDACTED:email] next"
 
 
+@pytest.mark.parametrize(
+    "text",
+    ['{} } {"password": "x"}', '{"a": "b" "password": "c"}', "{'password': 'x'}", "[1, 2]]", '{"k": tru}'],
+)
+def test_text_that_only_looks_like_json_is_read_without_error(text: str) -> None:
+    assert "[REDACTED:" in redact_text(text, Counter()) or "password" not in text
+
+
 def test_a_url_password_takes_only_the_password_not_the_host() -> None:
     redacted = redact_text("mongodb://svc:p@ss@cluster0.example.net/db?w=1", Counter())
     assert redacted == "mongodb://svc:[REDACTED:url_password]@cluster0.example.net/db?w=1"
