@@ -126,6 +126,24 @@ def test_text_that_only_looks_like_json_is_read_without_error(text: str) -> None
     assert "[REDACTED:" in redact_text(text, Counter()) or "password" not in text
 
 
+def test_a_secret_value_is_replaced_wherever_it_stands_and_the_record_stays_as_it_was() -> None:
+    """The same text as a key elsewhere, and escaped differently elsewhere."""
+    document = '{"note": "password=hunter2", "password=hunter2": 1, "raw": "password=hunter2\\/x"}'
+    redacted = redact_text(document, Counter())
+    assert json.loads(redacted) == {
+        "note": "password=[REDACTED:secret]",
+        "password=[REDACTED:secret]": 1,
+        "raw": "password=[REDACTED:secret]",
+    }
+
+
+def test_a_key_that_is_an_address_is_replaced_and_the_record_still_parses() -> None:
+    for document in ('{"bob@example.com": {"orders": 2}}', '{"bob@example.com": 4111111111111111}'):
+        redacted = redact_text(document, Counter())
+        assert "bob@example.com" not in redacted
+        assert "[REDACTED:email]" in json.loads(redacted)
+
+
 def test_a_url_password_takes_only_the_password_not_the_host() -> None:
     redacted = redact_text("mongodb://svc:p@ss@cluster0.example.net/db?w=1", Counter())
     assert redacted == "mongodb://svc:[REDACTED:url_password]@cluster0.example.net/db?w=1"
