@@ -54,6 +54,7 @@ CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within a
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
 DRILL_ORDER = event_traffic.DRILL_ORDER  # the one order the drill's traffic writes (deleted after each)
 CAUGHT_UP_SECONDS = 30.0  # how long an act waits for a pass of the Lambda service that began after its change
+BURST_REPORT_MB = 1  # a burst of report-builder renders small reports (no memory or hashing to speak of)
 SETTLE_SECONDS = 15.0  # how long a restore waits for what waited in orders-queue to be processed
 
 
@@ -338,7 +339,10 @@ class Drill:
         if act.traffic == "burst":
             count = self.settings.burst_size
             self.progress.step(f"traffic: a burst of {count} concurrent invocations of {function}")
+            # work as time, not computing: a busy machine must not stretch a burst past the timeout
             event = event | {"work_seconds": self.settings.burst_work_seconds}
+            if "size_mb" in event:  # report-builder's everyday report: 100 MB rendered and hashed
+                event["size_mb"] = BURST_REPORT_MB
             invocations = runtime.invoke_burst(function, event, count, act.qualifier)
         else:
             if act.traffic == "missing-key":
