@@ -70,13 +70,22 @@ def test_a_policy_the_server_cannot_read_is_a_gap_and_the_rest_is_answered(limit
 UNANSWERED_READ_SECONDS = 300.0
 
 
+def _unanswered_clients(sandbox: Sandbox) -> AwsClients:
+    """The MCP server's clients, reads bounded only by the tool's deadline, built before a test's clock
+    starts: building boto3 clients is CPU work a loaded machine can stretch past a 1 s deadline, and what
+    these tests time is the reads."""
+    settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
+    clients = AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+    clients.for_target(clients.resolver.resolve(GetRecentLogsArgs(lambda_name=names.FUNCTION_NAME)))
+    return clients
+
+
 @pytest.fixture
 def hung_iam(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsClients]:
     """The MCP server's clients with IAM behind a peer that accepts and never answers."""
     with BlackHole() as hole:
         monkeypatch.setenv("AWS_ENDPOINT_URL_IAM", hole.url)
-        settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
-        yield AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+        yield _unanswered_clients(sandbox)
 
 
 def test_a_hung_endpoint_costs_the_deadline_not_the_answer(hung_iam: AwsClients) -> None:
@@ -232,8 +241,7 @@ def hung_aws(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsC
     """The MCP server's clients with every AWS service behind a peer that accepts and never answers."""
     with BlackHole() as hole:
         monkeypatch.setenv("AWS_ENDPOINT_URL", hole.url)
-        settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
-        yield AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+        yield _unanswered_clients(sandbox)
 
 
 def _answered_at_the_deadline(result: Any, deadline: float) -> None:
@@ -270,8 +278,7 @@ def hung_sts(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[AwsC
     """The MCP server's clients with STS behind a peer that accepts and never answers."""
     with BlackHole() as hole:
         monkeypatch.setenv("AWS_ENDPOINT_URL_STS", hole.url)
-        settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
-        yield AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+        yield _unanswered_clients(sandbox)
 
 
 async def test_the_server_s_own_identity_is_read_within_the_deadline_too(hung_sts: AwsClients) -> None:
@@ -295,8 +302,7 @@ def hung_logs(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[Aws
     """The MCP server's clients with CloudWatch Logs behind a peer that accepts and never answers."""
     with BlackHole() as hole:
         monkeypatch.setenv("AWS_ENDPOINT_URL_CLOUDWATCH_LOGS", hole.url)
-        settings = ServerSettings(aws_read_timeout=UNANSWERED_READ_SECONDS, aws_max_attempts=1)
-        yield AwsClients.create(settings, sandbox.session(names.MCP_SERVER))
+        yield _unanswered_clients(sandbox)
 
 
 def test_hung_logs_are_a_gap_at_the_deadline_and_the_log_group_is_still_named(hung_logs: AwsClients) -> None:
