@@ -20,6 +20,7 @@ class Bundle:
 
 
 _STATE = ("boto3", "aws-lambda-powertools", "pydantic", "pydantic-settings")
+_REDACTION = "ahocorasick-rs"  # mcp_server.secret_kinds: every deployable redacts what it sends
 
 SUPERVISOR = Bundle(
     "supervisor",
@@ -35,11 +36,14 @@ SUPERVISOR = Bundle(
         "anyio",
         "json-repair",
         "tenacity",
+        _REDACTION,
     ),
     "supervisor.orchestrator:handler",
 )
 # The watchdog uses the supervisor's incident store, which validates names with mcp_server.lambda_names.
-WATCHDOG = Bundle("watchdog", ("watchdog", "supervisor", "mcp_server"), _STATE, "watchdog.handler:handler")
+WATCHDOG = Bundle(
+    "watchdog", ("watchdog", "supervisor", "mcp_server"), (*_STATE, _REDACTION), "watchdog.handler:handler"
+)
 # The image also runs the incident console (its own service in the template), which reads incidents
 # through supervisor.incident and prices LLM calls with supervisor.agent.prices: source only, none of their
 # distributions (langchain and the rest are never imported by the console).
@@ -59,6 +63,7 @@ MCP_SERVER = Bundle(
         "pyjwt[crypto]",
         "jinja2",
         "secure",
+        _REDACTION,
     ),
     "mcp_server.cli:main",
 )

@@ -26,6 +26,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, Final, TypeVar
 
 from pydantic import BaseModel
@@ -71,9 +72,27 @@ def _decode_one(match: re.Match[str]) -> str:
     return _ESCAPES.get(code[1], code[1])
 
 
+_SHORT_ESCAPES: Final[dict[str, str]] = {**_ESCAPES, '"': '"', "/": "/"}
+
+
 def _said(text: str) -> str:
     """``text`` with its escapes and %XX sequences decoded."""
-    return _ENCODED.sub(_decode_one, text) if "\\" in text or "%" in text else text
+    if "\\" not in text:
+        return _ENCODED.sub(_decode_one, text) if "%" in text else text
+    if "%" in text or "\\u" in text:
+        return _ENCODED.sub(_decode_one, text)
+    # Only two-character escapes: one step per backslash, not a Python call per escape matched.
+    parts = text.split("\\")
+    said, index = [parts[0]], 1
+    while index < len(parts):
+        part = parts[index]
+        if not part and index + 1 < len(parts):  # an escaped backslash: what follows it is as written
+            said += ["\\", parts[index + 1]]
+            index += 2
+            continue
+        said.append(_SHORT_ESCAPES.get(part[:1], "\\" + part[:1]) + part[1:])
+        index += 1
+    return "".join(said)
 
 
 def _starts(text: str) -> list[int]:
@@ -111,9 +130,12 @@ def _redact_plain(text: str, counts: Counter[str]) -> str:
 
 # Below a card number's 13 characters, only an address, a key's value or an encoded one can be a secret.
 _SHORT_SECRET = re.compile(r"[@=:%\\]")
-_TIME_OR_ID = re.compile(  # an ISO 8601 time, or a UUID (a request id, an event id)
-    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)?"
-    r"|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# Lambda's own lines in text format: ids, numbers and fixed words only (a number is never long enough to be a
+# card's, nor has it more than three decimals).
+_PLATFORM_LINE = re.compile(
+    rf"(?:START RequestId: {_UUID.pattern} Version: (?:\$LATEST|\d{{1,6}})|END RequestId: {_UUID.pattern}"
+    rf"|REPORT RequestId: {_UUID.pattern}(?:\t[A-Za-z ]{{1,20}}: \d{{1,9}}(?:\.\d{{1,3}})? (?:ms|MB))+)\t?\n?"
 )
 _LEXEME = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}\[\]:,]|\s+|true|false|null')
 
@@ -228,10 +250,31 @@ def _redacted_lexeme(lexeme: str, key: str | None, counts: Counter[str]) -> str:
     return lexeme if redacted == value else json.dumps(redacted, ensure_ascii=False)
 
 
+def _holds_nothing(text: str) -> bool:
+    """Most strings of an answer are names, times, ids and Lambda's own lines: they hold nothing (each
+    pattern only tried where the text's first characters allow it)."""
+    if len(text) < 13:
+        return text.isalnum() or not _SHORT_SECRET.search(text)
+    if text[4:5] == "-" and text[10:11] == "T":
+        return len(text) <= 32 and _is_time(text)  # longer, its fraction of a second could be a card number
+    if len(text) == 36 and text[8:9] == "-":
+        return _UUID.fullmatch(text) is not None  # a request id, an event id
+    return text[:3] in ("STA", "END", "REP") and _PLATFORM_LINE.fullmatch(text) is not None
+
+
+def _is_time(text: str) -> bool:
+    """An ISO 8601 date and time."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def redact_text(text: str, counts: Counter[str]) -> str:
     """``text`` with every secret replaced by its placeholder; ``counts`` gains one per replacement."""
-    if (len(text) < 13 and not _SHORT_SECRET.search(text)) or _TIME_OR_ID.fullmatch(text):
-        return text  # most strings of an answer are times, ids and names: they hold nothing
+    if _holds_nothing(text):
+        return text
     marker = _TRUNCATED.search(text) if text.endswith(" bytes]") else None
     body = text[: marker.start()] if marker else text
     stripped = body.strip()

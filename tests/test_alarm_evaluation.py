@@ -227,7 +227,15 @@ def test_single_metric_alarm_fires_once_on_a_breach_and_recovers_when_the_data_d
     assert alerting.messages(alarm_name) == []
     assert alerting.describe(alarm_name)["StateValue"] == "ALARM"
 
+    # Nor does a period that has so far seen only a success: its failures may be still to come.
     _put(alerting, "Errors", function, 0.0)
+    time.sleep(SETTLE)
+    assert time.time() < start + 2 * PERIOD, "the machine was too slow to see the period before it ended"
+    assert alerting.messages(alarm_name) == []
+    assert alerting.describe(alarm_name)["StateValue"] == "ALARM"
+
+    # Once it is complete, it is judged.
+    time.sleep(max(0.0, start + 2 * PERIOD - time.time()))
     [(subject, recovered)] = alerting.messages(alarm_name, wait_seconds=5)
     _assert_matches_definition(subject, recovered, alerting.describe(alarm_name))
     assert (recovered["OldStateValue"], recovered["NewStateValue"]) == ("ALARM", "OK")

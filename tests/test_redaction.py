@@ -8,12 +8,22 @@ import json
 import re
 import urllib.parse
 from collections import Counter
+from itertools import product
 
 import pytest
 
 from mcp_server.contract.common import Gap
 from mcp_server.contract.logs import LogsResponse
-from mcp_server.redaction import KINDS, REDACTION_SOURCE, names_a_secret, redact_answer, redact_text
+from mcp_server.redaction import (
+    _ENCODED,
+    KINDS,
+    REDACTION_SOURCE,
+    _decode_one,
+    _said,
+    names_a_secret,
+    redact_answer,
+    redact_text,
+)
 from tests.redaction_corpus import ACCESS_KEY, LOOK_ALIKES, REQUEST_ID, SECRET_KEY, SECRETS, Secret
 
 PLACEHOLDER = re.compile(r"\[REDACTED:([a-z_]+)\]")
@@ -223,3 +233,41 @@ def test_an_answer_with_nothing_to_redact_is_returned_as_it_is() -> None:
     answer = _logs("processed 25 orders", f"RequestId: {REQUEST_ID}")
     assert redact_answer(answer) is answer
     assert answer.gaps == [Gap(source="logs:FilterLogEvents", meaning="a page was not read")]
+
+
+def test_the_decoded_view_takes_each_escape_once_left_to_right() -> None:
+    """Every text of up to six characters drawn from backslashes, escape letters and others: the short-escape
+    path decodes exactly as the general one does (an escaped backslash takes the backslash after it)."""
+    texts = ("".join(chars) for size in range(1, 7) for chars in product('\\n"/tqx', repeat=size))
+    assert [text for text in texts if _said(text) != _ENCODED.sub(_decode_one, text)] == []
+    assert _said("a\\\\nb\\tc\\q") == "a\\nb\tc\\q"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"START RequestId: {REQUEST_ID} Version: $LATEST password=hunter2",
+        f"REPORT RequestId: {REQUEST_ID}\tDuration: 4111111111111111 ms",  # not a number Lambda prints
+        f"REPORT RequestId: {REQUEST_ID}\tDuration: 45.19 ms\tpassword=hunter2",
+        f"END RequestId: {REQUEST_ID} Bearer abcdefghijklmnop1234",
+        "2026-11-29T10:15:00.4111111111111111",  # a time's shape, a card number as its fraction
+        f"{REQUEST_ID} bob@example.com",
+    ],
+)
+def test_what_starts_like_a_time_an_id_or_lambda_s_own_line_is_still_read(text: str) -> None:
+    assert PLACEHOLDER.search(redact_text(text, Counter()))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"START RequestId: {REQUEST_ID} Version: $LATEST\n",
+        f"END RequestId: {REQUEST_ID}\n",
+        f"REPORT RequestId: {REQUEST_ID}\tDuration: 45.19 ms\tBilled Duration: 46 ms\tMemory Size: 256 MB\t"
+        "Max Memory Used: 50 MB\tInit Duration: 166.36 ms\t\n",
+        "2026-11-29T10:15:00.123456+00:00",
+        REQUEST_ID,
+    ],
+)
+def test_times_ids_and_lambda_s_own_lines_are_kept(text: str) -> None:
+    assert redact_text(text, Counter()) == text

@@ -7,9 +7,10 @@ metric with a statistic (SampleCount, Average, Sum, Minimum, Maximum), or metric
 ``Period``, aligned to the period (:mod:`.alarm_data`).
 
 **Evaluated early.** AWS evaluates a period once it is complete, about a minute later. Here the newest
-``EvaluationPeriods`` periods end with the current, still-open period as soon as it holds a datapoint, so
-a drill sees its alarm within about a second; until the open period holds data they end with the last
-complete one, as in AWS, so an alarm does not flap at every period boundary.
+``EvaluationPeriods`` periods end with the current, still-open period as soon as its datapoints breach the
+threshold, so a drill sees its alarm within about a second; otherwise they end with the last complete one,
+as in AWS: a period only partly seen shows a breach early but never its absence, so an alarm neither flaps
+at a period boundary nor clears on the first success of a period whose failures are still to come.
 
 Missing data follows ``TreatMissingData``: ``breaching``/``notBreaching`` count a missing period as such;
 ``missing`` (the default) goes to INSUFFICIENT_DATA when every period is missing and, with fewer
@@ -180,20 +181,20 @@ def _datapoint(start: int, value: float) -> str:
     return f"{value!r} ({datetime.fromtimestamp(start, UTC):%d/%m/%y %H:%M:%S})"
 
 
-def _window(datapoints: Datapoints, count: int) -> list[int]:
-    """The periods evaluated, oldest first: ending with the current one once it holds a datapoint."""
+def _window(datapoints: Datapoints, count: int, breaches: Callable[[float], bool]) -> list[int]:
+    """The periods evaluated, oldest first: ending with the current one once its datapoints breach."""
     last = datapoints.current
-    if last not in datapoints.values:
+    if last not in datapoints.values or not breaches(datapoints.values[last]):
         last -= datapoints.period
     return [last - i * datapoints.period for i in range(count - 1, -1, -1)]
 
 
 def _verdict(alarm: Any, datapoints: Datapoints, now: float) -> Verdict | None:
     """The state the data calls for, with CloudWatch's reason; None to keep the current state."""
-    window = _window(datapoints, alarm.evaluation_periods)
-    count, needed = len(window), alarm.datapoints_to_alarm or len(window)
     relation, breaches = _COMPARISONS[alarm.comparison_operator]
     threshold = float(alarm.threshold)
+    window = _window(datapoints, alarm.evaluation_periods, lambda value: breaches(value, threshold))
+    count, needed = len(window), alarm.datapoints_to_alarm or len(window)
     treat = alarm.treat_missing_data or "missing"
     present = [(t, datapoints.values[t]) for t in reversed(window) if t in datapoints.values]  # newest first
     missing = count - len(present)
