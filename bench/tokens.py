@@ -43,8 +43,13 @@ from mcp_server.contract.published_schema import published_schema
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS
 from mcp_server.registration import answer_text
 from supervisor.agent import prompt
+from supervisor.agent.prices import CACHE_READ_FACTOR, CACHE_WRITE_FACTOR
 from supervisor.schemas import DiagnosisSubmission
 from supervisor.settings import SupervisorSettings
+
+# Issue 44's goal: the mean investigation billed at <= 40% of the 11,890 input tokens measured before caching.
+CACHE_GOAL = 0.40
+CACHE_GOAL_BASE = 11_890
 
 
 def plain_host_rendering() -> Rendering:
@@ -105,6 +110,7 @@ class Report:
             "cases": [asdict(row) | {"ratio": round(row.ratio, 3)} for row in self.rows],
             "graph": {"min": min(totals), "mean": round(statistics.mean(totals)), "max": max(totals)},
             "per_call": self.graph[0].per_call,
+            "billed_with_cache": {name: round(value) for name, value in cached(self.graph).items()},
         }
 
 
@@ -135,8 +141,35 @@ def render(report: Report, counter: TokenCounter) -> str:
         f"sent with every call: {report.graph[0].per_call} (system prompt and specs)",
         "",
         "graph " + summary(report.graph),
+        "",
+        *cached_lines(report.graph),
     ]
     return "\n".join(lines)
+
+
+def cached(counted: list[InvestigationTokens]) -> dict[str, float]:
+    """The mean investigation's input as billed (in input-price tokens): nothing cached, its prefixes
+    written to Bedrock's prompt cache (the first investigation in five minutes), and read from it."""
+    return {
+        "uncached": statistics.mean(tokens.total for tokens in counted),
+        "written": statistics.mean(tokens.billed(CACHE_WRITE_FACTOR) for tokens in counted),
+        "read": statistics.mean(tokens.billed(CACHE_READ_FACTOR) for tokens in counted),
+    }
+
+
+def cached_lines(counted: list[InvestigationTokens]) -> list[str]:
+    billed = cached(counted)
+    base = billed["uncached"]
+    prefixes = " and ".join(str(n) for n in counted[0].cached_prefixes)
+    return [
+        f"with Bedrock's prompt cache (the two calls' prefixes, {prefixes} tokens, cached after the system "
+        f"prompt; a token read costs {CACHE_READ_FACTOR:g}, written {CACHE_WRITE_FACTOR:g} of an input "
+        "token, Claude's prices):",
+        f"  mean investigation billed as {billed['read']:.0f} input tokens when an earlier one cached its "
+        f"prefixes ({billed['read'] / base:.0%} of {base:.0f}), {billed['written']:.0f} when it writes them "
+        f"({billed['written'] / base:.0%}); goal <= {CACHE_GOAL:.0%} of {CACHE_GOAL_BASE:,}: "
+        f"{'met' if billed['read'] <= CACHE_GOAL * CACHE_GOAL_BASE else 'NOT met'}",
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

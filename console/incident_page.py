@@ -27,8 +27,6 @@ def incident_route(
         state, context = found
         diagnosis = (context or {}).get("diagnosis")  # the final one once re-checked
         marks = render.timeline(diagnosis, state, context)
-        prompt_tokens = int((context or {}).get("prompt_tokens", 0))
-        completion_tokens = int((context or {}).get("completion_tokens", 0))
         return page(
             request,
             "incident.html",
@@ -43,7 +41,7 @@ def incident_route(
             chart_width=render.WIDTH,
             chart_height=render.timeline_height(marks),
             account_region=account_region(state, region),
-            cost=render.cost((context or {}).get("model"), prompt_tokens, completion_tokens),
+            cost=render.cost((context or {}).get("model"), render.token_usage(context or {})),
             refresh=refresh_seconds if state.get("status") in OPEN else None,
         )
 

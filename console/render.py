@@ -11,10 +11,12 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from markupsafe import Markup, escape
+from pydantic import ValidationError
 
 from supervisor.agent.prices import price_of
 from supervisor.diagnosis.paths import quoted_span, resolve, value_matches, walk
 from supervisor.incident.outgoing_text import shown_controls
+from supervisor.schemas import TokenUsage
 
 TIMELINE_ORDER: Final[dict[str, int]] = {
     "change": 0,
@@ -184,8 +186,21 @@ def timeline_height(marks: list[Mark]) -> int:
     return int(24 + len(marks) * _ROW)
 
 
-def cost(model: str | None, prompt_tokens: int, completion_tokens: int) -> str:
+def token_usage(context: dict[str, Any]) -> list[TokenUsage]:
+    """Each model call's tokens as the audit record stored them; an older record's totals as one call."""
+    stored = context.get("token_usage")
+    if isinstance(stored, str):
+        try:
+            return [TokenUsage.model_validate(call) for call in json.loads(stored)]
+        except (ValueError, ValidationError):
+            pass
+    prompt, completion = int(context.get("prompt_tokens", 0)), int(context.get("completion_tokens", 0))
+    return [TokenUsage(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)]
+
+
+def cost(model: str | None, usage: list[TokenUsage]) -> str:
+    """What the model calls cost, prompt-cache reads and writes at their prices."""
     price = price_of(model or "", {})
     if price is None:
         return "n/a (no price known for this model)"
-    return f"${price.cost(prompt_tokens, completion_tokens):.4f}"
+    return f"${sum(price.cost_of(call) for call in usage):.4f}"

@@ -28,6 +28,7 @@ from chaos.drill.scenarios import SCENARIOS, Scenario
 from chaos.selection import select_by_name
 from evals.false_claims import false_claims
 from supervisor.agent.prices import Price, price_of
+from supervisor.schemas import TokenUsage
 
 # The drill scenarios that are diagnosis cases: an alarm opens an incident a model must diagnose (not the
 # healthy control, where no model is asked, nor the infrastructure scenarios, which test the pipeline).
@@ -102,6 +103,13 @@ def score(result: ScenarioResult, price: Price | None) -> LiveCase:
     judged = [incident.grounding for incident in result.incidents if incident.grounding is not None]
     input_tokens = sum(incident.input_tokens for incident in result.incidents)
     output_tokens = sum(incident.output_tokens for incident in result.incidents)
+    usage = TokenUsage(
+        prompt_tokens=input_tokens,
+        completion_tokens=output_tokens,
+        total_tokens=input_tokens + output_tokens,
+        cache_read_tokens=sum(incident.cache_read_tokens for incident in result.incidents),
+        cache_write_tokens=sum(incident.cache_write_tokens for incident in result.incidents),
+    )
     return LiveCase(
         name=result.scenario.name,
         expected="+".join(sorted(expected)),
@@ -115,7 +123,7 @@ def score(result: ScenarioResult, price: Price | None) -> LiveCase:
         llm_calls=sum(incident.llm_calls for incident in result.incidents),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
-        cost=None if price is None else price.cost(input_tokens, output_tokens),
+        cost=None if price is None else price.cost_of(usage),
         seconds=sum(incident.seconds for incident in result.incidents),
         false_claims=sum(len(false_claims(incident, expected)) for incident in diagnosed),
     )

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 from evals.corpus import Case, RecordedCall, canonical_arguments
 from supervisor.agent.accounting import Accounting
 from supervisor.agent.graph import StopReason, build_graph, initial_state, run_graph
+from supervisor.agent.prices import Price
 from supervisor.agent.providers import ToolCallFailed
 from supervisor.agent.run import classify
 from supervisor.schemas import AgentError, Diagnosis, LlmCallRecord
@@ -68,6 +69,10 @@ class CaseRun:
     @property
     def output_tokens(self) -> int:
         return sum(call.usage.completion_tokens for call in self.llm_calls)
+
+    def cost(self, price: Price) -> float:
+        """What its model calls are billed, prompt-cache reads and writes at their prices."""
+        return sum(price.cost_of(call.usage) for call in self.llm_calls)
 
 
 async def replay_case(case: Case, model: BaseChatModel, settings: SupervisorSettings) -> CaseRun:

@@ -103,7 +103,7 @@ def score_case(run: CaseRun, price: Price | None) -> CaseScore:
         llm_calls=len(run.llm_calls),
         input_tokens=run.input_tokens,
         output_tokens=run.output_tokens,
-        cost=price.cost(run.input_tokens, run.output_tokens) if price is not None else None,
+        cost=run.cost(price) if price is not None else None,
         seconds=run.seconds,
         error=error,
     )

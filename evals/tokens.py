@@ -110,6 +110,19 @@ class InvestigationTokens:
     def total(self) -> int:
         return self.first_call + self.second_call
 
+    @property
+    def cached_prefixes(self) -> tuple[int, int]:
+        """What each call sends before Bedrock's cache point (supervisor/agent/bedrock.py): the specs of the
+        tools it offers, then the system prompt."""
+        return self.per_call, self.per_call + self.submit_spec
+
+    def billed(self, factor: float) -> float:
+        """Input tokens as billed, in input-price tokens, when each call's cached prefix costs ``factor`` of
+        an input token: CACHE_READ_FACTOR once an earlier investigation wrote it (within its five minutes),
+        CACHE_WRITE_FACTOR when none did."""
+        prefixes = sum(self.cached_prefixes)
+        return self.total - prefixes + factor * prefixes
+
 
 def shown_result(case: Case, tool: str, rendering: Rendering, settings: SupervisorSettings) -> str:
     """The tool's default answer in the case, as ``rendering`` shows it to the model."""

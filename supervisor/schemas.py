@@ -365,9 +365,11 @@ class Diagnosis(DiagnosisSubmission):
 class TokenUsage(_Model):
     """LLM token usage of one diagnosis."""
 
-    prompt_tokens: int = Field(ge=0)
+    prompt_tokens: int = Field(ge=0)  # every input token, those read from or written to a prompt cache too
     completion_tokens: int = Field(ge=0)
     total_tokens: int = Field(ge=0)
+    cache_read_tokens: int = Field(default=0, ge=0)  # of prompt_tokens: read from the cache (cheaper)
+    cache_write_tokens: int = Field(default=0, ge=0)  # of prompt_tokens: written to it (dearer)
 
 
 ToolCallStatus = Literal[

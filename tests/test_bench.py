@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
@@ -108,6 +109,13 @@ def test_token_benchmark_compares_the_graph_with_a_plain_mcp_host() -> None:
     assert "| case | plain MCP host (baseline) | graph | graph / baseline |" in text
     assert "budget: mean <= 12000" in text
     assert "sent with every call" in text
+    # Cached, each call's tool specs and system prompt cost a tenth of an input token read, 1.25 written.
+    billed = tokens.cached(report.graph)
+    prefixes = statistics.mean(2 * t.system + 2 * t.tool_specs + t.submit_spec for t in report.graph)
+    assert billed["uncached"] == statistics.mean(row.graph for row in report.rows)
+    assert billed["read"] == pytest.approx(billed["uncached"] - 0.9 * prefixes)
+    assert billed["written"] == pytest.approx(billed["uncached"] + 0.25 * prefixes)
+    assert f"billed as {billed['read']:.0f} input tokens when an earlier one cached its prefixes" in text
 
 
 def test_drill_benchmark_reports_wall_time_against_the_budget() -> None:

@@ -20,7 +20,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from console.app import create_app
 from console.data import encode_token
-from console.render import evidence_source, highlighted, timeline
+from console.render import cost, evidence_source, highlighted, timeline, token_usage
 from console.settings import ConsoleSettings
 from console.templating import environment
 from supervisor.diagnosis.evidence import verify
@@ -571,3 +571,20 @@ def test_a_provisional_incident_is_marked_in_the_list_and_a_rechecked_one_shows_
     assert "<li>fault types: unknown -&gt; throttling</li>" in provisional_section
     assert "Trigger: none found" in provisional_section
     assert "provisional: the window is open" in provisional_section
+
+
+def test_an_incident_s_cost_bills_each_call_s_cached_input_at_the_cache_s_prices() -> None:
+    """Claude Sonnet ($3 in, $15 out a million): 10,000 input tokens, 8,000 read from the prompt cache
+    ($0.30 a million), and 1,000 out; an older record without per-call usage is priced from its totals."""
+    model = "bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+    call = {
+        "prompt_tokens": 10_000,
+        "completion_tokens": 1_000,
+        "total_tokens": 11_000,
+        "cache_read_tokens": 8_000,
+    }
+    recorded = {"token_usage": json.dumps([call]), "prompt_tokens": 10_000, "completion_tokens": 1_000}
+    assert cost(model, token_usage(recorded)) == "$0.0234"  # 2,000 x 3 + 8,000 x 0.3 + 1,000 x 15
+    older = {"prompt_tokens": 10_000, "completion_tokens": 1_000}
+    assert cost(model, token_usage(older)) == "$0.0450"
+    assert cost("ollama:llama3", token_usage(older)) == "n/a (no price known for this model)"

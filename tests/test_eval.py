@@ -36,6 +36,7 @@ from supervisor.diagnosis.rules.conversation import Conversation, read
 from supervisor.diagnosis.rules.diagnose import diagnose
 from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.faults.registry import FAULT_TYPES
+from supervisor.schemas import TokenUsage
 from supervisor.settings import SupervisorSettings
 
 SETTINGS = SupervisorSettings()
@@ -310,6 +311,22 @@ def test_prices_by_model_family_and_overrides() -> None:
     assert price_of("ollama:llama3", {}) is None
     model, price = cli.parse_override("ollama:llama3=0.1,0.2")
     assert price_of(model, {model: price}) == price
+
+
+def test_cached_input_is_billed_at_the_cache_s_prices() -> None:
+    """Claude Sonnet, $3 in and $15 out a million: 10,000 input tokens, 8,000 of them read from the cache
+    ($0.30 a million) and 1,000 written to it ($3.75), and 1,000 out."""
+    sonnet = price_of("bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0", {})
+    assert sonnet is not None
+    usage = TokenUsage(
+        prompt_tokens=10_000,
+        completion_tokens=1_000,
+        total_tokens=11_000,
+        cache_read_tokens=8_000,
+        cache_write_tokens=1_000,
+    )
+    assert sonnet.cost_of(usage) == pytest.approx((1_000 * 3 + 8_000 * 0.3 + 1_000 * 3.75 + 1_000 * 15) / 1e6)
+    assert sonnet.cost(10_000, 1_000) == pytest.approx((10_000 * 3 + 1_000 * 15) / 1e6)
 
 
 # --- recording on the sandbox ------------------------------------------------------------------------

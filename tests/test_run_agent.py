@@ -16,7 +16,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import Response
 
-from chaos.bedrock_fake import FakeConverse, aws_error, tool_use
+from chaos.bedrock_fake import FakeConverse, PromptCache, aws_error, tool_use
 from chaos.faults.throttle import THROTTLE
 from chaos.loopback import BlackHole, free_port
 from chaos.sandbox import names
@@ -24,9 +24,10 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.agent.models import build_model
-from supervisor.agent.prompt import SUBMIT_TOOL, read_tagged
+from supervisor.agent.prices import price_of
+from supervisor.agent.prompt import SUBMIT_TOOL, SYSTEM_PROMPT, read_tagged
 from supervisor.agent.run import run_agent
-from supervisor.schemas import AgentError
+from supervisor.schemas import AgentError, TokenUsage
 from supervisor.settings import SupervisorSettings
 from tests.conftest import Inject, serving_converse
 
@@ -76,11 +77,22 @@ async def test_a_bedrock_model_drives_a_full_diagnosis(
     result = await _run(sandbox, mcp_server_url)
     assert result.diagnosis is not None
     assert result.diagnosis.verification.passed
-    assert [u.total_tokens for u in result.token_usage] == [900, 1200]
     assert [r.tool for r in result.tool_calls] == ["get_lambda_config", "submit_diagnosis"]
     first, second = bedrock.requests
     assert first["model"] == "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
-    assert "untrusted data" in first["system"][0]["text"].lower()
+    # The system prompt, then a cache point: the tool specifications and the system prompt are cached.
+    assert first["system"] == [{"text": SYSTEM_PROMPT}, {"cachePoint": {"type": "default"}}]
+    assert "cachePoint" not in json.dumps([first["messages"], first["toolConfig"], second["messages"]])
+    # Each turn recorded as Bedrock billed it (replayed here on a cache of the fake's own): the two turns
+    # offer different tools, so each wrote its own prefix and read none.
+    billed = [PromptCache().usage(request["model"], request) for request in (first, second)]
+    assert [(u.cache_read_tokens, u.cache_write_tokens) for u in result.token_usage] == [
+        (0, usage["cacheWriteInputTokens"]) for usage in billed if usage is not None
+    ]
+    assert all(u.cache_write_tokens > 1024 for u in result.token_usage)
+    assert [u.total_tokens - u.completion_tokens for u in result.token_usage] == [
+        sum(usage.values()) for usage in billed if usage is not None
+    ]
     diagnostic = {
         "get_recent_logs",
         "get_iam_state",
@@ -98,6 +110,33 @@ async def test_a_bedrock_model_drives_a_full_diagnosis(
     assert result_block["content"][0]["text"].startswith(
         '<tool_result tool="get_lambda_config" trust="data">'
     )
+
+
+async def test_the_next_investigation_reads_the_cached_prefix_and_pays_less_for_it(
+    sandbox: Sandbox, mcp_server_url: str, bedrock: FakeConverse
+) -> None:
+    for use in ("a", "b"):
+        bedrock.script += [
+            tool_use("get_lambda_config", {"lambda_name": names.FUNCTION_NAME}, f"{use}-1"),
+            tool_use("submit_diagnosis", _submission(), f"{use}-2"),
+        ]
+    first = await _run(sandbox, mcp_server_url)
+    second = await _run(sandbox, mcp_server_url)
+
+    written = [(0, u.cache_write_tokens) for u in first.token_usage]
+    assert [(u.cache_write_tokens, u.cache_read_tokens) for u in second.token_usage] == written
+    sonnet = price_of(MODEL, {})
+    assert sonnet is not None
+
+    def billed(usage: list[TokenUsage]) -> float:
+        return sum(sonnet.cost_of(u) for u in usage)
+
+    def listed(usage: list[TokenUsage]) -> float:  # every input token at the input price
+        return sum(sonnet.cost(u.prompt_tokens, u.completion_tokens) for u in usage)
+
+    assert billed(first.token_usage) > listed(first.token_usage)  # writing the prefix costs a quarter more
+    assert billed(second.token_usage) < listed(second.token_usage)  # reading it, a tenth
+    assert billed(second.token_usage) < billed(first.token_usage)
 
 
 async def test_throttling_is_retried_as_bedrock_transient(

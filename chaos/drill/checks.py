@@ -76,8 +76,10 @@ class Incident:
     failed_attempts: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
     llm_calls: int = 0
-    input_tokens: int = 0
+    input_tokens: int = 0  # those read from or written to a prompt cache too
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
     seconds: float = 0.0  # the supervisor's time on the incident
     grounding: Grounding | None = None  # the independent judge's, once judged
     stage: DiagnosisStage = field(default_factory=DiagnosisStage)

@@ -63,6 +63,8 @@ class _Counted:
         self.llm_calls = 0
         self.input_tokens = 0
         self.output_tokens = 0
+        self.cache_read_tokens = 0
+        self.cache_write_tokens = 0
 
     def record(self, record: LlmCallRecord | ToolCallRecord) -> None:
         if isinstance(record, ToolCallRecord):
@@ -71,6 +73,8 @@ class _Counted:
             self.llm_calls += 1
             self.input_tokens += record.usage.prompt_tokens
             self.output_tokens += record.usage.completion_tokens
+            self.cache_read_tokens += record.usage.cache_read_tokens
+            self.cache_write_tokens += record.usage.cache_write_tokens
         self.progress.record(record)
 
 
@@ -137,6 +141,8 @@ class Orchestrator:
                 incident.answers = sent_answers(self.answer_log, incident.incident_id)
             incident.tools, incident.llm_calls = counted.tools, counted.llm_calls
             incident.input_tokens, incident.output_tokens = counted.input_tokens, counted.output_tokens
+            incident.cache_read_tokens = counted.cache_read_tokens
+            incident.cache_write_tokens = counted.cache_write_tokens
             incident.seconds = seconds
             stage = " (provisional)" if incident.stage.final is False else ""
             self.progress.step(f"state: {incident.incident_id} {incident.outcome}{stage}")
@@ -292,6 +298,8 @@ class Responder:
                 incident.llm_calls += earlier.llm_calls
                 incident.input_tokens += earlier.input_tokens
                 incident.output_tokens += earlier.output_tokens
+                incident.cache_read_tokens += earlier.cache_read_tokens
+                incident.cache_write_tokens += earlier.cache_write_tokens
                 incident.seconds += earlier.seconds
                 incident.failed_attempts = earlier.failed_attempts + incident.failed_attempts
                 self.incidents[n] = incident

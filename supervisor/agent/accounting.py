@@ -30,10 +30,13 @@ class Accounting:
 
 def _usage(message: AIMessage) -> TokenUsage:
     usage = message.usage_metadata or {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+    cached = usage.get("input_token_details") or {}
     return TokenUsage(
         prompt_tokens=usage["input_tokens"],
         completion_tokens=usage["output_tokens"],
         total_tokens=usage["total_tokens"],
+        cache_read_tokens=cached.get("cache_read") or 0,
+        cache_write_tokens=cached.get("cache_creation") or 0,
     )
 
 

@@ -29,23 +29,23 @@ def bedrock_region() -> str:
 
 
 def build_model(spec: str, settings: SupervisorSettings) -> BaseChatModel:
-    """``rules``; ``bedrock:<model or inference-profile id>`` (ChatBedrockConverse on the standard AWS
-    chain, which includes ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``); or any other ``provider:model`` through
-    ``init_chat_model``."""
+    """``rules``; ``bedrock:<model or inference-profile id>`` (Converse on the standard AWS chain, which
+    includes ``AWS_ENDPOINT_URL_BEDROCK_RUNTIME``, the prompt's fixed prefix cached); or any other
+    ``provider:model`` through ``init_chat_model``."""
     if spec == "rules":
         return RulesChatModel()
     provider, _, model_id = spec.partition(":")
     if not provider or not model_id:
         raise AgentError("config", f"model {spec!r} is not 'rules' or 'provider:model'")
     if provider == "bedrock":
-        from langchain_aws import ChatBedrockConverse
+        from supervisor.agent.bedrock import PromptCachingConverse
 
         config = Config(
             retries={"mode": "standard", "total_max_attempts": settings.bedrock_max_attempts},
             connect_timeout=10,
             read_timeout=settings.llm_timeout,
         )
-        return ChatBedrockConverse(
+        return PromptCachingConverse(
             model_id=model_id,
             region_name=bedrock_region(),
             config=config,

@@ -7,10 +7,18 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from supervisor.schemas import TokenUsage
+
 LIST_PRICE_SOURCE: Final = (
     "Anthropic list prices in USD per million tokens (docs.anthropic.com/en/docs/about-claude/pricing); "
     "Bedrock bills the same models at these rates or more (regional endpoints, legacy models)"
 )
+
+
+# Prompt caching's prices against the input price (Anthropic's pricing page, which Bedrock follows for
+# Claude): a token read from the cache costs a tenth, one written to it (five-minute lifetime) a quarter more.
+CACHE_READ_FACTOR: Final = 0.1
+CACHE_WRITE_FACTOR: Final = 1.25
 
 
 @dataclass(frozen=True)
@@ -24,7 +32,14 @@ class Price:
         return f"{self.input_per_million:g} in / {self.output_per_million:g} out per million ({self.source})"
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
+        """Every input token at the input price (nothing cached)."""
         return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1_000_000
+
+    def cost_of(self, usage: TokenUsage) -> float:
+        """What ``usage`` is billed: tokens read from the prompt cache and written to it at their prices."""
+        cached = usage.cache_read_tokens * CACHE_READ_FACTOR + usage.cache_write_tokens * CACHE_WRITE_FACTOR
+        fresh = usage.prompt_tokens - usage.cache_read_tokens - usage.cache_write_tokens
+        return self.cost(fresh, usage.completion_tokens) + cached * self.input_per_million / 1_000_000
 
 
 # By model family: a Bedrock id (with or without an inference-profile prefix such as 'us.') and an
