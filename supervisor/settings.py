@@ -27,8 +27,19 @@ class SupervisorSettings(BaseSettings, NotificationSettings, RecheckQueueSetting
         validation_alias=_env("SUPERVISOR_MODEL"),
         default="rules",
         description="'rules' (offline), 'bedrock:<inference-profile or model id>' (current Claude models: "
-        "a profile id such as us.anthropic.claude-sonnet-4-5-20250929-v1:0), or any 'provider:model' "
-        "init_chat_model knows.",
+        "a profile id such as us.anthropic.claude-sonnet-4-5-20250929-v1:0), 'openai:<model>' (OpenAI, or "
+        "any OpenAI-compatible server: SUPERVISOR_OPENAI_BASE_URL), 'anthropic:<model>', or any "
+        "'provider:model' init_chat_model knows.",
+    )
+    openai_base_url: str | None = Field(
+        default=None,
+        description="For 'openai:<model>': the OpenAI-compatible server's base URL, e.g. "
+        "http://127.0.0.1:11434/v1 (Ollama) or http://127.0.0.1:8080/v1 (llama.cpp, vLLM); unset: OpenAI.",
+    )
+    openai_api_key: SecretStr | None = Field(
+        default=None,
+        description="For 'openai:<model>': the server's key; unset: OPENAI_API_KEY (a local server that "
+        "asks for none needs neither).",
     )
     mcp_server_url: str = Field(
         validation_alias=_env("MCP_SERVER_URL"),
@@ -128,6 +139,17 @@ class SupervisorSettings(BaseSettings, NotificationSettings, RecheckQueueSetting
         if url.scheme not in ("http", "https") or not url.netloc:
             raise ValueError(
                 f"MCP_SERVER_URL must be an http(s) URL such as http://host:8080/sse, not {value!r}"
+            )
+        return value
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _base_url(cls, value: str | None) -> str | None:
+        url = urlparse(value or "")
+        if value is not None and (url.scheme not in ("http", "https") or not url.netloc):
+            raise ValueError(
+                "SUPERVISOR_OPENAI_BASE_URL must be an http(s) URL such as http://127.0.0.1:11434/v1, "
+                f"not {value!r}"
             )
         return value
 

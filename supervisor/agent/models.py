@@ -7,6 +7,7 @@ import os
 import boto3
 from botocore.config import Config
 from langchain_core.language_models import BaseChatModel
+from pydantic import SecretStr
 
 from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.schemas import AgentError
@@ -52,6 +53,10 @@ def build_model(spec: str, settings: SupervisorSettings) -> BaseChatModel:
             temperature=0,
             disable_streaming=True,  # Converse only: the deployed role grants bedrock:InvokeModel alone
         )
+    if provider == "openai":
+        return _openai(model_id, settings)
+    if provider == "anthropic" and not os.environ.get("ANTHROPIC_API_KEY"):
+        raise AgentError("config", f"model {spec!r} needs ANTHROPIC_API_KEY, Anthropic's API key")
     from langchain.chat_models import init_chat_model
 
     try:
@@ -62,3 +67,31 @@ def build_model(spec: str, settings: SupervisorSettings) -> BaseChatModel:
         ) from error
     except ValueError as error:
         raise AgentError("config", f"model {spec!r} cannot be built: {error}") from error
+
+
+def _openai(model_id: str, settings: SupervisorSettings) -> BaseChatModel:
+    """OpenAI's API, or any server that speaks it (SUPERVISOR_OPENAI_BASE_URL): Ollama, vLLM, llama.cpp's
+    server, LM Studio."""
+    try:
+        from langchain_openai import ChatOpenAI
+    except ImportError as error:
+        raise AgentError(
+            "config",
+            f"model 'openai:{model_id}' needs langchain-openai: pip install 'incident-response[openai]'",
+        ) from error
+    key = settings.openai_api_key.get_secret_value() if settings.openai_api_key else None
+    key = key or os.environ.get("OPENAI_API_KEY")
+    if key is None and settings.openai_base_url is None:
+        raise AgentError(
+            "config",
+            f"model 'openai:{model_id}' has no key: set SUPERVISOR_OPENAI_API_KEY (or OPENAI_API_KEY), or "
+            "SUPERVISOR_OPENAI_BASE_URL for a server that needs none",
+        )
+    return ChatOpenAI(
+        model=model_id,
+        base_url=settings.openai_base_url,
+        api_key=SecretStr(key or "none"),  # a local server ignores it; the client needs one
+        temperature=0,
+        timeout=settings.llm_timeout,
+        max_retries=settings.bedrock_max_attempts - 1,
+    )
