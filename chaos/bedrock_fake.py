@@ -36,6 +36,16 @@ def tool_use(name: str, arguments: dict[str, Any], use_id: str, tokens: int = 10
     }
 
 
+def text_reply(text: str, tokens: int = 100) -> dict[str, Any]:
+    """A Converse reply in which the model only writes ``text``."""
+    return {
+        "output": {"message": {"role": "assistant", "content": [{"text": text}]}},
+        "stopReason": "end_turn",
+        "usage": {"inputTokens": tokens - 20, "outputTokens": 20, "totalTokens": tokens},
+        "metrics": {"latencyMs": 5},
+    }
+
+
 def aws_error(status: int, code: str, message: str) -> tuple[int, dict[str, Any], dict[str, str]]:
     return status, {"message": message}, {"x-amzn-ErrorType": f"{code}:http://internal.amazon.com/"}
 

@@ -386,6 +386,9 @@ class LlmCallRecord(_Model):
     usage: TokenUsage
     forced_final: bool = Field(description="Only submit_diagnosis was offered (deadline or token cap).")
     tool_calls: list[str] = Field(description="Names of the tools the model asked for.")
+    calls_from_text: int = Field(
+        default=0, ge=0, description="Of tool_calls: written as the whole text of the reply, read as calls."
+    )
     error: str | None = None
 
 

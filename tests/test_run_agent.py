@@ -16,7 +16,7 @@ import pytest
 from starlette.requests import Request
 from starlette.responses import Response
 
-from chaos.bedrock_fake import FakeConverse, PromptCache, aws_error, tool_use
+from chaos.bedrock_fake import FakeConverse, PromptCache, aws_error, text_reply, tool_use
 from chaos.faults.throttle import THROTTLE
 from chaos.loopback import BlackHole, free_port
 from chaos.sandbox import names
@@ -137,6 +137,31 @@ async def test_the_next_investigation_reads_the_cached_prefix_and_pays_less_for_
     assert billed(first.token_usage) > listed(first.token_usage)  # writing the prefix costs a quarter more
     assert billed(second.token_usage) < listed(second.token_usage)  # reading it, a tenth
     assert billed(second.token_usage) < billed(first.token_usage)
+
+
+async def test_a_call_written_as_the_reply_s_text_is_run_and_counted(
+    sandbox: Sandbox, mcp_server_url: str, bedrock: FakeConverse
+) -> None:
+    written = {"name": "get_lambda_config", "arguments": {"lambda_name": names.FUNCTION_NAME}}
+    bedrock.script += [
+        text_reply(f"```json\n{json.dumps(written)}\n```"),
+        tool_use("submit_diagnosis", _submission(), "use-2"),
+    ]
+    result = await _run(sandbox, mcp_server_url)
+    assert [(r.tool, r.status) for r in result.tool_calls] == [
+        ("get_lambda_config", "ok"),
+        ("submit_diagnosis", "ok"),
+    ]
+    assert [(c.tool_calls, c.calls_from_text) for c in result.llm_calls] == [
+        (["get_lambda_config"], 1),
+        (["submit_diagnosis"], 0),
+    ]
+    assert result.diagnosis is not None
+    # The model is shown its text as the call it was read as, and the answer to it.
+    [reply, answer] = bedrock.requests[1]["messages"][1:3]
+    [use] = [block["toolUse"] for block in reply["content"] if "toolUse" in block]
+    assert (use["name"], use["input"]) == ("get_lambda_config", written["arguments"])
+    assert answer["content"][0]["toolResult"]["toolUseId"] == use["toolUseId"]
 
 
 async def test_throttling_is_retried_as_bedrock_transient(

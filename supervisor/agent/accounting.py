@@ -41,7 +41,12 @@ def _usage(message: AIMessage) -> TokenUsage:
 
 
 def llm_record(
-    turn: int, started: float, response: AIMessage | None, forced_final: bool, error: str | None
+    turn: int,
+    started: float,
+    response: AIMessage | None,
+    forced_final: bool,
+    error: str | None,
+    from_text: int = 0,
 ) -> LlmCallRecord:
     """The record of one model call begun at ``started`` (time.perf_counter()): its answer or its error."""
     return LlmCallRecord(
@@ -53,5 +58,6 @@ def llm_record(
         else TokenUsage(prompt_tokens=0, completion_tokens=0, total_tokens=0),
         forced_final=forced_final,
         tool_calls=[call["name"] for call in response.tool_calls] if response is not None else [],
+        calls_from_text=from_text,
         error=error,
     )

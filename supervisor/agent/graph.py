@@ -30,6 +30,7 @@ from mcp_server.redaction import redact_answer
 from supervisor.agent import prompt
 from supervisor.agent.accounting import Accounting, llm_record
 from supervisor.agent.providers import ToolCallFailed
+from supervisor.agent.text_calls import as_calls, calls_in_text
 from supervisor.diagnosis import evidence, standing
 from supervisor.schemas import (
     AgentError,
@@ -284,7 +285,10 @@ class _Nodes:
         conversation = [SystemMessage(prompt.SYSTEM_PROMPT), *state["messages"], *added]
         turn = sum(isinstance(m, AIMessage) for m in state["messages"]) + 1
         bound = self.finishing if final else self.opening if turn == 1 else self.investigating
-        response, record = await self._ask(bound, conversation, turn, final)
+        offered = (
+            [prompt.SUBMIT_TOOL] if final else [*TOOL_NAMES, *([prompt.SUBMIT_TOOL] if turn > 1 else [])]
+        )
+        response, record = await self._ask(bound, conversation, turn, final, offered)
         return {"messages": [*added, response], "token_usage": [record.usage], "final_turn": final}
 
     def _final_reason(self, state: AgentState) -> str | None:
@@ -303,8 +307,10 @@ class _Nodes:
         conversation: list[AnyMessage],
         turn: int,
         final: bool,
+        offered: list[str],
     ) -> tuple[AIMessage, LlmCallRecord]:
-        """One model call within the LLM timeout, recorded whether it answers or fails."""
+        """One model call within the LLM timeout, recorded whether it answers or fails; calls it wrote as its
+        whole text to the ``offered`` tools are read as calls (and counted)."""
         started = time.perf_counter()
         try:
             async with asyncio.timeout(self.settings.llm_timeout):
@@ -318,7 +324,10 @@ class _Nodes:
             raise
         if not isinstance(response, AIMessage):
             raise AgentError("unknown", f"the model returned {type(response).__name__}, not an AIMessage")
-        record = llm_record(turn, started, response, final, None)
+        written = calls_in_text(response, offered)
+        if written:
+            response = as_calls(response, written)
+        record = llm_record(turn, started, response, final, None, from_text=len(written))
         self.accounting.add(record)
         return response, record
 
