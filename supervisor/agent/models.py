@@ -93,5 +93,4 @@ def _openai(model_id: str, settings: SupervisorSettings) -> BaseChatModel:
         api_key=SecretStr(key or "none"),  # a local server ignores it; the client needs one
         temperature=0,
         timeout=settings.llm_timeout,
-        max_retries=settings.bedrock_max_attempts - 1,
     )
