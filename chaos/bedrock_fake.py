@@ -95,13 +95,13 @@ class PromptCache:
         now = self.clock()
         valid = [(digest, tokens) for digest, tokens in points if tokens >= least]
         read = max((tokens for digest, tokens in valid if self.entries.get(digest, 0.0) > now), default=0)
-        written = max((tokens for _, tokens in valid), default=0) - read
+        written = max((tokens for _, tokens in valid), default=0) - read  # up to the last point beyond
         for digest, _ in valid:
             self.entries[digest] = now + CACHE_TTL_SECONDS
         return {
-            "inputTokens": total - read - max(written, 0),
+            "inputTokens": total - read - written,
             "cacheReadInputTokens": read,
-            "cacheWriteInputTokens": max(written, 0),
+            "cacheWriteInputTokens": written,
         }
 
 
