@@ -4,8 +4,9 @@ measured in the same run; and one page as the logs tool answers it (100 events),
 
     .venv/bin/python -m bench.redaction [--events 100000] [--runs 3]
 
-The events are Lambda's text-format lines (START, application lines, END, REPORT) with a request id, a
-timestamp and an S3 key each; one line in 1,000 carries an e-mail address, a card number or a bearer token.
+The events are Lambda's text-format lines (START, application lines, END, REPORT) with a request id (a
+random UUID, as Lambda's are), a timestamp and an S3 key each; one line in 1,000 carries an e-mail address, a
+card number or a bearer token.
 The page holds the same lines, half of them as JSON-format records, with a secret every ten events and one
 line that prints a function's whole environment (its temporary credentials with it).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import re
 import sys
 import uuid
@@ -31,10 +33,15 @@ _SECRETS = (
 )
 
 
+def _request_id(seed: int) -> str:
+    """A request id as Lambda writes them: a random (version 4) UUID, the same for the same seed."""
+    return str(uuid.UUID(int=random.Random(seed).getrandbits(128), version=4))
+
+
 def _lines(count: int) -> list[str]:
     lines: list[str] = []
     while len(lines) < count:
-        request = str(uuid.UUID(int=len(lines)))
+        request = _request_id(len(lines))
         batch = len(lines) // 4
         lines += [
             f"START RequestId: {request} Version: $LATEST\n",
@@ -79,7 +86,7 @@ def page_of(count: int = PAGE_EVENTS) -> LogsResponse:
             line = _ENVIRONMENT
         if n % 2:
             line = json.dumps(
-                {"timestamp": at, "level": "INFO", "requestId": str(uuid.UUID(int=n)), "message": line}
+                {"timestamp": at, "level": "INFO", "requestId": _request_id(n), "message": line}
             )
         messages.append(line)
     events = [{"timestamp": at, "message": message, "kind": "function"} for message in messages]

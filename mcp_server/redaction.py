@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
@@ -72,27 +72,22 @@ def _decode_one(match: re.Match[str]) -> str:
     return _ESCAPES.get(code[1], code[1])
 
 
-_SHORT_ESCAPES: Final[dict[str, str]] = {**_ESCAPES, '"': '"', "/": "/"}
+_SHORT_ESCAPES: Final = tuple(
+    ("\\" + code, decoded) for code, decoded in {**_ESCAPES, '"': '"', "/": "/"}.items()
+)
 
 
 def _said(text: str) -> str:
     """``text`` with its escapes and %XX sequences decoded."""
     if "\\" not in text:
         return _ENCODED.sub(_decode_one, text) if "%" in text else text
-    if "%" in text or "\\u" in text:
+    if "%" in text or "\\u" in text or "\\\\" in text:
         return _ENCODED.sub(_decode_one, text)
-    # Only two-character escapes: one step per backslash, not a Python call per escape matched.
-    parts = text.split("\\")
-    said, index = [parts[0]], 1
-    while index < len(parts):
-        part = parts[index]
-        if not part and index + 1 < len(parts):  # an escaped backslash: what follows it is as written
-            said += ["\\", parts[index + 1]]
-            index += 2
-            continue
-        said.append(_SHORT_ESCAPES.get(part[:1], "\\" + part[:1]) + part[1:])
-        index += 1
-    return "".join(said)
+    # Only two-character escapes, none of them a backslash: each replaced in one pass, not a call per escape.
+    for escape, character in _SHORT_ESCAPES:
+        if escape in text:
+            text = text.replace(escape, character)
+    return text
 
 
 def _starts(text: str) -> list[int]:
@@ -137,6 +132,8 @@ _PLATFORM_LINE = re.compile(
     rf"(?:START RequestId: {_UUID.pattern} Version: (?:\$LATEST|\d{{1,6}})|END RequestId: {_UUID.pattern}"
     rf"|REPORT RequestId: {_UUID.pattern}(?:\t[A-Za-z ]{{1,20}}: \d{{1,9}}(?:\.\d{{1,3}})? (?:ms|MB))+)\t?\n?"
 )
+# A string as json.dumps(..., ensure_ascii=False) writes it, without building an encoder per call.
+_encoded: Final[Callable[[str], str]] = json.encoder.encode_basestring
 _LEXEME = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|[{}\[\]:,]|\s+|true|false|null')
 
 
@@ -168,66 +165,65 @@ def _document(text: str, counts: Counter[str]) -> str | None:
     return "".join(parts)
 
 
+class _SecretNumber(Exception):
+    """A number of a parsed document is a secret: its placeholder must be written lexeme by lexeme."""
+
+
 def _spliced(text: str, counts: Counter[str]) -> str | None:
     """A JSON document redacted as :func:`_document` does, faster: parsed, redacted as a value, and each
-    changed string or number written back where its usual encoding stands in ``text``; when one is written
-    otherwise (``\\/``, ``\\u`` escapes), by :func:`_document`. None when ``text`` is no JSON document."""
+    changed string written back where its usual encoding stands in ``text``; when one is written otherwise
+    (``\\/``, ``\\u`` escapes) or a number is a secret, by :func:`_document`. None when ``text`` is no JSON
+    document."""
     try:
         parsed = json.loads(text)
     except ValueError:
         return None
-    if _secret_number(parsed, None):
-        return _document(text, counts)  # a number becomes a quoted placeholder: written lexeme by lexeme
     found: Counter[str] = Counter()
-    redacted = _redacted_document(parsed, found, None)
+    changes: list[tuple[str, str]] = []
+    try:
+        redacted = _redacted_document(parsed, found, None, changes)
+    except _SecretNumber:
+        return _document(text, counts)
     if not found:
         return text
     spliced = text
-    for before, after in _changes(parsed, redacted):
-        written = json.dumps(before, ensure_ascii=False)
+    for before, after in changes:
+        written = _encoded(before)
         if written not in spliced:
             return _document(text, counts)
-        spliced = spliced.replace(written, json.dumps(after, ensure_ascii=False))
+        spliced = spliced.replace(written, _encoded(after))
     if json.loads(spliced) != redacted:  # an encoding that also stood elsewhere: lexeme by lexeme instead
         return _document(text, counts)
     counts.update(found)
     return spliced
 
 
-def _redacted_document(value: Any, counts: Counter[str], key: str | None) -> Any:
-    """A parsed JSON document redacted as :func:`_redacted` does, its keys too (a key may be an address)."""
+def _redacted_document(
+    value: Any, counts: Counter[str], key: str | None, changes: list[tuple[str, str]]
+) -> Any:
+    """A parsed JSON document redacted as :func:`_redacted` does, its keys too (a key may be an address);
+    ``changes`` gains (string, redacted) for each string changed, in document order. Raises
+    :class:`_SecretNumber` at a number under a key that names a secret, or a card number."""
+    if isinstance(value, str):
+        redacted = _redacted(value, counts, key)
+        if redacted != value:
+            changes.append((value, redacted))
+        return redacted
     if isinstance(value, dict):
-        return {redact_text(k, counts): _redacted_document(item, counts, k) for k, item in value.items()}
+        result = {}
+        for name, item in value.items():
+            written = redact_text(name, counts)
+            if written != name:
+                changes.append((name, written))
+            result[written] = _redacted_document(item, counts, name, changes)
+        return result
     if isinstance(value, list):
-        return [_redacted_document(item, counts, key) for item in value]
-    return _redacted(value, counts, key)
-
-
-def _secret_number(value: Any, key: str | None) -> bool:
-    """Whether a number in ``value`` is a secret: under a key that names one, or a card number."""
-    if isinstance(value, dict):
-        return any(_secret_number(item, k) for k, item in value.items())
-    if isinstance(value, list):
-        return any(_secret_number(item, key) for item in value)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        written = str(value)
-        return (key is not None and names_a_secret(key)) or is_card_number(written)
-    return False
-
-
-def _changes(before: Any, after: Any) -> Iterator[tuple[Any, Any]]:
-    """(value, redacted) of each string or number that redaction changed, ``after`` having the shape of
-    ``before``."""
-    if isinstance(before, dict) and isinstance(after, dict):
-        for (key, value), (written, redacted) in zip(before.items(), after.items(), strict=False):
-            if key != written:
-                yield key, written
-            yield from _changes(value, redacted)
-    elif isinstance(before, list) and isinstance(after, list):
-        for value, redacted in zip(before, after, strict=False):
-            yield from _changes(value, redacted)
-    elif before != after:
-        yield before, after
+        return [_redacted_document(item, counts, key, changes) for item in value]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if (key is not None and names_a_secret(key)) or is_card_number(str(value)):
+        raise _SecretNumber
+    return value
 
 
 def _string(lexeme: str) -> str:

@@ -5,6 +5,7 @@ look-alikes left exactly as they are, and an answer's gaps counting what was rep
 from __future__ import annotations
 
 import json
+import random
 import re
 import urllib.parse
 from collections import Counter
@@ -24,6 +25,7 @@ from mcp_server.redaction import (
     redact_answer,
     redact_text,
 )
+from mcp_server.secret_kinds import CARD_NUMBER, may_hold_card
 from tests.redaction_corpus import ACCESS_KEY, LOOK_ALIKES, REQUEST_ID, SECRET_KEY, SECRETS, Secret
 
 PLACEHOLDER = re.compile(r"\[REDACTED:([a-z_]+)\]")
@@ -271,3 +273,33 @@ def test_what_starts_like_a_time_an_id_or_lambda_s_own_line_is_still_read(text: 
 )
 def test_times_ids_and_lambda_s_own_lines_are_kept(text: str) -> None:
     assert redact_text(text, Counter()) == text
+
+
+def test_the_card_pre_test_passes_every_text_the_card_pattern_matches() -> None:
+    """``may_hold_card`` skips the card pattern where it fails: it must never fail where the pattern finds
+    something (digit runs with spaces, hyphens and other characters between them, drawn at random)."""
+    draw = random.Random(43)
+    matched = 0
+    for _ in range(20_000):
+        text = "".join(draw.choice("0123456789 -x\n") for _ in range(draw.randint(10, 40)))
+        if CARD_NUMBER.search(text) is not None:
+            matched += 1
+            assert may_hold_card(text), text
+    assert matched > 100  # the draw reaches the pattern often enough to mean something
+    assert not may_hold_card(f"{REQUEST_ID} 2026-11-29T10:15:00.123Z Duration: 45.19 ms")
+
+
+@pytest.mark.parametrize(
+    ("document", "kind"),
+    [
+        ('{"card": 4111111111111111, "n": 2}', "card_number"),
+        ('{"pin": 1234, "api_key": 987654321}', "secret"),
+    ],
+)
+def test_a_number_that_is_a_secret_becomes_a_quoted_placeholder_and_the_rest_stays(
+    document: str, kind: str
+) -> None:
+    redacted = redact_text(document, Counter())
+    parsed = json.loads(redacted)
+    assert f"[REDACTED:{kind}]" in parsed.values()
+    assert all(isinstance(value, int) for name, value in parsed.items() if name in ("n", "pin"))
