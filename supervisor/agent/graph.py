@@ -254,6 +254,15 @@ def _repair(message: AIMessage) -> tuple[list[tuple[ToolCall, bool]], list[dict[
     return calls, broken
 
 
+def _bound(model: BaseChatModel, tools: list[dict[str, Any]], choice: str) -> Runnable[Any, AIMessage]:
+    """``model`` offered ``tools`` with the tool choice ``choice``; without a choice on a backend that
+    cannot say one (the final turn then offers submit_diagnosis alone)."""
+    try:
+        return model.bind_tools(tools, tool_choice=choice)
+    except (NotImplementedError, ValueError):
+        return model.bind_tools(tools)
+
+
 class _Nodes:
     """The graph's two nodes for one run: the model bound for each phase, the tools, the limits and the
     accounting they share."""
@@ -268,12 +277,10 @@ class _Nodes:
         self.provider = provider
         self.settings = settings
         self.accounting = accounting
-        self.opening = model.bind_tools(prompt.diagnostic_specs())
-        self.investigating = model.bind_tools(prompt.tool_specs())
-        try:
-            self.finishing = model.bind_tools([prompt.submit_spec()], tool_choice=prompt.SUBMIT_TOOL)
-        except (NotImplementedError, ValueError):  # a backend without forced tool choice: offer submit alone
-            self.finishing = model.bind_tools([prompt.submit_spec()])
+        # "auto" said outright: some OpenAI-compatible servers (llama.cpp's) ignore tools without a choice.
+        self.opening = _bound(model, prompt.diagnostic_specs(), "auto")
+        self.investigating = _bound(model, prompt.tool_specs(), "auto")
+        self.finishing = _bound(model, [prompt.submit_spec()], prompt.SUBMIT_TOOL)
 
     async def agent_reason(self, state: AgentState) -> dict[str, Any]:
         """The model's next step; when time or tokens run out it is told to submit, and offered only that."""

@@ -51,6 +51,7 @@ def build_model(spec: str, settings: SupervisorSettings) -> BaseChatModel:
             region_name=bedrock_region(),
             config=config,
             temperature=0,
+            max_tokens=settings.llm_max_output_tokens,
             disable_streaming=True,  # Converse only: the deployed role grants bedrock:InvokeModel alone
         )
     if provider == "openai":
@@ -60,7 +61,9 @@ def build_model(spec: str, settings: SupervisorSettings) -> BaseChatModel:
     from langchain.chat_models import init_chat_model
 
     try:
-        return init_chat_model(model_id, model_provider=provider, temperature=0)
+        return init_chat_model(
+            model_id, model_provider=provider, temperature=0, max_tokens=settings.llm_max_output_tokens
+        )
     except ImportError as error:
         raise AgentError(
             "config", f"model {spec!r} needs a package that is not installed: {error}"
@@ -73,7 +76,7 @@ def _openai(model_id: str, settings: SupervisorSettings) -> BaseChatModel:
     """OpenAI's API, or any server that speaks it (SUPERVISOR_OPENAI_BASE_URL): Ollama, vLLM, llama.cpp's
     server, LM Studio."""
     try:
-        from langchain_openai import ChatOpenAI
+        from supervisor.agent.openai_chat import CompatibleChatOpenAI, unshared_client
     except ImportError as error:
         raise AgentError(
             "config",
@@ -87,10 +90,13 @@ def _openai(model_id: str, settings: SupervisorSettings) -> BaseChatModel:
             f"model 'openai:{model_id}' has no key: set SUPERVISOR_OPENAI_API_KEY (or OPENAI_API_KEY), or "
             "SUPERVISOR_OPENAI_BASE_URL for a server that needs none",
         )
-    return ChatOpenAI(
+    return CompatibleChatOpenAI(
         model=model_id,
+        http_async_client=unshared_client(),
         base_url=settings.openai_base_url,
         api_key=SecretStr(key or "none"),  # a local server ignores it; the client needs one
         temperature=0,
         timeout=settings.llm_timeout,
+        max_completion_tokens=settings.llm_max_output_tokens,
+        classic_max_tokens=settings.openai_base_url is not None,
     )

@@ -1,0 +1,92 @@
+"""The whole loop with a real language model: alarm → SNS → the LangGraph agent → the MCP server → the
+sandbox, the model being Gemma 3 270M behind llama.cpp's OpenAI-compatible server (tests/real_model.py).
+It diagnoses badly, and that is the point: what is asserted is not its answer but the product's honesty
+with the most hostile honest input it can get."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+from evals import cli
+from mcp_server.contract.registry import TOOLS
+from supervisor.agent.openai_chat import CompatibleChatOpenAI
+from supervisor.incident.store import TERMINAL
+from tests.real_model import ALIAS, llama_server
+
+MODEL = f"openai:{ALIAS}"
+CASE = "revoke-s3"
+BUDGET = 1_000  # tokens: the first turn spends more, so the second must submit
+TURNS_PER_INVESTIGATION = 2
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    with llama_server(tmp_path_factory.mktemp("llama") / "server.log") as url:
+        yield url
+
+
+@pytest.mark.timeout(1200)
+def test_a_real_model_runs_the_whole_loop_and_the_product_stays_honest(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = {
+        "SUPERVISOR_OPENAI_BASE_URL": server,
+        "SUPERVISOR_MAX_TOKENS_PER_INCIDENT": str(BUDGET),
+        "SUPERVISOR_LLM_MAX_OUTPUT_TOKENS": "300",
+        "SUPERVISOR_TOOL_RESPONSE_MAX_BYTES": "3000",  # the model's context is 8,192 tokens
+        "SUPERVISOR_LLM_TIMEOUT": "600",  # a turn takes a minute on 2 busy cores
+    }
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    out = tmp_path / "eval"
+    argv = ["run", "--model", MODEL, "--case", CASE, "--jobs", "1", "--out", str(out)]
+    cli.main([*argv, "--price", f"{MODEL}=0,0"])
+
+    report = json.loads(next((out / "runs").glob("*/lanes/1/drill-report.json")).read_text())
+    (scenario,) = report["scenarios"]
+    assert scenario["incidents"], "the alarm reached no incident"
+    for incident in scenario["incidents"]:
+        # The run ended, inside its limits, in a terminal state: submitted or refused, never an API error.
+        assert incident["status"] in TERMINAL - {"ERROR"}, incident["error_reason"]
+        assert 1 <= incident["llm_calls"] <= 2 * TURNS_PER_INVESTIGATION  # one investigation, or a re-check
+        # What is stored is verified or says it knows nothing: every pointer re-found by the judge.
+        if incident["status"] == "DIAGNOSED":
+            assert incident["pointers_found"] == incident["pointers"], incident["grounding"]
+    case = json.loads((out / "leaderboard.json").read_text())["models"][0]["cases"][CASE]
+    assert case["false_verified_claims"] == 0
+    # Whatever the model asked, only declared tools with valid arguments reached the MCP server (and AWS).
+    log = next((out / "runs").glob("*/mcp-answers.jsonl")).read_text().splitlines()
+    for call in map(json.loads, log):
+        TOOLS[call["tool"]].arguments.model_validate(call["arguments"])
+    assert all(check["ok"] for check in report["closing_checks"]), report["closing_checks"]
+
+
+def _payload(classic: bool) -> dict[str, Any]:
+    model = CompatibleChatOpenAI(
+        model=ALIAS,
+        base_url="http://127.0.0.1:9/v1",
+        api_key="none",
+        max_completion_tokens=300,
+        classic_max_tokens=classic,
+    )
+    called = AIMessage("", tool_calls=[{"name": "get_recent_logs", "args": {"lambda_name": "f"}, "id": "1"}])
+    conversation = [HumanMessage("go"), called, ToolMessage("{}", tool_call_id="1")]
+    return model._get_request_payload(conversation)
+
+
+def test_an_assistant_turn_that_only_called_tools_is_sent_with_empty_content_not_null() -> None:
+    (assistant,) = [m for m in _payload(classic=False)["messages"] if m["role"] == "assistant"]
+    assert assistant["content"] == ""
+    assert assistant["tool_calls"][0]["function"]["name"] == "get_recent_logs"
+
+
+def test_the_reply_cap_has_the_name_the_server_reads() -> None:
+    compatible, openai = _payload(classic=True), _payload(classic=False)
+    assert (compatible.get("max_tokens"), "max_completion_tokens" in compatible) == (300, False)
+    assert (openai.get("max_completion_tokens"), "max_tokens" in openai) == (300, False)
