@@ -29,6 +29,7 @@ from chaos.selection import select_by_name
 from evals.false_claims import false_claims
 from supervisor.agent.prices import Price, price_of
 from supervisor.schemas import TokenUsage
+from supervisor.settings import SupervisorSettings
 
 # The drill scenarios that are diagnosis cases: an alarm opens an incident a model must diagnose (not the
 # healthy control, where no model is asked, nor the infrastructure scenarios, which test the pipeline).
@@ -186,7 +187,7 @@ def run_live(
         serving = (served or {}).get(model)
         with serving() if serving is not None else nullcontext(model) as lane_model:
             run = run_lanes(cases, jobs, lane_model, out / "runs" / slug(model), started_at)
-        price = price_of(model, dict(prices or {}))
+        price = price_of(model, dict(prices or {}), SupervisorSettings().openai_base_url)
         by_name = {result.scenario.name: result for result in run.results}
         unrun = [case.name for case in cases if case.name not in by_name]
         results = [by_name.get(case.name) or _unrun(case) for case in cases]

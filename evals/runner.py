@@ -38,7 +38,7 @@ async def run_models(
 ) -> list[ModelScore]:
     scores = []
     for label, model in models.items():
-        price = price_of(label, dict(prices or {}))
+        price = price_of(label, dict(prices or {}), settings.openai_base_url)
         cases_scored = []
         for case in cases:
             scored = score_case(await replay_case(case, model, settings), price)

@@ -29,7 +29,7 @@ from evals.runner import run_models
 from evals.score import METRICS, CaseScore, score_case
 from evals.settings import CASES_DIR, EvalSettings
 from mcp_server.contract.registry import TOOL_NAMES
-from supervisor.agent.prices import Price, price_of
+from supervisor.agent.prices import FREE, Price, price_of
 from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.agent.providers import ToolCallFailed
 from supervisor.diagnosis.rules.conversation import Conversation, read
@@ -309,6 +309,11 @@ def test_prices_by_model_family_and_overrides() -> None:
     assert price_of("bedrock:global.anthropic.claude-sonnet-4-5-20250929-v1:0", {}) == Price(3.0, 15.0)
     assert price_of("anthropic:claude-sonnet-4-5", {}) == Price(3.0, 15.0)
     assert price_of("ollama:llama3", {}) is None
+    assert price_of("openai:gpt-4.1", {}) == Price(2.0, 8.0)
+    for local in ("http://127.0.0.1:8099/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1"):
+        assert price_of("openai:gemma3", {}, local) == FREE
+    assert price_of("openai:gemma3", {}, "https://gpu-box.example.com/v1") is None  # its owner prices it
+    assert price_of("openai:gemma3", {}) is None
     model, price = cli.parse_override("ollama:llama3=0.1,0.2")
     assert price_of(model, {model: price}) == price
 

@@ -3,15 +3,18 @@ per model string by the caller (the console uses the table as is; ``incident-eva
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import urlsplit
 
 from supervisor.schemas import TokenUsage
 
 LIST_PRICE_SOURCE: Final = (
     "Anthropic list prices in USD per million tokens (docs.anthropic.com/en/docs/about-claude/pricing); "
-    "Bedrock bills the same models at these rates or more (regional endpoints, legacy models)"
+    "Bedrock bills the same models at these rates or more (regional endpoints, legacy models); OpenAI's "
+    "from openai.com/api/pricing; a model served on this machine costs nothing but time"
 )
 
 
@@ -54,6 +57,11 @@ LIST_PRICES: Final[dict[str, Price]] = {
     "claude-haiku-4-5": Price(1.0, 5.0),
     "claude-opus-4-1": Price(15.0, 75.0),
     "claude-opus-4-5": Price(5.0, 25.0),
+    "gpt-4o": Price(2.5, 10.0),
+    "gpt-4o-mini": Price(0.15, 0.6),
+    "gpt-4.1": Price(2.0, 8.0),
+    "gpt-4.1-mini": Price(0.4, 1.6),
+    "gpt-4.1-nano": Price(0.1, 0.4),
 }
 FREE: Final = Price(0.0, 0.0, "runs locally")
 _PROFILE = re.compile(r"^(?:us|eu|apac|ca|jp|au|global)\.")
@@ -67,10 +75,23 @@ def family(model: str) -> str:
     return _SUFFIXES.sub("", model_id)
 
 
-def price_of(model: str, overrides: dict[str, Price]) -> Price | None:
-    """The override for ``model``, else its list price (rules: free); None when unknown."""
+def price_of(model: str, overrides: dict[str, Price], server: str | None = None) -> Price | None:
+    """The override for ``model``, else its list price (rules, or an ``openai:`` model whose ``server``
+    URL is on loopback: free); None when unknown."""
     if model in overrides:
         return overrides[model]
-    if model == "rules":
+    if model == "rules" or (model.startswith("openai:") and _on_loopback(server)):
         return FREE
     return LIST_PRICES.get(family(model))
+
+
+def _on_loopback(url: str | None) -> bool:
+    host = urlsplit(url).hostname if url else None
+    return host is not None and (host == "localhost" or _is_loopback_address(host))
+
+
+def _is_loopback_address(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
