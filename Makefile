@@ -34,7 +34,7 @@ LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON
 # download does not work here). Skipped when it is already installed.
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: drill test lint typecheck unit sandbox package docs lock clean browser
+.PHONY: drill test install lint typecheck unit sandbox package docs lock clean browser
 
 $(STAMP): pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -72,7 +72,12 @@ $(NODE_SDK_STAMP): $(STAMP) $(NODE_SDK)/package.json $(NODE_SDK)/package-lock.js
 drill: $(STAMP) $(NODE_SDK_STAMP)
 	$(BIN)/incident-drill
 
-test: lint typecheck unit
+# Everything installed at once first (-j): llama.cpp's compile runs while the rest downloads.
+test:
+	$(MAKE) -j4 install
+	$(MAKE) lint typecheck unit
+
+install: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP) $(NODE_SDK_STAMP) $(LLM_STAMP) browser
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

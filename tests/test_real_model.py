@@ -38,7 +38,7 @@ def test_a_real_model_runs_the_whole_loop_and_the_product_stays_honest(
     settings = {
         "SUPERVISOR_OPENAI_BASE_URL": server,
         "SUPERVISOR_MAX_TOKENS_PER_INCIDENT": str(BUDGET),
-        "SUPERVISOR_LLM_MAX_OUTPUT_TOKENS": "300",
+        "SUPERVISOR_LLM_MAX_OUTPUT_TOKENS": "200",
         "SUPERVISOR_TOOL_RESPONSE_MAX_BYTES": "3000",  # the model's context is 8,192 tokens
         "SUPERVISOR_LLM_TIMEOUT": "600",  # a turn takes a minute on 2 busy cores
     }
