@@ -26,19 +26,19 @@ def free_port() -> int:
         return port
 
 
-def wait_healthy(base_url: str, timeout: float = 20.0, alive: object = None) -> None:
-    """Poll ``{base_url}/healthz`` until it answers 200; ``alive()`` (if given) False stops the wait."""
+def wait_healthy(base_url: str, timeout: float = 20.0, alive: object = None, path: str = "/healthz") -> None:
+    """Poll ``{base_url}{path}`` until it answers 200; ``alive()`` (if given) False stops the wait."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if callable(alive) and not alive():
             raise RuntimeError(f"the server behind {base_url} exited before it became healthy")
         try:
-            if httpx.get(f"{base_url}/healthz", timeout=1).status_code == 200:
+            if httpx.get(f"{base_url}{path}", timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.05)
-    raise TimeoutError(f"{base_url}/healthz did not answer within {timeout:g}s")
+    raise TimeoutError(f"{base_url}{path} did not answer within {timeout:g}s")
 
 
 @contextmanager

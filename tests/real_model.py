@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import httpx
-
-from chaos.loopback import LOOPBACK, free_port
+from chaos.loopback import LOOPBACK, free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
 LLM_VENV = ROOT / ".venv-llm"
@@ -43,7 +40,10 @@ def llama_server(log: Path) -> Iterator[str]:
         process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=environment)
         try:
             url = f"http://{LOOPBACK}:{port}/v1"
-            _wait_ready(url, process, log)
+            try:
+                wait_healthy(url, STARTUP_SECONDS, alive=lambda: process.poll() is None, path="/models")
+            except (RuntimeError, TimeoutError) as error:
+                raise RuntimeError(f"{error}; the server said: {log.read_text()[-2000:]}") from error
             yield url
         finally:
             process.terminate()
@@ -52,19 +52,3 @@ def llama_server(log: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
-
-
-def _wait_ready(url: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + STARTUP_SECONDS
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(
-                f"the llama.cpp server exited ({process.returncode}): {log.read_text()[-2000:]}"
-            )
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"the llama.cpp server did not answer within {STARTUP_SECONDS:.0f} s: see {log}")

@@ -63,3 +63,20 @@ def test_anthropic_needs_its_key(monkeypatch: pytest.MonkeyPatch) -> None:
     model = build_model("anthropic:claude-sonnet-4-5", SupervisorSettings())
     assert isinstance(model, ChatAnthropic)
     assert model.model == "claude-sonnet-4-5"
+
+
+@pytest.mark.parametrize("value", ["0", "15", "128001", "many"])
+def test_a_reply_cap_out_of_range_is_refused_at_configuration(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SUPERVISOR_LLM_MAX_OUTPUT_TOKENS", value)
+    with pytest.raises(ValidationError, match="llm_max_output_tokens"):
+        SupervisorSettings()
+
+
+def test_the_reply_cap_reaches_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SUPERVISOR_LLM_MAX_OUTPUT_TOKENS", "512")
+    settings = SupervisorSettings(openai_base_url="http://127.0.0.1:9/v1")
+    model = build_model("openai:gemma3", settings)
+    assert isinstance(model, ChatOpenAI)
+    assert model.max_tokens == 512
