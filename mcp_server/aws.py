@@ -88,6 +88,7 @@ class TargetClients:
     global_cloudtrail: Any  # the account's CloudTrail in us-east-1, where IAM's events are
     sqs: Any
     sns: Any
+    kms: Any = None
     # LookupEvents pacing by Region, shared by every call to the same account (made here when absent).
     lookup_pacers: dict[str, Pacer] = field(default_factory=dict)
 
@@ -143,6 +144,7 @@ class AwsClients:
             global_cloudtrail=make("cloudtrail", GLOBAL_EVENTS_REGION),
             sqs=make("sqs"),
             sns=make("sns"),
+            kms=make("kms"),
             lookup_pacers=self._lookup_pacers(account, region),
         )
 

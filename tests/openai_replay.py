@@ -1,6 +1,6 @@
 """Replies a real model once sent, served again at OpenAI's chat-completions wire: the agent's real
 OpenAI client reads them exactly as it read them from the server that first answered
-(tests/data/gemma3_replies.json, recorded from the server of tests/real_model.py)."""
+(tests/data/gemma3_replies.json, recorded from the server of evals/local_model.py)."""
 
 from __future__ import annotations
 

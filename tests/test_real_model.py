@@ -1,5 +1,5 @@
 """The whole loop with a real language model: alarm → SNS → the LangGraph agent → the MCP server → the
-sandbox, the model being Gemma 3 270M behind llama.cpp's OpenAI-compatible server (tests/real_model.py).
+sandbox, the model being Gemma 3 270M behind llama.cpp's OpenAI-compatible server (evals/local_model.py).
 It diagnoses badly, and that is the point: what is asserted is not its answer but the product's honesty
 with the most hostile honest input it can get."""
 
@@ -14,10 +14,10 @@ import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
 from evals import cli
+from evals.local_model import ALIAS, llama_server
 from mcp_server.contract.registry import TOOLS
 from supervisor.agent.openai_chat import CompatibleChatOpenAI
 from supervisor.incident.store import TERMINAL
-from tests.real_model import ALIAS, llama_server
 
 MODEL = f"openai:{ALIAS}"
 CASE = "revoke-s3"

@@ -7,12 +7,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from evals.local_model import ALIAS
 from supervisor.agent.models import build_model
 from supervisor.agent.prompt import SUBMIT_TOOL
 from supervisor.settings import SupervisorSettings
 from tests.agent_support import RESPONSES, GraphRun, diagnose_with
 from tests.openai_replay import ChatReplay, recorded, replaying
-from tests.real_model import ALIAS
 
 MODEL = f"openai:{ALIAS}"
 

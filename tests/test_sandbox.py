@@ -115,10 +115,12 @@ def _s3_prefix_list(sandbox: Sandbox) -> str:
     return str(next(p["PrefixListId"] for p in lists if p["PrefixListName"].endswith(".s3")))
 
 
-def _read_calls(sandbox: Sandbox) -> dict[tuple[str, str], dict[str, Any]]:
-    """One real request for every operation the MCP server is allowed."""
+def _read_calls(sandbox: Sandbox, key: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """One real request for every operation the MCP server is allowed (``key``: a KMS key's ARN)."""
     world = sandbox.world
     return {
+        ("kms", "DescribeKey"): {"KeyId": key},
+        ("kms", "ListGrants"): {"KeyId": key},
         ("logs", "FilterLogEvents"): {"logGroupName": names.LOG_GROUP, "limit": 1},
         ("iam", "GetRole"): {"RoleName": names.ROLE_NAME},
         ("iam", "ListRolePolicies"): {"RoleName": names.ROLE_NAME},
@@ -168,9 +170,12 @@ def _read_calls(sandbox: Sandbox) -> dict[tuple[str, str], dict[str, Any]]:
     }
 
 
-def test_mcp_server_identity_can_make_every_read_it_needs(sandbox: Sandbox) -> None:
+def test_mcp_server_identity_can_make_every_read_it_needs(sandbox: Sandbox, undo: Undo) -> None:
     session = sandbox.session(names.MCP_SERVER)
-    calls = _read_calls(sandbox)
+    kms = sandbox.session(names.OPERATOR).client("kms")
+    key = kms.create_key(Description="read by the MCP server")["KeyMetadata"]["Arn"]
+    undo(lambda: kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7))
+    calls = _read_calls(sandbox, key)
     assert set(READ_OPERATIONS) <= set(calls)
     for (service, operation), params in calls.items():
         client = session.client(service)

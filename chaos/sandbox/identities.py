@@ -78,6 +78,8 @@ def policy_documents() -> dict[str, str]:
                     "logs:DescribeLogStreams",  # when a function's lines were taken in (runtime.metric_time)
                     "ec2:Describe*",
                     "ec2:GetManagedPrefixListEntries",
+                    "kms:DescribeKey",  # may a new environment decrypt its variables (environment_key.py)
+                    "kms:ListGrants",
                 ],
                 "Resource": "*",
             }

@@ -54,13 +54,14 @@ def describe(invocation: Invocation) -> str:
     timing = f"{invocation.duration_ms:8.1f} ms"
     if invocation.init_duration_ms is not None:
         timing += f" (cold start, init {invocation.init_duration_ms:.0f} ms)"
-    memory = f"{invocation.max_memory_mb} MB used" if invocation.status != "throttled" else "-"
+    ran = invocation.status not in ("throttled", "refused")
+    memory = f"{invocation.max_memory_mb} MB used" if ran else "-"
     line = f"{invocation.request_id}  {invocation.status:<13} {timing:<36} {memory}"
     if invocation.error:
         line += f"\n    {invocation.error[:300]}"
     elif invocation.result is not None:
         line += f"\n    -> {json.dumps(invocation.result)[:300]}"
-    if invocation.status != "throttled" and not invocation.logs_written:
+    if ran and not invocation.logs_written:
         line += "\n    (its log lines could not be written to the log group)"
     return line
 
@@ -132,6 +133,6 @@ def _invoke_async(args: argparse.Namespace, env: dict[str, str], event: Any) -> 
             time.sleep(max(0.0, due - time.time()))
             for outcome in invoker.pump():
                 print(describe_async(outcome), flush=True)
-                if outcome.status not in ("retry_scheduled", "throttled"):
+                if outcome.status not in ("retry_scheduled", "throttled", "refused"):
                     final.append(outcome)
     return 0 if final and all(o.status == "succeeded" for o in final) else 1

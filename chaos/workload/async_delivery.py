@@ -25,6 +25,7 @@ from chaos.workload.runtime import Invocation
 Kind = Literal["on_success", "on_failure", "dead_letter"]
 Condition = Literal["Success", "RetriesExhausted", "EventAgeExceeded"]
 ERROR_MESSAGE_BYTES = 1024
+REFUSED_STATUS = 502  # the Invoke API's status for an environment-variable key it cannot decrypt with
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,10 @@ def invocation_record(
     elif last.status == "succeeded":
         record["responseContext"] = {"statusCode": 200, "executedVersion": version}
         record["responsePayload"] = last.result
+    elif last.status == "refused":  # Invoke's own error (HTTP 502), not the function's: our choice as well
+        error_type, message = error_parts(last)
+        record["responseContext"] = {"statusCode": REFUSED_STATUS, "executedVersion": version}
+        record["responsePayload"] = {"errorMessage": message, "errorType": error_type}
     else:
         error_type, message = error_parts(last)
         record["responseContext"] = {
@@ -101,7 +106,8 @@ def dead_letter_attributes(request_id: str, last: Invocation | None) -> dict[str
     if last is None or last.status == "throttled":
         code, message = "429", "Rate Exceeded."
     else:
-        code, message = "200", error_parts(last)[1]
+        code = str(REFUSED_STATUS) if last.status == "refused" else "200"
+        message = error_parts(last)[1]
     clipped = message.encode()[:ERROR_MESSAGE_BYTES].decode(errors="ignore")
     return {
         "RequestID": {"DataType": "String", "StringValue": request_id},

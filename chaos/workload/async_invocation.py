@@ -10,7 +10,9 @@ https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.htm
   later, then two minutes after that, up to ``MaximumRetryAttempts``;
 - a throttled event returns to the queue, retried from 1 s after the attempt, the interval doubling up to
   5 minutes, until its maximum age; with reserved concurrency 0 it goes to the dead-letter queue or
-  on-failure destination at once, without retries;
+  on-failure destination at once, without retries; a system error (HTTP 5xx: an environment-variable key
+  Lambda cannot decrypt with) is retried in the same way (up to six hours by default, "with exponential
+  backoff", as the error-handling page says of throttles and system errors);
 - an event older than ``MaximumEventAgeInSeconds`` when its turn comes is not run;
 - an event whose retries are exhausted or whose age is exceeded is discarded: its invocation record goes to
   the ``OnFailure`` destination and the event itself to the function's ``DeadLetterConfig`` target (both
@@ -64,7 +66,7 @@ THROTTLE_FIRST_DELAY_SECONDS = 1.0
 THROTTLE_MAX_DELAY_SECONDS = 300.0
 DEFAULT_RETRY_ATTEMPTS = 2
 DEFAULT_MAX_AGE_SECONDS = 21600
-Status = Literal["succeeded", "retry_scheduled", "throttled", "failed", "expired"]
+Status = Literal["succeeded", "retry_scheduled", "throttled", "refused", "failed", "expired"]
 
 
 class Clock(Protocol):
@@ -238,8 +240,8 @@ class AsyncInvoker:
                 error=str(error),
             )
         event.last = invocation
-        if invocation.status == "throttled":
-            return self._throttled(event, config, invocation)
+        if invocation.status in ("throttled", "refused"):
+            return self._returned(event, config, invocation)
         event.invoke_count += 1
         self._metric(event, "AsyncEventAge", (started - event.received_at) * 1000, started)
         if invocation.status == "succeeded":
@@ -250,7 +252,8 @@ class AsyncInvoker:
             return self._outcome(event, "retry_scheduled", next_attempt_at=due)
         return self._discard(event, "RetriesExhausted", config, "failed")
 
-    def _throttled(self, event: AsyncEvent, config: dict[str, Any], invocation: Invocation) -> AsyncOutcome:
+    def _returned(self, event: AsyncEvent, config: dict[str, Any], invocation: Invocation) -> AsyncOutcome:
+        """A throttled or refused attempt: the event goes back to the queue, to be tried again later."""
         reserved = (
             self._service(event)[0]
             .get_function_concurrency(FunctionName=event.function)
@@ -263,7 +266,8 @@ class AsyncInvoker:
             max(THROTTLE_FIRST_DELAY_SECONDS, 2 * previous), THROTTLE_MAX_DELAY_SECONDS
         )
         due = self._requeue(event, event.throttle_delay)
-        return self._outcome(event, "throttled", next_attempt_at=due)
+        status: Status = "refused" if invocation.status == "refused" else "throttled"
+        return self._outcome(event, status, next_attempt_at=due)
 
     def _outcome(
         self,

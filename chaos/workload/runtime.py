@@ -10,6 +10,8 @@ names its account; a plain name is the first account's):
 - gives the handler the function's environment variables, its role's credentials (``sts:AssumeRole``:
   IAM decides what the code may do) and a context object; enforces the timeout and the memory size;
 - throttles by reserved concurrency and by the account's concurrency limit;
+- refuses to start an environment whose environment variables it cannot decrypt (a customer managed key
+  disabled, pending deletion, gone, or without a grant for the role: ``environment_key.py``);
 - routes a VPC function's calls through the VPC emulation (``reachability.py``): a call the subnet's
   routes, network ACL or security groups cannot carry hangs until the function times out;
 - writes the platform records (``platform_log.py``: ``INIT_START``/``START``/``END``/``REPORT`` with
@@ -45,11 +47,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from chaos.workload import metrics
 from chaos.workload.egress_proxy import EgressProxy
 from chaos.workload.environment import ExecutionEnvironment, RunResult, Spec
+from chaos.workload.environment_key import refusal
 from chaos.workload.platform_log import PlatformLog, Report, platform_error_type
 from chaos.workload.platform_log import Status as ReportStatus
 from chaos.workload.reachability import VpcNetwork
 
-Status = Literal["succeeded", "failed", "throttled", "timed_out", "out_of_memory"]
+# "throttled" and "refused" (an invocation error, such as a key that cannot decrypt the variables): the code
+# never ran, and Lambda records no Invocations.
+Status = Literal["succeeded", "failed", "throttled", "refused", "timed_out", "out_of_memory"]
 _CLIENT_CONFIG = Config(retries={"mode": "standard", "max_attempts": 2}, connect_timeout=5, read_timeout=30)
 
 
@@ -63,6 +68,14 @@ class RuntimeSettings(BaseSettings):
 
 class InvokeError(RuntimeError):
     """The Lambda service refused the request itself (no such function or qualifier, say)."""
+
+
+class _Refused(Exception):
+    """No execution environment can start: the Invoke error's type and message."""
+
+    def __init__(self, error_type: str, message: str) -> None:
+        super().__init__(message)
+        self.error_type = error_type
 
 
 @dataclass
@@ -158,6 +171,7 @@ class _Platform:
     lambda_: Any
     cloudwatch: Any
     logs: Any
+    kms: Any
     network: VpcNetwork
 
     @classmethod
@@ -168,6 +182,7 @@ class _Platform:
             session.client("lambda", config=_CLIENT_CONFIG),
             session.client("cloudwatch", config=_CLIENT_CONFIG),
             session.client("logs", config=_CLIENT_CONFIG),
+            session.client("kms", config=_CLIENT_CONFIG),
             VpcNetwork(ec2, session.region_name or ""),
         )
 
@@ -322,7 +337,11 @@ class LocalLambdaRuntime:
     ) -> Invocation:
         config = function["Configuration"]
         name = config["FunctionName"]
-        warm, cold = self._acquire(platform, function)
+        try:
+            warm, cold = self._acquire(platform, function)
+        except _Refused as refused:
+            error, kind, version = f"{refused.error_type}: {refused}", refused.error_type, config["Version"]
+            return Invocation(name, request_id, "refused", qualifier, version, error=error, error_type=kind)
         log = PlatformLog(warm.environment.spec)
         started_at = datetime.now(UTC)
         lines = self._init_phase(log, warm.environment, "init", started_at) if cold else []
@@ -478,6 +497,8 @@ class LocalLambdaRuntime:
     def _start(self, platform: _Platform, function: dict[str, Any], key: str, pool: str, index: int) -> _Warm:
         config = function["Configuration"]
         name, version = config["FunctionName"], config["Version"]
+        if (refused := refusal(platform.kms, config.get("KMSKeyArn"), config["Role"])) is not None:
+            raise _Refused(*refused)
         credentials = platform.session.client("sts", config=_CLIENT_CONFIG).assume_role(
             RoleArn=config["Role"], RoleSessionName=name
         )["Credentials"]

@@ -50,8 +50,20 @@ class FunctionAlias(ContractModel):
     Description: str | None = None
 
 
+class EnvironmentKey(ContractModel):
+    """The customer managed key of ``KMSKeyArn``, as KMS describes it: whether Lambda can decrypt the
+    environment variables with it when an execution environment starts."""
+
+    KeyState: str | None = Field(default=None, description="Enabled, Disabled, PendingDeletion, ...")
+    DeletionDate: str | None = omitted_when_null()
+    DecryptGrantees: list[str] = Field(
+        default_factory=list, description="Principals a grant on the key lets decrypt (Lambda's is the role)."
+    )
+
+
 _VpcConfig = VpcConfig  # the field below is also named VpcConfig and would shadow the class
 _LoggingConfig = LoggingConfig
+_EnvironmentKey = EnvironmentKey
 
 
 class LambdaConfigResponse(ContractModel):
@@ -80,6 +92,7 @@ class LambdaConfigResponse(ContractModel):
     )
     LoggingConfig: _LoggingConfig | None = None
     KMSKeyArn: str | None = omitted_when_null()
+    EnvironmentKey: _EnvironmentKey | None = omitted_when_null()
     TracingMode: str | None = None
     EphemeralStorageMb: int | None = None
     DeadLetterTargetArn: str | None = omitted_when_null()
@@ -112,6 +125,8 @@ GET_LAMBDA_CONFIG = ToolDeclaration(
         ("lambda", "GetFunctionEventInvokeConfig"),
         ("lambda", "ListVersionsByFunction"),
         ("lambda", "ListAliases"),
+        ("kms", "DescribeKey"),
+        ("kms", "ListGrants"),
     ),
     order=30,
 )

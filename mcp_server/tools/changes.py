@@ -211,8 +211,8 @@ def _event_path_searches(
 
 
 def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[Search]:
-    """What to look up: the function and its role, and what the related reads find (a failed read is a
-    gap, and its resources are not searched)."""
+    """What to look up: the function, its role, its environment variables' key, and what the related reads
+    find (a failed read is a gap, and its resources are not searched)."""
     name, region = ctx.target.function_name, ctx.clients.region
     role_name = config["Role"].rsplit("/", 1)[-1]  # arn:aws:iam::<account>:role/<optional path/><name>
     vpc = config.get("VpcConfig") or {}
@@ -229,6 +229,7 @@ def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[Search]:
             Search(f"policy {arn}", arn, GLOBAL_EVENTS_REGION)
             for arn in sorted(p["PolicyArn"] for p in policies or [])
         ),
+        *([Search(f"key {key}", key, region)] if (key := config.get("KMSKeyArn")) else []),
         *(Search(f"security group {group}", group, region) for group in vpc.get("SecurityGroupIds") or []),
         *(Search(f"network ACL {acl}", acl, region) for acl in acls or []),
         *(Search(f"route table {table}", table, region) for table in routes or []),

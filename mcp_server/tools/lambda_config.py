@@ -13,7 +13,7 @@ from mcp_server.contract import (
     LambdaConfigResponse,
     VpcConfig,
 )
-from mcp_server.contract.config import Layer, LoggingConfig
+from mcp_server.contract.config import EnvironmentKey, Layer, LoggingConfig
 from mcp_server.reads import Read
 from mcp_server.tools.context import ToolContext
 
@@ -106,36 +106,72 @@ def event_invoke_config(ctx: ToolContext) -> dict[str, Any] | None:
     return config
 
 
+def _decrypt_grantees(kms: Any, key_arn: str) -> list[str]:
+    pages = kms.get_paginator("list_grants").paginate(KeyId=key_arn)
+    grants = [grant for page in pages for grant in page["Grants"]]
+    return sorted({grant["GranteePrincipal"] for grant in grants if "Decrypt" in grant["Operations"]})
+
+
+def _described(kms: Any, key_arn: str) -> dict[str, Any]:
+    described: dict[str, Any] = kms.describe_key(KeyId=key_arn)["KeyMetadata"]
+    return described
+
+
+def _key_reads(ctx: ToolContext, key_arn: str | None) -> list[Read]:
+    """The environment variables' key, when they have a customer managed one: its state, its grants."""
+    if not key_arn:
+        return []
+    kms, unknown = ctx.clients.kms, "whether Lambda can decrypt the environment variables is unknown"
+    return [
+        Read("kms:DescribeKey", f"key {key_arn}", lambda: _described(kms, key_arn), unknown),
+        Read("kms:ListGrants", f"key {key_arn}", lambda: _decrypt_grantees(kms, key_arn), unknown),
+    ]
+
+
+def _environment_key(described: dict[str, Any] | None, grantees: list[str] | None) -> EnvironmentKey:
+    deletion = (described or {}).get("DeletionDate")
+    return EnvironmentKey(
+        KeyState=(described or {}).get("KeyState"),
+        DeletionDate=deletion.isoformat() if deletion else None,
+        DecryptGrantees=grantees or [],
+    )
+
+
+def _function_reads(ctx: ToolContext) -> list[Read]:
+    """Concurrency, destinations, versions and aliases, in this order."""
+    lambda_client, name = ctx.clients.lambda_, ctx.target.function_name
+    return [
+        Read(
+            "lambda:GetFunctionConcurrency",
+            f"function {name}",
+            lambda: lambda_client.get_function_concurrency(FunctionName=name),
+            "whether reserved concurrency limits (or throttles) the function is unknown",
+        ),
+        Read(
+            "lambda:GetFunctionEventInvokeConfig",
+            f"function {name}",
+            lambda: event_invoke_config(ctx),
+            "the asynchronous invocations' destinations are unknown",
+        ),
+        Read(
+            "lambda:ListVersionsByFunction",
+            f"function {name}",
+            lambda: _versions(lambda_client, name),
+            "the published versions (and what changed between them) are unknown",
+        ),
+        Read(
+            "lambda:ListAliases",
+            f"function {name}",
+            lambda: _aliases(lambda_client, name),
+            "which version each alias serves is unknown",
+        ),
+    ]
+
+
 def lambda_config(ctx: ToolContext, args: GetLambdaConfigArgs) -> LambdaConfigResponse:
     config = function_configuration(ctx)
-    lambda_client, name = ctx.clients.lambda_, ctx.target.function_name
-    concurrency, destinations, versions, aliases = ctx.reads.many(
-        [
-            Read(
-                "lambda:GetFunctionConcurrency",
-                f"function {name}",
-                lambda: lambda_client.get_function_concurrency(FunctionName=name),
-                "whether reserved concurrency limits (or throttles) the function is unknown",
-            ),
-            Read(
-                "lambda:GetFunctionEventInvokeConfig",
-                f"function {name}",
-                lambda: event_invoke_config(ctx),
-                "the asynchronous invocations' destinations are unknown",
-            ),
-            Read(
-                "lambda:ListVersionsByFunction",
-                f"function {name}",
-                lambda: _versions(lambda_client, name),
-                "the published versions (and what changed between them) are unknown",
-            ),
-            Read(
-                "lambda:ListAliases",
-                f"function {name}",
-                lambda: _aliases(lambda_client, name),
-                "which version each alias serves is unknown",
-            ),
-        ]
+    concurrency, destinations, versions, aliases, *key = ctx.reads.many(
+        [*_function_reads(ctx), *_key_reads(ctx, config.get("KMSKeyArn"))]
     )
     vpc = config.get("VpcConfig") or {}
     attached = bool(vpc.get("SubnetIds") or vpc.get("SecurityGroupIds"))
@@ -148,6 +184,7 @@ def lambda_config(ctx: ToolContext, args: GetLambdaConfigArgs) -> LambdaConfigRe
         ],
         EnvironmentVariableNames=sorted((config.get("Environment") or {}).get("Variables") or {}),
         LoggingConfig=LoggingConfig(**config["LoggingConfig"]) if config.get("LoggingConfig") else None,
+        EnvironmentKey=_environment_key(*key) if key else None,
         TracingMode=(config.get("TracingConfig") or {}).get("Mode"),
         EphemeralStorageMb=(config.get("EphemeralStorage") or {}).get("Size"),
         DeadLetterTargetArn=(config.get("DeadLetterConfig") or {}).get("TargetArn"),

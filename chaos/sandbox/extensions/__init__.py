@@ -14,6 +14,7 @@ def install(base_url: str) -> None:
         code_location,
         event_source_mappings,
         lambda_async_config,
+        lambda_kms,
         lambda_logging,
         log_filters,
         sns_lambda,
@@ -26,6 +27,7 @@ def install(base_url: str) -> None:
     cloudwatch_reset.install()
     lambda_logging.install()
     lambda_async_config.install()
+    lambda_kms.install()
     log_filters.install()
     event_source_mappings.install()
     sqs_metrics.install()

@@ -131,6 +131,7 @@ _RESOURCE_MEMBERS: dict[str, tuple[tuple[str, str, str | None], ...]] = {
         ("AlarmNames", "AWS::CloudWatch::Alarm", "cloudwatch:{region}:{account}:alarm:{name}"),
     ),
     "ssm": (("Name", "AWS::SSM::Parameter", "ssm:{region}:{account}:parameter/{bare}"),),
+    "kms": (("KeyId", "AWS::KMS::Key", "kms:{region}:{account}:key/{name}"),),
 }
 _OMIT = object()
 

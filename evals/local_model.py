@@ -1,5 +1,5 @@
-"""A real language model for the tests: llama.cpp's OpenAI-compatible server (llama-cpp-python) serving
-Gemma 3 270M, both installed by the Makefile into ``.venv-llm``, started on loopback and stopped after."""
+"""A real language model on loopback: llama.cpp's OpenAI-compatible server (llama-cpp-python) serving
+Gemma 3 270M, both installed by the Makefile into ``.venv-llm``; the tests and bench.local_model use it."""
 
 from __future__ import annotations
 
@@ -37,7 +37,9 @@ def llama_server(log: Path) -> Iterator[str]:
     # Passive OpenMP threads: on a machine busy with other tests, spinning ones would starve each other.
     environment = {**os.environ, "OMP_WAIT_POLICY": "PASSIVE"}
     with log.open("wb") as output:
-        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=environment)
+        process = subprocess.Popen(  # noqa: S603 - our own server, fixed arguments
+            command, stdout=output, stderr=subprocess.STDOUT, env=environment
+        )
         try:
             url = f"http://{LOOPBACK}:{port}/v1"
             try:
