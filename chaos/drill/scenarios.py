@@ -346,13 +346,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         "dependency-table",
         "the orders table orders-api reads is deleted (its role still allows the call)",
         _one(ORDERS, Injection(DEPENDENCY_REMOVE, {"table": True}), qualifier=names.ORDERS_ALIAS),
-        _incident(ORDERS, "dependency_failure", resources=("function", "table"), trigger="none"),
+        _incident(ORDERS, "dependency_failure", resources=("function", "table")),
     ),
     Scenario(
         "dependency-bucket",
         "data-processor's input bucket is deleted (its role still allows the call)",
         _one(DP, Injection(DEPENDENCY_REMOVE, {"bucket": True})),
-        _incident(DP, "dependency_failure", resources=("function", "bucket"), trigger="none"),
+        _incident(DP, "dependency_failure", resources=("function", "bucket")),
     ),
     Scenario(
         "iam-narrow",
@@ -629,7 +629,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "node-dependency-table",
         "the orders table order-intake writes is deleted (its role still allows the call)",
         _one(INTAKE, Injection(DEPENDENCY_REMOVE, {"table": True})),
-        _incident(INTAKE, "dependency_failure", resources=("function", "table"), trigger="none"),
+        _incident(INTAKE, "dependency_failure", resources=("function", "table")),
     ),
     Scenario(
         "node-throttle",

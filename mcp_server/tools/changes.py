@@ -1,7 +1,8 @@
 """``get_recent_changes``: the CloudTrail management events that touched the function or what it relies on
-(its versions and aliases, execution role and attached policies, security groups, its subnets' network
-ACLs and route tables, its event paths: event source mappings, their source queues, the SNS topics that
-deliver to it), newest first, each with who, when and a bounded summary.
+(its versions and aliases, execution role and attached policies, its environment variables' key, security
+groups, its subnets' network ACLs and route tables, its event paths: event source mappings, their source
+queues, the SNS topics that deliver to it; and the tables, buckets, queues, topics and keys its role grants
+by name, :mod:`.dependencies`), newest first, each with who, when and a bounded summary.
 
 Each resource is a search by ``ResourceName``: in the function's region, or in us-east-1 for IAM, where
 CloudTrail records global services. The function is searched by name and by ARN, as CloudTrail may record
@@ -29,6 +30,7 @@ from mcp_server.contract import (
 from mcp_server.reads import Read
 from mcp_server.tools.change_lookups import Found, Lookups, Search
 from mcp_server.tools.context import ToolContext
+from mcp_server.tools.dependencies import called_resources
 from mcp_server.tools.event_sources import resource_policy, subscriptions_to, unqualified
 from mcp_server.tools.lambda_config import function_configuration
 from mcp_server.tools.logs import truncate_message
@@ -111,8 +113,14 @@ def _related_reads(ctx: ToolContext, config: dict[str, Any], role_name: str) -> 
             "iam:ListAttachedRolePolicies",
             f"role {role_name}",
             lambda: _listed(iam, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name),
-            "new versions of the role's managed policies were not searched (attachments and detachments "
-            "still are, through the role)",
+            "new versions of the role's managed policies, and the resources they grant, were not searched "
+            "(attachments and detachments still are, through the role)",
+        ),
+        Read(
+            "iam:ListRolePolicies",
+            f"role {role_name}",
+            lambda: _listed(iam, "list_role_policies", "PolicyNames", RoleName=role_name),
+            "the resources the role's inline policies grant were not searched",
         ),
         *_event_path_reads(ctx, config),
     ]
@@ -216,12 +224,12 @@ def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[Search]:
     name, region = ctx.target.function_name, ctx.clients.region
     role_name = config["Role"].rsplit("/", 1)[-1]  # arn:aws:iam::<account>:role/<optional path/><name>
     vpc = config.get("VpcConfig") or {}
-    policies, mappings, subscriptions, statements, *tables = ctx.reads.many(
+    policies, inline, mappings, subscriptions, statements, *tables = ctx.reads.many(
         _related_reads(ctx, config, role_name)
     )
     acls, routes = tables or (None, None)
     function_arn = unqualified(config["FunctionArn"])
-    return [
+    searches = [
         Search(f"function {name}", name, region),
         Search(f"function {function_arn}", function_arn, region),
         Search(f"role {role_name}", role_name, GLOBAL_EVENTS_REGION),
@@ -234,7 +242,15 @@ def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[Search]:
         *(Search(f"network ACL {acl}", acl, region) for acl in acls or []),
         *(Search(f"route table {table}", table, region) for table in routes or []),
         *_event_path_searches(name, region, mappings, _topics(subscriptions, statements)),
+        *(
+            Search(f"{kind} {arn}", arn, arn.split(":")[3] or region)
+            for kind, arn in called_resources(ctx, role_name, inline, policies)
+        ),
     ]
+    unique: dict[tuple[str, str], Search] = {}  # a queue on an event path may also be granted: searched once
+    for search in searches:
+        unique.setdefault((search.attribute, search.name), search)
+    return list(unique.values())
 
 
 def _masked(access_key_id: str | None) -> str | None:

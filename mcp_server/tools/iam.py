@@ -40,7 +40,7 @@ def _default_version(iam_client: Any, arn: str) -> tuple[str, PolicyDocument]:
     return version_id, _document(version["Document"])
 
 
-def _policy_read(iam_client: Any, arn: str, what: str) -> Read:
+def policy_read(iam_client: Any, arn: str, what: str) -> Read:
     return Read(
         "iam:GetPolicy/GetPolicyVersion",
         f"{what} {arn}",
@@ -49,7 +49,7 @@ def _policy_read(iam_client: Any, arn: str, what: str) -> Read:
     )
 
 
-def _inline_read(iam_client: Any, role_name: str, name: str) -> Read:
+def inline_read(iam_client: Any, role_name: str, name: str) -> Read:
     return Read(
         "iam:GetRolePolicy",
         f"inline policy {name} of role {role_name}",
@@ -116,10 +116,10 @@ def iam_state(ctx: ToolContext, args: GetIAMStateArgs) -> IAMStateResponse:
     attached = list(attachments or [])
     documents = ctx.reads.many(
         [
-            *(_inline_read(iam, role_name, name) for name in names),
-            *(_policy_read(iam, a["PolicyArn"], "managed policy") for a in attached),
+            *(inline_read(iam, role_name, name) for name in names),
+            *(policy_read(iam, a["PolicyArn"], "managed policy") for a in attached),
             *(
-                [_policy_read(iam, boundary["PermissionsBoundaryArn"], "permissions boundary")]
+                [policy_read(iam, boundary["PermissionsBoundaryArn"], "permissions boundary")]
                 if boundary
                 else []
             ),

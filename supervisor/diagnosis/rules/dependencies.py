@@ -9,7 +9,7 @@ from typing import Any
 
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.failures import alike, failures, first_failure, last_failure
-from supervisor.diagnosis.rules.findings import Finding, Pointer, Remedy, Verdict
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Relevant, Remedy, Verdict
 
 MISSING = frozenset(
     {
@@ -35,6 +35,9 @@ FAILING = frozenset(
     }
 )
 DEPENDENCY_CODES = MISSING | FAILING  # not NoSuchKey: an object the input names is the caller's data
+# What can take a resource away or refuse its callers (DeleteTable, PutBucketPolicy, DisableKey, ...), not
+# what made it (CreateTable) or only labels it.
+_BREAKING = ("Delete", "Put", "Update", "Disable", "Purge", "Revoke", "Retire", "Schedule", "Remove", "Set")
 
 
 def check(c: Conversation) -> Verdict:
@@ -74,10 +77,22 @@ def check(c: Conversation) -> Verdict:
             f"{failure.summary}: recreate or repair the resource the function "
             "calls (its name is in the function's configuration), or point the function at one that exists.",
         ),
+        relevant_change=_breaks(resource),
         first_failure=first_failure(c, requests=alike(c, failure)),
         last_failure=last_failure(c, requests=alike(c, failure)),
         resources=(resource,) if resource else (),
     )
+
+
+def _breaks(resource: str | None) -> Relevant:
+    """A change whose request names the resource (by name or ARN) and can break it."""
+
+    def relevant(event: ChangeEvent) -> bool:
+        values = [v for v in (event.event.get("summary") or {}).values() if isinstance(v, str)]
+        named = any(resource in (value, _resource_name(value)) for value in values)
+        return resource is not None and named and event.operation.startswith(_BREAKING)
+
+    return relevant
 
 
 def _granted(c: Conversation, operation: str | None) -> Iterator[tuple[str, tuple[str, str]]]:

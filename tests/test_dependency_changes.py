@@ -1,0 +1,133 @@
+"""The change behind a failing dependency: ``get_recent_changes`` searches the tables, buckets, queues,
+topics and keys the function's role grants by name (mcp_server/tools/dependencies.py), and the rules name a
+change that can break the failing resource as the trigger (supervisor/diagnosis/rules/dependencies.py)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import pytest
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from mcp_server.aws import AwsClients
+from mcp_server.contract import GetRecentChangesArgs
+from mcp_server.contract.changes import ChangeEventDetail
+from mcp_server.settings import ServerSettings
+from mcp_server.tools.changes import recent_changes
+from mcp_server.tools.dependencies import named_resource
+from supervisor.diagnosis.rules.model import RulesChatModel
+from supervisor.schemas import Diagnosis
+from tests.agent_support import diagnose_with
+from tests.conftest import Undo
+from tests.packages import zip_files
+from tests.runtime_worlds import DEPLOYMENT, Change, Run, responses, world
+from tests.tool_support import call_tool
+
+REGION, ACCOUNT = names.DEFAULT_REGION, names.ACCOUNT_ID
+TABLE_ARN = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/orders"
+
+
+@pytest.mark.parametrize(
+    ("granted", "resource"),
+    [
+        (TABLE_ARN, ("table", TABLE_ARN)),
+        (f"{TABLE_ARN}/index/by-customer", ("table", TABLE_ARN)),
+        ("arn:aws:s3:::data-input/*", ("bucket", "arn:aws:s3:::data-input")),
+        ("arn:aws:s3:::data-input", ("bucket", "arn:aws:s3:::data-input")),
+        (f"arn:aws:sqs:{REGION}:{ACCOUNT}:orders", ("queue", f"arn:aws:sqs:{REGION}:{ACCOUNT}:orders")),
+        (f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234", ("key", f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234")),
+        (f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/orders-*", None),  # a pattern names no one table
+        ("arn:aws:s3:::*", None),
+        ("*", None),
+        (f"arn:aws:kms:{REGION}:{ACCOUNT}:alias/orders", None),  # an alias is not the key's ARN
+        (f"arn:aws:logs:{REGION}:{ACCOUNT}:log-group:/aws/lambda/f:*", None),  # every function writes logs
+    ],
+)
+def test_a_resource_the_role_grants_by_name_is_searched_by_its_own_arn(
+    granted: str, resource: tuple[str, str] | None
+) -> None:
+    assert named_resource(granted) == resource
+
+
+@pytest.fixture
+def reader_of_a_table(sandbox: Sandbox, undo: Undo) -> tuple[str, str]:
+    """A function whose role may read a new table: its name, and the table's ARN."""
+    operator = sandbox.session(names.OPERATOR)
+    dynamodb, iam, lambda_ = operator.client("dynamodb"), operator.client("iam"), operator.client("lambda")
+    name = f"reader-{uuid.uuid4().hex[:8]}"
+    table = dynamodb.create_table(
+        TableName=f"{name}-table",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )["TableDescription"]["TableArn"]
+    trust = {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    role = iam.create_role(RoleName=name, AssumeRolePolicyDocument=_policy(trust))["Role"]["Arn"]
+    undo(lambda: iam.delete_role(RoleName=name))
+    grant = {"Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": [table, f"{table}/index/*"]}
+    iam.put_role_policy(RoleName=name, PolicyName="read", PolicyDocument=_policy(grant))
+    undo(lambda: iam.delete_role_policy(RoleName=name, PolicyName="read"))
+    code = {"ZipFile": zip_files({"handler.py": "def handler(event, context):\n    return {}\n"})}
+    lambda_.create_function(
+        FunctionName=name, Runtime="python3.12", Role=role, Handler="handler.handler", Code=code
+    )
+    undo(lambda: lambda_.delete_function(FunctionName=name))
+    return name, table
+
+
+def _policy(*statements: dict[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def test_the_change_history_finds_the_deletion_of_a_table_the_role_grants(
+    sandbox: Sandbox, reader_of_a_table: tuple[str, str]
+) -> None:
+    name, table = reader_of_a_table
+    sandbox.session(names.OPERATOR).client("dynamodb").delete_table(TableName=f"{name}-table")
+    clients = AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
+    args = GetRecentChangesArgs(lambda_name=name, hours=1, detail=True)
+    answer = call_tool(clients, recent_changes, args)
+    assert answer.searched.count(f"table {table}") == 1  # the index grant names the same table
+    (deleted,) = [event for event in answer.events if event.event_name == "DeleteTable"]
+    assert isinstance(deleted, ChangeEventDetail)
+    assert deleted.matched == [f"table {table}"]
+    assert deleted.summary == {"tableName": f"{name}-table"}
+
+
+async def _diagnosis(answers: dict[str, Any]) -> Diagnosis:
+    run = await diagnose_with(RulesChatModel(), responses(answers))
+    diagnosis = run.state["diagnosis"]
+    assert diagnosis is not None
+    return diagnosis
+
+
+DELETED: Change = ("DeleteTable", "dynamodb.amazonaws.com", {"tableName": "orders"})
+RECREATED: Change = ("CreateTable", "dynamodb.amazonaws.com", {"tableName": "orders"})
+OTHER_DELETED: Change = ("DeleteTable", "dynamodb.amazonaws.com", {"tableName": "invoices"})
+
+
+@pytest.mark.parametrize("success_first", [True, False])
+async def test_the_deletion_of_the_table_that_fails_is_the_trigger_before_a_later_unrelated_change(
+    success_first: bool,
+) -> None:
+    """With a success to bound the window any change in it can be the trigger, and one that breaks the
+    failing resource is preferred; without one, only such a change is."""
+    runs = [Run(10)] if success_first else []
+    runs += [Run(30, "node_text_resource_not_found"), Run(40, "node_text_resource_not_found")]
+    diagnosis = await _diagnosis(world(runs, [(15, DELETED), (20, DEPLOYMENT)]))
+    assert diagnosis.fault_types == ["dependency_failure"]
+    assert diagnosis.trigger is not None
+    assert diagnosis.trigger.event_name == "DeleteTable"
+
+
+@pytest.mark.parametrize("change", [RECREATED, OTHER_DELETED])
+async def test_a_change_that_cannot_break_the_failing_table_is_no_trigger_without_a_success(
+    change: Change,
+) -> None:
+    runs = [Run(30, "node_text_resource_not_found"), Run(40, "node_text_resource_not_found")]
+    diagnosis = await _diagnosis(world(runs, [(20, change)]))
+    assert diagnosis.fault_types == ["dependency_failure"]
+    assert diagnosis.trigger is None
