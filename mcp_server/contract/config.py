@@ -56,8 +56,8 @@ class EnvironmentKey(ContractModel):
 
     KeyState: str | None = Field(default=None, description="Enabled, Disabled, PendingDeletion, ...")
     DeletionDate: str | None = omitted_when_null()
-    DecryptGrantees: list[str] = Field(
-        default_factory=list, description="Principals a grant on the key lets decrypt (Lambda's is the role)."
+    DecryptGrantees: list[str] | None = Field(
+        default=None, description="Principals a grant on the key lets decrypt (Lambda's is the role)."
     )
 
 

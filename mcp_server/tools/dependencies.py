@@ -20,7 +20,7 @@ from mcp_server.tools.context import ToolContext
 from mcp_server.tools.iam import inline_read, policy_read
 
 MAX_RESOURCES = 10
-# service → (what a person calls it, how its ARN's resource part names one)
+# The services whose resources a function calls by name, and what each resource is called.
 _KINDS = {"dynamodb": "table", "s3": "bucket", "sqs": "queue", "sns": "topic", "kms": "key"}
 
 

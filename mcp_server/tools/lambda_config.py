@@ -133,7 +133,7 @@ def _environment_key(described: dict[str, Any] | None, grantees: list[str] | Non
     return EnvironmentKey(
         KeyState=(described or {}).get("KeyState"),
         DeletionDate=deletion.isoformat() if deletion else None,
-        DecryptGrantees=grantees or [],
+        DecryptGrantees=grantees,  # None: the grants could not be read (a gap says why)
     )
 
 
