@@ -39,6 +39,7 @@ FUNCTION_ARN = f"arn:aws:lambda:{REGION}:{names.ACCOUNT_ID}:function:{names.FUNC
 LOGS_POLICY_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.LOGS_POLICY_NAME}"
 VPC_POLICY_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.VPC_POLICY_NAME}"
 FUNCTION_LABELS = [f"function {names.FUNCTION_NAME}", f"function {FUNCTION_ARN}"]
+INPUT_BUCKET_LABEL = f"bucket arn:aws:s3:::{names.INPUT_BUCKET}"
 MAPPING_LABELS = [
     f"{operation} of function {names.FUNCTION_NAME}"
     for operation in ("CreateEventSourceMapping", "UpdateEventSourceMapping", "DeleteEventSourceMapping")
@@ -207,6 +208,7 @@ def test_what_is_searched_is_the_function_its_role_policies_and_network(
         f"network ACL {world.network_acl_id}",
         f"route table {world.route_table_id}",
         *MAPPING_LABELS,
+        INPUT_BUCKET_LABEL,  # what the role grants by name
     ]
     end, start = datetime.fromisoformat(response.window_end), datetime.fromisoformat(response.window_start)
     assert end - start == timedelta(hours=1)
@@ -446,6 +448,7 @@ def test_a_denied_lookup_is_a_gap_for_each_resource(
             f"network ACL {world.network_acl_id}",
             f"route table {world.route_table_id}",
             *MAPPING_LABELS,
+            INPUT_BUCKET_LABEL,
         ]
     )
     assert [g.meaning for g in response.gaps] == [

@@ -132,6 +132,7 @@ def test_event_path_changes_show_and_another_function_s_mapping_does_not(
         queue,
         topic_label,
         unsubscribe,
+        f"bucket arn:aws:s3:::{names.REPORT_BUCKET}",  # what the role grants by name
     ]
     # A busy session's history may outgrow the lookups' pages or the deadline: then each gap of the searches
     # read above says its search stopped before this test began, so nothing it changed was left unread.
