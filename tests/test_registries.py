@@ -165,6 +165,11 @@ def test_each_tool_calls_exactly_the_aws_reads_it_declares(
         EventSourceArn=queue_arn["Attributes"]["QueueArn"], FunctionName=names.ORDERS_FUNCTION, Enabled=False
     )
     undo(lambda: lambda_.delete_event_source_mapping(UUID=mapping["UUID"]))
+    kms = operator.client("kms")  # a customer managed key on the environment: its reads are made too
+    key = kms.create_key(Description="registries-reads")["KeyMetadata"]["Arn"]
+    undo(lambda: kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7))
+    lambda_.update_function_configuration(FunctionName=names.FUNCTION_NAME, KMSKeyArn=key)
+    undo(lambda: lambda_.update_function_configuration(FunctionName=names.FUNCTION_NAME, KMSKeyArn=""))
     targets = (names.FUNCTION_NAME, f"{names.ORDERS_FUNCTION}:{names.ORDERS_ALIAS}")
     for tool in TOOLS.values():
         made: set[tuple[str, str]] = set()
