@@ -159,18 +159,13 @@ async def test_each_fault_class_is_diagnosed_with_its_trigger_and_a_working_fix(
     assert expected not in ruled_out
 
     kinds = [entry.kind for entry in diagnosis.timeline]
-    if name == "dependency_failure":  # the table's deletion is not among the resources searched
-        assert diagnosis.trigger is None
-        assert any(gap.source == "change history" for gap in diagnosis.gaps)
-        assert "first_failure" in kinds
-    else:
-        trigger = diagnosis.trigger
-        assert trigger is not None
-        assert trigger.event_name == run.broken.trigger
-        assert trigger.identity == OPERATOR_ARN
-        assert trigger.time >= run.started.isoformat()[:19]
-        assert kinds.index("change") < kinds.index("first_failure")
-        assert f"{OPERATOR_ARN} called {operation_of(trigger.event_name)}" in diagnosis.root_cause  # names it
+    trigger = diagnosis.trigger  # the deleted table too: the role grants it by name, so it is searched
+    assert trigger is not None
+    assert trigger.event_name == run.broken.trigger
+    assert trigger.identity == OPERATOR_ARN
+    assert trigger.time >= run.started.isoformat()[:19]
+    assert kinds.index("change") < kinds.index("first_failure")
+    assert f"{OPERATOR_ARN} called {operation_of(trigger.event_name)}" in diagnosis.root_cause  # names it
 
     if name == "permission_attached_deny":  # the Deny is described as a Deny, not as a scoped Allow
         assert "a Deny statement of data-processor-role covers it" in diagnosis.root_cause
