@@ -32,6 +32,7 @@ from mcp_server.tools.change_lookups import Found, Lookups, Search
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.dependencies import called_resources
 from mcp_server.tools.event_sources import resource_policy, subscriptions_to, unqualified
+from mcp_server.tools.iam import listed
 from mcp_server.tools.lambda_config import function_configuration
 from mcp_server.tools.logs import truncate_message
 
@@ -53,21 +54,16 @@ MAPPING_EVENTS = (
 SNS_PRINCIPAL = "sns.amazonaws.com"
 
 
-def _listed(client: Any, operation: str, key: str, **kwargs: Any) -> list[Any]:
-    """Every item under ``key`` across the pages of a paginated list operation."""
-    return [item for page in client.get_paginator(operation).paginate(**kwargs) for item in page.get(key, [])]
-
-
 def _associated(
     ec2: Any, operation: str, key: str, vpc_id: str, subnets: list[str], default: str
 ) -> list[str]:
     """Ids of the network ACLs or route tables (``key``) associated with ``subnets``; when a subnet has no
     explicit association, also the VPC's ``default`` one (filter name: "default" or "association.main")."""
-    tables = _listed(ec2, operation, key, Filters=[{"Name": "association.subnet-id", "Values": subnets}])
+    tables = listed(ec2, operation, key, Filters=[{"Name": "association.subnet-id", "Values": subnets}])
     associated = {a.get("SubnetId") for table in tables for a in table.get("Associations", [])}
     if set(subnets) - associated:
         filters = [{"Name": "vpc-id", "Values": [vpc_id]}, {"Name": default, "Values": ["true"]}]
-        tables += _listed(ec2, operation, key, Filters=filters)
+        tables += listed(ec2, operation, key, Filters=filters)
     id_key = "NetworkAclId" if key == "NetworkAcls" else "RouteTableId"
     return sorted({table[id_key] for table in tables})
 
@@ -80,7 +76,7 @@ def _event_path_reads(ctx: ToolContext, config: dict[str, Any]) -> list[Read]:
         Read(
             "lambda:ListEventSourceMappings",
             f"function {name}",
-            lambda: _listed(
+            lambda: listed(
                 ctx.clients.lambda_, "list_event_source_mappings", "EventSourceMappings", FunctionName=name
             ),
             "changes to the function's current event source mappings and their source queues were not "
@@ -112,14 +108,14 @@ def _related_reads(ctx: ToolContext, config: dict[str, Any], role_name: str) -> 
         Read(
             "iam:ListAttachedRolePolicies",
             f"role {role_name}",
-            lambda: _listed(iam, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name),
+            lambda: listed(iam, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name),
             "new versions of the role's managed policies, and the resources they grant, were not searched "
             "(attachments and detachments still are, through the role)",
         ),
         Read(
             "iam:ListRolePolicies",
             f"role {role_name}",
-            lambda: _listed(iam, "list_role_policies", "PolicyNames", RoleName=role_name),
+            lambda: listed(iam, "list_role_policies", "PolicyNames", RoleName=role_name),
             "the resources the role's inline policies grant were not searched",
         ),
         *_event_path_reads(ctx, config),

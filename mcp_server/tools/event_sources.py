@@ -27,6 +27,7 @@ from mcp_server.contract.event_sources import (
 from mcp_server.reads import Read
 from mcp_server.tools import event_source_metrics as metrics
 from mcp_server.tools.context import ToolContext
+from mcp_server.tools.iam import listed
 from mcp_server.tools.lambda_config import event_invoke_config, function_configuration
 from mcp_server.tools.metrics import metric_window
 
@@ -53,10 +54,6 @@ def unqualified(function_arn: str) -> str:
     return ":".join(function_arn.split(":")[:7])
 
 
-def _listed(client: Any, operation: str, key: str, **kwargs: Any) -> list[dict[str, Any]]:
-    return [item for page in client.get_paginator(operation).paginate(**kwargs) for item in page.get(key, [])]
-
-
 def _invoke_config(ctx: ToolContext) -> Any:
     found = event_invoke_config(ctx)
     return _ABSENT if found is None else found
@@ -81,7 +78,7 @@ def subscriptions_to(sns: Any, function_arn: str) -> list[dict[str, Any]]:
     base = unqualified(function_arn)
     return [
         s
-        for s in _listed(sns, "list_subscriptions", "Subscriptions")
+        for s in listed(sns, "list_subscriptions", "Subscriptions")
         if s.get("Endpoint") == base or str(s.get("Endpoint", "")).startswith(base + ":")
     ]
 
@@ -101,7 +98,7 @@ def _first_reads(ctx: ToolContext, function_arn: str) -> list[Read]:
         Read(
             "lambda:ListEventSourceMappings",
             where,
-            lambda: _listed(
+            lambda: listed(
                 ctx.clients.lambda_, "list_event_source_mappings", "EventSourceMappings", FunctionName=name
             ),
             "the function's event source mappings, their state and their source queues are unknown",

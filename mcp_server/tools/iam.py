@@ -27,11 +27,9 @@ def _document(value: dict[str, Any] | str) -> PolicyDocument:
     return value
 
 
-def _listed(iam_client: Any, operation: str, key: str, **kwargs: Any) -> list[Any]:
-    """Every item under ``key`` across the pages of a paginated IAM list operation."""
-    return [
-        item for page in iam_client.get_paginator(operation).paginate(**kwargs) for item in page.get(key, [])
-    ]
+def listed(client: Any, operation: str, key: str, **kwargs: Any) -> list[Any]:
+    """Every item under ``key`` across the pages of a paginated list operation."""
+    return [item for page in client.get_paginator(operation).paginate(**kwargs) for item in page.get(key, [])]
 
 
 def _default_version(iam_client: Any, arn: str) -> tuple[str, PolicyDocument]:
@@ -70,15 +68,13 @@ def _role_reads(iam_client: Any, role_name: str) -> list[Read]:
         Read(
             "iam:ListRolePolicies",
             f"role {role_name}",
-            lambda: _listed(iam_client, "list_role_policies", "PolicyNames", RoleName=role_name),
+            lambda: listed(iam_client, "list_role_policies", "PolicyNames", RoleName=role_name),
             "the role's inline policies are unknown",
         ),
         Read(
             "iam:ListAttachedRolePolicies",
             f"role {role_name}",
-            lambda: _listed(
-                iam_client, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name
-            ),
+            lambda: listed(iam_client, "list_attached_role_policies", "AttachedPolicies", RoleName=role_name),
             "the managed policies attached to the role are unknown",
         ),
     ]
