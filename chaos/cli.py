@@ -31,6 +31,7 @@ from chaos.faults.config import (
 )
 from chaos.faults.dependency import DEPENDENCY_REMOVE
 from chaos.faults.deploy import DEPLOY_BAD_CODE
+from chaos.faults.environment_key import KEY_DISABLE
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.event_sources import ESM_DELETE, ESM_DISABLE, MAX_VISIBILITY_SECONDS, QUEUE_VISIBILITY
 from chaos.faults.function_copy import FUNCTION_COPY
@@ -70,6 +71,7 @@ FAULTS: dict[str, Fault] = {
         *CONFIG_FAULTS,
         *DEPLOY_FAULTS,
         DEPENDENCY_REMOVE,
+        KEY_DISABLE,
         *(fault for family in EVENT_PATH_FAMILIES.values() for fault in family),
     )
 }
@@ -80,6 +82,7 @@ FAMILIES: dict[str, tuple[Fault, ...]] = {
     "config restore": CONFIG_FAULTS,
     "deploy restore": DEPLOY_FAULTS,
     "dependency restore": (DEPENDENCY_REMOVE,),
+    "key restore": (KEY_DISABLE,),
     "unthrottle": (THROTTLE,),
     **{f"{family} restore": faults for family, faults in EVENT_PATH_FAMILIES.items()},
 }
@@ -298,6 +301,23 @@ def _add_dependency(commands: Commands, common: argparse.ArgumentParser) -> None
     dependency_actions.add_parser("restore", parents=[common], help="recreate it with every item or object")
 
 
+def _add_key(commands: Commands, common: argparse.ArgumentParser) -> None:
+    key = commands.add_parser("key", help="make the environment variables' KMS key unusable, or restore it")
+    key_actions = key.add_subparsers(dest="action", required=True)
+    disable = key_actions.add_parser(
+        "disable",
+        parents=[common],
+        help="disable the key (or schedule its deletion): no new environment starts",
+    )
+    disable.add_argument(
+        "--state",
+        choices=("disabled", "pending-deletion"),
+        default="disabled",
+        help="disabled (default), or pending-deletion (7 days)",
+    )
+    key_actions.add_parser("restore", parents=[common], help="cancel the deletion and enable the key")
+
+
 def _add_logs(commands: Commands, common: argparse.ArgumentParser) -> None:
     logs = commands.add_parser("logs", help="write hostile or high-volume lines into the log group")
     logs_actions = logs.add_subparsers(dest="action", required=True)
@@ -360,6 +380,7 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
         _add_config,
         _add_deploy,
         _add_dependency,
+        _add_key,
         _add_logs,
         _add_event_paths,
     ):
@@ -393,6 +414,7 @@ INJECTIONS: dict[str, Callable[[argparse.Namespace], Injection]] = {
     "deploy bad-code": lambda a: (DEPLOY_BAD_CODE, {"kind": a.kind}),
     "deploy copy": lambda a: (FUNCTION_COPY, {}),
     "dependency remove": lambda a: (DEPENDENCY_REMOVE, {"table": a.table, "bucket": a.bucket}),
+    "key disable": lambda a: (KEY_DISABLE, {"state": a.state}),
     "esm disable": lambda a: (ESM_DISABLE, {}),
     "esm delete": lambda a: (ESM_DELETE, {}),
     "queue visibility": lambda a: (QUEUE_VISIBILITY, {"seconds": a.seconds}),

@@ -4,7 +4,8 @@ Covered: every function (configuration, environment, code hash, dead-letter queu
 concurrency, versions, aliases, resource policy statements, asynchronous invocation configuration); their
 execution roles (inline policies, attached policies, permissions boundary) and the
 account's own managed policies with their default documents; the security groups, network ACLs and route
-tables of the functions' VPCs; the DynamoDB tables and S3 buckets the functions' environments name,
+tables of the functions' VPCs; the KMS keys of their environment variables (state, and who their grants
+let do what); the DynamoDB tables and S3 buckets the functions' environments name,
 with every item and every object; the event paths: every event source mapping (by function and source:
 state, batch size, batching window, response types), every queue's configuration attributes (visibility
 timeout, redrive policy, ...; not its message counts) and every SNS subscription (topic, protocol,
@@ -38,6 +39,7 @@ _CONFIG_KEYS = (
     "EphemeralStorage",
     "LoggingConfig",
     "DeadLetterConfig",
+    "KMSKeyArn",
 )
 _MAPPING_KEYS = ("State", "BatchSize", "MaximumBatchingWindowInSeconds", "FunctionResponseTypes")
 _INVOKE_CONFIG_KEYS = ("MaximumRetryAttempts", "MaximumEventAgeInSeconds", "DestinationConfig")
@@ -217,6 +219,15 @@ def _subscriptions(sns: Any) -> list[Any]:
     )
 
 
+def _key(kms: Any, arn: str) -> dict[str, Any]:
+    """A customer managed key's state and who its grants let do what (grant ids are new on every grant)."""
+    grants = _pages(kms, "list_grants", "Grants", KeyId=arn)
+    return {
+        "state": kms.describe_key(KeyId=arn)["KeyMetadata"]["KeyState"],
+        "grants": sorted({(g["GranteePrincipal"], tuple(sorted(g["Operations"]))) for g in grants}),
+    }
+
+
 def _names(client: Any, operation: str, key: str, field: str) -> list[str]:
     return sorted(str(item[field]) for item in _pages(client, operation, key))
 
@@ -227,7 +238,7 @@ def world_snapshot(session: boto3.Session) -> str:
     lambda_, iam, ec2 = session.client("lambda"), session.client("iam"), session.client("ec2")
     dynamodb, s3 = session.client("dynamodb"), session.client("s3")
     cloudwatch, logs = session.client("cloudwatch"), session.client("logs")
-    sqs, sns = session.client("sqs"), session.client("sns")
+    sqs, sns, kms = session.client("sqs"), session.client("sns"), session.client("kms")
     with ThreadPoolExecutor(max_workers=8) as pool:
         names = sorted(f["FunctionName"] for f in _pages(lambda_, "list_functions", "Functions"))
         identities = pool.submit(_iam, iam)
@@ -243,6 +254,7 @@ def world_snapshot(session: boto3.Session) -> str:
         named = {
             str(v) for c in configs for v in ((c.get("Environment") or {}).get("Variables") or {}).values()
         }
+        keys = sorted({str(c["KMSKeyArn"]) for c in configs if c.get("KMSKeyArn")})
         tables = sorted(named & set(_pages(dynamodb, "list_tables", "TableNames")))
         buckets = sorted(named & {b["Name"] for b in s3.list_buckets().get("Buckets", [])})
         network = pool.submit(_network, ec2, vpcs)
@@ -261,6 +273,7 @@ def world_snapshot(session: boto3.Session) -> str:
             "roles": {role: identities.result()["roles"].get(role) for role in roles},  # None: it is gone
             "tables": dict(zip(tables, pool.map(lambda t: _table(dynamodb, t), tables), strict=True)),
             "buckets": dict(zip(buckets, pool.map(lambda b: _bucket(s3, b), buckets), strict=True)),
+            "keys": dict(zip(keys, pool.map(lambda k: _key(kms, k), keys), strict=True)),
             "managed_policies": identities.result()["managed_policies"],
             "network": network.result(),
             "names": {kind: future.result() for kind, future in named_resources.items()}

@@ -108,13 +108,9 @@ class Trigger(_Model):
 
     event_name: str = Field(min_length=1, description="CloudTrail's eventName, e.g. 'DeleteRolePolicy'.")
     identity: str | None = Field(description="The event's identity ARN.")
-    time: IsoTime = Field(description="The event's time.")
-    seconds_before_first_failure: float | None = Field(
-        default=None, ge=0, description="Seconds before the first failure, when known."
-    )
-    evidence: EvidenceIndices = Field(
-        min_length=1, description="Indices into evidence: the get_recent_changes event cited."
-    )
+    time: IsoTime
+    seconds_before_first_failure: float | None = Field(default=None, ge=0)
+    evidence: EvidenceIndices = Field(min_length=1, description="Its get_recent_changes event.")
 
 
 class TimelineEntry(_Model):
@@ -147,12 +143,9 @@ class RuledOut(_Model):
 class ChangeReference(_Model):
     """A change as CloudTrail recorded it, cited from get_recent_changes."""
 
-    event_name: str = Field(min_length=1, description="CloudTrail's eventName.")
+    event_name: str = Field(min_length=1)
     time: IsoTime
-    evidence: EvidenceIndices = Field(
-        min_length=1,
-        description="Indices into evidence: its get_recent_changes event.",
-    )
+    evidence: EvidenceIndices = Field(min_length=1, description="Its get_recent_changes event.")
 
 
 class ResolvedFault(_Model):

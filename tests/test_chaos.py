@@ -330,6 +330,12 @@ _UPDATE_CONFIG = "lambda:UpdateFunctionConfiguration"
         (["config", "logging", "--format", "JSON"], names.FUNCTION_NAME, _UPDATE_CONFIG),
         (["network", "block", "--via", "nacl"], names.FUNCTION_NAME, "ec2:CreateNetworkAclEntry"),
         (["network", "block", "--via", "route"], names.FUNCTION_NAME, "ec2:DeleteRoute"),
+        (["key", "disable"], names.ORDER_WORKER_FUNCTION, "kms:DisableKey"),
+        (
+            ["key", "disable", "--state", "pending-deletion"],
+            names.ORDER_WORKER_FUNCTION,
+            "kms:ScheduleKeyDeletion",
+        ),
     ],
     ids=lambda value: "-".join(value) if isinstance(value, list) else None,
 )

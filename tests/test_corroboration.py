@@ -92,6 +92,9 @@ WORLD: dict[str, dict[str, Any]] = {
         "ReservedConcurrentExecutions": 0,
         "Versions": [{"Version": "$LATEST"}, {"Version": "2"}],
         "Aliases": [{"Name": "live", "FunctionVersion": "2"}],
+        "Role": f"arn:aws:iam::{ACCOUNT}:role/{FUNCTION}-role",
+        "KMSKeyArn": f"arn:aws:kms:ca-central-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+        "EnvironmentKey": {"KeyState": "Disabled", "DecryptGrantees": []},
     },
     "get_network_state": {
         "function_name": FUNCTION,
@@ -404,6 +407,22 @@ CASES: list[Case] = [
         [],
     ),
     ("event_source_stopped", [MAPPING_CHANGE, ERRORS], None, "needs get_event_sources a stopped path", []),
+    ("platform_refused", [("config", "EnvironmentKey.KeyState", "Disabled")], [0], "", []),
+    ("platform_refused", [("config", "EnvironmentKey.DecryptGrantees", "[]")], [0], "", []),
+    (
+        "platform_refused",  # the key named, not what state it is in
+        [
+            (
+                "config",
+                "KMSKeyArn",
+                f"arn:aws:kms:ca-central-1:{ACCOUNT}:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+            )
+        ],
+        None,
+        "needs get_lambda_config EnvironmentKey.KeyState not Enabled",
+        [],
+    ),
+    ("platform_refused", [ERRORS], None, "needs get_lambda_config EnvironmentKey", []),
 ]
 
 
@@ -642,7 +661,15 @@ def _healthy(logs: dict[str, Any], errors: float) -> dict[str, dict[str, Any]]:
             "attached_policies": [],
         },
         "get_lambda_config": WORLD["get_lambda_config"]
-        | {"Handler": "data_processor.handler", "ReservedConcurrentExecutions": None, "Timeout": 30},
+        | {
+            "Handler": "data_processor.handler",
+            "ReservedConcurrentExecutions": None,
+            "Timeout": 30,
+            "EnvironmentKey": {
+                "KeyState": "Enabled",
+                "DecryptGrantees": [WORLD["get_lambda_config"]["Role"]],
+            },
+        },
         "get_network_state": {"function_name": FUNCTION, "in_vpc": False, "note": "not in a VPC"},
         "get_recent_changes": WORLD["get_recent_changes"]
         | {"events": [], "matched_events": 0, "returned_events": 0},

@@ -150,6 +150,8 @@ NOT_APPLIED = {
     # the operator removes the concurrency in the next act, and the egress block that follows keeps the
     # function failing: no recovery could show
     "fixed-then-second",
+    # cancelling the key's deletion leaves it disabled: the function recovers only after the second step
+    "key-pending-deletion",
 }
 
 

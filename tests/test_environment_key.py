@@ -7,6 +7,7 @@ them.
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Callable
@@ -15,10 +16,14 @@ from typing import Any
 import boto3
 import pytest
 
+from chaos.faults.chaos import Chaos
+from chaos.faults.environment_key import KEY_DISABLE
+from chaos.faults.errors import ChaosRefused
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from chaos.snapshot import world_snapshot
 from chaos.workload.async_invocation import AsyncInvoker
-from chaos.workload.runtime import LocalLambdaRuntime
+from chaos.workload.runtime import LocalLambdaRuntime, RuntimeSettings
 from mcp_server.aws import AwsClients
 from mcp_server.contract import GetLambdaConfigArgs, GetRecentChangesArgs
 from mcp_server.contract.changes import ChangeEventDetail
@@ -232,3 +237,63 @@ def test_the_change_history_finds_what_was_done_to_the_function_s_key(
     assert disabled.service == "kms.amazonaws.com"
     assert [(r.type, r.name) for r in disabled.resources] == [("AWS::KMS::Key", key.rsplit("/", 1)[1])]
     assert disabled.matched == [f"key {key}"]
+
+
+def test_an_environment_past_its_lifetime_is_replaced_and_meets_the_key_s_state(
+    operator: boto3.Session,
+    sandbox: Sandbox,
+    key: str,
+    make_function: Callable[[str], tuple[str, str]],
+    runtime: LocalLambdaRuntime,
+) -> None:
+    """Lambda replaces environments every few hours: past the lifetime (here a microsecond, so every time),
+    the next invocation is a cold start (Init Duration reported), which a disabled key refuses."""
+    name, _ = make_function(key)
+    started, reused = runtime.invoke(name, {}), runtime.invoke(name, {})
+    assert started.init_duration_ms is not None
+    assert reused.init_duration_ms is None  # within the default lifetime (two hours): warm
+    runtime.retire(name)  # its lifetime over
+    assert runtime.invoke(name, {}).init_duration_ms is not None
+    settings = RuntimeSettings(environment_lifetime_seconds=1e-6)
+    with LocalLambdaRuntime(sandbox.session(names.LAMBDA_SERVICE), settings) as recycling:
+        invocations = [recycling.invoke(name, {}) for _ in range(2)]
+        assert [i.status for i in invocations] == ["succeeded"] * 2
+        assert None not in [i.init_duration_ms for i in invocations]  # the second one started anew
+        operator.client("kms").disable_key(KeyId=key)
+        assert recycling.invoke(name, {}).error_type == "KMSDisabledException"
+
+
+def test_the_injector_disables_or_schedules_the_deletion_of_the_key_and_restores_it_enabled(
+    operator: boto3.Session, undo: Undo
+) -> None:
+    kms, function = operator.client("kms"), names.ORDER_WORKER_FUNCTION
+    key = operator.client("lambda").get_function_configuration(FunctionName=function)["KMSKeyArn"]
+    before = world_snapshot(operator)
+    for state, after in (("disabled", "Disabled"), ("pending-deletion", "PendingDeletion")):
+        chaos = Chaos(operator, say=lambda _: None)
+        undo(functools.partial(chaos.restore, KEY_DISABLE, function))
+        saved = chaos.inject(KEY_DISABLE, function, state=state)
+        assert saved.prior == {"function": function, "key": key}
+        assert kms.describe_key(KeyId=key)["KeyMetadata"]["KeyState"] == after
+        chaos.inject(KEY_DISABLE, function, state=state)  # again: nothing more is changed
+        assert chaos.restore(KEY_DISABLE, function) is True
+        assert kms.describe_key(KeyId=key)["KeyMetadata"]["KeyState"] == "Enabled"
+        changed = [c.operation for c in chaos.calls if c.service == "kms"]
+        expected = ["DisableKey"] if state == "disabled" else ["ScheduleKeyDeletion", "CancelKeyDeletion"]
+        assert changed == [*expected, "EnableKey"]
+    assert world_snapshot(operator) == before
+
+
+def test_the_injector_refuses_a_function_whose_variables_use_lambda_s_own_key_or_a_key_not_enabled(
+    operator: boto3.Session, undo: Undo
+) -> None:
+    chaos = Chaos(operator, say=lambda _: None)
+    with pytest.raises(ChaosRefused, match="Lambda's own key"):
+        chaos.inject(KEY_DISABLE, names.FUNCTION_NAME)
+    kms, function = operator.client("kms"), names.ORDER_WORKER_FUNCTION
+    key = operator.client("lambda").get_function_configuration(FunctionName=function)["KMSKeyArn"]
+    kms.disable_key(KeyId=key)
+    undo(lambda: kms.enable_key(KeyId=key))
+    with pytest.raises(ChaosRefused, match="is Disabled, not Enabled"):
+        chaos.inject(KEY_DISABLE, function)
+    assert chaos.calls == []  # refused before anything changed (the ledger included)

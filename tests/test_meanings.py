@@ -15,6 +15,7 @@ from supervisor.faults.meanings import Reading
 from supervisor.faults.registry import FAULT_CLASSES
 
 ACCOUNT = "123456789012"
+ROLE_ARN = f"arn:aws:iam::{ACCOUNT}:role/data-processor-role"
 FUNCTION_ARN = f"arn:aws:lambda:ca-central-1:{ACCOUNT}:function:data-processor"
 GROUP = "/aws/lambda/data-processor"
 QUEUE = f"arn:aws:sqs:ca-central-1:{ACCOUNT}:orders-queue"
@@ -275,6 +276,23 @@ CASES: list[Case] = [
         {},
     ),
     (sources.SUBSCRIPTION_CHANGE, "events.0.event_name", _event("Unsubscribe"), _event("Publish"), {}),
+    (
+        sources.ENVIRONMENT_KEY,  # a key pending deletion; against one that is enabled
+        "EnvironmentKey.KeyState",
+        {"Role": ROLE_ARN, "EnvironmentKey": {"KeyState": "PendingDeletion", "DecryptGrantees": [ROLE_ARN]}},
+        {"Role": ROLE_ARN, "EnvironmentKey": {"KeyState": "Enabled", "DecryptGrantees": [ROLE_ARN]}},
+        {},
+    ),
+    (
+        sources.ENVIRONMENT_KEY,  # grants for another principal only; against grants that name the role
+        "EnvironmentKey.DecryptGrantees",
+        {
+            "Role": ROLE_ARN,
+            "EnvironmentKey": {"KeyState": "Enabled", "DecryptGrantees": ["arn:aws:iam::1:role/x"]},
+        },
+        {"Role": ROLE_ARN, "EnvironmentKey": {"KeyState": "Enabled", "DecryptGrantees": [ROLE_ARN]}},
+        {},
+    ),
 ]
 
 

@@ -50,6 +50,7 @@ Resource = Literal[
     "queue",  # the function's source queue (its SQS event source mapping)
     "dead-letter-queue",  # the source queue's redrive target, or the function's asynchronous DLQ
     "topic",  # the SNS topic that invokes the function
+    "key",  # the KMS key of the function's environment variables (its ARN)
 ]
 
 _JSON_DOCUMENTS = frozenset({("iam", "PolicyDocument"), ("iam", "AssumeRolePolicyDocument")})

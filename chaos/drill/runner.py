@@ -113,9 +113,11 @@ class Drill:
         for name, session in self.identities.items():
             on_each_action(session, self.aws_actions[name].add)
         lambda_ = self.operator.client("lambda")
-        self.roles = {
-            function: lambda_.get_function_configuration(FunctionName=function)["Role"].rsplit("/", 1)[-1]
-            for function in names.FUNCTIONS
+        configs = {f: lambda_.get_function_configuration(FunctionName=f) for f in names.FUNCTIONS}
+        self.roles = {function: config["Role"].rsplit("/", 1)[-1] for function, config in configs.items()}
+        # the customer managed keys of the functions' environment variables, by ARN
+        self.keys = {
+            function: config["KMSKeyArn"] for function, config in configs.items() if config.get("KMSKeyArn")
         }
         self.roles[COPY] = COPY_ROLE  # created by the never-granted scenarios' injector
         self.roles[INTAKE_COPY] = INTAKE_COPY_ROLE
@@ -158,7 +160,8 @@ class Drill:
     def _runtime(self, account_concurrency: int | None) -> LocalLambdaRuntime:
         """One Lambda runtime for the whole drill, its environments kept warm from scenario to scenario as
         Lambda keeps them (a changed version or configuration gets a new one); a scenario that sets the
-        account's concurrency limit gets a runtime of its own."""
+        account's concurrency limit gets a runtime of its own. Their lifetime is not divided by the time
+        scale: at the drill's, nearly every invocation would be a cold start, for 30 s of its budget."""
         if account_concurrency not in self._runtimes:
             settings = (
                 RuntimeSettings()
@@ -278,6 +281,9 @@ class Drill:
             step("wait for the Lambda service's pollers to read the change")
             if not self.events.caught_up(CAUGHT_UP_SECONDS):
                 raise ChaosError(f"the Lambda service ran no whole pass in {CAUGHT_UP_SECONDS:g}s")
+        if act.recycled:
+            step(f"lambda: {act.function}'s warm environments past their lifetime")
+            runtime.retire(act.function)
         if act.pause_seconds:
             step(f"wait {act.pause_seconds:g}s")
             time.sleep(act.pause_seconds)
@@ -491,6 +497,8 @@ class Drill:
             "table": names.ORDERS_TABLE,
             "bucket": names.INPUT_BUCKET,
         }
+        if function in self.keys:
+            resources["key"] = self.keys[function]
         return resources | _EVENT_PATHS.get(function, {})
 
     def closing_checks(self) -> list[Check]:

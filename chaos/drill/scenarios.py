@@ -18,6 +18,7 @@ from chaos.faults.chaos import Fault
 from chaos.faults.config import CONFIG_ENV, CONFIG_LOGGING, CONFIG_MEMORY, CONFIG_TIMEOUT
 from chaos.faults.dependency import DEPENDENCY_REMOVE
 from chaos.faults.deploy import DEPLOY_BAD_CODE
+from chaos.faults.environment_key import KEY_DISABLE
 from chaos.faults.event_sources import ESM_DELETE, ESM_DISABLE
 from chaos.faults.function_copy import FUNCTION_COPY, copy_names
 from chaos.faults.iam import (
@@ -154,6 +155,10 @@ class Act:
     restore: tuple[Fault, ...] = ()
     pause_seconds: float = 0.0
     opens: int = 0
+    # The traffic comes once the function's warm environments are past their lifetime (Lambda replaces them
+    # every few hours; the drill ends them rather than wait), so that it meets a cold start: a fault the
+    # platform checks only when an environment starts (an environment-variable key) shows no sooner.
+    recycled: bool = False
 
 
 @dataclass(frozen=True)
@@ -311,6 +316,37 @@ def _concurrency_deleted(function: str) -> Command:
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario("healthy", "healthy control: no fault, no alarm", _one(DP, count=2)),
+    # --- the platform refusing to start the code ---------------------------------------------------
+    # order-worker's environment variables are encrypted with a customer managed key. Once the key is
+    # unusable, no new execution environment starts: each batch the poller takes is refused (no logs, no
+    # Invocations), returns to the queue after the visibility timeout and after maxReceiveCount goes to the
+    # DLQ, whose alarm opens the incident. The traffic meets a cold start (Act.recycled).
+    Scenario(
+        "key-disabled",
+        "the KMS key of order-worker's environment variables disabled while orders arrive",
+        (Act(WORKER, (Injection(KEY_DISABLE),), "queue", 3, recycled=True),),
+        _incident(
+            WORKER,
+            "platform_refused",
+            resources=("function", "key", "queue", "dead-letter-queue"),
+            command=Command("kms enable-key", {"--key-id": saved(KEY_DISABLE, "key")}),
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+            applies=Applies("queue-delivers"),
+        ),
+    ),
+    Scenario(
+        "key-pending-deletion",
+        "the KMS key of order-worker's environment variables scheduled for deletion while orders arrive",
+        (Act(WORKER, (Injection(KEY_DISABLE, {"state": "pending-deletion"}),), "queue", 3, recycled=True),),
+        _incident(
+            WORKER,
+            "platform_refused",
+            resources=("function", "key", "queue", "dead-letter-queue"),
+            # cancelling leaves the key disabled: the step's details name enable-key next
+            command=Command("kms cancel-key-deletion", {"--key-id": saved(KEY_DISABLE, "key")}),
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+        ),
+    ),
     # --- every fault class, on the function where it is natural -------------------------------------
     Scenario(
         "timeout",

@@ -326,6 +326,14 @@ def _stopped_state(spot: Spot) -> bool:
     return spot.value in ("Disabled", "Disabling")
 
 
+def _key_unusable(spot: Spot) -> bool:
+    return isinstance(spot.value, str) and spot.value != "Enabled"
+
+
+def _role_not_granted(spot: Spot) -> bool:
+    return isinstance(spot.value, list) and spot.answer.get("Role") not in spot.value
+
+
 def _empty_list(spot: Spot) -> bool:
     return isinstance(spot.value, list) and not spot.value
 
@@ -456,6 +464,16 @@ MEANINGS: Final[dict[str, tuple[Meaning, ...]]] = {
         Meaning(SOURCES, "mappings", "counts only when empty", _empty_list),
         Meaning(SOURCES, "mappings.N.queue.ApproximateNumberOfMessages", _ABOVE_ZERO, _positive),
         Meaning(SOURCES, "mappings.N.queue.oldest_message_age_seconds", _ABOVE_ZERO, _positive),
+        _CHANGE,
+    ),
+    "platform_refused": (
+        Meaning(CONFIG, "EnvironmentKey.KeyState", "counts only when not Enabled", _key_unusable),
+        Meaning(
+            CONFIG,
+            "EnvironmentKey.DecryptGrantees",
+            "counts only without the function's role",
+            _role_not_granted,
+        ),
         _CHANGE,
     ),
     "configuration_error": (

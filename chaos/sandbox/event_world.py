@@ -59,6 +59,14 @@ def _queue(sqs: Any, name: str, **attributes: str) -> tuple[str, str]:
     return url, arn
 
 
+def _environment_key(session: boto3.Session) -> str:
+    """A customer managed key for order-worker's environment variables (Lambda grants its role decryption)."""
+    kms = session.client("kms")
+    key: str = kms.create_key(Description="order-worker's environment variables")["KeyMetadata"]["Arn"]
+    kms.create_alias(AliasName=names.ORDER_WORKER_KEY_ALIAS, TargetKeyId=key)
+    return key
+
+
 def _order_worker(
     session: boto3.Session, role: MakeRole, create: MakeFunction
 ) -> tuple[str, str, str, str, str, str]:
@@ -93,6 +101,7 @@ def _order_worker(
         Timeout=names.ORDER_WORKER_TIMEOUT_SECONDS,
         MemorySize=256,
         Environment={"Variables": {"TABLE_NAME": names.ORDERS_TABLE}},
+        KMSKeyArn=_environment_key(session),
     )
     mapping: str = session.client("lambda").create_event_source_mapping(
         EventSourceArn=queue_arn,

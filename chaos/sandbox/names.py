@@ -51,6 +51,7 @@ ORDERS_QUEUE_VISIBILITY_SECONDS = 2  # at least the function's timeout, or Lambd
 ORDERS_DLQ = "orders-queue-dlq"
 ORDERS_MAX_RECEIVE_COUNT = 2
 ORDERS_BATCH_SIZE = 5
+ORDER_WORKER_KEY_ALIAS = "alias/order-worker-environment"  # its environment variables' customer managed key
 ORDER_NOTIFIER_FUNCTION = "order-notifier"
 ORDER_NOTIFIER_ROLE = "order-notifier-role"
 ORDER_EVENTS_TOPIC = "order-events"

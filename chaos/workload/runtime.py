@@ -64,6 +64,15 @@ class RuntimeSettings(BaseSettings):
     account_concurrency_limit: int = Field(
         default=1000, ge=1, description="Concurrent executions the account allows across all functions."
     )
+    # Lambda "terminates execution environments every few hours ... even for functions that are invoked
+    # continuously" (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html): the next
+    # invocation after that is a cold start. How long exactly is not published; two hours is our choice.
+    environment_lifetime_seconds: float = Field(
+        default=7200.0,
+        gt=0,
+        description="Seconds an execution environment is reused for before Lambda replaces it (AWS: every "
+        "few hours).",
+    )
 
 
 class InvokeError(RuntimeError):
@@ -103,7 +112,9 @@ class _Warm:
     logs: Any  # the role's CloudWatch Logs client
     proxy: EgressProxy | None
     respawn: Callable[[], ExecutionEnvironment]  # a new worker for this environment: Lambda's retried init
+    function: str = ""
     stream_ready: bool = False
+    started: float = field(default_factory=time.monotonic)
 
     def close(self) -> None:
         self.environment.kill()
@@ -220,6 +231,16 @@ class LocalLambdaRuntime:
         self._created = 0
         # Told of every invocation that ran or was throttled, whoever asked for it (a caller, a poller).
         self.observers: list[Callable[[Invocation], None]] = []
+
+    def retire(self, function_name: str) -> None:
+        """End the environments kept warm for the function, as Lambda does once their lifetime is over: its
+        next invocation is a cold start."""
+        with self._lock:
+            retired = [w for pool in self._warm.values() for w in pool if w.function == function_name]
+            for pool in self._warm.values():
+                pool[:] = [w for w in pool if w.function != function_name]
+        for warm in retired:
+            warm.close()
 
     def close(self) -> None:
         with self._lock:
@@ -475,7 +496,8 @@ class LocalLambdaRuntime:
         stale: list[_Warm] = []
         with self._lock:
             pool = self._warm.setdefault(pool_key, [])
-            stale = [w for w in pool if w.key != key or not w.environment.alive]
+            retired = time.monotonic() - self._settings.environment_lifetime_seconds
+            stale = [w for w in pool if w.key != key or not w.environment.alive or w.started < retired]
             pool[:] = [w for w in pool if w not in stale]
             warm = pool.pop() if pool else None
             if warm is None:
@@ -537,7 +559,7 @@ class LocalLambdaRuntime:
         def respawn() -> ExecutionEnvironment:
             return ExecutionEnvironment(spec, package, secrets, endpoint_url)
 
-        return _Warm(respawn(), key, pool, role.client("logs", config=_CLIENT_CONFIG), proxy, respawn)
+        return _Warm(respawn(), key, pool, role.client("logs", config=_CLIENT_CONFIG), proxy, respawn, name)
 
     def _write_logs(self, warm: _Warm, lines: list[str], started_at: datetime) -> bool:
         """Write with the role's credentials; a denied write loses the lines, as on AWS."""

@@ -101,9 +101,8 @@ the evidence determines it.
 not be checked, and why.
 - impact (queue, topic or asynchronous invocation), each figure as get_event_sources counts it: \
 messages_waiting (mappings.<n>.queue.ApproximateNumberOfMessages), oldest_message_age_seconds, \
-messages_in_dead_letter_queue (a dead-letter queue's ApproximateNumberOfMessages), events_dropped \
-(AsyncEventsDropped), deliveries_failed (DeadLetterErrors, DestinationDeliveryFailures), \
-notifications_failed (subscriptions.<n>.notifications_failed).
+messages_in_dead_letter_queue (a dead-letter queue's depth), events_dropped (AsyncEventsDropped), \
+deliveries_failed (DeadLetterErrors, DestinationDeliveryFailures), notifications_failed.
 - resolved, not fault_types: a fault a later change put back as it was (the same rule, policy or \
 setting) with no failure of its kind since (cite both changes' get_recent_changes events).
 - A command acts only on this function and resources the tools showed. No evidence of a fault: unknown, \

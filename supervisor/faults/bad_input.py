@@ -12,9 +12,9 @@ BAD_INPUT = FaultClass(
     name="bad_input",
     description=(
         "invocations fail on their own input (a missing key, a rejected payload) while others of the same "
-        "version and configuration succeed between them, or one asks S3 for an object no success named "
-        "with nothing changed since; not when all fail since the latest change. No command fixes input: "
-        "offer none, name the gap (source 'remediation')"
+        "version and configuration succeed between them, or one asks S3 for an object no success named, "
+        "nothing changed since; not when all fail since the latest change. No command fixes input: name "
+        "the gap (source 'remediation')"
     ),
     corroboration=((ERRORS, ASYNC_LOSSES), (SUCCEEDED_BESIDE, BACKLOG)),
     check="supervisor.diagnosis.rules.bad_input:check",

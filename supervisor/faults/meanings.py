@@ -298,6 +298,17 @@ def path_stopped(reading: Reading) -> str:
     return f"{reading.field} does not show a stopped path: cite a mapping's State, or an empty mappings list"
 
 
+def key_refuses(reading: Reading) -> str:
+    """The environment variables' key: a state other than Enabled, or grantees that leave out the role."""
+    field, value = reading.segments[-1], reading.value
+    if field == "KeyState":
+        return "" if isinstance(value, str) and value != "Enabled" else f"{reading.field} is {value!r}"
+    role = reading.answer.get("Role")
+    if isinstance(value, list) and role not in value:
+        return ""
+    return f"{reading.field} is {value!r}: it lets the role {role} decrypt, or was not read"
+
+
 _VERSIONED: Final = re.compile(r"^([A-Za-z]+?)(\d{8}\w*)?$")
 
 

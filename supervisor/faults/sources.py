@@ -71,6 +71,12 @@ SETTINGS = source(
     "EnvironmentVariableNames, Layers, ...)",
     meanings.setting_broken,
 )
+ENVIRONMENT_KEY = source(
+    "get_lambda_config",
+    r"EnvironmentKey\.(KeyState|DecryptGrantees)",
+    "get_lambda_config EnvironmentKey.KeyState not Enabled, or DecryptGrantees without the Role",
+    meanings.key_refuses,
+)
 SUCCEEDED_BESIDE = source(
     _METRICS,
     r"minutes\.\d+\.invocations",

@@ -1,0 +1,99 @@
+"""Platform refused: Lambda will not start an execution environment for the function.
+
+Read from the configuration tool's ``EnvironmentKey`` (KMS's own description of the key that encrypts the
+environment variables, and the principals its grants let decrypt), which the function's users cannot
+write: a key that is not Enabled, or grants that no longer name the execution role, make every new
+execution environment fail before the code runs (Invoke's KMS errors: no logs, no ``Invocations``), so
+work backs up on the function's queues while its own metrics stay silent. The trigger is the KMS change to
+that key (DisableKey, ScheduleKeyDeletion, RevokeGrant, RetireGrant).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from supervisor.diagnosis.rules.commands import command
+from supervisor.diagnosis.rules.conversation import Conversation
+from supervisor.diagnosis.rules.event_paths import impact
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Rejection, Remedy, Verdict
+
+_FAULT = "platform_refused"
+_CONFIG = "get_lambda_config"
+KEY_OPERATIONS = frozenset({"DisableKey", "ScheduleKeyDeletion", "RevokeGrant", "RetireGrant"})
+
+
+def _names_key(key_arn: str) -> Any:
+    """A KMS change whose request names this key, by ARN or by id."""
+    key_id = key_arn.rsplit("/", 1)[-1]
+
+    def relevant(event: ChangeEvent) -> bool:
+        named = str((event.event.get("summary") or {}).get("keyId") or "")
+        return event.operation in KEY_OPERATIONS and named in (key_arn, key_id)
+
+    return relevant
+
+
+def _remedy(c: Conversation, key_arn: str, state: str) -> tuple[Remedy, tuple[Gap, ...]]:
+    enable = command(c, "kms", "EnableKey", {"KeyId": key_arn})
+    if state == "Disabled":
+        return Remedy(
+            f"Enable the key {key_arn}",
+            "Enabling the key lets Lambda decrypt the environment variables again when it starts an "
+            "execution environment.",
+            enable,
+            "low",
+        ), ()
+    if state == "PendingDeletion":
+        return Remedy(
+            f"Cancel the deletion of the key {key_arn}, then enable it",
+            f"Cancelling the deletion leaves the key disabled: enable it next ({enable}).",
+            command(c, "kms", "CancelKeyDeletion", {"KeyId": key_arn}),
+            "low",
+        ), ()
+    what = "its grant for the execution role" if state == "Enabled" else f"its state {state}"
+    gap = Gap(
+        "remediation",
+        f"No single command restores {what}: switch the function to another role and back (Lambda "
+        "grants the role again), or give it a usable key and its variables again.",
+    )
+    remedy = Remedy(f"Make the key {key_arn} usable by {c.name} again", gap.reason, None, "medium")
+    return remedy, (gap,)
+
+
+def _held_back(c: Conversation) -> list[str]:
+    """The queues and topics whose work waits or was lost while no environment starts."""
+    function = c.event_sources.get("function_arn")
+    return list(dict.fromkeys(f["resource"] for f, _ in impact(c) if f["resource"] != function))
+
+
+def check(c: Conversation) -> Verdict:
+    key, key_arn, role = c.config.get("EnvironmentKey"), c.config.get("KMSKeyArn"), c.config.get("Role")
+    if not isinstance(key, dict) or not key_arn:
+        return None
+    state, grantees = key.get("KeyState"), key.get("DecryptGrantees")
+    granted = None if not isinstance(grantees, list) else role in grantees
+    state_pointer = Pointer(_CONFIG, "EnvironmentKey.KeyState", state, f"The key {key_arn} is {state}", None)
+    if state is None or (state == "Enabled" and granted is not False):
+        reason = "The environment variables' key is enabled and its grants let the role decrypt"
+        return Rejection(_FAULT, reason, [state_pointer] if state else [])
+    pointers = [Pointer(_CONFIG, "KMSKeyArn", key_arn, "The key of the environment variables", None)]
+    if state != "Enabled":
+        pointers.append(Pointer(_CONFIG, "EnvironmentKey.KeyState", state, f"The key is {state}", _FAULT))
+        why = f"is {state}"
+    else:
+        shown = f"No grant lets {role} decrypt with the key"
+        pointers.append(Pointer(_CONFIG, "EnvironmentKey.DecryptGrantees", grantees, shown, _FAULT))
+        why = f"grants its role {role} no decryption"
+    remedy, gaps = _remedy(c, str(key_arn), state)
+    return Finding(
+        _FAULT,
+        f"Lambda cannot decrypt the environment variables of {c.name}: their KMS key {key_arn} {why}, so no "
+        "new execution environment starts and invocations fail before the code runs.",
+        "critical",
+        pointers,
+        remedy,
+        relevant_change=_names_key(str(key_arn)),
+        resources=(str(key_arn), *_held_back(c)),
+        gaps=gaps,
+        ends_successes=True,
+    )
