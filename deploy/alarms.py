@@ -156,6 +156,22 @@ def async_alarms(function_name: str, topic_arn: Any) -> list[Alarm]:
     ]
 
 
+def url_alarms(function_name: str, topic_arn: Any) -> list[Alarm]:
+    """A function called through its function URL: requests answered 4XX (a caller refused, before the
+    function runs) or 5XX (the function failed), which its Errors alarm does not all see."""
+    return [
+        _threshold_alarm(
+            alarm_name(function_name, metric),
+            f"{metric} of the function URL of Lambda function {function_name}",
+            ("AWS/Lambda", metric, "FunctionName", function_name),
+            "Sum",
+            1,
+            topic_arn,
+        )
+        for metric in ("Url4xxCount", "Url5xxCount")
+    ]
+
+
 def caller_topic_alarms(topic_name: str, topic_arn: Any) -> list[Alarm]:
     """An SNS topic that invokes a function: notifications it could not deliver (the caller refused)."""
     return [

@@ -8,6 +8,7 @@ no alarm, through a CloudFormation Condition), each built by deploy/alarms.py as
 - ``AsyncFunctionName``: a function invoked asynchronously; events dropped, dead-letter and destination
   delivery failures alarm.
 - ``CallerTopicName``: an SNS topic that invokes the function; notifications it failed to deliver alarm.
+- ``UrlFunctionName``: a function called through its function URL; requests answered 4XX or 5XX alarm.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from deploy.alarms import (
     caller_topic_alarms,
     dead_letter_queue_alarms,
     source_queue_alarms,
+    url_alarms,
 )
 from deploy.cfn import ref, substituted
 
@@ -56,6 +58,11 @@ _OPTIONAL: dict[str, tuple[str, str, str]] = {
         "HasCallerTopic",
         "^[A-Za-z0-9_-]{0,256}$",
         "An SNS topic that invokes a function: notifications it failed to deliver alarm.",
+    ),
+    "UrlFunctionName": (
+        "HasUrlFunction",
+        "^[A-Za-z0-9_-]{0,64}$",
+        "A function called through its function URL: requests answered 4XX or 5XX alarm.",
     ),
 }
 
@@ -126,5 +133,10 @@ def resources(topic_arn: Any) -> Template:
             "CallerTopicName",
             ("CallerTopicNotificationsFailedAlarm",),
             caller_topic_alarms("${CallerTopicName}", topic_arn),
+        )
+        | _resources(
+            "UrlFunctionName",
+            ("Url4xxCountAlarm", "Url5xxCountAlarm"),
+            url_alarms("${UrlFunctionName}", topic_arn),
         )
     )

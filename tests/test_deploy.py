@@ -397,6 +397,7 @@ EVENT_PATH_PARAMETERS = {
     "FunctionDeadLetterQueueName": names.ORDER_NOTIFIER_DLQ,
     "AsyncFunctionName": names.ORDER_NOTIFIER_FUNCTION,
     "CallerTopicName": names.ORDER_EVENTS_TOPIC,
+    "UrlFunctionName": names.ORDER_INTAKE_FUNCTION,
 }
 EVENT_PATH_ALARMS = {  # logical id -> the alarm it creates for the sandbox world's event paths
     "SourceQueueAgeAlarm": "orders-queue-oldest-message-age",
@@ -406,6 +407,8 @@ EVENT_PATH_ALARMS = {  # logical id -> the alarm it creates for the sandbox worl
     "DeadLetterErrorsAlarm": "order-notifier-deadlettererrors",
     "DestinationDeliveryFailuresAlarm": "order-notifier-destinationdeliveryfailures",
     "CallerTopicNotificationsFailedAlarm": "order-events-notifications-failed",
+    "Url4xxCountAlarm": "order-intake-url4xxcount",
+    "Url5xxCountAlarm": "order-intake-url5xxcount",
 }
 # What each of those alarms must be, written out: CloudWatch's PutMetricAlarm fields (which are also the
 # AWS::CloudWatch::Alarm properties), periods in seconds.
@@ -459,6 +462,16 @@ EVENT_PATH_DEFINITIONS = {
         "Sum",
         1.0,
     ),
+    **{
+        f"order-intake-{metric.lower()}": _metric_alarm(
+            f"order-intake-{metric.lower()}",
+            f"{metric} of the function URL of Lambda function order-intake",
+            ("AWS/Lambda", metric, "FunctionName", "order-intake"),
+            "Sum",
+            1.0,
+        )
+        for metric in ("Url4xxCount", "Url5xxCount")
+    },
 }
 
 
@@ -479,12 +492,12 @@ def test_the_event_path_alarms_are_the_ones_written_out_in_the_template_and_the_
     assert {
         alarm["AlarmName"]: _definition(alarm) for alarm in in_template.values()
     } == EVENT_PATH_DEFINITIONS
-    assert [alarm["AlarmActions"] for alarm in in_template.values()] == [["ref:AlertsTopic"]] * 7
+    assert [alarm["AlarmActions"] for alarm in in_template.values()] == [["ref:AlertsTopic"]] * 9
     in_sandbox = operator.client("cloudwatch").describe_alarms(AlarmNames=list(EVENT_PATH_DEFINITIONS))[
         "MetricAlarms"
     ]
     assert {alarm["AlarmName"]: _definition(alarm) for alarm in in_sandbox} == EVENT_PATH_DEFINITIONS
-    assert [alarm["AlarmActions"] for alarm in in_sandbox] == [[sandbox.world.topic_arn]] * 7
+    assert [alarm["AlarmActions"] for alarm in in_sandbox] == [[sandbox.world.topic_arn]] * 9
     assert document["Resources"]["SourceQueueAgeAlarm"]["Properties"]["Threshold"] == {
         "Ref": "QueueAgeThresholdSeconds"
     }
@@ -499,6 +512,7 @@ def test_without_event_path_parameters_there_is_no_event_path_alarm() -> None:
         "HasFunctionDeadLetterQueue": False,
         "HasAsyncFunction": False,
         "HasCallerTopic": False,
+        "HasUrlFunction": False,
     }
     assert stack.values["QueueAgeThresholdSeconds"] == str(QUEUE_AGE_THRESHOLD_SECONDS) == "300"
     only_queue = ResolvedStack({"SourceQueueName": names.ORDERS_QUEUE}, document)

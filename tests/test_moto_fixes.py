@@ -264,3 +264,23 @@ def test_released_moto_still_answers_filter_log_events_one_stream_after_the_othe
 def test_fixed_sandbox_interleaves_the_streams_in_time_order_as_aws_does(sandbox: Sandbox) -> None:
     """AWS has ignored `interleaved` since June 17, 2019: every answer interleaves the streams."""
     assert _streams_in_answer_order(sandbox) == ["a", "b", "a", "b"]
+
+
+def test_released_moto_still_keeps_url_permission_parameters_as_keys_and_no_final_slash(
+    unpatched: Sandbox,
+) -> None:
+    """If this fails, re-check chaos/sandbox/extensions/lambda_urls.py (the fixed side:
+    tests/test_function_urls.py). Read from the answers of the writes: released moto refuses signed GETs."""
+    lambda_ = unpatched.session(names.OPERATOR).client("lambda")
+    added = lambda_.add_permission(
+        FunctionName=names.FUNCTION_NAME,
+        StatementId=f"url-{uuid.uuid4().hex[:8]}",
+        Action="lambda:InvokeFunctionUrl",
+        Principal="*",
+        FunctionUrlAuthType="NONE",
+    )
+    statement = json.loads(added["Statement"])
+    assert statement.get("FunctionUrlAuthType") == "NONE", "moto now writes the URL auth type as a condition"
+    assert "Condition" not in statement
+    created = lambda_.create_function_url_config(FunctionName=names.FUNCTION_NAME, AuthType="NONE")
+    assert not created["FunctionUrl"].endswith("/"), "moto's function URLs now end with a slash"

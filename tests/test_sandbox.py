@@ -300,6 +300,11 @@ def test_every_function_has_its_role_log_group_and_three_alarms(sandbox: Sandbox
             else []
         )
         dead_letter = [f"{function}-dlq-depth"] if function == names.ORDER_NOTIFIER_FUNCTION else []
+        url = (  # the function called through its URL: requests answered 4XX or 5XX
+            [f"{function}-url4xxcount", f"{function}-url5xxcount"]
+            if function == names.ORDER_INTAKE_FUNCTION
+            else []
+        )
         assert sorted(a["AlarmName"] for a in alarms) == sorted(
             [
                 f"{function}-errors",
@@ -307,6 +312,7 @@ def test_every_function_has_its_role_log_group_and_three_alarms(sandbox: Sandbox
                 f"{function}-throttles",
                 *asynchronous,
                 *dead_letter,
+                *url,
             ]
         )
         assert all(a["AlarmActions"] == [sandbox.world.topic_arn] for a in alarms)

@@ -26,6 +26,7 @@ from deploy.alarms import (
     caller_topic_alarms,
     dead_letter_queue_alarms,
     source_queue_alarms,
+    url_alarms,
 )
 
 # Lambda keeps an asynchronous event for up to this long (60 s to 6 h); the events are dropped only by
@@ -160,6 +161,7 @@ def pipeline_alarms(alerts_topic_arn: str) -> list[Alarm]:
         *dead_letter_queue_alarms(names.ORDER_NOTIFIER_DLQ, alerts_topic_arn),
         *async_alarms(names.ORDER_NOTIFIER_FUNCTION, alerts_topic_arn),
         *caller_topic_alarms(names.ORDER_EVENTS_TOPIC, alerts_topic_arn),
+        *url_alarms(names.ORDER_INTAKE_FUNCTION, alerts_topic_arn),  # order-intake's public URL
     ]
 
 

@@ -74,6 +74,9 @@ def policy_documents() -> dict[str, str]:
                     "lambda:GetFunctionConcurrency",
                     "lambda:ListEventSourceMappings",
                     "lambda:GetFunctionEventInvokeConfig",
+                    "lambda:ListFunctions",  # a URL request's function, and may it (function_urls.py)
+                    "lambda:GetFunctionUrlConfig",
+                    "lambda:GetPolicy",
                     "cloudwatch:PutMetricData",
                     "logs:DescribeLogStreams",  # when a function's lines were taken in (runtime.metric_time)
                     "ec2:Describe*",

@@ -39,6 +39,9 @@ ORDER_INTAKE_FUNCTION = "order-intake"
 ORDER_INTAKE_ROLE = "order-intake-role"
 ORDER_INTAKE_RUNTIME = "nodejs22.x"
 ORDER_INTAKE_HANDLER = "index.handler"
+# Its function URL (AuthType NONE) and the two statements that let anyone call it through the URL.
+ORDER_INTAKE_URL_STATEMENT = "order-intake-url"
+ORDER_INTAKE_URL_INVOKE_STATEMENT = "order-intake-url-invoke"
 
 # Event-driven functions. orders-queue (redrive to orders-queue-dlq) feeds order-worker through an SQS event
 # source mapping with partial batch responses; the order-events topic invokes order-notifier asynchronously

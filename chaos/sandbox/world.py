@@ -63,6 +63,7 @@ class World:
     nat_gateway_id: str = ""
     function_arns: dict[str, str] = field(default_factory=dict)
     orders_alias_arn: str = ""
+    order_intake_url: str = ""
     second_account_id: str = ""
     second_function_arn: str = ""
     read_only_role_arn: str = ""
@@ -303,8 +304,10 @@ def _report_builder(operator: boto3.Session) -> str:
     )
 
 
-def _order_intake(operator: boto3.Session) -> str:
-    """The Node.js function: it may only put items into the orders table."""
+def _order_intake(operator: boto3.Session) -> tuple[str, str]:
+    """The Node.js function: it may only put items into the orders table. Called through its public function
+    URL, which its resource policy lets anyone invoke (both statements a URL made since October 2025
+    needs: https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html). Its ARN and its URL."""
     table_arn = operator.client("dynamodb").describe_table(TableName=names.ORDERS_TABLE)["Table"]["TableArn"]
     role_arn = _execution_role(
         operator.client("iam"),
@@ -313,9 +316,10 @@ def _order_intake(operator: boto3.Session) -> str:
         names.ORDER_INTAKE_FUNCTION,
         {"Sid": "PutOrders", "Effect": "Allow", "Action": "dynamodb:PutItem", "Resource": table_arn},
     )
-    return _create_function(
-        operator.client("lambda"),
-        names.ORDER_INTAKE_FUNCTION,
+    lambda_, name = operator.client("lambda"), names.ORDER_INTAKE_FUNCTION
+    arn = _create_function(
+        lambda_,
+        name,
         role_arn,
         "order_intake",
         Runtime=names.ORDER_INTAKE_RUNTIME,
@@ -325,6 +329,21 @@ def _order_intake(operator: boto3.Session) -> str:
         MemorySize=256,
         Environment={"Variables": {"TABLE_NAME": names.ORDERS_TABLE}},
     )
+    url: str = lambda_.create_function_url_config(FunctionName=name, AuthType="NONE")["FunctionUrl"]
+    public = {"FunctionName": name, "Principal": "*"}
+    lambda_.add_permission(
+        **public,
+        StatementId=names.ORDER_INTAKE_URL_STATEMENT,
+        Action="lambda:InvokeFunctionUrl",
+        FunctionUrlAuthType="NONE",
+    )
+    lambda_.add_permission(
+        **public,
+        StatementId=names.ORDER_INTAKE_URL_INVOKE_STATEMENT,
+        Action="lambda:InvokeFunction",
+        InvokedViaFunctionUrl=True,
+    )
+    return arn, url
 
 
 def create_incident_tables(
@@ -424,7 +443,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     function_arn, role_arn = _data_processor(operator, network)
     orders_alias_arn, _ = _orders_api(operator, names.ACCOUNT_ID)
     report_arn = _report_builder(operator)
-    intake_arn = _order_intake(operator)
+    intake_arn, intake_url = _order_intake(operator)
     create_incident_tables(operator.client("dynamodb"))
     sns, sqs = operator.client("sns"), operator.client("sqs")
     topic_arn, queue_url, subscription_arn = _topic_to_queue(
@@ -471,6 +490,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
             names.ORDER_NOTIFIER_FUNCTION: pipeline.order_notifier_arn,
         },
         orders_alias_arn=orders_alias_arn,
+        order_intake_url=intake_url,
         second_account_id=names.SECOND_ACCOUNT_ID,
         second_function_arn=second_function_arn,
         read_only_role_arn=read_only_role_arn,

@@ -1,0 +1,118 @@
+"""Function URLs in the sandbox (chaos/workload/function_urls.py, sources in its docstring): order-intake's
+public URL answers as Lambda's does, its resource policy decides before the function runs, and every
+request counts in the URL metrics its alarms watch."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import boto3
+import pytest
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.function_urls import FunctionUrls
+from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from tests.conftest import Undo
+from tests.test_async_invocation import _lambda_metric
+
+INTAKE = names.ORDER_INTAKE_FUNCTION
+ORDER = "url-0001"
+
+
+@pytest.fixture
+def urls(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> Iterator[tuple[FunctionUrls, list[Invocation]]]:
+    """The front door, and every invocation the runtime makes meanwhile; CloudWatch reset first."""
+    sandbox.reset_cloudwatch()
+    seen: list[Invocation] = []
+    runtime.observers.append(seen.append)
+    yield FunctionUrls(runtime, sandbox.session(names.LAMBDA_SERVICE)), seen
+    runtime.observers.remove(seen.append)
+
+
+@pytest.fixture
+def order_deleted(operator: boto3.Session, undo: Undo) -> None:
+    table = operator.client("dynamodb")
+    undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": ORDER}}))
+
+
+def _body() -> str:
+    return str(names.order_submission(order_id=ORDER)["body"])
+
+
+def _without(operator: boto3.Session, undo: Undo, statement_id: str) -> None:
+    """The statement removed from order-intake's policy, and put back as the world made it afterwards."""
+    lambda_ = operator.client("lambda")
+    policy = json.loads(lambda_.get_policy(FunctionName=INTAKE)["Policy"])
+    [statement] = [s for s in policy["Statement"] if s["Sid"] == statement_id]
+    lambda_.remove_permission(FunctionName=INTAKE, StatementId=statement_id)
+    condition = statement["Condition"]
+    extra = (
+        {"FunctionUrlAuthType": condition["StringEquals"]["lambda:FunctionUrlAuthType"]}
+        if "StringEquals" in condition
+        else {"InvokedViaFunctionUrl": condition["Bool"]["lambda:InvokedViaFunctionUrl"] == "true"}
+    )
+    undo(
+        lambda: lambda_.add_permission(
+            FunctionName=INTAKE, StatementId=statement_id, Action=statement["Action"], Principal="*", **extra
+        )
+    )
+
+
+def test_the_url_statements_are_written_as_lambda_writes_them(operator: boto3.Session) -> None:
+    """AddPermission's FunctionUrlAuthType and InvokedViaFunctionUrl become conditions (moto keeps them as
+    keys of the statement: extensions/lambda_urls.py)."""
+    policy = json.loads(operator.client("lambda").get_policy(FunctionName=INTAKE)["Policy"])
+    by_sid = {s["Sid"]: s for s in policy["Statement"]}
+    url, invoke = by_sid[names.ORDER_INTAKE_URL_STATEMENT], by_sid[names.ORDER_INTAKE_URL_INVOKE_STATEMENT]
+    assert (url["Principal"], url["Action"]) == ("*", "lambda:InvokeFunctionUrl")
+    assert url["Condition"] == {"StringEquals": {"lambda:FunctionUrlAuthType": "NONE"}}
+    assert (invoke["Principal"], invoke["Action"]) == ("*", "lambda:InvokeFunction")
+    assert invoke["Condition"] == {"Bool": {"lambda:InvokedViaFunctionUrl": "true"}}
+    assert "FunctionUrlAuthType" not in url
+    assert "InvokedViaFunctionUrl" not in invoke
+
+
+def test_a_request_the_policy_allows_runs_the_function_and_its_response_is_the_answer(
+    sandbox: Sandbox, urls: tuple[FunctionUrls, list[Invocation]], order_deleted: None
+) -> None:
+    front_door, seen = urls
+    response = front_door.request(sandbox.world.order_intake_url + "orders", "POST", _body())
+    assert (response.status, json.loads(response.body)) == (201, {"order_id": ORDER})
+    [invocation] = seen
+    assert invocation.status == "succeeded"
+    assert _lambda_metric(sandbox, INTAKE, "UrlRequestCount") == 1
+    assert _lambda_metric(sandbox, INTAKE, "Url4xxCount") == 0
+    assert _lambda_metric(sandbox, INTAKE, "Invocations") == 1
+
+
+@pytest.mark.parametrize(
+    "removed", [names.ORDER_INTAKE_URL_STATEMENT, names.ORDER_INTAKE_URL_INVOKE_STATEMENT]
+)
+def test_without_either_statement_the_url_answers_403_and_the_function_never_runs(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    undo: Undo,
+    urls: tuple[FunctionUrls, list[Invocation]],
+    removed: str,
+) -> None:
+    front_door, seen = urls
+    _without(operator, undo, removed)
+    response = front_door.request(sandbox.world.order_intake_url, "POST", _body())
+    assert (response.status, json.loads(response.body)) == (403, {"Message": "Forbidden"})
+    assert seen == []
+    assert _lambda_metric(sandbox, INTAKE, "Url4xxCount") == 1
+    assert _lambda_metric(sandbox, INTAKE, "Invocations") == 0  # no invocation, so Errors sees nothing
+
+
+def test_a_function_error_is_502_and_an_unknown_url_404(
+    sandbox: Sandbox, urls: tuple[FunctionUrls, list[Invocation]]
+) -> None:
+    front_door, seen = urls
+    cut = front_door.request(sandbox.world.order_intake_url, "POST", _body()[:12])  # JSON.parse throws
+    assert (cut.status, json.loads(cut.body)) == (502, {"Message": "Internal Server Error"})
+    assert [i.status for i in seen] == ["failed"]
+    assert _lambda_metric(sandbox, INTAKE, "Url5xxCount") == 1
+    unknown = sandbox.world.order_intake_url.replace("://", "://nothing-here-")
+    assert front_door.request(unknown).status == 404
