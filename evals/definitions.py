@@ -204,6 +204,19 @@ DEFINITIONS: Final[tuple[CaseDefinition, ...]] = (
         alarmed_queue=names.ORDERS_QUEUE,
     ),
     CaseDefinition(
+        "platform-refused",
+        "The KMS key of order-worker's environment variables is disabled while orders arrive: Lambda can "
+        "start no execution environment for it, so orders-queue's oldest message ages until its alarm "
+        "fires; Lambda records no invocation and no error.",
+        names.ORDER_WORKER_FUNCTION,
+        (Injection(injector="key-disable"),),
+        (Traffic(json.loads(names.order_message()), count=3, queue=names.ORDERS_QUEUE),),
+        faults=("platform_refused",),
+        affected=(names.ORDER_WORKER_FUNCTION, names.ORDERS_QUEUE),
+        ruled_out=("permission_loss", "throttling"),
+        alarmed_queue=names.ORDERS_QUEUE,
+    ),
+    CaseDefinition(
         "bad-input",
         "data-processor is sent batches that exist and, after each, one that does not; nothing changed: "
         "the failures follow from the input, while the same version and configuration succeed in between, "

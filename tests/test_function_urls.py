@@ -1,6 +1,7 @@
 """Function URLs in the sandbox (chaos/workload/function_urls.py, sources in its docstring): order-intake's
 public URL answers as Lambda's does, its resource policy decides before the function runs, and every
-request counts in the URL metrics its alarms watch."""
+request counts in the URL metrics its alarms watch; and get_event_sources reads the URL, judges with its
+own code whether anonymous callers may use it, and counts how they fared."""
 
 from __future__ import annotations
 
@@ -14,8 +15,13 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.function_urls import FunctionUrls
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from mcp_server.aws import AwsClients
+from mcp_server.contract.event_sources import EventSourcesResponse, GetEventSourcesArgs, PolicyStatement
+from mcp_server.settings import ServerSettings
+from mcp_server.tools.event_sources import event_sources, url_allowed
 from tests.conftest import Undo
 from tests.test_async_invocation import _lambda_metric
+from tests.tool_support import call_tool
 
 INTAKE = names.ORDER_INTAKE_FUNCTION
 ORDER = "url-0001"
@@ -116,3 +122,73 @@ def test_a_function_error_is_502_and_an_unknown_url_404(
     assert _lambda_metric(sandbox, INTAKE, "Url5xxCount") == 1
     unknown = sandbox.world.order_intake_url.replace("://", "://nothing-here-")
     assert front_door.request(unknown).status == 404
+
+
+def _answer(sandbox: Sandbox) -> EventSourcesResponse:
+    aws = AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
+    answer: EventSourcesResponse = call_tool(aws, event_sources, GetEventSourcesArgs(lambda_name=INTAKE))
+    return answer
+
+
+def test_the_event_sources_tool_reads_the_url_who_may_call_it_and_how_its_callers_fared(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    undo: Undo,
+    urls: tuple[FunctionUrls, list[Invocation]],
+    order_deleted: None,
+) -> None:
+    front_door, _ = urls
+    url = sandbox.world.order_intake_url
+    assert front_door.request(url, "POST", _body()).status == 201
+    answer = _answer(sandbox)
+    assert answer.function_url is not None
+    assert (answer.function_url.FunctionUrl, answer.function_url.AuthType) == (url, "NONE")
+    assert answer.function_url.invoke_allowed is True
+    assert (answer.function_url.requests, answer.function_url.client_errors) == (1, 0)
+    by_sid = {s.Sid: s for s in answer.policy_statements}
+    assert by_sid[names.ORDER_INTAKE_URL_STATEMENT].FunctionUrlAuthType == "NONE"
+    assert by_sid[names.ORDER_INTAKE_URL_INVOKE_STATEMENT].InvokedViaFunctionUrl == "true"
+    assert answer.gaps == []
+
+    _without(operator, undo, names.ORDER_INTAKE_URL_INVOKE_STATEMENT)
+    assert front_door.request(url, "POST", _body()).status == 403
+    refused = _answer(sandbox).function_url
+    assert refused is not None
+    assert refused.invoke_allowed is False
+    assert (refused.requests, refused.client_errors) == (2, 1)
+
+
+def test_a_function_without_a_url_has_none_to_show(sandbox: Sandbox) -> None:
+    aws = AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
+    answer = call_tool(aws, event_sources, GetEventSourcesArgs(lambda_name=names.FUNCTION_NAME))
+    assert answer.function_url is None
+    assert "function_url" not in answer.model_dump(exclude_none=True)
+
+
+def _statement(sid: str, action: str, effect: str = "Allow", **condition: str) -> PolicyStatement:
+    return PolicyStatement(Sid=sid, Effect=effect, Principal="*", Action=action, **condition)
+
+
+PUBLIC = [
+    _statement("url", "lambda:InvokeFunctionUrl", FunctionUrlAuthType="NONE"),
+    _statement("invoke", "lambda:InvokeFunction", InvokedViaFunctionUrl="true"),
+]
+
+
+@pytest.mark.parametrize(
+    ("statements", "allowed"),
+    [
+        (PUBLIC, True),
+        (PUBLIC[:1], False),  # a URL made since October 2025 needs lambda:InvokeFunction too
+        (PUBLIC[1:], False),
+        ([*PUBLIC, _statement("deny", "lambda:InvokeFunctionUrl", "Deny")], False),
+        ([PUBLIC[0], _statement("invoke", "lambda:InvokeFunction", InvokedViaFunctionUrl="false")], False),
+        ([PUBLIC[0], _statement("any", "lambda:*")], True),  # no condition: it applies to URL callers too
+        ([PUBLIC[0], PUBLIC[1].model_copy(update={"Principal": "123456789012"})], False),  # not everyone
+        ([PUBLIC[0], PUBLIC[1].model_copy(update={"SourceArn": "arn:aws:sns:*"})], False),
+    ],
+)
+def test_the_tool_s_own_reading_of_who_may_call_a_public_url(
+    statements: list[PolicyStatement], allowed: bool
+) -> None:
+    assert url_allowed(statements) is allowed

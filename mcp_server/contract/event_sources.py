@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from mcp_server.contract.common import ContractModel, Gaps, TargetArguments
+from mcp_server.contract.common import ContractModel, Gaps, TargetArguments, omitted_when_null
 from mcp_server.contract.declaration import ToolDeclaration
 
 SourceMinutes = Annotated[
@@ -120,6 +120,23 @@ class PolicyStatement(ContractModel):
     Action: str
     SourceArn: str | None = Field(default=None, description="The ArnLike/ArnEquals AWS:SourceArn condition.")
     SourceAccount: str | None = None
+    FunctionUrlAuthType: str | None = omitted_when_null("Its lambda:FunctionUrlAuthType condition.")
+    InvokedViaFunctionUrl: str | None = omitted_when_null("Its lambda:InvokedViaFunctionUrl condition.")
+
+
+class FunctionUrl(ContractModel):
+    """The function's URL (GetFunctionUrlConfig), whether its callers may use it, and how they fared."""
+
+    FunctionUrl: str
+    AuthType: str
+    invoke_allowed: bool | None = Field(
+        description="AuthType NONE: statements let everyone both lambda:InvokeFunctionUrl and "
+        "lambda:InvokeFunction (which URLs made since October 2025 need), and no Deny matches. None: "
+        "AWS_IAM (each caller's own policy decides too), or the policy is unreadable (see gaps)."
+    )
+    requests: float | None = Field(default=None, description="UrlRequestCount in the window (Sum).")
+    client_errors: float | None = Field(default=None, description="Url4xxCount in the window (Sum).")
+    server_errors: float | None = Field(default=None, description="Url5xxCount in the window (Sum).")
 
 
 class Subscription(ContractModel):
@@ -157,6 +174,7 @@ class EventSourcesResponse(ContractModel):
     subscriptions: list[Subscription] = Field(
         default_factory=list, description="SNS subscriptions whose endpoint is the function."
     )
+    function_url: FunctionUrl | None = omitted_when_null("The function's URL, when it has one.")
     gaps: Gaps = Field(default_factory=list)
 
 
@@ -166,8 +184,8 @@ GET_EVENT_SOURCES = ToolDeclaration(
     description=(
         "How the function is invoked besides direct calls, and what waits or is lost on each path: event "
         "source mappings with their queues (depth, oldest message, redrive), asynchronous invocation "
-        "(retries, destinations, dead-letter queue, dropped events), SNS subscriptions and the resource "
-        "policy."
+        "(retries, destinations, dead-letter queue, dropped events), SNS subscriptions, the function URL "
+        "and the resource policy."
     ),
     arguments=GetEventSourcesArgs,
     response=EventSourcesResponse,
@@ -177,6 +195,7 @@ GET_EVENT_SOURCES = ToolDeclaration(
         ("lambda", "ListEventSourceMappings"),
         ("lambda", "GetFunctionEventInvokeConfig"),
         ("lambda", "GetPolicy"),
+        ("lambda", "GetFunctionUrlConfig"),
         ("sqs", "GetQueueUrl"),
         ("sqs", "GetQueueAttributes"),
         ("sns", "ListSubscriptions"),

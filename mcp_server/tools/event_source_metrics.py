@@ -1,6 +1,6 @@
 """The metrics of a function's event paths, read with one GetMetricData request (paginated): each queue's
-AWS/SQS metrics, the function's asynchronous-invocation metrics (AWS/Lambda) and each subscribed topic's
-deliveries (AWS/SNS), each reduced over the window to one figure."""
+AWS/SQS metrics, the function's asynchronous-invocation and function URL metrics (AWS/Lambda) and each
+subscribed topic's deliveries (AWS/SNS), each reduced over the window to one figure."""
 
 from __future__ import annotations
 
@@ -31,6 +31,11 @@ ASYNC_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
     ("DeadLetterErrors", "DeadLetterErrors", "Sum", "sum"),
     ("DestinationDeliveryFailures", "DestinationDeliveryFailures", "Sum", "sum"),
 )
+URL_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
+    ("requests", "UrlRequestCount", "Sum", "sum"),
+    ("client_errors", "Url4xxCount", "Sum", "sum"),
+    ("server_errors", "Url5xxCount", "Sum", "sum"),
+)
 TOPIC_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
     ("notifications_failed", "NumberOfNotificationsFailed", "Sum", "sum"),
     ("notifications_delivered", "NumberOfNotificationsDelivered", "Sum", "sum"),
@@ -51,8 +56,9 @@ def _last_part(arn: str) -> str:
     return arn.rsplit(":", 1)[-1]
 
 
-def queries(target: Target, queue_arns: list[str], topic_arns: list[str]) -> list[Query]:
-    """Every metric the answer shows, for these queues and topics and the target function."""
+def queries(target: Target, queue_arns: list[str], topic_arns: list[str], url: bool = False) -> list[Query]:
+    """Every metric the answer shows, for these queues and topics and the target function (its URL's too,
+    when it has one)."""
     function = tuple((d["Name"], d["Value"]) for d in function_dimensions(target))
     return [
         *(
@@ -62,7 +68,7 @@ def queries(target: Target, queue_arns: list[str], topic_arns: list[str]) -> lis
         ),
         *(
             Query((FUNCTION, field), "AWS/Lambda", metric, function, stat, reduction)
-            for field, metric, stat, reduction in ASYNC_METRICS
+            for field, metric, stat, reduction in (*ASYNC_METRICS, *(URL_METRICS if url else ()))
         ),
         *(
             Query((arn, field), "AWS/SNS", metric, (("TopicName", _last_part(arn)),), stat, reduction)

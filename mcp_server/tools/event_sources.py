@@ -19,6 +19,7 @@ from mcp_server.contract.event_sources import (
     Destination,
     EventSourceMapping,
     EventSourcesResponse,
+    FunctionUrl,
     GetEventSourcesArgs,
     PolicyStatement,
     QueueState,
@@ -59,18 +60,31 @@ def _invoke_config(ctx: ToolContext) -> Any:
     return _ABSENT if found is None else found
 
 
-def resource_policy(ctx: ToolContext) -> list[PolicyStatement]:
-    """The statements of the target's resource policy; none when it has no policy."""
-    target, lambda_client = ctx.target, ctx.clients.lambda_
-    params = {"FunctionName": target.function_name} | (
+def _qualified(ctx: ToolContext) -> dict[str, str]:
+    target = ctx.target
+    return {"FunctionName": target.function_name} | (
         {"Qualifier": target.qualifier} if target.qualifier else {}
     )
+
+
+def resource_policy(ctx: ToolContext) -> list[PolicyStatement]:
+    """The statements of the target's resource policy; none when it has no policy."""
+    lambda_client = ctx.clients.lambda_
     try:
-        policy = lambda_client.get_policy(**params)["Policy"]
+        policy = lambda_client.get_policy(**_qualified(ctx))["Policy"]
     except lambda_client.exceptions.ResourceNotFoundException:
         return []
     statements = json.loads(policy).get("Statement") or []
     return [statement(raw) for raw in (statements if isinstance(statements, list) else [statements])]
+
+
+def function_url(ctx: ToolContext) -> Any:
+    """The target's URL configuration, or _ABSENT when it has none."""
+    lambda_client = ctx.clients.lambda_
+    try:
+        return lambda_client.get_function_url_config(**_qualified(ctx))
+    except lambda_client.exceptions.ResourceNotFoundException:
+        return _ABSENT
 
 
 def subscriptions_to(sns: Any, function_arn: str) -> list[dict[str, Any]]:
@@ -115,6 +129,12 @@ def _first_reads(ctx: ToolContext, function_arn: str) -> list[Read]:
             lambda: resource_policy(ctx),
             "who may invoke the function (its resource policy) is unknown, and so is whether its SNS "
             "subscriptions may",
+        ),
+        Read(
+            "lambda:GetFunctionUrlConfig",
+            where,
+            lambda: function_url(ctx),
+            "whether the function has a URL, and how its callers fared, is unknown",
         ),
         Read(
             "sns:ListSubscriptions",
@@ -169,6 +189,8 @@ def statement(raw: dict[str, Any]) -> PolicyStatement:
         Action=_joined(raw.get("Action", "")),
         SourceArn=_condition(condition, ("ArnLike", "ArnEquals"), "AWS:SourceArn"),
         SourceAccount=_condition(condition, ("StringEquals",), "AWS:SourceAccount"),
+        FunctionUrlAuthType=_condition(condition, ("StringEquals",), "lambda:FunctionUrlAuthType"),
+        InvokedViaFunctionUrl=_condition(condition, ("Bool",), "lambda:InvokedViaFunctionUrl"),
     )
 
 
@@ -196,6 +218,45 @@ def invoke_allowed(statements: list[PolicyStatement], topic_arn: str) -> bool:
     """Whether the policy lets the topic invoke the function: an Allow that matches and no Deny that does."""
     matching = [s.Effect for s in statements if _lets_topic_invoke(s, topic_arn)]
     return "Allow" in matching and "Deny" not in matching
+
+
+def _lets_everyone_call_the_url(found: PolicyStatement, action: str) -> bool:
+    """A statement for everyone (``*``) of ``action`` whose URL condition, if any, is the one a public URL
+    needs; a statement with any other condition does not apply to an anonymous caller."""
+    actions = {a.strip().lower() for a in found.Action.split(",")}
+    url = action == "lambda:invokefunctionurl"
+    condition = (found.FunctionUrlAuthType or "NONE") if url else (found.InvokedViaFunctionUrl or "true")
+    return (
+        found.Principal == "*"
+        and bool(actions & {action, "lambda:*", "*"})
+        and found.SourceArn is None
+        and found.SourceAccount is None
+        and condition.lower() == ("none" if url else "true")
+    )
+
+
+def url_allowed(statements: list[PolicyStatement]) -> bool:
+    """Whether an anonymous caller may use a NONE-auth URL: an Allow of both actions (URLs made since
+    October 2025 need both), and no Deny of either."""
+    for action in ("lambda:invokefunctionurl", "lambda:invokefunction"):
+        matching = [s.Effect for s in statements if _lets_everyone_call_the_url(s, action)]
+        if "Allow" not in matching or "Deny" in matching:
+            return False
+    return True
+
+
+def _function_url(
+    raw: Any, statements: list[PolicyStatement] | None, figures: dict[Any, Any]
+) -> FunctionUrl | None:
+    if raw is None or raw is _ABSENT:
+        return None
+    auth = str(raw.get("AuthType", ""))
+    return FunctionUrl(
+        FunctionUrl=str(raw.get("FunctionUrl", "")),
+        AuthType=auth,
+        invoke_allowed=url_allowed(statements) if auth == "NONE" and statements is not None else None,
+        **{field: figures.get((metrics.FUNCTION, field)) for field, *_ in metrics.URL_METRICS},
+    )
 
 
 def _json_object(text: Any) -> dict[str, Any]:
@@ -313,14 +374,14 @@ def event_sources(
     """Every path that invokes the function, over the last ``args.minutes`` minutes up to ``now``."""
     config = function_configuration(ctx)
     start, end = metric_window(now or datetime.now(UTC), args.minutes)
-    mappings, invoke, statements, subscribed = ctx.reads.many(_first_reads(ctx, config["FunctionArn"]))
+    mappings, invoke, statements, url, subscribed = ctx.reads.many(_first_reads(ctx, config["FunctionArn"]))
     targets = destinations(config, invoke)
     queue_arns = _queue_arns(mappings or [], targets)
     attributes = ctx.reads.many(_queue_reads(ctx, queue_arns))
     redrive_arns = _redrive_arns(mappings or [], dict(zip(queue_arns, attributes, strict=True)))
     queue_arns += redrive_arns
     topics = list(dict.fromkeys(s.get("TopicArn", "") for s in subscribed or []))
-    wanted = metrics.queries(ctx.target, queue_arns, topics)
+    wanted = metrics.queries(ctx.target, queue_arns, topics, url=url not in (None, _ABSENT))
     *redrive_attributes, figures = ctx.reads.many(
         [
             *_queue_reads(ctx, redrive_arns),
@@ -347,5 +408,6 @@ def event_sources(
         async_config=_async_config(invoke, targets, figures),
         policy_statements=statements or [],
         subscriptions=[_subscription(s, statements, figures) for s in subscribed or []],
+        function_url=_function_url(url, statements, figures),
         gaps=ctx.reads.gaps,
     )

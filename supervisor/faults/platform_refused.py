@@ -14,5 +14,5 @@ PLATFORM_REFUSED = FaultClass(
     corroboration=((ENVIRONMENT_KEY,),),
     check="supervisor.diagnosis.rules.platform:check",
     order=87,
-    precedence=5,
+    precedence=12,  # after configuration_error: a setting that cannot work is checked first
 )
