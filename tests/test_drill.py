@@ -198,7 +198,7 @@ def test_the_deployed_policies_grant_exactly_what_the_code_calls(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--scenario", "nope"], "unknown scenario(s) ['nope']; choose from: healthy, timeout"),
+        (["--scenario", "nope"], "unknown scenario(s) ['nope']; choose from: healthy, key-disabled"),
         (["--model", "gpt"], "SUPERVISOR_MODEL must be 'rules' or 'provider:model'"),
         (["--jobs", "0"], "--jobs must be between 1 and 8, not 0"),
         (["--keep-running", "--jobs", "2"], "--keep-running keeps one sandbox up: it runs one lane"),

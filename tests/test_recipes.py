@@ -245,9 +245,10 @@ def test_adding_a_fault_class_is_one_declaration_and_its_check(tmp_path: Path) -
     ]
     assert len(seen["docs"]) == 1
     assert " **and** " in seen["docs"][0]
+    checked = seen["precedence"].index("queue_backlog") + 1  # its place in the rules brain's order
     assert seen["classes_table"] == [
-        "| `queue_backlog` | messages wait in the function's queue longer than it can work them off | 6 "
-        "| `throwaway_backlog_check` |"
+        "| `queue_backlog` | messages wait in the function's queue longer than it can work them off | "
+        f"{checked} | `throwaway_backlog_check` |"
     ]
     # The completeness checks now ask for what the recipe says comes with a class: a scenario and a case.
     assert seen["not_drilled"] == ["queue_backlog"]

@@ -141,6 +141,7 @@ def _read_calls(sandbox: Sandbox, key: str) -> dict[tuple[str, str], dict[str, A
         ("lambda", "ListAliases"): {"FunctionName": names.FUNCTION_NAME},
         ("lambda", "ListEventSourceMappings"): {"FunctionName": names.FUNCTION_NAME},
         ("lambda", "GetPolicy"): {"FunctionName": names.ORDER_NOTIFIER_FUNCTION},
+        ("lambda", "GetFunctionUrlConfig"): {"FunctionName": names.ORDER_INTAKE_FUNCTION},
         ("sqs", "GetQueueUrl"): {"QueueName": names.ORDERS_QUEUE},
         ("sqs", "GetQueueAttributes"): {"QueueUrl": world.orders_queue_url, "AttributeNames": ["All"]},
         ("sns", "ListSubscriptions"): {},

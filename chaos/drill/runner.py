@@ -46,6 +46,7 @@ from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_envelopes, drain_sns_events
+from chaos.workload.function_urls import FunctionUrls
 from chaos.workload.lambda_service import LambdaService
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime, RuntimeSettings
 from watchdog.handler import build_watchdog
@@ -342,7 +343,10 @@ class Drill:
         self, runtime: LocalLambdaRuntime, act: Act, stage: _StageLog, event: dict[str, Any]
     ) -> None:
         function = act.function
-        if act.traffic == "burst":
+        if act.traffic == "url":
+            invocations, answers = self._url_requests(runtime, act.count)
+            self.progress.step(f"traffic: {act.count} POST(s) to {function}'s URL: {answers}")
+        elif act.traffic == "burst":
             count = self.settings.burst_size
             self.progress.step(f"traffic: a burst of {count} concurrent invocations of {function}")
             # work as time, not computing: a busy machine must not stretch a burst past the timeout
@@ -374,6 +378,21 @@ class Drill:
         self._outputs += invocations
         statuses = Counter(invocation.status for invocation in invocations)
         self.progress.step("traffic: " + ", ".join(f"{n} {status}" for status, n in statuses.items()))
+
+    def _url_requests(self, runtime: LocalLambdaRuntime, count: int) -> tuple[list[Invocation], list[int]]:
+        """order-intake's everyday order POSTed ``count`` times to its function URL: the invocations it
+        led to (none for a refused request) and the status of each answer."""
+        urls = FunctionUrls(runtime, self.sandbox.session(names.LAMBDA_SERVICE))
+        invocations: list[Invocation] = []
+        runtime.observers.append(invocations.append)
+        try:
+            body = str(_everyday_event(names.ORDER_INTAKE_FUNCTION)["body"])
+            answers = [
+                urls.request(self.sandbox.world.order_intake_url, "POST", body).status for _ in range(count)
+            ]
+        finally:
+            runtime.observers.remove(invocations.append)
+        return invocations, answers
 
     def _drain(self, wait_seconds: int = 0) -> list[dict[str, Any]]:
         return drain_sns_events(
@@ -573,6 +592,10 @@ class _OperatorApplier(Applier):
             return drained, f"orders-queue holds {left} message(s) after up to {wait:g}s"
         if applies.recovery == "async-delivered":
             return self._failed_event_kept(wait)
+        if applies.recovery == "url-answers":
+            invocations, answers = self.drill._url_requests(self.runtime, 1)
+            self.drill._outputs += invocations  # the order it stored is the drill's, deleted after
+            return 200 <= answers[0] < 300, f"a POST to order-intake's URL was answered {answers[0]}"
         marker: list[Invocation] = []
         self.drill.events.runtime.observers.append(marker.append)
         try:

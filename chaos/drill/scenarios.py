@@ -44,7 +44,7 @@ from chaos.sandbox import names
 # followed by one the function cannot use (data-processor: a batch that does not exist; order-intake: its
 # JSON body cut short), count invocations in all, the first a good one. queue / publish:
 # order messages into orders-queue, order events to the order-events topic (poison-*: the last one
-# unreadable), as their callers send them.
+# unreadable), as their callers send them. url: order-intake's everyday order POSTed to its function URL.
 Traffic = Literal[
     "one",
     "burst",
@@ -56,6 +56,7 @@ Traffic = Literal[
     "poison-queue",
     "publish",
     "poison-publish",
+    "url",
 ]
 # Faults outside AWS, between the supervisor and what it depends on.
 Infra = Literal["mcp-down", "bedrock-403", "mcp-timeout", "mcp-flapping"]
@@ -85,9 +86,15 @@ Figure = float | tuple[float, float]
 # queue-delivers: an order the stage sends to the source queue is processed and deleted: the queue drains
 # and its dead-letter queue receives nothing;
 # publish-delivered: a message the stage publishes to the topic reaches the function;
-# async-delivered: an asynchronous event the stage sends reaches the function or its destination.
+# async-delivered: an asynchronous event the stage sends reaches the function or its destination;
+# url-answers: an order POSTed to order-intake's function URL is answered 2XX.
 Recovery = Literal[
-    "function-succeeds", "queue-drains", "queue-delivers", "publish-delivered", "async-delivered"
+    "function-succeeds",
+    "queue-drains",
+    "queue-delivers",
+    "publish-delivered",
+    "async-delivered",
+    "url-answers",
 ]
 # The trigger an incident must name: the injector's last change on its function, its first (a fault
 # diagnosed before the later changes were made), any change injected on it, or none (nothing changed, or
@@ -927,6 +934,33 @@ SCENARIOS: tuple[Scenario, ...] = (
                 applies=Applies("queue-delivers"),
             ),
             *_incident(WORKER, "throttling", command=_concurrency_deleted(WORKER)),
+        ),
+    ),
+    # order-intake's public URL: without the statement that lets everyone invoke it through the URL, every
+    # request is answered 403 before the function runs (no Invocations, no Errors); Url4xxCount alarms.
+    Scenario(
+        "url-permission-removed",
+        "the statement that lets anonymous callers invoke order-intake through its function URL removed",
+        _one(
+            INTAKE,
+            Injection(PERMISSION_REMOVE, {"statement_id": names.ORDER_INTAKE_URL_INVOKE_STATEMENT}),
+            traffic="url",
+            count=2,
+        ),
+        _incident(
+            INTAKE,
+            "permission_loss",
+            command=Command(
+                "lambda add-permission",
+                {
+                    "--function-name": INTAKE,
+                    "--statement-id": names.ORDER_INTAKE_URL_INVOKE_STATEMENT,
+                    "--action": "lambda:InvokeFunction",
+                    "--principal": "*",
+                    "--invoked-via-function-url": True,
+                },
+            ),
+            applies=Applies("url-answers"),
         ),
     ),
     Scenario(

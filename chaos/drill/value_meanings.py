@@ -456,6 +456,7 @@ MEANINGS: Final[dict[str, tuple[Meaning, ...]]] = {
             _mentions_permission,
         ),
         Meaning(SOURCES, "subscriptions.N.invoke_allowed", "counts only when false", _is_false),
+        Meaning(SOURCES, "function_url.invoke_allowed", "counts only when false", _is_false),
         Meaning(LOGS, "events.N.**", "counts only in an access-denied error", _access_denied_error, True),
         _CHANGE,
     ),

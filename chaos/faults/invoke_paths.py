@@ -5,8 +5,9 @@ the saved state back exactly.
   function's resource-based policy that lets a caller invoke it: ``statement_id``, or else the only such
   statement, or else the only one whose principal is ``sns.amazonaws.com``. The saved state is every
   statement of the policy; restore adds back each one that is missing with ``AddPermission`` (its
-  principal, action, ``SourceArn``, ``SourceAccount``, ``PrincipalOrgID``, ``FunctionUrlAuthType``). A
-  statement with another condition is refused: ``AddPermission`` could not write it again.
+  principal, action, ``SourceArn``, ``SourceAccount``, ``PrincipalOrgID``, ``FunctionUrlAuthType``,
+  ``InvokedViaFunctionUrl``). A statement with another condition is refused: ``AddPermission`` could not
+  write it again. A function URL's ``lambda:InvokeFunctionUrl`` statement counts as letting a caller invoke.
 - ``sns-unsubscribe`` (``apply(..., topic=None)``): ``Unsubscribe`` of the function's ``lambda``
   subscription to ``topic`` (a name or ARN; by default its only one). The saved state is every such
   subscription with its filter, redrive and delivery policies; restore subscribes the function again to
@@ -35,7 +36,7 @@ from chaos.faults.config import update_configuration
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.support import give_up, read_unless
 
-INVOKE_ACTIONS = ("lambda:InvokeFunction", "lambda:*", "*")
+INVOKE_ACTIONS = ("lambda:InvokeFunction", "lambda:InvokeFunctionUrl", "lambda:*", "*")
 SNS_PRINCIPAL = "sns.amazonaws.com"
 # Condition keys AddPermission writes, and the parameter each comes from.
 _CONDITIONS = {
@@ -43,6 +44,7 @@ _CONDITIONS = {
     ("StringEquals", "AWS:SourceAccount"): "SourceAccount",
     ("StringEquals", "aws:PrincipalOrgID"): "PrincipalOrgID",
     ("StringEquals", "lambda:FunctionUrlAuthType"): "FunctionUrlAuthType",
+    ("Bool", "lambda:InvokedViaFunctionUrl"): "InvokedViaFunctionUrl",  # a boolean parameter
 }
 _SUBSCRIPTION_ATTRIBUTES = ("FilterPolicy", "FilterPolicyScope", "RedrivePolicy", "DeliveryPolicy")
 
@@ -88,7 +90,7 @@ def add_permission_params(statement: dict[str, Any]) -> dict[str, Any]:
                     f"the statement {statement['Sid']} has the condition {operator} {key}, which "
                     "AddPermission cannot write again: it could not be restored exactly"
                 )
-            params[member] = value
+            params[member] = value == "true" if operator == "Bool" else value
     return params
 
 

@@ -1,8 +1,11 @@
 """Existing fault classes on an event path, read from ``get_event_sources`` (which the function's users cannot
-write): a caller refused because no resource-policy statement lets it invoke the function (permission_loss),
-and a source queue whose visibility timeout is shorter than the function's timeout (configuration_error)."""
+write): a caller refused because no resource-policy statement lets it invoke the function, an SNS topic or
+the anonymous callers of a public function URL (permission_loss), and a source queue whose visibility
+timeout is shorter than the function's timeout (configuration_error)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
@@ -22,7 +25,7 @@ def _removed_statement(c: Conversation) -> ChangeEvent | None:
 
 def refused_caller(c: Conversation) -> Finding | None:
     """An SNS subscription the function's resource policy no longer lets invoke it, whose topic counts
-    failed notifications."""
+    failed notifications; else a public function URL whose callers it refuses."""
     for index, subscription in enumerate(c.event_sources.get("subscriptions") or []):
         failed = subscription.get("notifications_failed")
         if subscription.get("invoke_allowed") is not False or not positive(failed):
@@ -64,7 +67,77 @@ def refused_caller(c: Conversation) -> Finding | None:
             relevant_change=lambda e: e.operation == "RemovePermission",
             resources=(topic,),
         )
-    return None
+    return refused_url(c)
+
+
+# The two statements a public URL made since October 2025 needs (https://docs.aws.amazon.com/lambda/latest/
+# dg/urls-auth.html): (action, the answer's condition field, its value, AddPermission's parameter and value).
+_URL_STATEMENTS = (
+    ("lambda:InvokeFunctionUrl", "FunctionUrlAuthType", "NONE", "FunctionUrlAuthType", "NONE"),
+    ("lambda:InvokeFunction", "InvokedViaFunctionUrl", "true", "InvokedViaFunctionUrl", True),
+)
+
+
+def _missing_url_statements(statements: list[dict[str, Any]]) -> list[tuple[str, str, Any]]:
+    """Of the two statements, those the policy lacks: (action, parameter, value)."""
+    return [
+        (action, parameter, value)
+        for action, field, wanted, parameter, value in _URL_STATEMENTS
+        if not any(
+            s.get("Effect") == "Allow"
+            and s.get("Principal") == "*"
+            and action.lower() in {a.strip().lower() for a in str(s.get("Action", "")).split(",")}
+            and str(s.get(field) or "").lower() == wanted.lower()
+            for s in statements
+        )
+    ]
+
+
+def refused_url(c: Conversation) -> Finding | None:
+    """A public (AuthType NONE) function URL whose policy no longer lets everyone call it, while callers
+    were answered 4XX: the statement that is missing, added back (the id the RemovePermission named)."""
+    url = c.event_sources.get("function_url") or {}
+    refused = url.get("client_errors")
+    if url.get("invoke_allowed") is not False or not positive(refused):
+        return None
+    missing = _missing_url_statements(c.event_sources.get("policy_statements") or [])
+    removed = _removed_statement(c)
+    sid = str(((removed.event.get("summary") or {}) if removed else {}).get("statementId") or "")
+    pointers = [
+        Pointer(
+            TOOL,
+            "function_url.invoke_allowed",
+            False,
+            "Its policy lets no anonymous caller use the URL",
+            "permission_loss",
+        ),
+        Pointer(TOOL, "function_url.client_errors", refused, f"{refused:g} requests were answered 4XX", None),
+    ]
+    if not missing:  # a Deny refuses them: which one to delete is for a person to read
+        command_text, details = None, "A Deny statement of its resource policy refuses them: delete it."
+    else:
+        action, parameter, value = missing[0]
+        params = {
+            "FunctionName": c.name,
+            "StatementId": sid or "FunctionURLAllowPublicAccess",
+            "Action": action,
+            "Principal": "*",
+            parameter: value,
+        }
+        command_text = command(c, "lambda", "AddPermission", params)
+        details = f"Let everyone {action} again, as a public URL needs" + (
+            f"; then {missing[1][0]} too." if len(missing) > 1 else "."
+        )
+    return Finding(
+        "permission_loss",
+        f"The resource policy of {c.name} no longer lets anonymous callers use its function URL "
+        f"({url.get('FunctionUrl')}): their requests are refused before the function runs.",
+        "high",
+        pointers,
+        Remedy(f"Let callers use the function URL of {c.name} again", details, command_text, "low"),
+        relevant_change=lambda e: e.operation == "RemovePermission",
+        resources=(),
+    )
 
 
 def short_visibility(c: Conversation) -> Finding | None:
