@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -55,6 +56,9 @@ _QUEUE_KEYS = (
     "Policy",
 )
 _JSON_QUEUE_KEYS = ("RedrivePolicy", "RedriveAllowPolicy", "Policy")
+_SERVICES = ("lambda", "iam", "ec2", "dynamodb", "s3", "cloudwatch", "logs", "sqs", "sns", "kms")
+# A session's clients, made once: creating ten clients costs more than the reads of a small world.
+_CLIENTS: weakref.WeakKeyDictionary[boto3.Session, dict[str, Any]] = weakref.WeakKeyDictionary()
 
 
 def _sorted(items: list[Any]) -> list[Any]:
@@ -235,10 +239,9 @@ def _names(client: Any, operation: str, key: str, field: str) -> list[str]:
 def world_snapshot(session: boto3.Session) -> str:
     """The state every injector can change (see the module docstring), as sorted, indented JSON. The
     reads go out in parallel (clients are thread-safe): a drill takes one after every scenario."""
-    lambda_, iam, ec2 = session.client("lambda"), session.client("iam"), session.client("ec2")
-    dynamodb, s3 = session.client("dynamodb"), session.client("s3")
-    cloudwatch, logs = session.client("cloudwatch"), session.client("logs")
-    sqs, sns, kms = session.client("sqs"), session.client("sns"), session.client("kms")
+    if session not in _CLIENTS:
+        _CLIENTS[session] = {service: session.client(service) for service in _SERVICES}
+    lambda_, iam, ec2, dynamodb, s3, cloudwatch, logs, sqs, sns, kms = _CLIENTS[session].values()
     with ThreadPoolExecutor(max_workers=8) as pool:
         names = sorted(f["FunctionName"] for f in _pages(lambda_, "list_functions", "Functions"))
         identities = pool.submit(_iam, iam)

@@ -38,7 +38,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cache
+from functools import cache, partial
 from typing import Any
 from wsgiref.types import StartResponse, WSGIEnvironment
 
@@ -78,7 +78,7 @@ _reported: set[tuple[str, datetime]] = set()  # alarm configurations whose failu
 class Verdict:
     state: str
     reason: str
-    reason_data: dict[str, Any]
+    reason_data: Callable[[], dict[str, Any]]  # built only for a change of state: most passes keep it
 
 
 def install() -> None:
@@ -154,7 +154,8 @@ def _evaluate(backend: Any, alarm: Any, data: list[Any], now: float, account_id:
     if verdict is None or verdict.state == alarm.state_value or backend.alarms.get(alarm.name) is not alarm:
         return
     old_state = alarm.state_value
-    alarm.update_state(verdict.reason, json.dumps(verdict.reason_data, separators=(",", ":")), verdict.state)
+    reason_data = json.dumps(verdict.reason_data(), separators=(",", ":"))
+    alarm.update_state(verdict.reason, reason_data, verdict.state)
     if alarm.actions_enabled:
         _notify(alarm, old_state, account_id, region)
 
@@ -200,7 +201,7 @@ def _verdict(alarm: Any, datapoints: Datapoints, now: float) -> Verdict | None:
     missing = count - len(present)
     breaching = [(t, v) for t, v in present if breaches(v, threshold)]
     within = [(t, v) for t, v in present if not breaches(v, threshold)]
-    data = _reason_data(alarm, datapoints, window, present, threshold, now)
+    data = partial(_reason_data, alarm, datapoints, window, present, threshold, now)
     if not present:
         if treat == "ignore":
             return None

@@ -10,6 +10,7 @@ yields no value. Anything else is rejected with :class:`MetricMathError`.
 
 from __future__ import annotations
 
+import functools
 import operator
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -169,6 +170,7 @@ class _Parser:
         return Call(text, tuple(args))
 
 
+@functools.lru_cache(maxsize=256)  # every alarm pass reads the same few expressions again
 def parse(expression: str) -> Node:
     """The syntax tree of ``expression``; :class:`MetricMathError` says what is unsupported and where."""
     return _Parser(expression).parse()
