@@ -172,6 +172,21 @@ def url_alarms(function_name: str, topic_arn: Any) -> list[Alarm]:
     ]
 
 
+def api_alarms(api_name: str, topic_arn: Any) -> list[Alarm]:
+    """A REST API in front of a function: requests it answered 5XX, which the function's own alarms miss
+    when the function succeeded but its answer or its permission failed the API."""
+    return [
+        _threshold_alarm(
+            f"{api_name}-5xxerror",
+            f"5XXError of API Gateway REST API {api_name}",
+            ("AWS/ApiGateway", "5XXError", "ApiName", api_name),
+            "Sum",
+            1,
+            topic_arn,
+        )
+    ]
+
+
 def caller_topic_alarms(topic_name: str, topic_arn: Any) -> list[Alarm]:
     """An SNS topic that invokes a function: notifications it could not deliver (the caller refused)."""
     return [

@@ -259,3 +259,24 @@ def test_memory_hog_makes_resident_memory_grow_past_the_memory_size_and_holds_it
     outcome = _run(tmp_path / "hog", name, source, "memory-hog")
     assert (outcome["load"], outcome["original"], outcome["call"]) == ("ok", True, "still running")
     assert outcome["rssMb"] - healthy["rssMb"] >= 128 + 8 * 16 - 16  # (128 / 16 + 8) chunks of 16 MB
+
+
+def test_malformed_response_runs_the_build_s_own_handler_and_hands_back_its_body_as_an_object() -> None:
+    source = (
+        "import json\n"
+        "calls = []\n"
+        "def handler(event, context):\n"
+        "    calls.append(event)\n"
+        "    return {'statusCode': 201, 'body': json.dumps({'order_id': event['id']})}\n"
+    )
+    package = broken_package(_zip({"app.py": source}), "python3.12", "app.handler", "malformed-response")
+    with zipfile.ZipFile(io.BytesIO(package)) as built:
+        module: dict[str, Any] = {}
+        exec(compile(built.read("app.py"), "app.py", "exec"), module)  # noqa: S102 - the build under test
+    assert module["handler"]({"id": "o-1"}, None) == {"statusCode": 201, "body": {"order_id": "o-1"}}
+    assert module["calls"] == [{"id": "o-1"}]  # the build's own work was done
+
+
+def test_malformed_response_is_refused_for_node() -> None:
+    with pytest.raises(ChaosRefused, match="made for Python handlers only"):
+        broken_package(_zip({"index.js": CJS_SOURCE}), "nodejs20.x", "index.handler", "malformed-response")

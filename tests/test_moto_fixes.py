@@ -284,3 +284,17 @@ def test_released_moto_still_keeps_url_permission_parameters_as_keys_and_no_fina
     assert "Condition" not in statement
     created = lambda_.create_function_url_config(FunctionName=names.FUNCTION_NAME, AuthType="NONE")
     assert not created["FunctionUrl"].endswith("/"), "moto's function URLs now end with a slash"
+
+
+def test_released_moto_still_names_api_gateway_actions_by_operation(unpatched: Sandbox) -> None:
+    """If this fails, remove moto_fixes fix 7."""
+    client = unpatched.session(names.APIGATEWAY_SERVICE).client("apigateway")
+    with pytest.raises(ClientError, match="not authorized to perform: apigateway:CreateRestApi"):
+        client.create_rest_api(name="released-moto")
+
+
+def test_fixed_sandbox_names_api_gateway_actions_by_http_method(sandbox: Sandbox) -> None:
+    client = sandbox.session(names.APIGATEWAY_SERVICE).client("apigateway")
+    assert names.ORDERS_REST_API in {api["name"] for api in client.get_rest_apis()["items"]}  # apigateway:GET
+    with pytest.raises(ClientError, match="not authorized to perform: apigateway:POST"):
+        client.create_rest_api(name="fixed-sandbox")

@@ -30,7 +30,8 @@ from typing import Literal
 
 from chaos.faults.errors import ChaosRefused
 
-KINDS = ("import-error", "exception", "slow", "memory-hog")
+KINDS = ("import-error", "exception", "slow", "memory-hog", "malformed-response")
+NODE_KINDS = ("import-error", "exception", "slow", "memory-hog")  # the kinds built for Node.js too
 VERSION_MARKER = "incident-chaos deploy-bad-code"
 MISSING_MODULE = "chaos_missing_dependency"
 EXCEPTION_MESSAGE = "injected by incident-chaos (deploy-bad-code exception)"
@@ -55,6 +56,16 @@ _PYTHON = {
         f"        held.append(b'\\x01' * ({CHUNK_MB} << 20))\n"
         "    time.sleep(context.get_remaining_time_in_millis() / 1000 + 2)  # held until it is killed\n"
         "    return len(held)\n"
+    ),
+    # The build's own handler does its work; its answer's body is then an object, not the JSON text a
+    # Lambda proxy integration requires (a json.dumps forgotten): the function succeeds, API Gateway
+    # cannot use the answer.
+    "malformed-response": (
+        "_chaos_built_handler = {handler}\n"
+        "def {handler}(event, context):\n"
+        "    import json\n"
+        "    response = _chaos_built_handler(event, context)\n"
+        "    return dict(response, body=json.loads(response['body']))\n"
     ),
 }
 _PAST_THE_DEADLINE = (
@@ -166,6 +177,8 @@ def _rewritten(source: str, found: HandlerSource, kind: str) -> tuple[str, str |
     if found.flavour == "python":
         appended = _PYTHON[kind].format(handler=found.function, message=EXCEPTION_MESSAGE)
         return f"{source}\n\n\n# {marker}\n{appended}", None
+    if kind not in NODE_KINDS:
+        raise ChaosRefused(f"the {kind} build is made for Python handlers only")
     if kind == "import-error":
         load = f'import "{MISSING_MODULE}";' if found.flavour == "esm" else f'require("{MISSING_MODULE}");'
         return f"{source}\n\n// {marker}\n{load}\n", None

@@ -10,7 +10,10 @@
 - ``slow``: the handler sleeps (awaits) past the function's remaining time;
 - ``memory-hog``: the handler allocates more than the function's memory size and holds it (Lambda kills it
   at the limit; a runtime that checks memory now and then still sees it); in Node.js, filled Buffers, so
-  resident memory grows and not only what V8 reserves.
+  resident memory grows and not only what V8 reserves;
+- ``malformed-response`` (Python only): the build's own handler runs, and its answer's ``body`` is handed
+  back as an object instead of JSON text: the function succeeds, an API Gateway proxy integration cannot
+  use the answer (``502``).
 
 The package is fetched as Lambda does (``GetFunction`` → ``Code.Location``) and the handler's source file,
 found as the function's runtime finds it, rewritten (a Python or Node.js zip package:

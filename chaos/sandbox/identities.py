@@ -87,6 +87,20 @@ def policy_documents() -> dict[str, str]:
                 "Resource": "*",
             }
         ),
+        names.APIGATEWAY_SERVICE: _document(
+            {
+                "Effect": "Allow",
+                "Action": [
+                    "apigateway:GET",  # the stage, its resources and integrations (api_gateway.py)
+                    "lambda:GetPolicy",  # may it invoke the integration's function
+                    "cloudwatch:PutMetricData",
+                    "logs:CreateLogGroup",
+                    "logs:CreateLogStream",
+                    "logs:PutLogEvents",
+                ],
+                "Resource": "*",
+            }
+        ),
     }
 
 

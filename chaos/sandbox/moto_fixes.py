@@ -21,6 +21,10 @@
 6. DynamoDB requests run concurrently on moto's unlocked tables, so two conditional writes racing for one
    item can both succeed. AWS applies each write atomically, its condition checked against the item as it
    is then; we run DynamoDB's requests one at a time.
+7. API Gateway's management API is authorized by operation name (``apigateway:GetRestApi``); AWS names
+   its actions by the request's HTTP method, ``apigateway:GET``, ``apigateway:POST``, ``apigateway:PATCH``
+   (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-control-access-using-iam-policies-to-create-and-manage-api.html).
+   We authorize the method's action.
 
 ``tests/test_moto_fixes.py`` runs the emulator with and without these fixes, so an upstream fix or
 regression shows up as a failing test.
@@ -77,6 +81,8 @@ def apply() -> None:
         service, _, operation = self._action.partition(":")
         if service in _IAM_PREFIXES:
             self._action = f"{_IAM_PREFIXES[service]}:{operation}"
+        elif service == "apigateway":
+            self._action = f"apigateway:{self._method}"
 
     def create_aws_request(self: Any) -> Any:
         request = original_create_request(self)

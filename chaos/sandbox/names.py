@@ -29,6 +29,9 @@ ORDERS_FUNCTION = "orders-api"
 ORDERS_ROLE = "orders-api-role"
 ORDERS_TABLE = "orders"
 ORDERS_ALIAS = "live"
+ORDERS_REST_API = "orders-rest-api"  # API Gateway REST API in front of orders-api:live (api_world.py)
+ORDERS_API_STAGE = "prod"
+ORDERS_API_STATEMENT = "orders-rest-api-invoke"  # orders-api:live's permission for API Gateway
 
 REPORT_FUNCTION = "report-builder"
 REPORT_ROLE = "report-builder-role"
@@ -96,6 +99,7 @@ SUPERVISOR = "supervisor"
 WATCHDOG = "watchdog"
 CONSOLE = "console"  # incident-console: reads the incident tables
 LAMBDA_SERVICE = "lambda-service"  # plays the Lambda service
+APIGATEWAY_SERVICE = "apigateway-service"  # plays API Gateway: reads the API, writes its logs and metrics
 SECOND_OPERATOR = "second-operator"  # admin of the second account
 # The Lambda service of the second account: its user there is also named LAMBDA_SERVICE, the principal
 # that account's execution roles trust; it runs (and only it may run) that account's functions.
@@ -107,6 +111,7 @@ PROFILES = (
     WATCHDOG,
     CONSOLE,
     LAMBDA_SERVICE,
+    APIGATEWAY_SERVICE,
     SECOND_OPERATOR,
     SECOND_LAMBDA_SERVICE,
 )

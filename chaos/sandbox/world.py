@@ -33,6 +33,7 @@ from typing import Any
 import boto3
 
 from chaos.sandbox import names
+from chaos.sandbox.api_world import provision_rest_api
 from chaos.sandbox.event_world import EventPipeline, provision_pipeline
 from chaos.sandbox.vpc import Network, create_network
 from chaos.workload import functions
@@ -64,6 +65,7 @@ class World:
     function_arns: dict[str, str] = field(default_factory=dict)
     orders_alias_arn: str = ""
     order_intake_url: str = ""
+    orders_rest_api_id: str = ""  # orders-rest-api, in front of orders-api:live (api_world.py)
     second_account_id: str = ""
     second_function_arn: str = ""
     read_only_role_arn: str = ""
@@ -454,6 +456,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     )
     recheck_queue_url = sqs.create_queue(QueueName=names.RECHECK_QUEUE)["QueueUrl"]
     pipeline = _event_pipeline(operator, topic_arn)
+    rest_api_id = provision_rest_api(operator, orders_alias_arn, topic_arn)
     cloudwatch = operator.client("cloudwatch")
     for function in names.FUNCTIONS:
         for alarm in function_alarms(function, _log_group(logs, function), topic_arn):
@@ -491,6 +494,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
         },
         orders_alias_arn=orders_alias_arn,
         order_intake_url=intake_url,
+        orders_rest_api_id=rest_api_id,
         second_account_id=names.SECOND_ACCOUNT_ID,
         second_function_arn=second_function_arn,
         read_only_role_arn=read_only_role_arn,

@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 import boto3
 from botocore.exceptions import ClientError
 
-from chaos.workload.metrics import NAMESPACE
+from chaos.workload.metrics import NAMESPACE, Datapoint, put_datapoints
 from chaos.workload.runtime import LocalLambdaRuntime
 
 _INVOKE_URL, _INVOKE = "lambda:InvokeFunctionUrl", "lambda:InvokeFunction"
@@ -176,7 +176,7 @@ class FunctionUrls:
         return UrlResponse(200, json.dumps(result), {"content-type": "application/json"})
 
     def _publish(self, name: str, status: int, latency_ms: float) -> None:
-        values = [
+        values: list[Datapoint] = [
             ("UrlRequestCount", 1.0, "Count"),
             ("Url4xxCount", 1.0 if 400 <= status < 500 else 0.0, "Count"),
             ("Url5xxCount", 1.0 if status >= 500 else 0.0, "Count"),
@@ -186,12 +186,4 @@ class FunctionUrls:
             [{"Name": "FunctionName", "Value": name}],
             [{"Name": "FunctionName", "Value": name}, {"Name": "Resource", "Value": f"{name}:$LATEST"}],
         ]
-        at = datetime.now(UTC)
-        self._cloudwatch.put_metric_data(
-            Namespace=NAMESPACE,
-            MetricData=[
-                {"MetricName": metric, "Dimensions": dims, "Timestamp": at, "Value": value, "Unit": unit}
-                for dims in dimension_sets
-                for metric, value, unit in values
-            ],
-        )
+        put_datapoints(self._cloudwatch, NAMESPACE, values, dimension_sets, datetime.now(UTC))

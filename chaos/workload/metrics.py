@@ -8,7 +8,7 @@ from typing import Any
 NAMESPACE = "AWS/Lambda"
 
 
-def _dimension_sets(function_name: str, qualifier: str | None) -> list[list[dict[str, str]]]:
+def _dimension_sets(function_name: str, qualifier: str | None) -> list[Dimensions]:
     sets = [[{"Name": "FunctionName", "Value": function_name}]]
     if qualifier:
         sets.append(
@@ -18,6 +18,24 @@ def _dimension_sets(function_name: str, qualifier: str | None) -> list[list[dict
             ]
         )
     return sets
+
+
+Datapoint = tuple[str, float, str]  # metric name, value, unit
+Dimensions = list[dict[str, str]]
+
+
+def put_datapoints(
+    cloudwatch: Any, namespace: str, values: list[Datapoint], dimension_sets: list[Dimensions], at: datetime
+) -> None:
+    """Each value under each set of dimensions, as a service publishes one event's datapoints."""
+    cloudwatch.put_metric_data(
+        Namespace=namespace,
+        MetricData=[
+            {"MetricName": name, "Dimensions": dimensions, "Timestamp": at, "Value": value, "Unit": unit}
+            for dimensions in dimension_sets
+            for name, value, unit in values
+        ],
+    )
 
 
 def publish(
@@ -33,7 +51,7 @@ def publish(
 ) -> None:
     """A throttled request counts only in Throttles; any other counts in Invocations, Errors (0 or 1),
     Duration and ConcurrentExecutions, as Lambda reports them."""
-    values: list[tuple[str, float, str]] = (
+    values: list[Datapoint] = (
         [("Throttles", 1, "Count")]
         if throttled
         else [
@@ -44,14 +62,7 @@ def publish(
             ("ConcurrentExecutions", concurrent, "Count"),
         ]
     )
-    cloudwatch.put_metric_data(
-        Namespace=NAMESPACE,
-        MetricData=[
-            {"MetricName": name, "Dimensions": dimensions, "Timestamp": at, "Value": value, "Unit": unit}
-            for dimensions in _dimension_sets(function_name, qualifier)
-            for name, value, unit in values
-        ],
-    )
+    put_datapoints(cloudwatch, NAMESPACE, values, _dimension_sets(function_name, qualifier), at)
 
 
 ASYNC_UNITS = {

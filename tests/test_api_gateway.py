@@ -1,0 +1,294 @@
+"""REST APIs in the sandbox (chaos/workload/api_gateway.py, sources in its docstring): orders-rest-api's
+stage answers through its Lambda proxy integration on orders-api:live as API Gateway does: the route and
+the function's resource policy decide before the function runs, an answer that is not a proxy response is a
+502 although the function succeeded, a slow function a 504, and each request leaves its execution log
+lines and its AWS/ApiGateway metrics."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from chaos.faults.chaos import Chaos
+from chaos.faults.deploy import DEPLOY_BAD_CODE
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.api_gateway import (
+    INVALID_PERMISSIONS,
+    LOG_GROUP_PREFIX,
+    MALFORMED,
+    TIMED_OUT,
+    ApiResponse,
+    RestApis,
+    invoke_allowed,
+    proxy_response_problem,
+)
+from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from tests.conftest import Undo
+from tests.test_async_invocation import _lambda_metric, _metric
+
+ORDERS, STAGE = names.ORDERS_FUNCTION, names.ORDERS_API_STAGE
+ORDER = "api-0001"
+SOURCE = "arn:aws:execute-api:us-east-1:123456789012:abc123/prod/POST/orders"
+
+
+@pytest.fixture
+def apis(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> Iterator[tuple[RestApis, list[Invocation]]]:
+    """API Gateway, and every invocation the runtime makes meanwhile; CloudWatch reset first."""
+    sandbox.reset_cloudwatch()
+    seen: list[Invocation] = []
+    runtime.observers.append(seen.append)
+    yield RestApis(runtime, sandbox.session(names.APIGATEWAY_SERVICE)), seen
+    runtime.observers.remove(seen.append)
+
+
+@pytest.fixture
+def order_deleted(operator: boto3.Session, undo: Undo) -> None:
+    table = operator.client("dynamodb")
+    undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": ORDER}}))
+
+
+@pytest.fixture
+def chaos(operator: boto3.Session, undo: Undo) -> Chaos:
+    injector = Chaos(operator, say=lambda _: None)
+    undo(lambda: injector.restore(DEPLOY_BAD_CODE, ORDERS))
+    return injector
+
+
+def _post(sandbox: Sandbox, apis: RestApis) -> ApiResponse:
+    body = json.dumps({"order_id": ORDER, "amount": 12, "customer": "c-0001"})
+    return apis.request(sandbox.world.orders_rest_api_id, STAGE, "POST", "/orders", body)
+
+
+def _log(operator: boto3.Session, sandbox: Sandbox, response: ApiResponse) -> list[str]:
+    """The execution log lines of one request, without their ``(<request id>) `` prefix."""
+    request_id = response.headers["x-amzn-RequestId"]
+    events = operator.client("logs").filter_log_events(
+        logGroupName=f"{LOG_GROUP_PREFIX}{sandbox.world.orders_rest_api_id}/{STAGE}"
+    )["events"]
+    prefix = f"({request_id}) "
+    return [e["message"].removeprefix(prefix) for e in events if e["message"].startswith(prefix)]
+
+
+def _api_metric(sandbox: Sandbox, metric: str) -> float:
+    return _metric(sandbox, "AWS/ApiGateway", metric, ("ApiName", names.ORDERS_REST_API))
+
+
+def _set_stage(
+    operator: boto3.Session, undo: Undo, sandbox: Sandbox, path: str, value: str, was: str
+) -> None:
+    apigateway, api_id = operator.client("apigateway"), sandbox.world.orders_rest_api_id
+
+    def patch(to: str) -> None:
+        apigateway.update_stage(
+            restApiId=api_id, stageName=STAGE, patchOperations=[{"op": "replace", "path": path, "value": to}]
+        )
+
+    patch(value)
+    undo(lambda: patch(was))
+
+
+def _post_integration(operator: boto3.Session, sandbox: Sandbox) -> tuple[Any, str, str]:
+    apigateway, api_id = operator.client("apigateway"), sandbox.world.orders_rest_api_id
+    [orders] = [r for r in apigateway.get_resources(restApiId=api_id)["items"] if r["path"] == "/orders"]
+    return apigateway, api_id, orders["id"]
+
+
+def test_a_request_is_answered_by_the_function_behind_the_route(
+    sandbox: Sandbox, operator: boto3.Session, apis: tuple[RestApis, list[Invocation]], order_deleted: None
+) -> None:
+    api, seen = apis
+    created = _post(sandbox, api)
+    assert (created.status, json.loads(created.body)) == (201, {"order_id": ORDER})
+    read = api.request(sandbox.world.orders_rest_api_id, STAGE, "GET", f"/orders/{ORDER}")
+    assert (read.status, json.loads(read.body)["customer"]) == (200, "c-0001")  # by its path parameter
+    assert [(i.function_name, i.qualifier, i.status) for i in seen] == [
+        (ORDERS, names.ORDERS_ALIAS, "succeeded")
+    ] * 2
+    assert seen[0].request_id == created.headers["x-amzn-RequestId"]
+    lines = _log(operator, sandbox, created)
+    assert lines[0] == f"Starting execution for request: {seen[0].request_id}"
+    assert lines[-1] == "Method completed with status: 201"
+    assert (_api_metric(sandbox, "Count"), _api_metric(sandbox, "5XXError")) == (2.0, 0.0)
+
+
+def test_a_request_no_route_serves_is_refused_before_any_invocation(
+    sandbox: Sandbox, apis: tuple[RestApis, list[Invocation]]
+) -> None:
+    api, seen = apis
+    for method, path in (("DELETE", "/orders"), ("GET", "/customers"), ("GET", "/orders/a/b")):
+        refused = api.request(sandbox.world.orders_rest_api_id, STAGE, method, path)
+        assert (refused.status, json.loads(refused.body)) == (
+            403,
+            {"message": "Missing Authentication Token"},
+        )
+    assert seen == []
+    assert (_api_metric(sandbox, "4XXError"), _api_metric(sandbox, "5XXError")) == (3.0, 0.0)
+
+
+def test_an_answer_that_is_not_a_proxy_response_is_a_502_while_the_function_succeeds(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    apis: tuple[RestApis, list[Invocation]],
+    chaos: Chaos,
+    order_deleted: None,
+) -> None:
+    chaos.inject(DEPLOY_BAD_CODE, ORDERS, kind="malformed-response")
+    api, seen = apis
+    answered = _post(sandbox, api)
+    assert (answered.status, json.loads(answered.body)) == (502, {"message": "Internal server error"})
+    [invocation] = seen
+    assert invocation.status == "succeeded"  # the work was done: Lambda's own metrics see no error
+    assert invocation.result["body"] == {"order_id": ORDER}
+    lines = _log(operator, sandbox, answered)
+    assert MALFORMED in lines
+    assert lines[-1] == "Method completed with status: 502"
+    assert _api_metric(sandbox, "5XXError") == 1.0
+    assert _lambda_metric(sandbox, ORDERS, "Errors") == 0.0
+
+
+def test_a_function_error_is_a_502_with_the_function_s_error(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    apis: tuple[RestApis, list[Invocation]],
+    chaos: Chaos,
+) -> None:
+    chaos.inject(DEPLOY_BAD_CODE, ORDERS, kind="exception")
+    api, seen = apis
+    answered = _post(sandbox, api)
+    assert answered.status == 502
+    [invocation] = seen
+    lines = _log(operator, sandbox, answered)
+    assert (
+        f"Lambda execution failed with status 200 due to customer function error: {invocation.error}. "
+        f"Lambda request id: {invocation.request_id}"
+    ) in lines
+    assert MALFORMED not in lines
+
+
+def test_the_integration_timeout_answers_504_however_long_the_function_may_run(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    apis: tuple[RestApis, list[Invocation]],
+    chaos: Chaos,
+    undo: Undo,
+) -> None:
+    """The slow build sleeps past the function's own timeout (seconds): far past a 50 ms integration
+    timeout, whatever the machine's pace."""
+    apigateway, api_id, resource = _post_integration(operator, sandbox)
+    integration = apigateway.get_integration(restApiId=api_id, resourceId=resource, httpMethod="POST")
+    assert integration["timeoutInMillis"] == 29_000
+
+    def timeout(ms: int) -> None:  # PutIntegration again: moto does not implement UpdateIntegration
+        apigateway.put_integration(
+            restApiId=api_id,
+            resourceId=resource,
+            httpMethod="POST",
+            type=integration["type"],
+            integrationHttpMethod=integration["httpMethod"],
+            uri=integration["uri"],
+            timeoutInMillis=ms,
+        )
+
+    timeout(50)
+    undo(lambda: timeout(29_000))
+    chaos.inject(DEPLOY_BAD_CODE, ORDERS, kind="slow")
+    api, seen = apis
+    answered = _post(sandbox, api)
+    assert (answered.status, json.loads(answered.body)) == (504, {"message": "Endpoint request timed out"})
+    assert seen[0].duration_ms > 50
+    assert TIMED_OUT in _log(operator, sandbox, answered)
+
+
+def test_without_the_api_s_statement_the_function_is_never_invoked(
+    sandbox: Sandbox, operator: boto3.Session, apis: tuple[RestApis, list[Invocation]], undo: Undo
+) -> None:
+    lambda_ = operator.client("lambda")
+    qualified = {"FunctionName": ORDERS, "Qualifier": names.ORDERS_ALIAS}
+    policy = json.loads(lambda_.get_policy(**qualified)["Policy"])
+    [statement] = [s for s in policy["Statement"] if s["Sid"] == names.ORDERS_API_STATEMENT]
+    lambda_.remove_permission(**qualified, StatementId=names.ORDERS_API_STATEMENT)
+    undo(
+        lambda: lambda_.add_permission(
+            **qualified,
+            StatementId=names.ORDERS_API_STATEMENT,
+            Action="lambda:InvokeFunction",
+            Principal="apigateway.amazonaws.com",
+            SourceArn=statement["Condition"]["ArnLike"]["AWS:SourceArn"],
+        )
+    )
+    api, seen = apis
+    refused = _post(sandbox, api)
+    assert (refused.status, json.loads(refused.body)) == (500, {"message": "Internal server error"})
+    assert seen == []
+    assert INVALID_PERMISSIONS in _log(operator, sandbox, refused)
+
+
+def test_the_stage_s_logging_level_decides_which_lines_are_written(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    apis: tuple[RestApis, list[Invocation]],
+    chaos: Chaos,
+    undo: Undo,
+) -> None:
+    chaos.inject(DEPLOY_BAD_CODE, ORDERS, kind="malformed-response")
+    api, _ = apis
+    _set_stage(operator, undo, sandbox, "/*/*/logging/loglevel", "ERROR", "INFO")
+    failed = _post(sandbox, api)
+    assert _log(operator, sandbox, failed) == [MALFORMED, "Method completed with status: 502"]
+    _set_stage(operator, undo, sandbox, "/*/*/logging/loglevel", "OFF", "INFO")
+    assert _log(operator, sandbox, _post(sandbox, api)) == []
+
+
+@pytest.mark.parametrize(
+    ("result", "problem"),
+    [
+        ({"statusCode": 201, "headers": {"a": "b"}, "body": "{}"}, None),
+        ({"statusCode": 204}, None),
+        ({"statusCode": 201, "body": {"order_id": "x"}}, "body is dict, not a string"),
+        ({"statusCode": 201, "body": "{}", "status": "ok"}, "unexpected keys ['status']"),
+        ({"statusCode": "201", "body": "{}"}, "statusCode '201' is not an HTTP status"),
+        ({"statusCode": 201, "headers": {"a": {"b": 1}}}, "headers is not an object of strings"),
+        ([201, "{}"], "the function returned list, not an object"),
+        (None, "the function returned NoneType, not an object"),
+    ],
+)
+def test_what_makes_a_proxy_response(result: Any, problem: str | None) -> None:
+    assert proxy_response_problem(result) == problem
+
+
+def _policy(*statements: dict[str, Any]) -> dict[str, Any]:
+    return {"Statement": list(statements)}
+
+
+def _statement(
+    effect: str = "Allow", source: str = "arn:aws:execute-api:us-east-1:123456789012:abc123/*", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "Effect": effect,
+        "Principal": {"Service": "apigateway.amazonaws.com"},
+        "Action": "lambda:InvokeFunction",
+        "Condition": {"ArnLike": {"AWS:SourceArn": source}},
+        **extra,
+    }
+
+
+def test_which_statements_let_api_gateway_invoke() -> None:
+    assert invoke_allowed(_policy(_statement()), SOURCE)
+    assert invoke_allowed(
+        _policy(_statement(source="arn:aws:execute-api:us-east-1:123456789012:abc123/*/POST/orders")), SOURCE
+    )
+    assert not invoke_allowed(
+        _policy(_statement(source="arn:aws:execute-api:us-east-1:123456789012:other/*")), SOURCE
+    )
+    assert not invoke_allowed(
+        _policy(_statement(source="arn:aws:execute-api:us-east-1:123456789012:abc123/*/GET/*")), SOURCE
+    )
+    assert not invoke_allowed(_policy(_statement(), _statement("Deny")), SOURCE)
+    assert not invoke_allowed(_policy(_statement(Principal={"Service": "sns.amazonaws.com"})), SOURCE)
+    assert not invoke_allowed(_policy(_statement(Action="lambda:GetFunction")), SOURCE)
+    assert not invoke_allowed(None, SOURCE)
