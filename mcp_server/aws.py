@@ -89,6 +89,7 @@ class TargetClients:
     sqs: Any
     sns: Any
     kms: Any = None
+    apigateway: Any = None
     # LookupEvents pacing by Region, shared by every call to the same account (made here when absent).
     lookup_pacers: dict[str, Pacer] = field(default_factory=dict)
 
@@ -145,6 +146,7 @@ class AwsClients:
             sqs=make("sqs"),
             sns=make("sns"),
             kms=make("kms"),
+            apigateway=make("apigateway"),
             lookup_pacers=self._lookup_pacers(account, region),
         )
 

@@ -28,8 +28,14 @@ from chaos.workload.api_gateway import (
     proxy_response_problem,
 )
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from mcp_server.aws import AwsClients
+from mcp_server.contract.event_sources import EventSourcesResponse, GetEventSourcesArgs, PolicyStatement
+from mcp_server.settings import ServerSettings
+from mcp_server.tools.api_callers import route_allowed
+from mcp_server.tools.event_sources import event_sources
 from tests.conftest import Undo
 from tests.test_async_invocation import _lambda_metric, _metric
+from tests.tool_support import call_tool
 
 ORDERS, STAGE = names.ORDERS_FUNCTION, names.ORDERS_API_STAGE
 ORDER = "api-0001"
@@ -204,6 +210,44 @@ def test_the_integration_timeout_answers_504_however_long_the_function_may_run(
     assert TIMED_OUT in _log(operator, sandbox, answered)
 
 
+def _sources(sandbox: Sandbox, function: str = ORDERS) -> EventSourcesResponse:
+    aws = AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
+    answer: EventSourcesResponse = call_tool(aws, event_sources, GetEventSourcesArgs(lambda_name=function))
+    return answer
+
+
+def test_the_event_sources_tool_reads_the_api_in_front_and_what_its_execution_log_recorded(
+    sandbox: Sandbox,
+    apis: tuple[RestApis, list[Invocation]],
+    chaos: Chaos,
+    order_deleted: None,
+) -> None:
+    api, _ = apis
+    _post(sandbox, api)
+    chaos.inject(DEPLOY_BAD_CODE, ORDERS, kind="malformed-response")
+    failed = _post(sandbox, api)
+    [stage] = _sources(sandbox).apis or []
+    assert (stage.api_id, stage.api_name, stage.stage, stage.logging_level) == (
+        sandbox.world.orders_rest_api_id,
+        names.ORDERS_REST_API,
+        STAGE,
+        "INFO",
+    )
+    assert sorted((r.route, r.qualifier, r.timeout_ms, r.invoke_allowed) for r in stage.routes) == [
+        ("GET /orders/{order_id}", names.ORDERS_ALIAS, 29_000, True),
+        ("POST /orders", names.ORDERS_ALIAS, 29_000, True),
+    ]
+    assert (stage.requests, stage.client_errors, stage.server_errors) == (2.0, 0.0, 1.0)
+    # the newest failure last (the stage's log holds the other tests' failures too)
+    assert stage.execution_errors[-1] == f"({failed.headers['x-amzn-RequestId']}) {MALFORMED}"
+
+
+def test_a_function_no_api_calls_has_no_apis_in_its_answer(sandbox: Sandbox) -> None:
+    answer = _sources(sandbox, names.FUNCTION_NAME)
+    assert answer.apis is None
+    assert "apis" not in answer.model_dump(exclude_none=True)
+
+
 def test_without_the_api_s_statement_the_function_is_never_invoked(
     sandbox: Sandbox, operator: boto3.Session, apis: tuple[RestApis, list[Invocation]], undo: Undo
 ) -> None:
@@ -226,6 +270,9 @@ def test_without_the_api_s_statement_the_function_is_never_invoked(
     assert (refused.status, json.loads(refused.body)) == (500, {"message": "Internal server error"})
     assert seen == []
     assert INVALID_PERMISSIONS in _log(operator, sandbox, refused)
+    [stage] = _sources(sandbox).apis or []
+    assert [r.invoke_allowed for r in stage.routes] == [False, False]  # the tool's own reading of the policy
+    assert stage.execution_errors[-1].endswith(INVALID_PERMISSIONS)
 
 
 def test_the_stage_s_logging_level_decides_which_lines_are_written(
@@ -242,6 +289,13 @@ def test_the_stage_s_logging_level_decides_which_lines_are_written(
     assert _log(operator, sandbox, failed) == [MALFORMED, "Method completed with status: 502"]
     _set_stage(operator, undo, sandbox, "/*/*/logging/loglevel", "OFF", "INFO")
     assert _log(operator, sandbox, _post(sandbox, api)) == []
+    answer = _sources(sandbox)
+    assert [s.logging_level for s in answer.apis or []] == ["OFF"]
+    assert any(
+        g.source == f"stage {STAGE} of REST API {names.ORDERS_REST_API}"
+        and "execution logging is off" in g.meaning
+        for g in answer.gaps
+    )
 
 
 @pytest.mark.parametrize(
@@ -292,3 +346,35 @@ def test_which_statements_let_api_gateway_invoke() -> None:
     assert not invoke_allowed(_policy(_statement(Principal={"Service": "sns.amazonaws.com"})), SOURCE)
     assert not invoke_allowed(_policy(_statement(Action="lambda:GetFunction")), SOURCE)
     assert not invoke_allowed(None, SOURCE)
+
+
+def _api_statement(
+    effect: str = "Allow",
+    source: str | None = "arn:aws:execute-api:us-east-1:123456789012:abc123/*",
+    **extra: Any,
+) -> PolicyStatement:
+    fields: dict[str, Any] = {
+        "Sid": "s",
+        "Effect": effect,
+        "Principal": "apigateway.amazonaws.com",
+        "Action": "lambda:InvokeFunction",
+        "SourceArn": source,
+    }
+    return PolicyStatement(**(fields | extra))
+
+
+def test_which_statements_the_tool_reads_as_letting_api_gateway_invoke() -> None:
+    """The tool's own reading (mcp_server/tools/api_callers.py), on the same cases as the sandbox's."""
+    assert route_allowed([_api_statement()], SOURCE)
+    assert route_allowed([_api_statement(source=None)], SOURCE)
+    assert not route_allowed(
+        [_api_statement(source="arn:aws:execute-api:us-east-1:123456789012:other/*")], SOURCE
+    )
+    assert not route_allowed(
+        [_api_statement(source="arn:aws:execute-api:us-east-1:123456789012:abc123/*/GET/*")], SOURCE
+    )
+    assert not route_allowed([_api_statement(), _api_statement("Deny")], SOURCE)
+    assert not route_allowed([_api_statement(Principal="sns.amazonaws.com")], SOURCE)
+    assert not route_allowed([_api_statement(Action="lambda:GetFunction")], SOURCE)
+    assert not route_allowed([_api_statement(SourceAccount="999999999999")], SOURCE)
+    assert not route_allowed([], SOURCE)

@@ -35,7 +35,8 @@ from mcp_server.contract.event_sources import (
 )
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
-from mcp_server.tools.event_sources import destinations, event_sources, invoke_allowed, statement
+from mcp_server.tools.event_sources import destinations, event_sources, invoke_allowed
+from mcp_server.tools.policy_statements import statement
 from tests.queue_grants import grant_consumer
 from tests.reduced_reader import reader_without
 from tests.tool_support import call_tool

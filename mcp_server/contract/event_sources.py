@@ -139,6 +139,42 @@ class FunctionUrl(ContractModel):
     server_errors: float | None = Field(default=None, description="Url5xxCount in the window (Sum).")
 
 
+class ApiRoute(ContractModel):
+    """A route whose Lambda proxy integration invokes the function."""
+
+    route: str = Field(description="Method and resource path, e.g. 'POST /orders'.")
+    qualifier: str | None = omitted_when_null("The alias or version the integration invokes.")
+    timeout_ms: int = Field(description="The integration's timeoutInMillis (29000 unless set).")
+    invoke_allowed: bool | None = Field(
+        description="A statement of the invoked function's (or alias's) policy lets apigateway.amazonaws.com "
+        "lambda:InvokeFunction with an AWS:SourceArn matching this route on this stage, and no Deny matches. "
+        "None: the policy is unreadable (see gaps)."
+    )
+
+
+class ApiStage(ContractModel):
+    """A deployed stage of a REST API (API Gateway) with routes that invoke the function, and how its
+    callers fared over the window."""
+
+    api_id: str
+    api_name: str
+    stage: str
+    logging_level: str = Field(
+        description="The stage's execution logging for all methods: OFF, ERROR or INFO. OFF: what API "
+        "Gateway did with the function's answers is not recorded."
+    )
+    routes: list[ApiRoute]
+    requests: float | None = Field(default=None, description="Count in the window (AWS/ApiGateway, Sum).")
+    client_errors: float | None = Field(default=None, description="4XXError in the window (Sum).")
+    server_errors: float | None = Field(default=None, description="5XXError in the window (Sum).")
+    execution_errors: list[str] = Field(
+        default_factory=list,
+        description="The newest failure lines of the stage's execution log in the window, each '(<request "
+        "id>) <message>' as API Gateway wrote it, e.g. 'Execution failed due to configuration error: "
+        "Malformed Lambda proxy response'.",
+    )
+
+
 class Subscription(ContractModel):
     """An SNS subscription that delivers to the function (protocol lambda)."""
 
@@ -175,6 +211,9 @@ class EventSourcesResponse(ContractModel):
         default_factory=list, description="SNS subscriptions whose endpoint is the function."
     )
     function_url: FunctionUrl | None = omitted_when_null("The function's URL, when it has one.")
+    apis: list[ApiStage] | None = omitted_when_null(
+        "REST API stages in front of the function (Lambda proxy integrations); none: no API calls it."
+    )
     gaps: Gaps = Field(default_factory=list)
 
 
@@ -184,8 +223,8 @@ GET_EVENT_SOURCES = ToolDeclaration(
     description=(
         "How the function is invoked besides direct calls, and what waits or is lost on each path: event "
         "source mappings with their queues (depth, oldest message, redrive), asynchronous invocation "
-        "(retries, destinations, dead-letter queue, dropped events), SNS subscriptions, the function URL "
-        "and the resource policy."
+        "(retries, destinations, dead-letter queue, dropped events), SNS subscriptions, the function URL, "
+        "REST APIs and the resource policy."
     ),
     arguments=GetEventSourcesArgs,
     response=EventSourcesResponse,
@@ -196,6 +235,10 @@ GET_EVENT_SOURCES = ToolDeclaration(
         ("lambda", "GetFunctionEventInvokeConfig"),
         ("lambda", "GetPolicy"),
         ("lambda", "GetFunctionUrlConfig"),
+        ("apigateway", "GetRestApis"),
+        ("apigateway", "GetResources"),
+        ("apigateway", "GetStages"),
+        ("logs", "FilterLogEvents"),
         ("sqs", "GetQueueUrl"),
         ("sqs", "GetQueueAttributes"),
         ("sns", "ListSubscriptions"),

@@ -36,6 +36,12 @@ URL_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
     ("client_errors", "Url4xxCount", "Sum", "sum"),
     ("server_errors", "Url5xxCount", "Sum", "sum"),
 )
+# A REST API stage's figures (ApiName and Stage dimensions), keyed by api_callers.stage_key.
+API_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
+    ("requests", "Count", "Sum", "sum"),
+    ("client_errors", "4XXError", "Sum", "sum"),
+    ("server_errors", "5XXError", "Sum", "sum"),
+)
 TOPIC_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
     ("notifications_failed", "NumberOfNotificationsFailed", "Sum", "sum"),
     ("notifications_delivered", "NumberOfNotificationsDelivered", "Sum", "sum"),
@@ -56,9 +62,15 @@ def _last_part(arn: str) -> str:
     return arn.rsplit(":", 1)[-1]
 
 
-def queries(target: Target, queue_arns: list[str], topic_arns: list[str], url: bool = False) -> list[Query]:
+def queries(
+    target: Target,
+    queue_arns: list[str],
+    topic_arns: list[str],
+    url: bool = False,
+    api_stages: tuple[tuple[str, str, str], ...] = (),
+) -> list[Query]:
     """Every metric the answer shows, for these queues and topics and the target function (its URL's too,
-    when it has one)."""
+    when it has one), and for the REST API stages in front of it: (figures' key, API name, stage)."""
     function = tuple((d["Name"], d["Value"]) for d in function_dimensions(target))
     return [
         *(
@@ -74,6 +86,13 @@ def queries(target: Target, queue_arns: list[str], topic_arns: list[str], url: b
             Query((arn, field), "AWS/SNS", metric, (("TopicName", _last_part(arn)),), stat, reduction)
             for arn in topic_arns
             for field, metric, stat, reduction in TOPIC_METRICS
+        ),
+        *(
+            Query(
+                (key, field), "AWS/ApiGateway", metric, (("ApiName", name), ("Stage", stage)), stat, reduction
+            )
+            for key, name, stage in api_stages
+            for field, metric, stat, reduction in API_METRICS
         ),
     ]
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 from datetime import UTC, datetime
-from fnmatch import fnmatchcase
 from functools import partial
 from typing import Any
 
@@ -26,11 +25,13 @@ from mcp_server.contract.event_sources import (
     Subscription,
 )
 from mcp_server.reads import Read
+from mcp_server.tools import api_callers
 from mcp_server.tools import event_source_metrics as metrics
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.iam import listed
 from mcp_server.tools.lambda_config import event_invoke_config, function_configuration
 from mcp_server.tools.metrics import metric_window
+from mcp_server.tools.policy_statements import arn_like, statement
 
 # Lambda's defaults without an event invoke config:
 # https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-configuring.html
@@ -161,45 +162,6 @@ def destinations(config: dict[str, Any], invoke: Any) -> list[Destination]:
     return [Destination(kind=kind, Destination=arn) for kind, arn in listed if arn]
 
 
-def _condition(condition: dict[str, Any], operators: tuple[str, ...], key: str) -> str | None:
-    """A condition's value for ``key`` under any of ``operators`` (condition keys ignore case)."""
-    for operator, values in condition.items():
-        if operator in operators and isinstance(values, dict):
-            for name, value in values.items():
-                if name.lower() == key.lower():
-                    return ", ".join(value) if isinstance(value, list) else str(value)
-    return None
-
-
-def _joined(value: Any) -> str:
-    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-
-
-def statement(raw: dict[str, Any]) -> PolicyStatement:
-    """A policy statement as the answer shows it: the principal's service or account, the conditions on the
-    caller's ARN and account."""
-    principal = raw.get("Principal", "")
-    if isinstance(principal, dict):
-        principal = principal.get("Service") or principal.get("AWS") or json.dumps(principal)
-    condition = raw.get("Condition") or {}
-    return PolicyStatement(
-        Sid=str(raw.get("Sid", "")),
-        Effect=str(raw.get("Effect", "")),
-        Principal=_joined(principal),
-        Action=_joined(raw.get("Action", "")),
-        SourceArn=_condition(condition, ("ArnLike", "ArnEquals"), "AWS:SourceArn"),
-        SourceAccount=_condition(condition, ("StringEquals",), "AWS:SourceAccount"),
-        FunctionUrlAuthType=_condition(condition, ("StringEquals",), "lambda:FunctionUrlAuthType"),
-        InvokedViaFunctionUrl=_condition(condition, ("Bool",), "lambda:InvokedViaFunctionUrl"),
-    )
-
-
-def _arn_like(arn: str, pattern: str) -> bool:
-    """ArnLike: each of the six colon-separated parts matched on its own, with ``*`` and ``?``."""
-    parts, wanted = arn.split(":", 5), pattern.split(":", 5)
-    return len(parts) == len(wanted) and all(fnmatchcase(p, w) for p, w in zip(parts, wanted, strict=True))
-
-
 def _lets_topic_invoke(found: PolicyStatement, topic_arn: str) -> bool:
     actions = {action.strip().lower() for action in found.Action.split(",")}
     account = topic_arn.split(":")[4] if topic_arn.count(":") >= 5 else ""
@@ -207,8 +169,7 @@ def _lets_topic_invoke(found: PolicyStatement, topic_arn: str) -> bool:
         found.Principal in SNS_PRINCIPALS
         and bool(actions & INVOKE_ACTIONS)
         and (
-            found.SourceArn is None
-            or any(_arn_like(topic_arn, p.strip()) for p in found.SourceArn.split(","))
+            found.SourceArn is None or any(arn_like(topic_arn, p.strip()) for p in found.SourceArn.split(","))
         )
         and found.SourceAccount in (None, account)
     )
@@ -368,35 +329,57 @@ def _subscription(
     )
 
 
+def _last_reads(
+    ctx: ToolContext,
+    redrive_arns: list[str],
+    wanted: list[metrics.Query],
+    found: api_callers.Callers,
+    start: datetime,
+    end: datetime,
+) -> list[Any]:
+    """Concurrently: the dead-letter queues' attributes, then the one metrics read, then the API stages'
+    execution log failures (as one list)."""
+    stages = found.stage_names()
+    *read, figures = ctx.reads.many(
+        [
+            *_queue_reads(ctx, redrive_arns),
+            *(api_callers.errors_read(ctx, api_id, stage, start, end) for api_id, _, stage in stages),
+            Read(
+                "cloudwatch:GetMetricData",
+                f"the event paths' and APIs' metrics ({ctx.target.account})",
+                lambda: metrics.read(ctx.clients.cloudwatch, wanted, start, end),
+                "the queues' age of oldest message and message counts, the asynchronous event counts, the "
+                "topics' deliveries and the APIs' request and error counts are unknown",
+            ),
+        ]
+    )
+    split = len(redrive_arns)
+    return [*read[:split], figures or {}, read[split:]]
+
+
 def event_sources(
     ctx: ToolContext, args: GetEventSourcesArgs, *, now: datetime | None = None
 ) -> EventSourcesResponse:
     """Every path that invokes the function, over the last ``args.minutes`` minutes up to ``now``."""
     config = function_configuration(ctx)
     start, end = metric_window(now or datetime.now(UTC), args.minutes)
-    mappings, invoke, statements, url, subscribed = ctx.reads.many(_first_reads(ctx, config["FunctionArn"]))
+    mappings, invoke, statements, url, subscribed, apis = ctx.reads.many(
+        [*_first_reads(ctx, config["FunctionArn"]), api_callers.apis_read(ctx)]
+    )
+    found = api_callers.callers(ctx, apis, config["FunctionArn"])
     targets = destinations(config, invoke)
     queue_arns = _queue_arns(mappings or [], targets)
     attributes = ctx.reads.many(_queue_reads(ctx, queue_arns))
     redrive_arns = _redrive_arns(mappings or [], dict(zip(queue_arns, attributes, strict=True)))
     queue_arns += redrive_arns
     topics = list(dict.fromkeys(s.get("TopicArn", "") for s in subscribed or []))
-    wanted = metrics.queries(ctx.target, queue_arns, topics, url=url not in (None, _ABSENT))
-    *redrive_attributes, figures = ctx.reads.many(
-        [
-            *_queue_reads(ctx, redrive_arns),
-            Read(
-                "cloudwatch:GetMetricData",
-                f"the event paths' AWS/SQS, AWS/Lambda and AWS/SNS metrics ({ctx.target.account})",
-                lambda: metrics.read(ctx.clients.cloudwatch, wanted, start, end),
-                "the queues' age of oldest message and message counts, the asynchronous event counts and "
-                "the topics' deliveries are unknown",
-            ),
-        ]
+    wanted = metrics.queries(
+        ctx.target, queue_arns, topics, url=url not in (None, _ABSENT), api_stages=found.metric_stages()
     )
+    *redrive_attributes, figures, errors = _last_reads(ctx, redrive_arns, wanted, found, start, end)
     figures = figures or {}
     read = [*attributes, *redrive_attributes]
-    queues = {arn: _queue_state(arn, found, figures) for arn, found in zip(queue_arns, read, strict=True)}
+    queues = {arn: _queue_state(arn, got, figures) for arn, got in zip(queue_arns, read, strict=True)}
     targets = [d.model_copy(update={"queue": queues.get(d.Destination)}) for d in targets]
     return EventSourcesResponse(
         function_name=ctx.target.function,
@@ -409,5 +392,6 @@ def event_sources(
         policy_statements=statements or [],
         subscriptions=[_subscription(s, statements, figures) for s in subscribed or []],
         function_url=_function_url(url, statements, figures),
+        apis=api_callers.api_stages(ctx, config["FunctionArn"], found, figures, errors),
         gaps=ctx.reads.gaps,
     )

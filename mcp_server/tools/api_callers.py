@@ -1,0 +1,278 @@
+"""The REST APIs in front of a function, for ``get_event_sources``' ``apis``: each deployed stage of an API
+(API Gateway) with a route whose Lambda integration invokes the function (any qualifier); for each route,
+whether the invoked function's or alias's resource policy lets API Gateway call it for that route; the
+stage's request and error counts; and the failures its execution log recorded in the window.
+
+Reads: GetRestApis (at most ``MAX_APIS``), then each API's resources with their methods (GetResources), then
+GetStages of each API that invokes the function and the policy of each qualifier its routes invoke; each
+stage's execution log (``API-Gateway-Execution-Logs_<api>/<stage>``, failure lines only) is read beside the
+metrics. Sources: https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-logging.html and
+api-gateway-metrics-and-dimensions.html. HTTP APIs (apigatewayv2) are not read.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from mcp_server.contract.event_sources import ApiRoute, ApiStage, PolicyStatement
+from mcp_server.reads import Read
+from mcp_server.tools import event_source_metrics as metrics
+from mcp_server.tools.context import ToolContext
+from mcp_server.tools.policy_statements import arn_like, statement
+
+MAX_APIS: Final[int] = 25
+MAX_ERROR_LINES: Final[int] = 3
+MAX_LOG_PAGES: Final[int] = 3
+DEFAULT_TIMEOUT_MS: Final[int] = 29_000
+SERVICE: Final[str] = "apigateway.amazonaws.com"
+# The words API Gateway's execution log uses when a request fails between it and the function.
+FAILURE_PATTERN: Final[str] = '?"Execution failed" ?"Lambda execution failed" ?"Lambda invocation failed"'
+_URI_MARKER: Final[str] = ":lambda:path/2015-03-31/functions/"
+_INVOKE_ACTIONS: Final[frozenset[str]] = frozenset({"lambda:invokefunction", "lambda:*", "*"})
+API_FIELDS: Final[tuple[str, ...]] = tuple(field for field, *_ in metrics.API_METRICS)
+
+
+def stage_key(api_id: str, stage: str) -> str:
+    """The key of a stage's figures among the event paths' metrics."""
+    return f"api:{api_id}/{stage}"
+
+
+@dataclass(frozen=True)
+class Route:
+    """A route of an API that invokes the function: the API, ``METHOD /path``, the qualifier invoked."""
+
+    api_id: str
+    api_name: str
+    method: str
+    path: str
+    qualifier: str | None
+    timeout_ms: int
+
+
+def apis_read(ctx: ToolContext) -> Read:
+    def call() -> list[dict[str, Any]]:
+        pages = ctx.clients.apigateway.get_paginator("get_rest_apis").paginate(
+            PaginationConfig={"MaxItems": MAX_APIS}
+        )
+        return [api for page in pages for api in page.get("items", [])]
+
+    return Read(
+        "apigateway:GetRestApis",
+        f"REST APIs ({ctx.target.account})",
+        call,
+        "whether a REST API calls the function, and how its callers fared, is unknown",
+    )
+
+
+def _invoked(uri: str, function_arn: str) -> tuple[bool, str | None]:
+    """Whether a Lambda integration's URI invokes the function, and the qualifier it names."""
+    if _URI_MARKER not in uri:
+        return False, None
+    arn = uri.split(_URI_MARKER, 1)[1].removesuffix("/invocations")
+    parts, wanted = arn.split(":"), function_arn.split(":")[:7]
+    return parts[:7] == wanted, parts[7] if len(parts) > 7 else None
+
+
+def _resources_read(ctx: ToolContext, api: dict[str, Any], function_arn: str) -> Read:
+    def call() -> list[Route]:
+        pages = ctx.clients.apigateway.get_paginator("get_resources").paginate(
+            restApiId=api["id"], embed=["methods"]
+        )
+        found = []
+        for resource in (r for page in pages for r in page.get("items", [])):
+            for method, detail in (resource.get("resourceMethods") or {}).items():
+                integration = detail.get("methodIntegration") or {}
+                invoked, qualifier = _invoked(str(integration.get("uri", "")), function_arn)
+                if invoked:
+                    timeout = int(integration.get("timeoutInMillis") or DEFAULT_TIMEOUT_MS)
+                    found.append(
+                        Route(
+                            api["id"], str(api.get("name", "")), method, resource["path"], qualifier, timeout
+                        )
+                    )
+        return found
+
+    return Read(
+        "apigateway:GetResources",
+        f"REST API {api['id']} ({ctx.target.account})",
+        call,
+        f"whether REST API {api.get('name', api['id'])} calls the function is unknown",
+    )
+
+
+def routes(ctx: ToolContext, apis: list[dict[str, Any]] | None, function_arn: str) -> list[Route]:
+    """Every route of the account's REST APIs that invokes the function."""
+    found = ctx.reads.many([_resources_read(ctx, api, function_arn) for api in apis or []])
+    return [route for api_routes in found for route in api_routes or []]
+
+
+def _stages_read(ctx: ToolContext, api_id: str) -> Read:
+    return Read(
+        "apigateway:GetStages",
+        f"REST API {api_id} ({ctx.target.account})",
+        lambda: ctx.clients.apigateway.get_stages(restApiId=api_id).get("item", []),
+        f"REST API {api_id}'s stages, their logging and their callers' errors are unknown",
+    )
+
+
+def _policy_read(ctx: ToolContext, qualifier: str | None) -> Read:
+    lambda_ = ctx.clients.lambda_
+    params = {"FunctionName": ctx.target.function_name} | ({"Qualifier": qualifier} if qualifier else {})
+
+    def call() -> list[PolicyStatement]:
+        try:
+            raw = json.loads(lambda_.get_policy(**params)["Policy"]).get("Statement") or []
+        except lambda_.exceptions.ResourceNotFoundException:
+            return []
+        return [statement(s) for s in (raw if isinstance(raw, list) else [raw])]
+
+    return Read(
+        "lambda:GetPolicy",
+        f"function {ctx.target.function_name}{':' + qualifier if qualifier else ''} ({ctx.target.account})",
+        call,
+        "whether API Gateway may invoke the function is unknown",
+    )
+
+
+def stages_and_policies(
+    ctx: ToolContext, found: list[Route]
+) -> tuple[dict[str, list[dict[str, Any]]], dict[str | None, list[PolicyStatement] | None]]:
+    """The stages of each API with a route to the function, and the policy of each qualifier invoked."""
+    api_ids = list(dict.fromkeys(r.api_id for r in found))
+    qualifiers = list(dict.fromkeys(r.qualifier for r in found))
+    read = ctx.reads.many(
+        [*(_stages_read(ctx, api_id) for api_id in api_ids), *(_policy_read(ctx, q) for q in qualifiers)]
+    )
+    stages = {api_id: listed or [] for api_id, listed in zip(api_ids, read[: len(api_ids)], strict=True)}
+    return stages, dict(zip(qualifiers, read[len(api_ids) :], strict=True))
+
+
+@dataclass(frozen=True)
+class Callers:
+    """What the first rounds found: the routes to the function, each API's stages, each qualifier's policy."""
+
+    routes: list[Route]
+    stages: dict[str, list[dict[str, Any]]]
+    policies: dict[str | None, list[PolicyStatement] | None]
+
+    def stage_names(self) -> list[tuple[str, str, str]]:
+        """(api id, api name, stage) of every stage whose figures the answer shows."""
+        names = {r.api_id: r.api_name for r in self.routes}
+        return [(a, names[a], str(s["stageName"])) for a, listed in self.stages.items() for s in listed]
+
+    def metric_stages(self) -> tuple[tuple[str, str, str], ...]:
+        """(figures' key, api name, stage) for event_source_metrics.queries."""
+        return tuple((stage_key(a, stage), name, stage) for a, name, stage in self.stage_names())
+
+
+def callers(ctx: ToolContext, apis: list[dict[str, Any]] | None, function_arn: str) -> Callers:
+    """The account's REST API routes to the function, and the stages and policies they need read."""
+    found = routes(ctx, apis, function_arn)
+    if not found:
+        return Callers([], {}, {})
+    return Callers(found, *stages_and_policies(ctx, found))
+
+
+def errors_read(ctx: ToolContext, api_id: str, stage: str, start: datetime, end: datetime) -> Read:
+    logs = ctx.clients.logs
+
+    def call() -> list[str]:
+        params = {
+            "logGroupName": f"API-Gateway-Execution-Logs_{api_id}/{stage}",
+            "startTime": int(start.timestamp() * 1000),
+            "endTime": int(end.timestamp() * 1000),
+            "filterPattern": FAILURE_PATTERN,
+        }
+        try:
+            pages = logs.get_paginator("filter_log_events").paginate(
+                **params, PaginationConfig={"MaxItems": 50 * MAX_LOG_PAGES}
+            )
+            events = [e for page in pages for e in page.get("events", [])]
+        except logs.exceptions.ResourceNotFoundException:  # nothing logged yet
+            return []
+        events.sort(key=lambda e: e.get("timestamp", 0))
+        return [str(e.get("message", "")).rstrip("\n") for e in events[-MAX_ERROR_LINES:]]
+
+    return Read(
+        "logs:FilterLogEvents",
+        f"API-Gateway-Execution-Logs_{api_id}/{stage} ({ctx.target.account})",
+        call,
+        f"what API Gateway recorded of stage {stage}'s failures is unknown",
+    )
+
+
+def _allows(found: PolicyStatement, source_arn: str) -> bool:
+    actions = {a.strip().lower() for a in found.Action.split(",")}
+    account = source_arn.split(":")[4]
+    return (
+        SERVICE in {p.strip() for p in found.Principal.split(",")}
+        and bool(actions & _INVOKE_ACTIONS)
+        and (
+            found.SourceArn is None
+            or any(arn_like(source_arn, p.strip()) for p in found.SourceArn.split(","))
+        )
+        and found.SourceAccount in (None, account)
+    )
+
+
+def route_allowed(statements: list[PolicyStatement], source_arn: str) -> bool:
+    """Whether the policy lets API Gateway invoke the function for the route ``source_arn`` names (its
+    ``arn:aws:execute-api:...:<api>/<stage>/<METHOD>/<path>``): an Allow that matches, no Deny that does."""
+    matching = [s.Effect for s in statements if _allows(s, source_arn)]
+    return "Allow" in matching and "Deny" not in matching
+
+
+def api_stages(
+    ctx: ToolContext,
+    function_arn: str,
+    found: Callers,
+    figures: dict[Any, float | None],
+    errors: list[list[str] | None],
+) -> list[ApiStage] | None:
+    """The answer's ``apis`` (None when no API calls the function), ``errors`` in ``stage_names()`` order; a
+    gap for each stage that logs no execution."""
+    answer = []
+    for (api_id, api_name, stage), lines in zip(found.stage_names(), errors, strict=True):
+        settings = (
+            next(s for s in found.stages[api_id] if s["stageName"] == stage).get("methodSettings") or {}
+        )
+        level = str((settings.get("*/*") or {}).get("loggingLevel") or "OFF")
+        if level == "OFF":
+            ctx.reads.gap(
+                f"stage {stage} of REST API {api_name}",
+                "its execution logging is off: what API Gateway did with the function's answers (a malformed "
+                "response, a timeout, a refused invocation) is not recorded",
+            )
+        answer.append(
+            ApiStage(
+                api_id=api_id,
+                api_name=api_name,
+                stage=stage,
+                logging_level=level,
+                routes=[
+                    _route(function_arn, r, stage, found.policies.get(r.qualifier))
+                    for r in found.routes
+                    if r.api_id == api_id
+                ],
+                **{f: figures.get((stage_key(api_id, stage), f)) for f in API_FIELDS},
+                execution_errors=lines or [],
+            )
+        )
+    return answer or None
+
+
+def _route(function_arn: str, route: Route, stage: str, statements: list[PolicyStatement] | None) -> ApiRoute:
+    _, partition, _, region, account = function_arn.split(":")[:5]
+    source = (
+        f"arn:{partition}:execute-api:{region}:{account}:{route.api_id}/{stage}/"
+        f"{'*' if route.method == 'ANY' else route.method}{route.path}"
+    )
+    return ApiRoute(
+        route=f"{route.method} {route.path}",
+        qualifier=route.qualifier,
+        timeout_ms=route.timeout_ms,
+        invoke_allowed=None if statements is None else route_allowed(statements, source),
+    )
