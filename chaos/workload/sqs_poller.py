@@ -30,6 +30,8 @@ from botocore.exceptions import ClientError
 from chaos.workload.runtime import LocalLambdaRuntime, assumed_role_session
 
 CONTROL_PATH = "/_sandbox/lambda/event-source-mappings/"
+POLL_VIEW_PATH = "/_sandbox/lambda/sqs-poll-view"  # extensions/event_source_mappings.py
+FULL_POLL_SECONDS = 2.0  # a full poll at least this often, whatever the queues hold
 OK = "OK"
 FUNCTION_FAILED = "PROBLEM: Function call failed"
 # AWS documents no LastProcessingResult for an SQS mapping whose role is refused; this is the wording of
@@ -59,9 +61,15 @@ class SqsPoller:
         self._endpoint = str(platform.client("lambda").meta.endpoint_url).rstrip("/")
         self._roles: dict[str, tuple[float, Any]] = {}  # role ARN → (when assumed, its SQS client)
         self._clients: dict[int, Any] = {}  # each account's Lambda service's lambda client
+        self._last_full: tuple[float, str | None] = (0.0, None)  # when, and the mappings' digest then
+        self._queues: set[str] = set()  # the queues of every SQS mapping, any state, the last time listed
 
     def poll_once(self) -> list[BatchOutcome]:
-        """One poll of every enabled SQS mapping of every account, one after the other."""
+        """One poll of every enabled SQS mapping of every account, one after the other; nothing when every
+        queue the last full poll read is empty and that poll is recent (see ``_idle``)."""
+        view = self._view()
+        if self._idle(view):
+            return []
         outcomes = []
         for platform in self._runtime.sessions():
             for mapping in self._mappings(platform):
@@ -71,7 +79,29 @@ class SqsPoller:
                 if outcome.result is not None and outcome.result != mapping.get("LastProcessingResult"):
                     self._report(outcome.uuid, outcome.result)
                 outcomes.append(outcome)
+        self._last_full = (time.monotonic(), view.get("mappings") if view else None)
         return outcomes
+
+    def _view(self) -> dict[str, Any] | None:
+        """The emulator's digest of every mapping and each queue's visible messages; None if unreadable."""
+        try:
+            with urllib.request.urlopen(f"{self._endpoint}{POLL_VIEW_PATH}", timeout=5) as answer:  # noqa: S310
+                view: dict[str, Any] = json.loads(answer.read())
+        except (OSError, ValueError):
+            return None
+        return view
+
+    def _idle(self, view: dict[str, Any] | None) -> bool:
+        """Whether this poll can be skipped: the last full poll is less than ``FULL_POLL_SECONDS`` old, no
+        mapping changed since, and no queue of an SQS mapping holds a visible message. Lambda's pollers
+        long-poll (ReceiveMessage's WaitTimeSeconds) and answer as soon as a message arrives; short polls
+        every half second in their place would cost the sandbox a dozen requests a second for nothing. What
+        a skipped poll would have missed (a role's changed permissions) a full poll sees within
+        ``FULL_POLL_SECONDS``."""
+        polled_at, digest = self._last_full
+        if view is None or digest != view.get("mappings") or time.monotonic() - polled_at > FULL_POLL_SECONDS:
+            return False
+        return not any(count for arn, count in view.get("visible", {}).items() if arn in self._queues)
 
     def _lambda(self, platform: boto3.Session) -> Any:
         if id(platform) not in self._clients:
@@ -80,7 +110,11 @@ class SqsPoller:
 
     def _mappings(self, platform: boto3.Session) -> list[dict[str, Any]]:
         pages = self._lambda(platform).get_paginator("list_event_source_mappings").paginate()
-        return [m for page in pages for m in page.get("EventSourceMappings", [])]
+        found = [m for page in pages for m in page.get("EventSourceMappings", [])]
+        self._queues |= {
+            str(m.get("EventSourceArn")) for m in found if ":sqs:" in str(m.get("EventSourceArn"))
+        }
+        return found
 
     def _sqs(self, platform: boto3.Session, role_arn: str) -> Any:
         """An SQS client with the role's credentials, kept as long as its role session."""

@@ -26,10 +26,15 @@ Lambda completes these transitions asynchronously; here they complete at once. S
 ``USER_INITIATED`` and LastProcessingResult ``No records processed`` until the poller reports, as in the
 create-event-source-mapping examples of the Lambda developer guide (with-sqs.md, with-mq.md).
 ``POST /_sandbox/lambda/event-source-mappings/<uuid>`` with a JSON object sets any of those three fields.
+
+``GET /_sandbox/lambda/sqs-poll-view`` answers what the sandbox's pollers ask between their full polls: a
+digest of every mapping's configuration, and each queue's visible messages by ARN (Lambda's own pollers
+long-poll, and answer as soon as a message arrives: chaos/workload/sqs_poller.py).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from typing import Any
@@ -47,6 +52,7 @@ from werkzeug.wrappers import Request, Response
 from chaos.sandbox.extensions import server_app
 
 CONTROL_PATH = "/_sandbox/lambda/event-source-mappings/"
+POLL_VIEW_PATH = "/_sandbox/lambda/sqs-poll-view"
 REPORTED_FIELDS = ("State", "StateTransitionReason", "LastProcessingResult")
 USER_INITIATED = "USER_INITIATED"
 NO_RECORDS = "No records processed"
@@ -213,7 +219,26 @@ def _control(environ: WSGIEnvironment, start_response: StartResponse) -> Iterabl
     return Response(body, status=200, content_type="application/json")(environ, start_response)
 
 
+def _poll_view(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    configurations = sorted(
+        json.dumps(mapping.get_configuration(), sort_keys=True, default=str)
+        for regions in list(lambda_backends.values())
+        for backend in list(regions.values())
+        for mapping in list(backend._event_source_mappings.values())
+    )
+    visible = {
+        queue.queue_arn: sum(1 for m in list(queue._messages) if m.visible and not m.delayed)
+        for regions in list(sqs_backends.values())
+        for backend in list(regions.values())
+        for queue in list(backend.queues.values())
+    }
+    digest = hashlib.sha256("\n".join(configurations).encode()).hexdigest()
+    body = json.dumps({"mappings": digest, "visible": visible})
+    return Response(body, content_type="application/json")(environ, start_response)
+
+
 def install() -> None:
     _patch_models()
     _patch_responses()
     server_app.mount(CONTROL_PATH, _control)
+    server_app.mount(POLL_VIEW_PATH, _poll_view)
