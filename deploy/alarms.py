@@ -33,37 +33,36 @@ def _metric_alarm(function_name: str, metric: Metric, topic_arn: Any) -> Alarm:
     }
 
 
-def _log_silence_alarm(function_name: str, log_group: str, topic_arn: Any) -> Alarm:
-    """Invocations arrive while the log group receives nothing: the function runs but cannot log."""
-
-    def stat(query_id: str, namespace: str, metric: str, dimension: str, value: str) -> dict[str, Any]:
-        return {
-            "Id": query_id,
-            "ReturnData": False,
-            "MetricStat": {
-                "Metric": {
-                    "Namespace": namespace,
-                    "MetricName": metric,
-                    "Dimensions": [{"Name": dimension, "Value": value}],
-                },
-                "Period": PERIOD_SECONDS,
-                "Stat": "Sum",
-            },
-        }
-
+def _stat(query_id: str, namespace: str, metric: str, dimension: str, value: str) -> dict[str, Any]:
+    """A metric-math alarm's query of one metric's one-minute Sum, not itself alarmed on."""
     return {
-        "AlarmName": alarm_name(function_name, "log-silence"),
-        "AlarmDescription": f"Lambda function {function_name} is invoked but {log_group} receives no events",
-        "Metrics": [
-            stat("invocations", "AWS/Lambda", "Invocations", "FunctionName", function_name),
-            stat("logevents", "AWS/Logs", "IncomingLogEvents", "LogGroupName", log_group),
-            {
-                "Id": "silent",
-                "Label": "invoked without log events",
-                "Expression": "IF(invocations > 0 AND FILL(logevents, 0) == 0, 1, 0)",
-                "ReturnData": True,
+        "Id": query_id,
+        "ReturnData": False,
+        "MetricStat": {
+            "Metric": {
+                "Namespace": namespace,
+                "MetricName": metric,
+                "Dimensions": [{"Name": dimension, "Value": value}],
             },
-        ],
+            "Period": PERIOD_SECONDS,
+            "Stat": "Sum",
+        },
+    }
+
+
+def _math_alarm(
+    name: str,
+    description: str,
+    queries: list[dict[str, Any]],
+    expression: tuple[str, str, str],
+    topic_arn: Any,
+) -> Alarm:
+    """A metric-math alarm on ``expression`` (id, label, expression over the queries' ids), at 1 or more."""
+    query_id, label, text = expression
+    return {
+        "AlarmName": name,
+        "AlarmDescription": description,
+        "Metrics": [*queries, {"Id": query_id, "Label": label, "Expression": text, "ReturnData": True}],
         "EvaluationPeriods": 1,
         "DatapointsToAlarm": 1,
         "Threshold": 1,
@@ -71,6 +70,20 @@ def _log_silence_alarm(function_name: str, log_group: str, topic_arn: Any) -> Al
         "TreatMissingData": "notBreaching",
         "AlarmActions": [topic_arn],
     }
+
+
+def _log_silence_alarm(function_name: str, log_group: str, topic_arn: Any) -> Alarm:
+    """Invocations arrive while the log group receives nothing: the function runs but cannot log."""
+    return _math_alarm(
+        alarm_name(function_name, "log-silence"),
+        f"Lambda function {function_name} is invoked but {log_group} receives no events",
+        [
+            _stat("invocations", "AWS/Lambda", "Invocations", "FunctionName", function_name),
+            _stat("logevents", "AWS/Logs", "IncomingLogEvents", "LogGroupName", log_group),
+        ],
+        ("silent", "invoked without log events", "IF(invocations > 0 AND FILL(logevents, 0) == 0, 1, 0)"),
+        topic_arn,
+    )
 
 
 def function_alarms(function_name: str, log_group: str, topic_arn: Any) -> list[Alarm]:
@@ -172,16 +185,21 @@ def url_alarms(function_name: str, topic_arn: Any) -> list[Alarm]:
     ]
 
 
-def api_alarms(api_name: str, topic_arn: Any) -> list[Alarm]:
-    """A REST API in front of a function: requests it answered 5XX, which the function's own alarms miss
-    when the function succeeded but its answer or its permission failed the API."""
+def api_alarms(api_name: str, function_name: str, topic_arn: Any) -> list[Alarm]:
+    """A REST API whose routes invoke a function: requests it answered 5XX, which the function's own alarms
+    miss when the function succeeded but the API could not use its answer, or may not invoke it. A
+    metric-math alarm, so that it names the function: the function's Invocations are read beside the API's
+    5XXError and weigh nothing (the supervisor opens the incident on the one function whose AWS/Lambda
+    metrics an alarm reads)."""
     return [
-        _threshold_alarm(
+        _math_alarm(
             f"{api_name}-5xxerror",
-            f"5XXError of API Gateway REST API {api_name}",
-            ("AWS/ApiGateway", "5XXError", "ApiName", api_name),
-            "Sum",
-            1,
+            f"5XXError of REST API {api_name}, in front of function {function_name}",
+            [
+                _stat("errors", "AWS/ApiGateway", "5XXError", "ApiName", api_name),
+                _stat("invocations", "AWS/Lambda", "Invocations", "FunctionName", function_name),
+            ],
+            ("answered5xx", "ApiGateway5XXError", "errors + 0 * FILL(invocations, 0)"),
             topic_arn,
         )
     ]

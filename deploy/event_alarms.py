@@ -9,6 +9,8 @@ no alarm, through a CloudFormation Condition), each built by deploy/alarms.py as
   delivery failures alarm.
 - ``CallerTopicName``: an SNS topic that invokes the function; notifications it failed to deliver alarm.
 - ``UrlFunctionName``: a function called through its function URL; requests answered 4XX or 5XX alarm.
+- ``RestApiName`` with ``RestApiFunctionName``: a REST API (API Gateway) whose routes invoke that function;
+  requests it answered 5XX alarm, on the function.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 from deploy.alarms import (
     QUEUE_AGE_THRESHOLD_SECONDS,
     Alarm,
+    api_alarms,
     async_alarms,
     caller_topic_alarms,
     dead_letter_queue_alarms,
@@ -64,7 +67,13 @@ _OPTIONAL: dict[str, tuple[str, str, str]] = {
         "^[A-Za-z0-9_-]{0,64}$",
         "A function called through its function URL: requests answered 4XX or 5XX alarm.",
     ),
+    "RestApiName": (
+        "HasRestApi",
+        "^[A-Za-z0-9 ._-]{0,128}$",
+        "A REST API (API Gateway) whose routes invoke RestApiFunctionName: requests it answered 5XX alarm.",
+    ),
 }
+API_FUNCTION = "RestApiFunctionName"  # the function behind RestApiName, which its alarm names
 
 
 def parameters() -> Template:
@@ -77,6 +86,15 @@ def parameters() -> Template:
         }
         for name, (_, pattern, description) in _OPTIONAL.items()
     }
+    api_function = {
+        API_FUNCTION: {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": "^[A-Za-z0-9_-]{0,64}$",
+            "Description": "The function RestApiName's routes invoke (needed with RestApiName): the incident "
+            "its 5XX alarm opens is this function's.",
+        }
+    }
     threshold = {
         AGE_THRESHOLD: {
             "Type": "Number",
@@ -85,14 +103,17 @@ def parameters() -> Template:
             "Description": "Seconds the source queue's oldest message may wait before its alarm.",
         }
     }
-    return optional | threshold
+    return optional | api_function | threshold
+
+
+def _given(name: str) -> Template:
+    return {"Fn::Not": [{"Fn::Equals": [ref(name), ""]}]}
 
 
 def conditions() -> Template:
-    return {
-        condition: {"Fn::Not": [{"Fn::Equals": [ref(name), ""]}]}
-        for name, (condition, _, _) in _OPTIONAL.items()
-    }
+    found = {condition: _given(name) for name, (condition, _, _) in _OPTIONAL.items()}
+    found["HasRestApi"] = {"Fn::And": [_given("RestApiName"), _given(API_FUNCTION)]}  # the alarm needs both
+    return found
 
 
 def _resources(parameter: str, logical_ids: tuple[str, ...], alarms: list[Alarm]) -> Template:
@@ -138,5 +159,10 @@ def resources(topic_arn: Any) -> Template:
             "UrlFunctionName",
             ("Url4xxCountAlarm", "Url5xxCountAlarm"),
             url_alarms("${UrlFunctionName}", topic_arn),
+        )
+        | _resources(
+            "RestApiName",
+            ("RestApi5xxErrorAlarm",),
+            api_alarms("${RestApiName}", f"${{{API_FUNCTION}}}", topic_arn),
         )
     )

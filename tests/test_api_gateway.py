@@ -7,7 +7,8 @@ lines and its AWS/ApiGateway metrics."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -33,6 +34,7 @@ from mcp_server.contract.event_sources import EventSourcesResponse, GetEventSour
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.api_callers import route_allowed
 from mcp_server.tools.event_sources import event_sources
+from supervisor.incident.signals import parse_record
 from tests.conftest import Undo
 from tests.test_async_invocation import _lambda_metric, _metric
 from tests.tool_support import call_tool
@@ -208,6 +210,25 @@ def test_the_integration_timeout_answers_504_however_long_the_function_may_run(
     assert (answered.status, json.loads(answered.body)) == (504, {"message": "Endpoint request timed out"})
     assert seen[0].duration_ms > 50
     assert TIMED_OUT in _log(operator, sandbox, answered)
+
+
+def test_the_api_s_5xx_alarm_opens_an_incident_on_the_function_behind_it(
+    sandbox: Sandbox,
+    apis: tuple[RestApis, list[Invocation]],
+    chaos: Chaos,
+    alarm_events: Callable[..., list[dict[str, Any]]],
+    order_deleted: None,
+) -> None:
+    """The function succeeds, so only the API's alarm (deploy/alarms.api_alarms) sees the failure; it names
+    orders-api through the Invocations it reads beside the API's 5XXError."""
+    chaos.inject(DEPLOY_BAD_CODE, ORDERS, kind="malformed-response")
+    api, _ = apis
+    assert _post(sandbox, api).status == 502
+    sandbox.evaluate_alarms()
+    events = alarm_events(wait_seconds=2)
+    signals = [parse_record(e["Records"][0], now=datetime.now(UTC)) for e in events]
+    assert [(s.function_name, s.error_type) for s in signals] == [(ORDERS, "ApiGateway5XXError")]
+    assert signals[0].detail.startswith(f"{names.ORDERS_REST_API}-5xxerror: Threshold Crossed")
 
 
 def _sources(sandbox: Sandbox, function: str = ORDERS) -> EventSourcesResponse:

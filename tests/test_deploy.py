@@ -398,6 +398,8 @@ EVENT_PATH_PARAMETERS = {
     "AsyncFunctionName": names.ORDER_NOTIFIER_FUNCTION,
     "CallerTopicName": names.ORDER_EVENTS_TOPIC,
     "UrlFunctionName": names.ORDER_INTAKE_FUNCTION,
+    "RestApiName": names.ORDERS_REST_API,
+    "RestApiFunctionName": names.ORDERS_FUNCTION,
 }
 EVENT_PATH_ALARMS = {  # logical id -> the alarm it creates for the sandbox world's event paths
     "SourceQueueAgeAlarm": "orders-queue-oldest-message-age",
@@ -409,6 +411,7 @@ EVENT_PATH_ALARMS = {  # logical id -> the alarm it creates for the sandbox worl
     "CallerTopicNotificationsFailedAlarm": "order-events-notifications-failed",
     "Url4xxCountAlarm": "order-intake-url4xxcount",
     "Url5xxCountAlarm": "order-intake-url5xxcount",
+    "RestApi5xxErrorAlarm": "orders-rest-api-5xxerror",
 }
 # What each of those alarms must be, written out: CloudWatch's PutMetricAlarm fields (which are also the
 # AWS::CloudWatch::Alarm properties), periods in seconds.
@@ -472,6 +475,38 @@ EVENT_PATH_DEFINITIONS = {
         )
         for metric in ("Url4xxCount", "Url5xxCount")
     },
+    "orders-rest-api-5xxerror": {
+        "AlarmName": "orders-rest-api-5xxerror",
+        "AlarmDescription": "5XXError of REST API orders-rest-api, in front of function orders-api",
+        "Metrics": [
+            {
+                "Id": query_id,
+                "ReturnData": False,
+                "MetricStat": {
+                    "Metric": {"Namespace": namespace, "MetricName": metric, "Dimensions": [dimension]},
+                    "Period": 60,
+                    "Stat": "Sum",
+                },
+            }
+            for query_id, namespace, metric, dimension in (
+                ("errors", "AWS/ApiGateway", "5XXError", {"Name": "ApiName", "Value": "orders-rest-api"}),
+                ("invocations", "AWS/Lambda", "Invocations", {"Name": "FunctionName", "Value": "orders-api"}),
+            )
+        ]
+        + [
+            {
+                "Id": "answered5xx",
+                "Label": "ApiGateway5XXError",
+                "Expression": "errors + 0 * FILL(invocations, 0)",
+                "ReturnData": True,
+            }
+        ],
+        "EvaluationPeriods": 1,
+        "DatapointsToAlarm": 1,
+        "Threshold": 1.0,
+        "ComparisonOperator": "GreaterThanOrEqualToThreshold",
+        "TreatMissingData": "notBreaching",
+    },
 }
 
 
@@ -492,12 +527,12 @@ def test_the_event_path_alarms_are_the_ones_written_out_in_the_template_and_the_
     assert {
         alarm["AlarmName"]: _definition(alarm) for alarm in in_template.values()
     } == EVENT_PATH_DEFINITIONS
-    assert [alarm["AlarmActions"] for alarm in in_template.values()] == [["ref:AlertsTopic"]] * 9
+    assert [alarm["AlarmActions"] for alarm in in_template.values()] == [["ref:AlertsTopic"]] * 10
     in_sandbox = operator.client("cloudwatch").describe_alarms(AlarmNames=list(EVENT_PATH_DEFINITIONS))[
         "MetricAlarms"
     ]
     assert {alarm["AlarmName"]: _definition(alarm) for alarm in in_sandbox} == EVENT_PATH_DEFINITIONS
-    assert [alarm["AlarmActions"] for alarm in in_sandbox] == [[sandbox.world.topic_arn]] * 9
+    assert [alarm["AlarmActions"] for alarm in in_sandbox] == [[sandbox.world.topic_arn]] * 10
     assert document["Resources"]["SourceQueueAgeAlarm"]["Properties"]["Threshold"] == {
         "Ref": "QueueAgeThresholdSeconds"
     }
@@ -513,7 +548,10 @@ def test_without_event_path_parameters_there_is_no_event_path_alarm() -> None:
         "HasAsyncFunction": False,
         "HasCallerTopic": False,
         "HasUrlFunction": False,
+        "HasRestApi": False,
     }
+    api_only = ResolvedStack({"RestApiName": names.ORDERS_REST_API}, document)
+    assert not api_only.condition("HasRestApi")  # its alarm needs the function behind it too
     assert stack.values["QueueAgeThresholdSeconds"] == str(QUEUE_AGE_THRESHOLD_SECONDS) == "300"
     only_queue = ResolvedStack({"SourceQueueName": names.ORDERS_QUEUE}, document)
     assert [name for name in document["Conditions"] if only_queue.condition(name)] == ["HasSourceQueue"]
@@ -535,6 +573,11 @@ def test_without_event_path_parameters_there_is_no_event_path_alarm() -> None:
         ("SourceQueueName", "arn:aws:sqs:ca-central-1:123456789012:orders-queue", False),
         ("FunctionDeadLetterQueueName", "order-notifier-dlq", True),
         ("AsyncFunctionName", "order-notifier", True),
+        ("RestApiName", "orders-rest-api", True),
+        ("RestApiName", "Orders API v2.1", True),
+        ("RestApiName", "a" * 129, False),
+        ("RestApiFunctionName", "orders-api", True),
+        ("RestApiFunctionName", "arn:aws:lambda:ca-central-1:123456789012:function:orders-api", False),
         ("AsyncFunctionName", "f" * 65, False),
         ("CallerTopicName", "order-events", True),
         ("CallerTopicName", "order events", False),

@@ -41,9 +41,10 @@ def provision_rest_api(operator: boto3.Session, alias_arn: str, alerts_topic_arn
             uri=uri,
             timeoutInMillis=29_000,  # the default, which AWS reports and moto leaves out unless given
         )
-    function, _, qualifier = alias_arn.rpartition(":")
+    function_arn, _, qualifier = alias_arn.rpartition(":")
+    function = function_arn.rsplit(":", 1)[-1]
     lambda_.add_permission(
-        FunctionName=function,
+        FunctionName=function_arn,
         Qualifier=qualifier,
         StatementId=names.ORDERS_API_STATEMENT,
         Action="lambda:InvokeFunction",
@@ -57,6 +58,6 @@ def provision_rest_api(operator: boto3.Session, alias_arn: str, alerts_topic_arn
         patchOperations=[{"op": "replace", "path": "/*/*/logging/loglevel", "value": "INFO"}],
     )
     cloudwatch = operator.client("cloudwatch")
-    for alarm in api_alarms(names.ORDERS_REST_API, alerts_topic_arn):
+    for alarm in api_alarms(names.ORDERS_REST_API, function, alerts_topic_arn):
         cloudwatch.put_metric_alarm(**alarm)
     return api_id
