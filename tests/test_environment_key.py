@@ -297,3 +297,17 @@ def test_the_injector_refuses_a_function_whose_variables_use_lambda_s_own_key_or
     with pytest.raises(ChaosRefused, match="is Disabled, not Enabled"):
         chaos.inject(KEY_DISABLE, function)
     assert chaos.calls == []  # refused before anything changed (the ledger included)
+
+
+def test_the_injector_refuses_a_state_it_does_not_know_and_leaves_the_key_and_its_ledger_alone(
+    operator: boto3.Session, undo: Undo
+) -> None:
+    kms, function = operator.client("kms"), names.ORDER_WORKER_FUNCTION
+    key = operator.client("lambda").get_function_configuration(FunctionName=function)["KMSKeyArn"]
+    chaos = Chaos(operator, say=lambda _: None)
+    undo(functools.partial(chaos.restore, KEY_DISABLE, function))
+    with pytest.raises(ChaosRefused, match="'deleted' is not one of: disabled, pending-deletion"):
+        chaos.inject(KEY_DISABLE, function, state="deleted")
+    assert kms.describe_key(KeyId=key)["KeyMetadata"]["KeyState"] == "Enabled"
+    assert [c.operation for c in chaos.calls if c.service == "kms"] == []
+    assert chaos.ledger.load(function, KEY_DISABLE.name) is None

@@ -162,7 +162,7 @@ class Drill:
         """One Lambda runtime for the whole drill, its environments kept warm from scenario to scenario as
         Lambda keeps them (a changed version or configuration gets a new one); a scenario that sets the
         account's concurrency limit gets a runtime of its own. Their lifetime is not divided by the time
-        scale: at the drill's, nearly every invocation would be a cold start, for 30 s of its budget."""
+        scale: at the drill's, nearly every invocation would be a cold start, which its budget cannot pay."""
         if account_concurrency not in self._runtimes:
             settings = (
                 RuntimeSettings()

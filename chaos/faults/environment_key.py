@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosRefused
+from chaos.faults.support import give_up
 
 State = Literal["disabled", "pending-deletion"]
 PENDING_WINDOW_DAYS = 7  # ScheduleKeyDeletion's shortest waiting period
@@ -42,8 +43,9 @@ def _apply(chaos: Chaos, target: Target, prior: dict[str, Any], *, state: State 
     elif state == "disabled":
         if now != "Disabled":
             chaos.call("kms", "disable_key", KeyId=key)
-    else:
-        raise ChaosRefused(f"state {state!r} is not one of: disabled, pending-deletion")
+    else:  # nothing changed: the saved state goes too
+        error = ChaosRefused(f"state {state!r} is not one of: disabled, pending-deletion")
+        give_up(chaos, KEY_DISABLE.name, prior["function"], error, unchanged=True)
 
 
 def _revert(chaos: Chaos, prior: dict[str, Any]) -> None:
