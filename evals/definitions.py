@@ -28,13 +28,16 @@ from supervisor.faults.registry import FaultType
 @dataclass(frozen=True)
 class Traffic:
     """Invocations sent after the fault: ``count`` of ``event``, one after the other or all at once; with
-    ``queue``, ``count`` messages of ``event`` (as JSON) sent to that queue instead, as its producers do."""
+    ``queue``, ``count`` messages of ``event`` (as JSON) sent to that queue instead, as its producers do;
+    with ``api``, ``count`` POSTs of ``event`` (as JSON: an order with its ``order_id``) to
+    orders-rest-api's ``/orders``, the order deleted again after the case."""
 
     event: dict[str, Any]
     count: int = 1
     burst: bool = False
     qualifier: str | None = None
     queue: str | None = None
+    api: bool = False
 
 
 @dataclass(frozen=True)
@@ -215,6 +218,18 @@ DEFINITIONS: Final[tuple[CaseDefinition, ...]] = (
         affected=(names.ORDER_WORKER_FUNCTION, names.ORDERS_QUEUE),
         ruled_out=("permission_loss", "throttling"),
         alarmed_queue=names.ORDERS_QUEUE,
+    ),
+    CaseDefinition(
+        "invocation-contract",
+        "orders-api's live alias is moved to a build whose answer hands its body back as an object: the "
+        "function succeeds and stores each order, and orders-rest-api answers every POST 502 (Malformed "
+        "Lambda proxy response); only the API's 5XX alarm fires.",
+        names.ORDERS_FUNCTION,
+        (Injection(injector="deploy-bad-code", params={"kind": "malformed-response"}),),
+        (Traffic({"order_id": "eval-order", "amount": 12.5}, count=3, api=True),),
+        faults=("invocation_contract",),
+        affected=(names.ORDERS_FUNCTION,),
+        ruled_out=("permission_loss", "throttling"),
     ),
     CaseDefinition(
         "bad-input",

@@ -42,6 +42,7 @@ from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_sns_events
+from chaos.workload.api_gateway import RestApis
 from chaos.workload.runtime import LocalLambdaRuntime
 from evals.corpus import (
     Case,
@@ -211,8 +212,8 @@ class Recorder:
                 )
                 recorded_at = datetime.now(UTC).isoformat(timespec="seconds")
             finally:
+                self._purge(definition.traffic)  # first: an order the API's function stored is no world's
                 self._restore(applied, function, before, runtime)
-                self._purge(definition.traffic)
         expected = Expected(
             faults=list(definition.faults),
             trigger=trigger if definition.triggered else None,
@@ -301,6 +302,13 @@ class Recorder:
     ) -> Counter[str]:
         statuses: Counter[str] = Counter()
         for batch in traffic:
+            if batch.api:
+                apis = RestApis(runtime, self.sandbox.session(names.APIGATEWAY_SERVICE))
+                api_id, body = self.sandbox.world.orders_rest_api_id, json.dumps(batch.event)
+                for _ in range(batch.count):
+                    answer = apis.request(api_id, names.ORDERS_API_STAGE, "POST", "/orders", body)
+                    statuses[f"answered {answer.status}"] += 1
+                continue
             if batch.queue is not None:
                 sqs = self.operator.client("sqs")
                 url = sqs.get_queue_url(QueueName=batch.queue)["QueueUrl"]
@@ -348,9 +356,13 @@ class Recorder:
 
     def _purge(self, traffic: tuple[Traffic, ...]) -> None:
         """Messages the case sent and nothing consumed (the recorder runs no poller) out of the way."""
-        sqs = self.operator.client("sqs")
+        sqs, table = self.operator.client("sqs"), self.operator.client("dynamodb")
         for queue in dict.fromkeys(batch.queue for batch in traffic if batch.queue is not None):
             sqs.purge_queue(QueueUrl=sqs.get_queue_url(QueueName=queue)["QueueUrl"])
+        for batch in traffic:
+            if batch.api:  # the orders the API's function stored
+                key = {"order_id": {"S": str(batch.event["order_id"])}}
+                table.delete_item(TableName=names.ORDERS_TABLE, Key=key)
 
     def _restore(
         self, applied: list[Injector], function: str, before: str, runtime: LocalLambdaRuntime

@@ -260,7 +260,7 @@ def test_the_event_sources_tool_reads_the_api_in_front_and_what_its_execution_lo
     ]
     assert (stage.requests, stage.client_errors, stage.server_errors) == (2.0, 0.0, 1.0)
     # the newest failure last (the stage's log holds the other tests' failures too)
-    assert stage.execution_errors[-1] == f"({failed.headers['x-amzn-RequestId']}) {MALFORMED}"
+    assert stage.execution_errors[-1].message == f"({failed.headers['x-amzn-RequestId']}) {MALFORMED}"
 
 
 def test_a_function_no_api_calls_has_no_apis_in_its_answer(sandbox: Sandbox) -> None:
@@ -293,7 +293,7 @@ def test_without_the_api_s_statement_the_function_is_never_invoked(
     assert INVALID_PERMISSIONS in _log(operator, sandbox, refused)
     [stage] = _sources(sandbox).apis or []
     assert [r.invoke_allowed for r in stage.routes] == [False, False]  # the tool's own reading of the policy
-    assert stage.execution_errors[-1].endswith(INVALID_PERMISSIONS)
+    assert stage.execution_errors[-1].message.endswith(INVALID_PERMISSIONS)
 
 
 def test_the_stage_s_logging_level_decides_which_lines_are_written(

@@ -219,6 +219,29 @@ WORLD: dict[str, dict[str, Any]] = {
             }
         ],
         "async_config": {"configured": False, "MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 21600},
+        "apis": [
+            {
+                "api_id": "a1b2c3d4e5",
+                "api_name": "orders-rest-api",
+                "stage": "prod",
+                "logging_level": "INFO",
+                "routes": [{"route": "POST /orders", "timeout_ms": 29000, "invoke_allowed": True}],
+                "requests": 4.0,
+                "server_errors": 2.0,
+                "execution_errors": [
+                    {
+                        "at": "2026-11-21T10:01:00+00:00",
+                        "message": "(r-1) Lambda execution failed with status 200 due to customer function "
+                        "error: RuntimeError: boom. Lambda request id: r-1",
+                    },
+                    {
+                        "at": "2026-11-21T10:02:00+00:00",
+                        "message": "(r-2) Execution failed due to configuration error: Malformed Lambda "
+                        "proxy response",
+                    },
+                ],
+            }
+        ],
     },
 }
 
@@ -423,6 +446,40 @@ CASES: list[Case] = [
         [],
     ),
     ("platform_refused", [ERRORS], None, "needs get_lambda_config EnvironmentKey", []),
+    (
+        "invocation_contract",
+        [
+            (
+                "sources",
+                "apis.0.execution_errors.1.message",
+                "(r-2) Execution failed due to configuration error: Malformed Lambda proxy response",
+            )
+        ],
+        [0],
+        "",
+        [],
+    ),
+    (
+        "invocation_contract",  # API Gateway's line about the function's own error: the code's fault
+        [
+            (
+                "sources",
+                "apis.0.execution_errors.0.message",
+                "(r-1) Lambda execution failed with status 200 due to customer function error: RuntimeError: "
+                "boom. Lambda request id: r-1",
+            )
+        ],
+        None,
+        "needs get_event_sources apis.<n>.execution_errors.<m>.message",
+        [0],
+    ),
+    (
+        "invocation_contract",
+        [("sources", "apis.0.server_errors", "2.0")],
+        None,
+        "needs get_event_sources",
+        [],
+    ),
 ]
 
 

@@ -83,6 +83,9 @@ def _sources(**fields: Any) -> dict[str, Any]:
 
 Case = tuple[Source, str, dict[str, Any], dict[str, Any], dict[str, list[Any]]]
 # (source, field, an answer in which the value means the fault, one in which it does not, the run's others)
+MALFORMED = "(r) Execution failed due to configuration error: Malformed Lambda proxy response"
+REFUSED = "(r) Execution failed due to configuration error: Invalid permissions on Lambda function"
+
 CASES: list[Case] = [
     (sources.ERRORS, "errors", {"errors": 2.0}, {"errors": 0.0}, {}),
     (sources.ERRORS, "first_error_minute", {"first_error_minute": "t0"}, {"first_error_minute": None}, {}),
@@ -291,6 +294,13 @@ CASES: list[Case] = [
             "EnvironmentKey": {"KeyState": "Enabled", "DecryptGrantees": ["arn:aws:iam::1:role/x"]},
         },
         {"Role": ROLE_ARN, "EnvironmentKey": {"KeyState": "Enabled", "DecryptGrantees": [ROLE_ARN]}},
+        {},
+    ),
+    (
+        sources.ANSWER_UNUSABLE,  # API Gateway's words for a malformed answer; against a refused invocation
+        "apis.0.execution_errors.0.message",
+        {"apis": [{"execution_errors": [{"message": MALFORMED}]}]},
+        {"apis": [{"execution_errors": [{"message": REFUSED}]}]},
         {},
     ),
 ]

@@ -51,6 +51,7 @@ Resource = Literal[
     "dead-letter-queue",  # the source queue's redrive target, or the function's asynchronous DLQ
     "topic",  # the SNS topic that invokes the function
     "key",  # the KMS key of the function's environment variables (its ARN)
+    "api",  # the REST API in front of the function (arn:aws:apigateway:<region>::/restapis/<id>)
 ]
 
 _JSON_DOCUMENTS = frozenset({("iam", "PolicyDocument"), ("iam", "AssumeRolePolicyDocument")})

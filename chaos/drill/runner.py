@@ -3,6 +3,7 @@ incident-state/incident-context → checks → restore → the world equals its 
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
 import traceback
@@ -35,6 +36,7 @@ from chaos.drill.scenarios import (
     Act,
     Applies,
     Scenario,
+    Traffic,
     printed_credentials,
 )
 from chaos.drill.settings import DrillSettings
@@ -46,7 +48,8 @@ from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_envelopes, drain_sns_events
-from chaos.workload.function_urls import FunctionUrls
+from chaos.workload.api_gateway import ApiResponse, RestApis
+from chaos.workload.function_urls import FunctionUrls, UrlResponse
 from chaos.workload.lambda_service import LambdaService
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime, RuntimeSettings
 from watchdog.handler import build_watchdog
@@ -343,9 +346,10 @@ class Drill:
         self, runtime: LocalLambdaRuntime, act: Act, stage: _StageLog, event: dict[str, Any]
     ) -> None:
         function = act.function
-        if act.traffic == "url":
-            invocations, answers = self._url_requests(runtime, act.count)
-            self.progress.step(f"traffic: {act.count} POST(s) to {function}'s URL: {answers}")
+        if act.traffic in ("url", "api"):
+            invocations, answers = self._requests(runtime, act.traffic, act.count)
+            door = "its URL" if act.traffic == "url" else f"{names.ORDERS_REST_API} /orders"
+            self.progress.step(f"traffic: {act.count} POST(s) to {door}: {answers}")
         elif act.traffic == "burst":
             count = self.settings.burst_size
             self.progress.step(f"traffic: a burst of {count} concurrent invocations of {function}")
@@ -379,17 +383,27 @@ class Drill:
         statuses = Counter(invocation.status for invocation in invocations)
         self.progress.step("traffic: " + ", ".join(f"{n} {status}" for status, n in statuses.items()))
 
-    def _url_requests(self, runtime: LocalLambdaRuntime, count: int) -> tuple[list[Invocation], list[int]]:
-        """order-intake's everyday order POSTed ``count`` times to its function URL: the invocations it
-        led to (none for a refused request) and the status of each answer."""
-        urls = FunctionUrls(runtime, self.sandbox.session(names.LAMBDA_SERVICE))
+    def _requests(
+        self, runtime: LocalLambdaRuntime, door: Traffic, count: int
+    ) -> tuple[list[Invocation], list[int]]:
+        """The everyday order POSTed ``count`` times through a front door: order-intake's function URL
+        (``url``) or orders-rest-api's ``/orders`` (``api``). The invocations it led to (none for a refused
+        request) and the status of each answer."""
+        body = str(_everyday_event(names.ORDER_INTAKE_FUNCTION)["body"])
+        world = self.sandbox.world
+        send: Callable[[], UrlResponse | ApiResponse]
+        if door == "url":
+            urls = FunctionUrls(runtime, self.sandbox.session(names.LAMBDA_SERVICE))
+            send = functools.partial(urls.request, world.order_intake_url, "POST", body)
+        else:
+            apis = RestApis(runtime, self.sandbox.session(names.APIGATEWAY_SERVICE))
+            send = functools.partial(
+                apis.request, world.orders_rest_api_id, names.ORDERS_API_STAGE, "POST", "/orders", body
+            )
         invocations: list[Invocation] = []
         runtime.observers.append(invocations.append)
         try:
-            body = str(_everyday_event(names.ORDER_INTAKE_FUNCTION)["body"])
-            answers = [
-                urls.request(self.sandbox.world.order_intake_url, "POST", body).status for _ in range(count)
-            ]
+            answers = [send().status for _ in range(count)]
         finally:
             runtime.observers.remove(invocations.append)
         return invocations, answers
@@ -456,7 +470,7 @@ class Drill:
         for invocation in self._outputs:
             if invocation.function_name == names.REPORT_FUNCTION:  # a run past its timeout may store one
                 s3.delete_object(Bucket=names.REPORT_BUCKET, Key=f"reports/{invocation.request_id}.json")
-        writers = (names.ORDER_INTAKE_FUNCTION, names.ORDER_WORKER_FUNCTION)
+        writers = (names.ORDER_INTAKE_FUNCTION, names.ORDER_WORKER_FUNCTION, names.ORDERS_FUNCTION)
         if self._event_traffic or any(invocation.function_name in writers for invocation in self._outputs):
             self._event_traffic = False
             self.operator.client("dynamodb").delete_item(
@@ -518,6 +532,8 @@ class Drill:
         }
         if function in self.keys:
             resources["key"] = self.keys[function]
+        if function == names.ORDERS_FUNCTION:
+            resources["api"] = f"arn:aws:apigateway:{world.region}::/restapis/{world.orders_rest_api_id}"
         return resources | _EVENT_PATHS.get(function, {})
 
     def closing_checks(self) -> list[Check]:
@@ -592,10 +608,11 @@ class _OperatorApplier(Applier):
             return drained, f"orders-queue holds {left} message(s) after up to {wait:g}s"
         if applies.recovery == "async-delivered":
             return self._failed_event_kept(wait)
-        if applies.recovery == "url-answers":
-            invocations, answers = self.drill._url_requests(self.runtime, 1)
+        if applies.recovery in ("url-answers", "api-answers"):
+            door: Traffic = "url" if applies.recovery == "url-answers" else "api"
+            invocations, answers = self.drill._requests(self.runtime, door, 1)
             self.drill._outputs += invocations  # the order it stored is the drill's, deleted after
-            return 200 <= answers[0] < 300, f"a POST to order-intake's URL was answered {answers[0]}"
+            return 200 <= answers[0] < 300, f"a POST through the {door} was answered {answers[0]}"
         marker: list[Invocation] = []
         self.drill.events.runtime.observers.append(marker.append)
         try:

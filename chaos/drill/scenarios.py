@@ -45,6 +45,7 @@ from chaos.sandbox import names
 # JSON body cut short), count invocations in all, the first a good one. queue / publish:
 # order messages into orders-queue, order events to the order-events topic (poison-*: the last one
 # unreadable), as their callers send them. url: order-intake's everyday order POSTed to its function URL.
+# api: an order POSTed to orders-rest-api's /orders (orders-api:live behind it).
 Traffic = Literal[
     "one",
     "burst",
@@ -57,6 +58,7 @@ Traffic = Literal[
     "publish",
     "poison-publish",
     "url",
+    "api",
 ]
 # Faults outside AWS, between the supervisor and what it depends on.
 Infra = Literal["mcp-down", "bedrock-403", "mcp-timeout", "mcp-flapping"]
@@ -87,7 +89,8 @@ Figure = float | tuple[float, float]
 # and its dead-letter queue receives nothing;
 # publish-delivered: a message the stage publishes to the topic reaches the function;
 # async-delivered: an asynchronous event the stage sends reaches the function or its destination;
-# url-answers: an order POSTed to order-intake's function URL is answered 2XX.
+# url-answers: an order POSTed to order-intake's function URL is answered 2XX;
+# api-answers: an order POSTed to orders-rest-api's /orders is answered 2XX.
 Recovery = Literal[
     "function-succeeds",
     "queue-drains",
@@ -95,6 +98,7 @@ Recovery = Literal[
     "publish-delivered",
     "async-delivered",
     "url-answers",
+    "api-answers",
 ]
 # The trigger an incident must name: the injector's last change on its function, its first (a fault
 # diagnosed before the later changes were made), any change injected on it, or none (nothing changed, or
@@ -372,6 +376,26 @@ SCENARIOS: tuple[Scenario, ...] = (
         "orders-api build whose handler raises, published and the live alias moved to it: roll back",
         _one(ORDERS, Injection(DEPLOY_BAD_CODE, {"kind": "exception"}), qualifier=names.ORDERS_ALIAS),
         _incident(ORDERS, "code_error", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS),
+    ),
+    # The build's own handler stores the order, and hands its body back as an object: the function succeeds
+    # (no Errors), API Gateway answers 502 "Malformed Lambda proxy response"; only the API's alarm sees it.
+    Scenario(
+        "api-malformed-response",
+        "orders-api build that answers with an object for a body, published and the live alias moved to it, "
+        "behind orders-rest-api: roll back",
+        _one(
+            ORDERS,
+            Injection(DEPLOY_BAD_CODE, {"kind": "malformed-response"}),
+            qualifier=names.ORDERS_ALIAS,
+            traffic="api",
+        ),
+        _incident(
+            ORDERS,
+            "invocation_contract",
+            resources=("function", "api"),
+            command=_alias_back(ORDERS, names.ORDERS_ALIAS),
+            applies=Applies("api-answers"),
+        ),
     ),
     Scenario(
         "bad-deploy-import",

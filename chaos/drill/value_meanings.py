@@ -330,6 +330,15 @@ def _key_unusable(spot: Spot) -> bool:
     return isinstance(spot.value, str) and spot.value != "Enabled"
 
 
+def _answer_refused_by_the_api(spot: Spot) -> bool:
+    """API Gateway's own words for an answer it could not use (the sandbox's api_gateway.py writes them as
+    AWS documents them in api-gateway-troubleshooting-lambda.html)."""
+    return isinstance(spot.value, str) and (
+        "Malformed Lambda proxy response" in spot.value
+        or "Execution failed due to a timeout error" in spot.value
+    )
+
+
 def _role_not_granted(spot: Spot) -> bool:
     return isinstance(spot.value, list) and spot.answer.get("Role") not in spot.value
 
@@ -474,6 +483,15 @@ MEANINGS: Final[dict[str, tuple[Meaning, ...]]] = {
             "EnvironmentKey.DecryptGrantees",
             "counts only without the function's role",
             _role_not_granted,
+        ),
+        _CHANGE,
+    ),
+    "invocation_contract": (
+        Meaning(
+            SOURCES,
+            "apis.N.execution_errors.N.message",
+            "counts only as API Gateway unable to use the answer",
+            _answer_refused_by_the_api,
         ),
         _CHANGE,
     ),

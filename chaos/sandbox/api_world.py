@@ -57,6 +57,10 @@ def provision_rest_api(operator: boto3.Session, alias_arn: str, alerts_topic_arn
         stageName=names.ORDERS_API_STAGE,
         patchOperations=[{"op": "replace", "path": "/*/*/logging/loglevel", "value": "INFO"}],
     )
+    # The stage's execution log group, as API Gateway leaves it after its first logged request
+    operator.client("logs").create_log_group(
+        logGroupName=f"API-Gateway-Execution-Logs_{api_id}/{names.ORDERS_API_STAGE}"
+    )
     cloudwatch = operator.client("cloudwatch")
     for alarm in api_alarms(names.ORDERS_REST_API, function, alerts_topic_arn):
         cloudwatch.put_metric_alarm(**alarm)

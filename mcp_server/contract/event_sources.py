@@ -152,6 +152,16 @@ class ApiRoute(ContractModel):
     )
 
 
+class ExecutionLogLine(ContractModel):
+    """One line of a stage's execution log."""
+
+    at: str = Field(description="ISO-8601 time of the line.")
+    message: str = Field(
+        description="'(<request id>) <message>' as API Gateway wrote it, e.g. 'Execution failed due to "
+        "configuration error: Malformed Lambda proxy response'."
+    )
+
+
 class ApiStage(ContractModel):
     """A deployed stage of a REST API (API Gateway) with routes that invoke the function, and how its
     callers fared over the window."""
@@ -167,11 +177,9 @@ class ApiStage(ContractModel):
     requests: float | None = Field(default=None, description="Count in the window (AWS/ApiGateway, Sum).")
     client_errors: float | None = Field(default=None, description="4XXError in the window (Sum).")
     server_errors: float | None = Field(default=None, description="5XXError in the window (Sum).")
-    execution_errors: list[str] = Field(
+    execution_errors: list[ExecutionLogLine] = Field(
         default_factory=list,
-        description="The newest failure lines of the stage's execution log in the window, each '(<request "
-        "id>) <message>' as API Gateway wrote it, e.g. 'Execution failed due to configuration error: "
-        "Malformed Lambda proxy response'.",
+        description="The newest failure lines of the stage's execution log in the window, oldest first.",
     )
 
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final
 
-from mcp_server.contract.event_sources import ApiRoute, ApiStage, PolicyStatement
+from mcp_server.contract.event_sources import ApiRoute, ApiStage, ExecutionLogLine, PolicyStatement
 from mcp_server.reads import Read
 from mcp_server.tools import event_source_metrics as metrics
 from mcp_server.tools.context import ToolContext
@@ -179,7 +179,7 @@ def callers(ctx: ToolContext, apis: list[dict[str, Any]] | None, function_arn: s
 def errors_read(ctx: ToolContext, api_id: str, stage: str, start: datetime, end: datetime) -> Read:
     logs = ctx.clients.logs
 
-    def call() -> list[str]:
+    def call() -> list[ExecutionLogLine]:
         params = {
             "logGroupName": f"API-Gateway-Execution-Logs_{api_id}/{stage}",
             "startTime": int(start.timestamp() * 1000),
@@ -194,7 +194,13 @@ def errors_read(ctx: ToolContext, api_id: str, stage: str, start: datetime, end:
         except logs.exceptions.ResourceNotFoundException:  # nothing logged yet
             return []
         events.sort(key=lambda e: e.get("timestamp", 0))
-        return [str(e.get("message", "")).rstrip("\n") for e in events[-MAX_ERROR_LINES:]]
+        return [
+            ExecutionLogLine(
+                at=datetime.fromtimestamp(int(e.get("timestamp", 0)) / 1000, UTC).isoformat(),
+                message=str(e.get("message", "")).rstrip("\n"),
+            )
+            for e in events[-MAX_ERROR_LINES:]
+        ]
 
     return Read(
         "logs:FilterLogEvents",
@@ -230,7 +236,7 @@ def api_stages(
     function_arn: str,
     found: Callers,
     figures: dict[Any, float | None],
-    errors: list[list[str] | None],
+    errors: list[list[ExecutionLogLine] | None],
 ) -> list[ApiStage] | None:
     """The answer's ``apis`` (None when no API calls the function), ``errors`` in ``stage_names()`` order; a
     gap for each stage that logs no execution."""

@@ -271,6 +271,23 @@ def backlog(reading: Reading) -> str:
     return above_zero(reading)
 
 
+# API Gateway's execution log when it cannot use what the function answered
+# (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-troubleshooting-lambda.html).
+MALFORMED_PROXY_RESPONSE: Final = (
+    "Execution failed due to configuration error: Malformed Lambda proxy response"
+)
+INTEGRATION_TIMEOUT: Final = "Execution failed due to a timeout error"
+
+
+def answer_unusable(reading: Reading) -> str:
+    """An API Gateway execution log line saying the function's answer could not be used: a malformed Lambda
+    proxy response, or the integration timed out first."""
+    value = reading.value
+    if isinstance(value, str) and (MALFORMED_PROXY_RESPONSE in value or INTEGRATION_TIMEOUT in value):
+        return ""
+    return f"{reading.field} is {str(value)[:120]!r}: not API Gateway unable to use the function's answer"
+
+
 def path_refused(reading: Reading) -> str:
     """An event path refused for lack of permission: a mapping's last result naming permissions, or a
     subscription or function URL the function's resource policy no longer lets invoke."""

@@ -91,6 +91,13 @@ PATH_REFUSED = source(
     "subscriptions.<n>.invoke_allowed or function_url.invoke_allowed false)",
     meanings.path_refused,
 )
+ANSWER_UNUSABLE = source(
+    _EVENT_SOURCES,
+    r"apis\.\d+\.execution_errors\.\d+\.message",
+    "get_event_sources apis.<n>.execution_errors.<m>.message: API Gateway's log line that the function's "
+    "answer was a malformed Lambda proxy response, or came after the integration timed out",
+    meanings.answer_unusable,
+)
 PATH_STOPPED = source(
     _EVENT_SOURCES,
     r"mappings|subscriptions|mappings\.\d+\.State",

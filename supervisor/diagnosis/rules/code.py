@@ -61,25 +61,33 @@ def _latest_code_failure(c: Conversation) -> Failure | None:
     return found[-1] if found else None
 
 
-def _alias_rollback(c: Conversation, failure: Failure, move: AliasMove) -> tuple[list[Pointer], Remedy, str]:
-    """The alias a deployment moved to the failing code, pointing it back, and the cause it shows."""
-    name, alias, previous = c.name, move.alias, move.previous
-    pointers = [alias_pointer(alias, move.index, "code_error"), *([move.shown_by] if move.shown_by else [])]
+def alias_rollback_remedy(
+    c: Conversation, move: AliasMove, supports: str, then: str
+) -> tuple[Remedy, list[Pointer]]:
+    """The alias a deployment moved pointed back at the version it held before, and the pointers that show
+    the move (the alias, and the earlier alias call when the history holds it)."""
+    alias, previous = move.alias, move.previous
+    pointers = [alias_pointer(alias, move.index, supports), *([move.shown_by] if move.shown_by else [])]
     remedy = Remedy(
         f"Point alias {alias['Name']} back to version {previous}",
-        f"Roll the alias back to version {previous}, the version it pointed at before the deployment; then "
-        "fix the code.",
+        f"Roll the alias back to version {previous}, the one it pointed at before the deployment; {then}.",
         command(
             c,
             "lambda",
             "UpdateAlias",
-            {"FunctionName": name, "Name": alias["Name"], "FunctionVersion": previous},
+            {"FunctionName": c.name, "Name": alias["Name"], "FunctionVersion": previous},
         ),
         "low",
     )
+    return remedy, pointers
+
+
+def _alias_rollback(c: Conversation, failure: Failure, move: AliasMove) -> tuple[list[Pointer], Remedy, str]:
+    """The alias a deployment moved to the failing code, pointing it back, and the cause it shows."""
+    remedy, pointers = alias_rollback_remedy(c, move, "code_error", "then fix the code")
     cause = (
-        f"A deployment broke {name}: alias {alias['Name']} was moved to version "
-        f"{alias['FunctionVersion']}, whose code fails with {_failing(failure)}"
+        f"A deployment broke {c.name}: alias {move.alias['Name']} was moved to version "
+        f"{move.alias['FunctionVersion']}, whose code fails with {_failing(failure)}"
     )
     return pointers, remedy, cause
 

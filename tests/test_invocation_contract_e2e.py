@@ -1,0 +1,149 @@
+"""An answer the REST API in front of a function cannot use (issue 45), end to end: orders-api's live alias
+moved by the operator's own boto3 calls to a build whose body is an object, orders POSTed to orders-rest-api
+answered 502 while the function succeeds, then diagnosed by the `rules` model over MCP:
+invocation_contract, the alias move its trigger, and the alias pointed back, applied as a person approving
+it would, lets the next order through. A function that answers correctly behind the API is not blamed."""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from typing import Any
+
+from chaos.drill.event_traffic import DRILL_ORDER
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.api_gateway import RestApis
+from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from tests.fault_scenarios import RestoreSteps, Undo
+from tests.timeline_cases import diagnosed, own_world, restored_exactly
+from tests.timeline_scenarios import Stage, Staged
+
+sandbox, mcp_server_url, before = own_world("invocation-contract")
+
+ORDERS, ALIAS = names.ORDERS_FUNCTION, names.ORDERS_ALIAS
+# A build that forgot json.dumps: its body is an object, which a Lambda proxy integration cannot use.
+OBJECT_BODY = "def handler(event, context):\n    return {'statusCode': 201, 'body': {'order_id': 'o-1'}}\n"
+
+
+def _package(source: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("orders_api.py", source)
+    return buffer.getvalue()
+
+
+def _poster(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> Callable[[], int]:
+    apis = RestApis(runtime, sandbox.session(names.APIGATEWAY_SERVICE))
+    body, api_id = json.dumps({"order_id": DRILL_ORDER}), sandbox.world.orders_rest_api_id
+    return lambda: apis.request(api_id, names.ORDERS_API_STAGE, "POST", "/orders", body).status
+
+
+def object_body_deployed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """Two orders answered 201; a build whose body is an object uploaded, published and the live alias
+    moved to it; two more, each answered 502 while the function succeeds."""
+    stage = Stage(sandbox, runtime, ORDERS, ALIAS)
+    lambda_, table = stage.operator.client("lambda"), stage.operator.client("dynamodb")
+    post = _poster(sandbox, runtime)
+    undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}}))
+    location = lambda_.get_function(FunctionName=ORDERS)["Code"]["Location"]
+    with urllib.request.urlopen(location, timeout=10) as fetched:  # noqa: S310 - the sandbox's own URL
+        original = fetched.read()
+
+    def orders(phase: str, count: int, status: int, succeeded: bool = True) -> None:
+        def run() -> list[Invocation]:
+            seen: list[Invocation] = []
+            runtime.observers.append(seen.append)
+            try:
+                answers = [post() for _ in range(count)]
+            finally:
+                runtime.observers.remove(seen.append)
+            assert answers == [status] * count, (phase, answers)
+            assert [i.status == "succeeded" for i in seen] == [succeeded] * count, (phase, seen)
+            return seen
+
+        stage.traffic(phase, run)
+
+    orders("answered", 2, 201)
+    stage.call(
+        "UpdateFunctionCode20150331v2",
+        lambda: lambda_.update_function_code(FunctionName=ORDERS, ZipFile=_package(OBJECT_BODY)),
+    )
+    undo(lambda: lambda_.update_function_code(FunctionName=ORDERS, ZipFile=original))
+    published = stage.call("PublishVersion20150331", lambda: lambda_.publish_version(FunctionName=ORDERS))
+    version = published["Version"]
+    undo(lambda: lambda_.delete_function(FunctionName=ORDERS, Qualifier=version))
+    previous = lambda_.get_alias(FunctionName=ORDERS, Name=ALIAS)["FunctionVersion"]
+    stage.call(
+        "UpdateAlias20150331",
+        lambda: lambda_.update_alias(FunctionName=ORDERS, Name=ALIAS, FunctionVersion=version),
+    )
+    undo(lambda: lambda_.update_alias(FunctionName=ORDERS, Name=ALIAS, FunctionVersion=previous))
+    orders("refused by the API", 2, 502)
+
+    return stage.finish(None, works=functools.partial(_answers, post, table), previous=previous)
+
+
+def _answers(post: Callable[[], int], table: Any) -> str | None:
+    """Whether an order POSTed to the API is answered 201 (the order it stored deleted again)."""
+    status = post()
+    table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}})
+    return None if status == 201 else f"the API answered {status}"
+
+
+async def test_an_answer_the_api_cannot_use_is_invocation_contract_and_the_alias_pointed_back(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(object_body_deployed, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["invocation_contract"], case.why
+    case.assert_trigger(case.staged.changes[-1])  # the first answer the API refused comes after it
+    previous = case.staged.detail["previous"]
+    case.apply_first_command(
+        "lambda update-alias",
+        "UpdateAlias",
+        {"FunctionName": ORDERS, "Name": ALIAS, "FunctionVersion": previous},
+    )
+    restored_exactly(case, steps, before)
+
+
+def orders_answered(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """The healthy look-alike: orders-api answers every order behind the API; an unrelated failure (a
+    direct invocation with an order id that does not exist, answered 404 by the function itself) is the
+    only thing to investigate."""
+    stage = Stage(sandbox, runtime, ORDERS, ALIAS)
+    table = stage.operator.client("dynamodb")
+    post = _poster(sandbox, runtime)
+    undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}}))
+    stage.traffic("answered", lambda: [_posted(runtime, post) for _ in range(3)])
+    stage.invoke("read", [names.order_request("missing-order")])
+    return stage.finish(None, works=functools.partial(_answers, post, table))
+
+
+def _posted(runtime: LocalLambdaRuntime, post: Callable[[], int]) -> Invocation:
+    seen: list[Invocation] = []
+    runtime.observers.append(seen.append)
+    try:
+        assert post() == 201
+    finally:
+        runtime.observers.remove(seen.append)
+    return seen[0]
+
+
+async def test_a_function_that_answers_the_api_correctly_is_not_blamed(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(orders_answered, sandbox, mcp_server_url, runtime, steps)
+    assert "invocation_contract" not in case.diagnosis.fault_types, case.why
+    restored_exactly(case, steps, before)
