@@ -12,7 +12,6 @@ api-gateway-metrics-and-dimensions.html. HTTP APIs (apigatewayv2) are not read.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -21,7 +20,7 @@ from mcp_server.contract.event_sources import ApiRoute, ApiStage, ExecutionLogLi
 from mcp_server.reads import Read
 from mcp_server.tools import event_source_metrics as metrics
 from mcp_server.tools.context import ToolContext
-from mcp_server.tools.policy_statements import arn_like, statement
+from mcp_server.tools.policy_statements import arn_like, statements
 
 MAX_APIS: Final[int] = 25
 MAX_ERROR_LINES: Final[int] = 3
@@ -124,10 +123,9 @@ def _policy_read(ctx: ToolContext, qualifier: str | None) -> Read:
 
     def call() -> list[PolicyStatement]:
         try:
-            raw = json.loads(lambda_.get_policy(**params)["Policy"]).get("Statement") or []
+            return statements(lambda_.get_policy(**params)["Policy"])
         except lambda_.exceptions.ResourceNotFoundException:
             return []
-        return [statement(s) for s in (raw if isinstance(raw, list) else [raw])]
 
     return Read(
         "lambda:GetPolicy",

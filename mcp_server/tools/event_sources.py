@@ -31,7 +31,7 @@ from mcp_server.tools.context import ToolContext
 from mcp_server.tools.iam import listed
 from mcp_server.tools.lambda_config import event_invoke_config, function_configuration
 from mcp_server.tools.metrics import metric_window
-from mcp_server.tools.policy_statements import arn_like, statement
+from mcp_server.tools.policy_statements import arn_like, statements
 
 # Lambda's defaults without an event invoke config:
 # https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-configuring.html
@@ -72,11 +72,9 @@ def resource_policy(ctx: ToolContext) -> list[PolicyStatement]:
     """The statements of the target's resource policy; none when it has no policy."""
     lambda_client = ctx.clients.lambda_
     try:
-        policy = lambda_client.get_policy(**_qualified(ctx))["Policy"]
+        return statements(lambda_client.get_policy(**_qualified(ctx))["Policy"])
     except lambda_client.exceptions.ResourceNotFoundException:
         return []
-    statements = json.loads(policy).get("Statement") or []
-    return [statement(raw) for raw in (statements if isinstance(statements, list) else [statements])]
 
 
 def function_url(ctx: ToolContext) -> Any:

@@ -43,6 +43,12 @@ def statement(raw: dict[str, Any]) -> PolicyStatement:
     )
 
 
+def statements(document: str) -> list[PolicyStatement]:
+    """The statements of a resource-based policy document (one statement may stand alone)."""
+    found = json.loads(document).get("Statement") or []
+    return [statement(raw) for raw in (found if isinstance(found, list) else [found])]
+
+
 def arn_like(arn: str, pattern: str) -> bool:
     """ArnLike: each of the six colon-separated parts matched on its own, with ``*`` and ``?``."""
     parts, wanted = arn.split(":", 5), pattern.split(":", 5)
