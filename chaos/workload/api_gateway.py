@@ -25,7 +25,9 @@
   (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-metrics-and-dimensions.html).
 
 Not emulated: access logs, authorizers, API keys and usage plans, stage variables, request validation,
-HTTP APIs (apigatewayv2), and the 29 s wait itself (the answer comes when the function returns).
+HTTP APIs (apigatewayv2), the 29 s wait itself (the answer comes when the function returns), and
+deployments: a stage serves the API's resources as they are now, where AWS serves the snapshot its last
+deployment took (a changed integration takes effect with the next CreateDeployment).
 """
 
 from __future__ import annotations
