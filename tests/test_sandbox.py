@@ -121,6 +121,9 @@ def _read_calls(sandbox: Sandbox, key: str) -> dict[tuple[str, str], dict[str, A
     return {
         ("kms", "DescribeKey"): {"KeyId": key},
         ("kms", "ListGrants"): {"KeyId": key},
+        ("apigateway", "GetRestApis"): {},
+        ("apigateway", "GetResources"): {"restApiId": world.orders_rest_api_id},
+        ("apigateway", "GetStages"): {"restApiId": world.orders_rest_api_id},
         ("logs", "FilterLogEvents"): {"logGroupName": names.LOG_GROUP, "limit": 1},
         ("iam", "GetRole"): {"RoleName": names.ROLE_NAME},
         ("iam", "ListRolePolicies"): {"RoleName": names.ROLE_NAME},
