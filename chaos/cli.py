@@ -31,7 +31,7 @@ from chaos.faults.config import (
 )
 from chaos.faults.dependency import DEPENDENCY_REMOVE
 from chaos.faults.deploy import DEPLOY_BAD_CODE
-from chaos.faults.environment_key import KEY_DISABLE
+from chaos.faults.environment_key import KEY_DISABLE, STATES
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.event_sources import ESM_DELETE, ESM_DISABLE, MAX_VISIBILITY_SECONDS, QUEUE_VISIBILITY
 from chaos.faults.function_copy import FUNCTION_COPY
@@ -307,15 +307,18 @@ def _add_key(commands: Commands, common: argparse.ArgumentParser) -> None:
     disable = key_actions.add_parser(
         "disable",
         parents=[common],
-        help="disable the key (or schedule its deletion): no new environment starts",
+        help="disable the key (or schedule its deletion, or revoke the role's grant): no new environment "
+        "starts",
     )
     disable.add_argument(
         "--state",
-        choices=("disabled", "pending-deletion"),
+        choices=STATES,
         default="disabled",
-        help="disabled (default), or pending-deletion (7 days)",
+        help="disabled (default), pending-deletion (7 days), or grant-revoked (the role's decrypt grants)",
     )
-    key_actions.add_parser("restore", parents=[common], help="cancel the deletion and enable the key")
+    key_actions.add_parser(
+        "restore", parents=[common], help="cancel the deletion, enable the key and make its grants again"
+    )
 
 
 def _add_logs(commands: Commands, common: argparse.ArgumentParser) -> None:
@@ -342,7 +345,9 @@ def _add_event_paths(commands: Commands, common: argparse.ArgumentParser) -> Non
     permission = commands.add_parser("permission", help="remove a caller's invoke permission")
     permission_actions = permission.add_subparsers(dest="action", required=True)
     remove = permission_actions.add_parser(
-        "remove", parents=[common], help="remove a statement of the function's resource-based policy"
+        "remove",
+        parents=[common],
+        help="remove a statement of the resource-based policy of the function or one of its aliases",
     )
     remove.add_argument(
         "--statement-id", type=_statement_id, help="default: the only statement, or the only SNS one"

@@ -1,12 +1,12 @@
 """Everything an injector can change, read back as canonical JSON: equal snapshots mean an exact restore.
 
 Covered: every function (configuration, environment, code hash, dead-letter queue, tags, reserved
-concurrency, versions, aliases, resource policy statements, asynchronous invocation configuration); their
-execution roles (inline policies, attached policies, permissions boundary) and the
-account's own managed policies with their default documents; the security groups, network ACLs and route
-tables of the functions' VPCs; the KMS keys of their environment variables (state, and who their grants
-let do what); the DynamoDB tables and S3 buckets the functions' environments name,
-with every item and every object; the event paths: every event source mapping (by function and source:
+concurrency, versions, aliases, the resource policy statements of the function and of each alias,
+asynchronous invocation configuration); their execution roles (inline policies, attached policies,
+permissions boundary) and the account's own managed policies with their default documents; the security
+groups, network ACLs and route tables of the functions' VPCs; the KMS keys of their environment variables
+(state, and who their grants let do what); the DynamoDB tables and S3 buckets the functions' environments
+name, with every item and every object; the event paths: every event source mapping (by function and source:
 state, batch size, batching window, response types), every queue's configuration attributes (visibility
 timeout, redrive policy, ...; not its message counts) and every SNS subscription (topic, protocol,
 endpoint); and the names of every role, alarm, log group and topic (what an injector creates must be gone
@@ -79,8 +79,9 @@ def _absent_is_none(read: Any) -> Any:
         raise
 
 
-def _resource_policy(lambda_: Any, name: str) -> list[Any] | None:
-    policy = _absent_is_none(lambda: lambda_.get_policy(FunctionName=name))
+def _resource_policy(lambda_: Any, name: str, qualifier: str | None = None) -> list[Any] | None:
+    params = {"FunctionName": name} | ({"Qualifier": qualifier} if qualifier else {})
+    policy = _absent_is_none(lambda: lambda_.get_policy(**params))
     return None if policy is None else _sorted(json.loads(policy["Policy"]).get("Statement", []))
 
 
@@ -104,6 +105,7 @@ def _function(lambda_: Any, name: str) -> dict[str, Any]:
         "aliases": _sorted(
             [
                 {k: a.get(k) for k in ("Name", "FunctionVersion", "RoutingConfig", "Description")}
+                | {"resource_policy": _resource_policy(lambda_, name, a["Name"])}
                 for a in aliases
             ]
         ),

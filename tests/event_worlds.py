@@ -118,6 +118,7 @@ def event_sources(
     subscriptions: Sequence[dict[str, Any]] = (),
     statements: Sequence[dict[str, Any]] = (),
     async_config: dict[str, Any] | None = None,
+    apis: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
     """A get_event_sources answer, validated by its contract model, as JSON-ready data."""
     raw = {
@@ -131,6 +132,7 @@ def event_sources(
         or {"configured": False, "MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 21600},
         "policy_statements": list(statements),
         "subscriptions": list(subscriptions),
+        **({"apis": list(apis)} if apis else {}),
     }
     return EventSourcesResponse.model_validate(raw).model_dump(mode="json")
 

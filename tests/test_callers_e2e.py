@@ -1,8 +1,8 @@
 """A caller the function's resource policy no longer lets in (issue 45), end to end: the statement that lets
-anonymous callers invoke order-intake through its public function URL removed by the operator's own boto3
-call, orders POSTed to the URL and refused before the function runs, then diagnosed by the `rules` model
-over MCP: permission_loss, the removal its trigger, and the statement added back, applied as a person
-approving it would, lets the next order through."""
+anonymous callers invoke order-intake through its public function URL, or the one that lets orders-rest-api
+invoke orders-api:live, removed by the operator's own boto3 call, orders sent and refused before the
+function runs, then diagnosed by the `rules` model over MCP: permission_loss, the removal its trigger, and
+the statement added back, applied as a person approving it would, lets the next order through."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from typing import Any
 from chaos.drill.event_traffic import DRILL_ORDER
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.api_gateway import RestApis
 from chaos.workload.function_urls import FunctionUrls
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from tests.fault_scenarios import RestoreSteps, Undo
@@ -23,6 +24,7 @@ from tests.timeline_scenarios import IAM_QUIET_SECONDS, Stage, Staged
 sandbox, mcp_server_url, before = own_world("callers")
 
 INTAKE, STATEMENT = names.ORDER_INTAKE_FUNCTION, names.ORDER_INTAKE_URL_INVOKE_STATEMENT
+ORDERS, ALIAS, API_STATEMENT = names.ORDERS_FUNCTION, names.ORDERS_ALIAS, names.ORDERS_API_STATEMENT
 
 
 def url_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
@@ -32,7 +34,7 @@ def url_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: U
     lambda_, table = stage.operator.client("lambda"), stage.operator.client("dynamodb")
     urls = FunctionUrls(runtime, sandbox.session(names.LAMBDA_SERVICE))
     url, body = sandbox.world.order_intake_url, str(names.order_submission(order_id=DRILL_ORDER)["body"])
-    undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}}))
+    undo(lambda: _forget_order(table))
     policy = json.loads(lambda_.get_policy(FunctionName=INTAKE)["Policy"])
     [statement] = [s for s in policy["Statement"] if s["Sid"] == STATEMENT]
 
@@ -60,9 +62,15 @@ def url_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: U
 
     def answers() -> str | None:
         status = urls.request(url, "POST", body).status
+        _forget_order(table)
         return None if status == 201 else f"the URL answered {status}"
 
     return stage.finish(None, works=answers, statement=statement)
+
+
+def _forget_order(table: Any) -> None:
+    """The order a request stored deleted again: the world is left as the test found it."""
+    table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}})
 
 
 def _added_back(lambda_: Any, statement: dict[str, Any]) -> None:
@@ -97,6 +105,92 @@ async def test_a_url_caller_refused_by_the_policy_is_permission_loss_and_the_sta
             "Action": "lambda:InvokeFunction",
             "Principal": "*",
             "InvokedViaFunctionUrl": True,
+        },
+    )
+    restored_exactly(case, steps, before)
+
+
+def api_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """Two orders POSTed to orders-rest-api, answered 201; the alias's statement for the API removed; two
+    more, each answered 500 with no invocation."""
+    stage = Stage(sandbox, runtime, ORDERS, ALIAS)
+    lambda_, table = stage.operator.client("lambda"), stage.operator.client("dynamodb")
+    apis = RestApis(runtime, sandbox.session(names.APIGATEWAY_SERVICE))
+    api_id, body = sandbox.world.orders_rest_api_id, json.dumps({"order_id": DRILL_ORDER})
+    qualified = {"FunctionName": ORDERS, "Qualifier": ALIAS}
+    undo(lambda: _forget_order(table))
+    policy = json.loads(lambda_.get_policy(**qualified)["Policy"])
+    [statement] = [s for s in policy["Statement"] if s["Sid"] == API_STATEMENT]
+
+    def post(phase: str, count: int, status: int, invoked: int) -> None:
+        def run() -> list[Invocation]:
+            seen: list[Invocation] = []
+            runtime.observers.append(seen.append)
+            try:
+                answers = [
+                    apis.request(api_id, names.ORDERS_API_STAGE, "POST", "/orders", body).status
+                    for _ in range(count)
+                ]
+            finally:
+                runtime.observers.remove(seen.append)
+            assert (answers, len(seen)) == ([status] * count, invoked), (phase, answers, seen)
+            return seen
+
+        stage.traffic(phase, run)
+
+    time.sleep(IAM_QUIET_SECONDS)
+    post("answered", 2, 201, 2)
+    stage.call(
+        "RemovePermission20150331v2",
+        lambda: lambda_.remove_permission(**qualified, StatementId=API_STATEMENT),
+    )
+
+    def added_back() -> None:
+        present = json.loads(lambda_.get_policy(**qualified)["Policy"])["Statement"]
+        if not any(s["Sid"] == API_STATEMENT for s in present):
+            lambda_.add_permission(
+                **qualified,
+                StatementId=API_STATEMENT,
+                Action="lambda:InvokeFunction",
+                Principal="apigateway.amazonaws.com",
+                SourceArn=statement["Condition"]["ArnLike"]["AWS:SourceArn"],
+            )
+
+    undo(added_back)
+    post("refused", 2, 500, 0)
+
+    def answers() -> str | None:
+        status = apis.request(api_id, names.ORDERS_API_STAGE, "POST", "/orders", body).status
+        _forget_order(table)
+        return None if status == 201 else f"the API answered {status}"
+
+    return stage.finish(None, works=answers, statement=statement)
+
+
+async def test_an_api_refused_by_the_alias_policy_is_permission_loss_and_the_statement_added_back(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(api_statement_removed, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["permission_loss"], case.why
+    case.assert_trigger(case.staged.changes[-1], failed=False)
+    source = case.staged.detail["statement"]["Condition"]["ArnLike"]["AWS:SourceArn"]
+    # the console's statement: every route of the API
+    assert source.startswith("arn:aws:execute-api:")
+    assert source.endswith(f":{names.ACCOUNT_ID}:{sandbox.world.orders_rest_api_id}/*")
+    case.apply_first_command(
+        "lambda add-permission",
+        "AddPermission",
+        {
+            "FunctionName": ORDERS,
+            "Qualifier": ALIAS,
+            "StatementId": API_STATEMENT,
+            "Action": "lambda:InvokeFunction",
+            "Principal": "apigateway.amazonaws.com",
+            "SourceArn": source,
         },
     )
     restored_exactly(case, steps, before)

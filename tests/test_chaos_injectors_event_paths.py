@@ -264,6 +264,31 @@ def test_permission_remove_adds_back_the_saved_principal_action_and_source(
     }
 
 
+def test_permission_remove_takes_an_alias_s_statement_from_the_alias_and_puts_it_back_there(
+    operator: boto3.Session,
+) -> None:
+    orders, alias, sid = names.ORDERS_FUNCTION, names.ORDERS_ALIAS, names.ORDERS_API_STATEMENT
+    before = world_snapshot(operator)
+    chaos = Chaos(operator, say=lambda _: None)
+    saved = chaos.inject(PERMISSION_REMOVE, orders, statement_id=sid)
+    [statement] = [s for s in saved.prior["statements"] if s["Sid"] == sid]
+    assert statement["Qualifier"] == alias
+    assert chaos.calls[1].params == {"FunctionName": orders, "StatementId": sid, "Qualifier": alias}
+    after = json.loads(world_snapshot(operator))["functions"][orders]
+    assert after != json.loads(before)["functions"][orders]  # the snapshot sees an alias's policy
+    assert sid not in json.dumps(after["aliases"])
+    assert chaos.restore(PERMISSION_REMOVE, orders) is True
+    assert chaos.calls[2].params == {
+        "FunctionName": orders,
+        "StatementId": sid,
+        "Action": "lambda:InvokeFunction",
+        "Principal": "apigateway.amazonaws.com",
+        "Qualifier": alias,
+        "SourceArn": statement["Condition"]["ArnLike"]["AWS:SourceArn"],
+    }
+    assert world_snapshot(operator) == before
+
+
 def test_permission_remove_chooses_the_sns_statement_among_several_or_refuses(
     sandbox: Sandbox, operator: boto3.Session, paths: Paths
 ) -> None:
@@ -364,7 +389,10 @@ def test_async_dlq_remove_sends_an_empty_target_and_restores_the_saved_one(opera
         (ESM_DISABLE, f"refusing esm-disable on {FN}: it has no SQS event source mapping"),
         (ESM_DELETE, f"refusing esm-delete on {FN}: it has no SQS event source mapping"),
         (QUEUE_VISIBILITY, f"refusing queue-visibility on {FN}: it has no SQS event source mapping"),
-        (PERMISSION_REMOVE, f"nothing to remove: the resource-based policy of {FN} lets no caller invoke it"),
+        (
+            PERMISSION_REMOVE,
+            f"nothing to remove: the resource-based policies of {FN} and its aliases let no caller invoke it",
+        ),
         (SNS_UNSUBSCRIBE, f"nothing to unsubscribe: no SNS topic has a lambda subscription to {FN}"),
         (ASYNC_DLQ_REMOVE, f"nothing to remove: {FN} has no dead-letter queue (DeadLetterConfig)"),
     ],
@@ -435,6 +463,7 @@ def test_a_statement_addpermission_cannot_write_again_is_refused(operator: boto3
     target = Target(FN, {})
     prior = {"function": FN, "statements": [statement]}
     with Stubber(chaos.client("lambda")) as stub, Stubber(chaos.client("ssm")) as ssm:
+        stub.add_response("list_aliases", {"Aliases": []}, {"FunctionName": FN})
         stub.add_response(
             "get_policy", {"Policy": json.dumps({"Statement": [statement]})}, {"FunctionName": FN}
         )

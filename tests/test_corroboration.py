@@ -225,6 +225,7 @@ WORLD: dict[str, dict[str, Any]] = {
                 "api_name": "orders-rest-api",
                 "stage": "prod",
                 "logging_level": "INFO",
+                "api_source_arn": "arn:aws:execute-api:ca-central-1:123456789012:a1b2c3d4e5/*",
                 "routes": [{"route": "POST /orders", "timeout_ms": 29000, "invoke_allowed": True}],
                 "requests": 4.0,
                 "server_errors": 2.0,

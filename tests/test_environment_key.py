@@ -263,24 +263,47 @@ def test_an_environment_past_its_lifetime_is_replaced_and_meets_the_key_s_state(
         assert recycling.invoke(name, {}).error_type == "KMSDisabledException"
 
 
-def test_the_injector_disables_or_schedules_the_deletion_of_the_key_and_restores_it_enabled(
+def _role_grants(kms: Any, key: str, role: str) -> list[tuple[str, list[str]]]:
+    return [
+        (g["Name"], g["Operations"])
+        for g in kms.list_grants(KeyId=key)["Grants"]
+        if g["GranteePrincipal"] == role
+    ]
+
+
+def test_the_injector_disables_the_key_schedules_its_deletion_or_revokes_the_grant_and_restores_it(
     operator: boto3.Session, undo: Undo
 ) -> None:
     kms, function = operator.client("kms"), names.ORDER_WORKER_FUNCTION
-    key = operator.client("lambda").get_function_configuration(FunctionName=function)["KMSKeyArn"]
+    config = operator.client("lambda").get_function_configuration(FunctionName=function)
+    key, role = config["KMSKeyArn"], config["Role"]
+    # the one Lambda made when the function was created (the sandbox's name for it)
+    lambda_grant = [("lambda-environment-variables", ["Decrypt"])]
+    assert _role_grants(kms, key, role) == lambda_grant
     before = world_snapshot(operator)
-    for state, after in (("disabled", "Disabled"), ("pending-deletion", "PendingDeletion")):
+    cases: tuple[tuple[str, str, list[tuple[str, list[str]]], list[str]], ...] = (
+        ("disabled", "Disabled", lambda_grant, ["DisableKey", "EnableKey"]),
+        (
+            "pending-deletion",
+            "PendingDeletion",
+            lambda_grant,
+            ["ScheduleKeyDeletion", "CancelKeyDeletion", "EnableKey"],
+        ),
+        ("grant-revoked", "Enabled", [], ["RevokeGrant", "CreateGrant"]),
+    )
+    for state, after, grants_after, calls in cases:
         chaos = Chaos(operator, say=lambda _: None)
         undo(functools.partial(chaos.restore, KEY_DISABLE, function))
         saved = chaos.inject(KEY_DISABLE, function, state=state)
-        assert saved.prior == {"function": function, "key": key}
+        assert (saved.prior["function"], saved.prior["key"], saved.prior["role"]) == (function, key, role)
+        assert [(g["Name"], g["Operations"]) for g in saved.prior["grants"]] == lambda_grant
         assert kms.describe_key(KeyId=key)["KeyMetadata"]["KeyState"] == after
+        assert _role_grants(kms, key, role) == grants_after
         chaos.inject(KEY_DISABLE, function, state=state)  # again: nothing more is changed
         assert chaos.restore(KEY_DISABLE, function) is True
         assert kms.describe_key(KeyId=key)["KeyMetadata"]["KeyState"] == "Enabled"
-        changed = [c.operation for c in chaos.calls if c.service == "kms"]
-        expected = ["DisableKey"] if state == "disabled" else ["ScheduleKeyDeletion", "CancelKeyDeletion"]
-        assert changed == [*expected, "EnableKey"]
+        assert _role_grants(kms, key, role) == lambda_grant
+        assert [c.operation for c in chaos.calls if c.service == "kms"] == calls
     assert world_snapshot(operator) == before
 
 
@@ -306,7 +329,9 @@ def test_the_injector_refuses_a_state_it_does_not_know_and_leaves_the_key_and_it
     key = operator.client("lambda").get_function_configuration(FunctionName=function)["KMSKeyArn"]
     chaos = Chaos(operator, say=lambda _: None)
     undo(functools.partial(chaos.restore, KEY_DISABLE, function))
-    with pytest.raises(ChaosRefused, match="'deleted' is not one of: disabled, pending-deletion"):
+    with pytest.raises(
+        ChaosRefused, match="'deleted' is not one of: disabled, pending-deletion, grant-revoked"
+    ):
         chaos.inject(KEY_DISABLE, function, state="deleted")
     assert kms.describe_key(KeyId=key)["KeyMetadata"]["KeyState"] == "Enabled"
     assert [c.operation for c in chaos.calls if c.service == "kms"] == []

@@ -303,6 +303,13 @@ CASES: list[Case] = [
         {"apis": [{"execution_errors": [{"message": REFUSED}]}]},
         {},
     ),
+    (
+        sources.PATH_REFUSED,
+        "apis.0.routes.0.invoke_allowed",
+        {"apis": [{"routes": [{"invoke_allowed": False}]}]},
+        {"apis": [{"routes": [{"invoke_allowed": True}]}]},
+        {},
+    ),
 ]
 
 

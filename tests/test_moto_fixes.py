@@ -100,6 +100,63 @@ def test_released_moto_still_lacks_what_the_cloudwatch_extension_adds(unpatched:
         )
 
 
+def _let_one_request_through(sandbox: Sandbox) -> None:
+    reset_auth = urllib.request.Request(  # noqa: S310 - the emulator's loopback URL
+        f"{sandbox.endpoint_url}/moto-api/reset-auth", data=b"1", headers={"Content-Type": "text/plain"}
+    )
+    with urllib.request.urlopen(reset_auth, timeout=5):  # noqa: S310
+        pass
+
+
+def _alias_statement(sandbox: Sandbox) -> tuple[Any, dict[str, str], str]:
+    """A statement added to orders-api:live's policy: the client, the alias, the statement id."""
+    lambda_ = sandbox.session(names.OPERATOR).client("lambda")
+    qualified = {"FunctionName": names.ORDERS_FUNCTION, "Qualifier": names.ORDERS_ALIAS}
+    sid = f"alias-{uuid.uuid4().hex[:8]}"
+    lambda_.add_permission(
+        **qualified, StatementId=sid, Action="lambda:InvokeFunction", Principal="s3.amazonaws.com"
+    )
+    return lambda_, qualified, sid
+
+
+def _sids(lambda_: Any, **params: str) -> set[str]:
+    try:
+        policy = json.loads(lambda_.get_policy(**params)["Policy"])
+    except lambda_.exceptions.ResourceNotFoundException:  # no statement at all
+        return set()
+    return {s["Sid"] for s in policy["Statement"]}
+
+
+def test_released_moto_still_shares_one_policy_between_a_function_and_its_alias(unpatched: Sandbox) -> None:
+    """If this fails, re-check chaos/sandbox/extensions/lambda_policies.py."""
+    lambda_, qualified, sid = _alias_statement(unpatched)
+    lambda_.add_permission(**qualified, StatementId=sid, Action="lambda:InvokeFunction", Principal="*")
+    _let_one_request_through(unpatched)
+    statements = json.loads(lambda_.get_policy(FunctionName=names.ORDERS_FUNCTION)["Policy"])["Statement"]
+    assert [s["Sid"] for s in statements].count(sid) == 2, "moto now keeps an alias's policy apart"
+
+
+def test_fixed_sandbox_keeps_an_alias_s_policy_its_own_and_refuses_a_statement_id_twice(
+    sandbox: Sandbox, undo: Undo
+) -> None:
+    lambda_, qualified, sid = _alias_statement(sandbox)
+    undo(
+        lambda: sid in _sids(lambda_, **qualified) and lambda_.remove_permission(**qualified, StatementId=sid)
+    )
+    assert sid in _sids(lambda_, **qualified)
+    assert sid not in _sids(lambda_, FunctionName=names.ORDERS_FUNCTION)
+    [statement] = [
+        s for s in json.loads(lambda_.get_policy(**qualified)["Policy"])["Statement"] if s["Sid"] == sid
+    ]
+    assert statement["Resource"].endswith(f":function:{names.ORDERS_FUNCTION}:{names.ORDERS_ALIAS}")
+    with pytest.raises(ClientError, match=f"The statement id \\({sid}\\) provided already exists"):
+        lambda_.add_permission(**qualified, StatementId=sid, Action="lambda:InvokeFunction", Principal="*")
+    with pytest.raises(lambda_.exceptions.ResourceNotFoundException):
+        lambda_.remove_permission(FunctionName=names.ORDERS_FUNCTION, StatementId=sid)  # not the function's
+    lambda_.remove_permission(**qualified, StatementId=sid)
+    assert sid not in _sids(lambda_, **qualified)
+
+
 def test_released_moto_still_lacks_what_the_lambda_and_cloudtrail_extensions_add(unpatched: Sandbox) -> None:
     """If this fails, re-check chaos/sandbox/extensions/cloudtrail.py and code_location.py."""
     operator = unpatched.session(names.OPERATOR)
@@ -109,12 +166,7 @@ def test_released_moto_still_lacks_what_the_lambda_and_cloudtrail_extensions_add
     assert unimplemented.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500, (
         "moto now implements LookupEvents"
     )
-    # GetFunction is a signed GET, which released moto refuses (fix 1): let one request through unchecked.
-    reset_auth = urllib.request.Request(  # noqa: S310 - the emulator's loopback URL
-        f"{unpatched.endpoint_url}/moto-api/reset-auth", data=b"1", headers={"Content-Type": "text/plain"}
-    )
-    with urllib.request.urlopen(reset_auth, timeout=5):  # noqa: S310
-        pass
+    _let_one_request_through(unpatched)  # GetFunction is a signed GET, which released moto refuses (fix 1)
     location = operator.client("lambda").get_function(FunctionName=names.FUNCTION_NAME)["Code"]["Location"]
     assert not location.startswith(unpatched.endpoint_url), "moto now serves Code.Location itself"
     assert str(urlparse(location).hostname).endswith(".amazonaws.com")

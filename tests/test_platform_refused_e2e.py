@@ -163,7 +163,8 @@ async def test_a_revoked_grant_is_platform_refused_with_the_gap_named(
     assert case.diagnosis.fault_types == ["platform_refused"], case.why
     case.assert_trigger(case.staged.changes[-1], failed=False)
     case.assert_no_command(
-        "No single command restores its grant for the execution role: switch the function to another role "
-        "and back (Lambda grants the role again), or give it a usable key and its variables again."
+        f"No single command restores its grant for the execution role {case.staged.detail['role']}: switch "
+        "the function to another role and back (Lambda grants the role again), or give it a usable key and "
+        "its variables again."
     )
     restored_exactly(case, kms_restored, before)

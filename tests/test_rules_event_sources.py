@@ -224,6 +224,52 @@ async def test_a_caller_whose_statement_was_removed_is_a_permission_loss_with_th
     ]
 
 
+def _api_stage(allowed: bool, server_errors: float) -> dict[str, Any]:
+    return {
+        "api_id": "a1b2c3",
+        "api_name": "orders-rest-api",
+        "stage": "prod",
+        "logging_level": "INFO",
+        "api_source_arn": "arn:aws:execute-api:ca-central-1:123456789012:a1b2c3/*",
+        "routes": [
+            {"route": "POST /orders", "qualifier": "live", "timeout_ms": 29000, "invoke_allowed": allowed}
+        ],
+        "requests": 6.0,
+        "client_errors": 0.0,
+        "server_errors": server_errors,
+    }
+
+
+API_PERMISSION_REMOVED = (
+    "RemovePermission20150331v2",
+    "lambda.amazonaws.com",
+    {"functionName": FUNCTION, "statementId": "orders-rest-api-invoke", "qualifier": "live"},
+)
+
+
+async def test_an_api_route_the_alias_policy_refuses_is_a_permission_loss_with_the_statement_to_add() -> None:
+    sources = event_sources([], apis=[_api_stage(allowed=False, server_errors=4)])
+    diagnosis = await _diagnosis(event_world(sources, [(20, API_PERMISSION_REMOVED)]))
+    assert diagnosis.fault_types == ["permission_loss"]
+    assert diagnosis.trigger is not None
+    assert (diagnosis.trigger.event_name, diagnosis.trigger.time) == ("RemovePermission20150331v2", at(20))
+    assert [s.command for s in diagnosis.remediation_plan] == [
+        f"aws lambda add-permission --function-name {FUNCTION} --statement-id orders-rest-api-invoke "
+        "--action lambda:InvokeFunction --principal apigateway.amazonaws.com "
+        "--source-arn 'arn:aws:execute-api:ca-central-1:123456789012:a1b2c3/*' --qualifier live "
+        "--region ca-central-1"
+    ]
+    cited = {diagnosis.evidence[i].field for _, indices in diagnosis.citations() for i in indices}
+    assert "apis.0.routes.0.invoke_allowed" in cited
+
+
+async def test_an_api_whose_route_is_allowed_or_that_answered_no_5xx_is_no_permission_loss() -> None:
+    for stage in (_api_stage(allowed=True, server_errors=4), _api_stage(allowed=False, server_errors=0)):
+        sources = event_sources([], apis=[stage])
+        diagnosis = await _diagnosis(event_world(sources, [(20, API_PERMISSION_REMOVED)]))
+        assert "permission_loss" not in diagnosis.fault_types, stage
+
+
 async def test_a_caller_still_allowed_is_no_permission_loss() -> None:
     sources = event_sources([], subscriptions=[subscription(allowed=True, failed=6)])
     diagnosis = await _diagnosis(event_world(sources, [(20, PERMISSION_REMOVED)]))

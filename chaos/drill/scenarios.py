@@ -306,6 +306,20 @@ def _alias_back(function: str, alias: str) -> Command:
     )
 
 
+def _behind_the_api(fault: str) -> tuple[ExpectedIncident, ...]:
+    """orders-api's failure behind orders-rest-api: one incident per alarm (the function's Errors, the API's
+    5XXError), each rolled back; applied once, on the first."""
+    return tuple(
+        ExpectedIncident(
+            ORDERS,
+            frozenset({fault}),
+            command=_alias_back(ORDERS, names.ORDERS_ALIAS),
+            applies=Applies("api-answers") if n == 0 else None,
+        )
+        for n in range(2)
+    )
+
+
 def _policy_back(fault: Fault, role: str, policy: str) -> Command:
     """The inline policy put back with the document the injector replaced or deleted."""
     document = saved(fault, "policies", policy)
@@ -358,6 +372,21 @@ SCENARIOS: tuple[Scenario, ...] = (
             impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
         ),
     ),
+    # The key enabled, the grant Lambda made for order-worker-role revoked: KMSAccessDeniedException. No one
+    # command makes Lambda's grant again (switching the role away and back does): a gap that names the role.
+    Scenario(
+        "key-grant-revoked",
+        "the grant that lets order-worker's role decrypt its environment variables revoked while orders "
+        "arrive",
+        (Act(WORKER, (Injection(KEY_DISABLE, {"state": "grant-revoked"}),), "queue", 3, recycled=True),),
+        _incident(
+            WORKER,
+            "platform_refused",
+            resources=("function", "key", "queue", "dead-letter-queue"),
+            named_gap=names.ORDER_WORKER_ROLE,
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+        ),
+    ),
     # --- every fault class, on the function where it is natural -------------------------------------
     Scenario(
         "timeout",
@@ -396,6 +425,21 @@ SCENARIOS: tuple[Scenario, ...] = (
             command=_alias_back(ORDERS, names.ORDERS_ALIAS),
             applies=Applies("api-answers"),
         ),
+    ),
+    # The look-alike: a build whose handler raises, behind the API. API Gateway answers 502 too, and its log
+    # says the function failed ("customer function error"): a code error the function's own Errors count,
+    # not an answer the API could not use. Both alarms open an incident.
+    Scenario(
+        "api-function-error",
+        "orders-api build whose handler raises, published and the live alias moved to it, behind "
+        "orders-rest-api: roll back",
+        _one(
+            ORDERS,
+            Injection(DEPLOY_BAD_CODE, {"kind": "exception"}),
+            qualifier=names.ORDERS_ALIAS,
+            traffic="api",
+        ),
+        _behind_the_api("code_error"),
     ),
     Scenario(
         "bad-deploy-import",
@@ -583,6 +627,23 @@ SCENARIOS: tuple[Scenario, ...] = (
             Act(ORDERS, (Injection(DEPLOY_BAD_CODE, {"kind": "slow"}),), qualifier=names.ORDERS_ALIAS),
         ),
         _incident(ORDERS, "timeout", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS),
+    ),
+    # The same build behind the API: the function's own timeout (5 s) ends it long before the integration's
+    # 29 s, so API Gateway answers 502 for a function error: a timeout, not the integration timing out.
+    Scenario(
+        "api-deploy-timeout",
+        "orders-api serves orders-rest-api, then a build that outruns its timeout is published and the live "
+        "alias moved to it: roll back",
+        (
+            Act(ORDERS, qualifier=names.ORDERS_ALIAS, traffic="api", count=2),
+            Act(
+                ORDERS,
+                (Injection(DEPLOY_BAD_CODE, {"kind": "slow"}),),
+                qualifier=names.ORDERS_ALIAS,
+                traffic="api",
+            ),
+        ),
+        _behind_the_api("timeout"),
     ),
     Scenario(
         "config-wrong-value",
@@ -985,6 +1046,39 @@ SCENARIOS: tuple[Scenario, ...] = (
                 },
             ),
             applies=Applies("url-answers"),
+        ),
+    ),
+    # orders-api:live without the statement that lets orders-rest-api invoke it: API Gateway answers 500
+    # "Invalid permissions on Lambda function" before the function runs (no Invocations, no Errors); only
+    # the API's 5XXError alarm sees it.
+    Scenario(
+        "api-permission-removed",
+        "the statement that lets orders-rest-api invoke orders-api:live removed from the alias's policy",
+        _one(
+            ORDERS,
+            Injection(PERMISSION_REMOVE, {"statement_id": names.ORDERS_API_STATEMENT}),
+            qualifier=names.ORDERS_ALIAS,
+            traffic="api",
+            count=2,
+        ),
+        _incident(
+            ORDERS,
+            "permission_loss",
+            resources=("function", "api"),
+            command=Command(
+                "lambda add-permission",
+                {
+                    "--function-name": ORDERS,
+                    "--qualifier": names.ORDERS_ALIAS,
+                    "--statement-id": names.ORDERS_API_STATEMENT,
+                    "--action": "lambda:InvokeFunction",
+                    "--principal": "apigateway.amazonaws.com",
+                    "--source-arn": saved(
+                        PERMISSION_REMOVE, "statements", 0, "Condition", "ArnLike", "AWS:SourceArn"
+                    ),
+                },
+            ),
+            applies=Applies("api-answers"),
         ),
     ),
     Scenario(

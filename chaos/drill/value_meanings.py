@@ -466,6 +466,7 @@ MEANINGS: Final[dict[str, tuple[Meaning, ...]]] = {
         ),
         Meaning(SOURCES, "subscriptions.N.invoke_allowed", "counts only when false", _is_false),
         Meaning(SOURCES, "function_url.invoke_allowed", "counts only when false", _is_false),
+        Meaning(SOURCES, "apis.N.routes.N.invoke_allowed", "counts only when false", _is_false),
         Meaning(LOGS, "events.N.**", "counts only in an access-denied error", _access_denied_error, True),
         _CHANGE,
     ),

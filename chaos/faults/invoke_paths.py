@@ -2,9 +2,11 @@
 the saved state back exactly.
 
 - ``permission-remove`` (``apply(..., statement_id=None)``): ``RemovePermission`` of one statement of the
-  function's resource-based policy that lets a caller invoke it: ``statement_id``, or else the only such
-  statement, or else the only one whose principal is ``sns.amazonaws.com``. The saved state is every
-  statement of the policy; restore adds back each one that is missing with ``AddPermission`` (its
+  resource-based policies of the function and its aliases (each alias has a policy of its own, as an API's
+  integration on ``function:alias`` needs) that lets a caller invoke it: ``statement_id``, or else the only
+  such statement, or else the only one whose principal is ``sns.amazonaws.com``. The saved state is every
+  such statement, an alias's marked with its ``Qualifier``; restore adds back each one that is missing from
+  its policy with ``AddPermission`` (its
   principal, action, ``SourceArn``, ``SourceAccount``, ``PrincipalOrgID``, ``FunctionUrlAuthType``,
   ``InvokedViaFunctionUrl``). A statement with another condition is refused: ``AddPermission`` could not
   write it again. A function URL's ``lambda:InvokeFunctionUrl`` statement counts as letting a caller invoke.
@@ -52,14 +54,34 @@ _SUBSCRIPTION_ATTRIBUTES = ("FilterPolicy", "FilterPolicyScope", "RedrivePolicy"
 # --- permission-remove ----------------------------------------------------------------------------------
 
 
-def _statements(chaos: Chaos, function_name: str) -> list[dict[str, Any]]:
+def _statements(chaos: Chaos, function_name: str, qualifier: str | None = None) -> list[dict[str, Any]]:
+    """The statements of the function's (or its alias's) policy, an alias's marked with its Qualifier."""
     policy = read_unless(
-        chaos, ("ResourceNotFoundException",), "lambda", "get_policy", FunctionName=function_name
+        chaos,
+        ("ResourceNotFoundException",),
+        "lambda",
+        "get_policy",
+        FunctionName=function_name,
+        **({"Qualifier": qualifier} if qualifier else {}),
     )
     if policy is None:
         return []
     statements = json.loads(policy["Policy"]).get("Statement", [])
-    return [statements] if isinstance(statements, dict) else list(statements)
+    listed = [statements] if isinstance(statements, dict) else list(statements)
+    return [{**s, "Qualifier": qualifier} if qualifier else s for s in listed]
+
+
+def _every_statement(chaos: Chaos, function_name: str) -> list[dict[str, Any]]:
+    """The function's statements, then each alias's."""
+    aliases = chaos.read("lambda", "list_aliases", FunctionName=function_name).get("Aliases", [])
+    found = _statements(chaos, function_name)
+    for alias in aliases:
+        found += _statements(chaos, function_name, alias["Name"])
+    return found
+
+
+def _key(statement: dict[str, Any]) -> tuple[str | None, str]:
+    return statement.get("Qualifier"), str(statement["Sid"])
 
 
 def _principal(statement: dict[str, Any]) -> str:
@@ -81,6 +103,7 @@ def add_permission_params(statement: dict[str, Any]) -> dict[str, Any]:
         "StatementId": statement["Sid"],
         "Action": statement["Action"],
         "Principal": _principal(statement),
+        **({"Qualifier": statement["Qualifier"]} if statement.get("Qualifier") else {}),
     }
     for operator, conditions in (statement.get("Condition") or {}).items():
         for key, value in conditions.items():
@@ -95,21 +118,29 @@ def add_permission_params(statement: dict[str, Any]) -> dict[str, Any]:
 
 
 def _capture_permission(chaos: Chaos, target: Target) -> dict[str, Any]:
-    statements = [s for s in _statements(chaos, target.function_name) if _invokes(s)]
+    statements = [s for s in _every_statement(chaos, target.function_name) if _invokes(s)]
     if not statements:
         raise ChaosRefused(
-            f"nothing to remove: the resource-based policy of {target.function_name} lets no caller invoke it"
+            f"nothing to remove: the resource-based policies of {target.function_name} and its aliases let "
+            "no caller invoke it"
         )
     return {"function": target.function_name, "statements": statements}
 
 
+def _named(statement: dict[str, Any]) -> str:
+    qualifier = statement.get("Qualifier")
+    return f"{statement['Sid']} (alias {qualifier})" if qualifier else str(statement["Sid"])
+
+
 def _chosen_statement(saved: list[dict[str, Any]], statement_id: str | None) -> dict[str, Any] | str:
     """The statement to remove, or why none can be chosen."""
-    sids = sorted(str(s["Sid"]) for s in saved)
+    sids = sorted(_named(s) for s in saved)
     if statement_id is not None:
         found = [s for s in saved if s["Sid"] == statement_id]
+        if len(found) == 1:
+            return found[0]
         return (
-            found[0]
+            f"several policies have a statement {statement_id!r} ({sids})"
             if found
             else f"no statement {statement_id!r} lets a caller invoke it (statements: {sids})"
         )
@@ -126,8 +157,8 @@ def _apply_permission(
 ) -> None:
     function_name = prior["function"]
     chosen = _chosen_statement(prior["statements"], statement_id)
-    current = {s["Sid"] for s in _statements(chaos, function_name)}
-    unchanged = current >= {s["Sid"] for s in prior["statements"]}
+    current = {_key(s) for s in _every_statement(chaos, function_name)}
+    unchanged = current >= {_key(s) for s in prior["statements"]}
     if isinstance(chosen, str):
         give_up(
             chaos,
@@ -145,14 +176,15 @@ def _apply_permission(
         "remove_permission",
         FunctionName=function_name,
         StatementId=chosen["Sid"],
+        **({"Qualifier": chosen["Qualifier"]} if chosen.get("Qualifier") else {}),
         tolerate=("ResourceNotFoundException",),
     )
 
 
 def _revert_permission(chaos: Chaos, prior: dict[str, Any]) -> None:
-    present = {s["Sid"] for s in _statements(chaos, prior["function"])}
+    present = {_key(s) for s in _every_statement(chaos, prior["function"])}
     for statement in prior["statements"]:
-        if statement["Sid"] not in present:
+        if _key(statement) not in present:
             chaos.call(
                 "lambda", "add_permission", FunctionName=prior["function"], **add_permission_params(statement)
             )

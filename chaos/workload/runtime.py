@@ -111,7 +111,7 @@ class _Warm:
     pool: str  # the function's unqualified ARN and version: its environments are reused for it only
     logs: Any  # the role's CloudWatch Logs client
     proxy: EgressProxy | None
-    respawn: Callable[[], ExecutionEnvironment]  # a new worker for this environment: Lambda's retried init
+    respawn: Callable[[], ExecutionEnvironment]  # a new worker: Lambda's init retried in the invoke phase
     function: str = ""
     stream_ready: bool = False
     started: float = field(default_factory=time.monotonic)
@@ -557,9 +557,12 @@ class LocalLambdaRuntime:
         secrets = {k: str(v) for k, v in credentials.items()}
 
         def respawn() -> ExecutionEnvironment:
-            return ExecutionEnvironment(spec, package, secrets, endpoint_url)
+            # "Lambda retries the Init phase at the time of the first function invocation with the configured
+            # function timeout" (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html)
+            return ExecutionEnvironment(spec, package, secrets, endpoint_url, init_limit=spec.timeout_seconds)
 
-        return _Warm(respawn(), key, pool, role.client("logs", config=_CLIENT_CONFIG), proxy, respawn, name)
+        first = ExecutionEnvironment(spec, package, secrets, endpoint_url)
+        return _Warm(first, key, pool, role.client("logs", config=_CLIENT_CONFIG), proxy, respawn, name)
 
     def _write_logs(self, warm: _Warm, lines: list[str], started_at: datetime) -> bool:
         """Write with the role's credentials; a denied write loses the lines, as on AWS."""

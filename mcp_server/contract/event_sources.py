@@ -174,6 +174,10 @@ class ApiStage(ContractModel):
         "Gateway did with the function's answers is not recorded."
     )
     routes: list[ApiRoute]
+    api_source_arn: str = Field(
+        description="The AWS:SourceArn of a statement that lets every route of the API invoke the function, "
+        "as the console writes it: arn:<partition>:execute-api:<region>:<account>:<api id>/*."
+    )
     requests: float | None = Field(default=None, description="Count in the window (AWS/ApiGateway, Sum).")
     client_errors: float | None = Field(default=None, description="4XXError in the window (Sum).")
     server_errors: float | None = Field(default=None, description="5XXError in the window (Sum).")

@@ -256,6 +256,7 @@ def api_stages(
                 api_name=api_name,
                 stage=stage,
                 logging_level=level,
+                api_source_arn=f"{_execute_api(function_arn)}{api_id}/*",
                 routes=[
                     _route(function_arn, r, stage, found.policies.get(r.qualifier))
                     for r in found.routes
@@ -268,10 +269,15 @@ def api_stages(
     return answer or None
 
 
-def _route(function_arn: str, route: Route, stage: str, statements: list[PolicyStatement] | None) -> ApiRoute:
+def _execute_api(function_arn: str) -> str:
+    """``arn:<partition>:execute-api:<region>:<account>:``, the start of every ARN of the function's APIs."""
     _, partition, _, region, account = function_arn.split(":")[:5]
+    return f"arn:{partition}:execute-api:{region}:{account}:"
+
+
+def _route(function_arn: str, route: Route, stage: str, statements: list[PolicyStatement] | None) -> ApiRoute:
     source = (
-        f"arn:{partition}:execute-api:{region}:{account}:{route.api_id}/{stage}/"
+        f"{_execute_api(function_arn)}{route.api_id}/{stage}/"
         f"{'*' if route.method == 'ANY' else route.method}{route.path}"
     )
     return ApiRoute(

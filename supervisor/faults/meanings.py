@@ -290,7 +290,7 @@ def answer_unusable(reading: Reading) -> str:
 
 def path_refused(reading: Reading) -> str:
     """An event path refused for lack of permission: a mapping's last result naming permissions, or a
-    subscription or function URL the function's resource policy no longer lets invoke."""
+    subscription, function URL or API route the function's resource policy no longer lets invoke."""
     if reading.segments[-1] == "invoke_allowed":
         return (
             "" if reading.value is False else f"{reading.field} is {reading.value!r}: the caller may invoke"

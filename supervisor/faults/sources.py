@@ -86,9 +86,11 @@ SUCCEEDED_BESIDE = source(
 )
 PATH_REFUSED = source(
     _EVENT_SOURCES,
-    r"mappings\.\d+\.LastProcessingResult|subscriptions\.\d+\.invoke_allowed|function_url\.invoke_allowed",
+    r"mappings\.\d+\.LastProcessingResult|subscriptions\.\d+\.invoke_allowed|function_url\.invoke_allowed"
+    r"|apis\.\d+\.routes\.\d+\.invoke_allowed",
     "get_event_sources a refused path (mappings.<n>.LastProcessingResult naming permissions, "
-    "subscriptions.<n>.invoke_allowed or function_url.invoke_allowed false)",
+    "subscriptions.<n>.invoke_allowed, function_url.invoke_allowed or apis.<n>.routes.<m>.invoke_allowed "
+    "false)",
     meanings.path_refused,
 )
 ANSWER_UNUSABLE = source(

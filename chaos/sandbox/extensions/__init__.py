@@ -16,6 +16,7 @@ def install(base_url: str) -> None:
         lambda_async_config,
         lambda_kms,
         lambda_logging,
+        lambda_policies,
         lambda_urls,
         log_filters,
         sns_lambda,
@@ -30,6 +31,7 @@ def install(base_url: str) -> None:
     lambda_async_config.install()
     lambda_kms.install()
     lambda_urls.install()
+    lambda_policies.install()
     log_filters.install()
     event_source_mappings.install()
     sqs_metrics.install()

@@ -32,7 +32,7 @@ from moto.awslambda.models import LambdaFunction, lambda_backends
 from moto.cloudwatch.models import cloudwatch_backends
 from moto.sns.models import Subscription
 
-from chaos.sandbox.extensions import async_invoke
+from chaos.sandbox.extensions import async_invoke, lambda_policies
 
 SNS_PRINCIPAL = "sns.amazonaws.com"
 NAMESPACE = "AWS/SNS"
@@ -106,6 +106,15 @@ def _function(endpoint: str) -> tuple[LambdaFunction, str | None] | None:
         return None
 
 
+def _statements(function: LambdaFunction, qualifier: str | None) -> list[dict[str, Any]]:
+    """The statements of the policy GetPolicy answers for the subscribed function or qualifier."""
+    if qualifier is None or qualifier.upper() == "$LATEST":
+        return list(function.policy.statements)
+    backend = lambda_backends[function.account_id][function.region]
+    policy = lambda_policies.qualified_policy(backend, function.function_name, qualifier)
+    return list(policy.statements) if policy else []
+
+
 def _count(subscription: Subscription, delivered: bool) -> None:
     topic = subscription.topic
     account, region = topic.arn.split(":")[4], topic.arn.split(":")[3]
@@ -169,7 +178,7 @@ def deliver(
     """Queue the notification for the subscribed function if its resource policy allows the topic."""
     found = _function(subscription.endpoint)
     topic_arn = subscription.topic.arn
-    allowed = found is not None and sns_may_invoke(found[0].policy.statements, topic_arn)
+    allowed = found is not None and sns_may_invoke(_statements(*found), topic_arn)
     if found is not None and allowed:
         function, qualifier = found
         event = sns_event(subscription, message, message_id, subject, message_attributes)

@@ -1,7 +1,7 @@
 """Existing fault classes on an event path, read from ``get_event_sources`` (which the function's users cannot
-write): a caller refused because no resource-policy statement lets it invoke the function, an SNS topic or
-the anonymous callers of a public function URL (permission_loss), and a source queue whose visibility
-timeout is shorter than the function's timeout (configuration_error)."""
+write): a caller refused because no resource-policy statement lets it invoke the function, an SNS topic,
+the anonymous callers of a public function URL or a REST API's routes (permission_loss), and a source
+queue whose visibility timeout is shorter than the function's timeout (configuration_error)."""
 
 from __future__ import annotations
 
@@ -67,7 +67,7 @@ def refused_caller(c: Conversation) -> Finding | None:
             relevant_change=lambda e: e.operation == "RemovePermission",
             resources=(topic,),
         )
-    return refused_url(c)
+    return refused_url(c) or refused_api(c)
 
 
 # The two statements a public URL made since October 2025 needs (https://docs.aws.amazon.com/lambda/latest/
@@ -137,6 +137,70 @@ def refused_url(c: Conversation) -> Finding | None:
         Remedy(f"Let callers use the function URL of {c.name} again", details, command_text, "low"),
         relevant_change=lambda e: e.operation == "RemovePermission",
         resources=(),
+    )
+
+
+def _refused_route(apis: list[Any]) -> tuple[int, int, dict[str, Any]] | None:
+    """The first stage that answered 5XX with a route its policy no longer lets API Gateway invoke."""
+    for n, stage in enumerate(apis):
+        if not isinstance(stage, dict) or not positive(stage.get("server_errors")):
+            continue
+        for m, route in enumerate(stage.get("routes") or []):
+            if route.get("invoke_allowed") is False:
+                return n, m, stage
+    return None
+
+
+def refused_api(c: Conversation) -> Finding | None:
+    """A REST API stage answering 5XX whose route the invoked function's (or alias's) policy no longer
+    lets API Gateway invoke: API Gateway refuses before the function runs ("Invalid permissions on Lambda
+    function"). Lambda's policies hold only Allow statements (AddPermission writes no Deny), so the fix is
+    the statement added back, for every route of the API as the console writes it."""
+    apis = c.event_sources.get("apis")
+    found = _refused_route(apis) if isinstance(apis, list) else None
+    if found is None:
+        return None
+    n, m, stage = found
+    route = stage["routes"][m]
+    partition, _, region = str(c.event_sources.get("function_arn", "")).split(":")[1:4]
+    api_id, api_name, failed = stage.get("api_id"), stage.get("api_name"), stage["server_errors"]
+    removed = _removed_statement(c)
+    sid = ((removed.event.get("summary") or {}) if removed else {}).get("statementId")
+    params = {
+        "FunctionName": c.name,
+        **({"Qualifier": route["qualifier"]} if route.get("qualifier") else {}),
+        "StatementId": str(sid or f"{api_name}-invoke"),
+        "Action": "lambda:InvokeFunction",
+        "Principal": "apigateway.amazonaws.com",
+        "SourceArn": stage.get("api_source_arn"),
+    }
+    where = f"stage {stage.get('stage')} of REST API {api_name}"
+    pointers = [
+        Pointer(
+            TOOL,
+            f"apis.{n}.routes.{m}.invoke_allowed",
+            False,
+            f"No statement lets API Gateway invoke it for {route.get('route')}",
+            "permission_loss",
+        ),
+        Pointer(TOOL, f"apis.{n}.server_errors", failed, f"{where} answered {failed:g} requests 5XX", None),
+        Pointer(TOOL, f"apis.{n}.api_source_arn", params["SourceArn"], "Every route of the API", None),
+    ]
+    invoked = f"{c.name}:{route['qualifier']}" if route.get("qualifier") else c.name
+    return Finding(
+        "permission_loss",
+        f"The resource policy of {invoked} no longer lets {where} invoke it: API Gateway answers 500 "
+        "before the function runs.",
+        "high",
+        pointers,
+        Remedy(
+            f"Let {api_name} invoke {invoked} again",
+            "Add the statement back (principal apigateway.amazonaws.com, source every route of the API).",
+            command(c, "lambda", "AddPermission", params),
+            "low",
+        ),
+        relevant_change=lambda e: e.operation == "RemovePermission",
+        resources=(f"arn:{partition}:apigateway:{region}::/restapis/{api_id}",),
     )
 
 

@@ -50,7 +50,8 @@ def _remedy(c: Conversation, key_arn: str, state: str) -> tuple[Remedy, tuple[Ga
             command(c, "kms", "CancelKeyDeletion", {"KeyId": key_arn}),
             "low",
         ), ()
-    what = "its grant for the execution role" if state == "Enabled" else f"its state {state}"
+    role = str(c.config.get("Role") or "the execution role")
+    what = f"its grant for the execution role {role}" if state == "Enabled" else f"its state {state}"
     gap = Gap(
         "remediation",
         f"No single command restores {what}: switch the function to another role and back (Lambda "
