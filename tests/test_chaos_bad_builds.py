@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import io
 import json
+import time
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from chaos.faults import bad_builds
 from chaos.faults.bad_builds import (
     EXCEPTION_MESSAGE,
     MISSING_MODULE,
@@ -136,7 +138,7 @@ def _entries(package: bytes) -> dict[str, tuple[Any, ...]]:
         }
 
 
-@pytest.mark.parametrize("kind", ["import-error", "exception", "slow", "memory-hog"])
+@pytest.mark.parametrize("kind", ["import-error", "exception", "slow", "memory-hog", "slow-init"])
 @pytest.mark.parametrize(("name", "source"), [("index.mjs", ESM_SOURCE), ("index.js", CJS_SOURCE)])
 def test_only_the_handler_file_changes_and_an_es_module_keeps_its_original_beside_it(
     kind: str, name: str, source: str
@@ -147,7 +149,8 @@ def test_only_the_handler_file_changes_and_an_es_module_keeps_its_original_besid
         _entries(broken_package(_zip(files), "nodejs22.x", "index.handler", kind)),
     )
     changed = {entry for entry in after if after[entry] != before.get(entry)}
-    kept = "index.chaos-original.mjs" if name == "index.mjs" and kind != "import-error" else None
+    appended = kind in ("import-error", "slow-init")  # a statement at load: the module is kept as it is
+    kept = "index.chaos-original.mjs" if name == "index.mjs" and not appended else None
     assert changed == {name, *([kept] if kept else [])}
     if kept:
         assert after[kept] == (*before[name][:3], source.encode())
@@ -168,12 +171,14 @@ const [file, flavour] = process.argv.slice(2);
 const out = (fields) => { console.log(JSON.stringify(fields)); process.exit(0); };
 (async () => {
   let loaded;
+  const loading = Date.now();
   try {
     const where = path.resolve(file);
     loaded = flavour === "esm" ? await import(pathToFileURL(where).href) : require(where);
   } catch (error) {
     return out({ load: "failed", code: error.code, message: error.message });
   }
+  const loadMs = Date.now() - loading;
   const started = Date.now();
   const context = { getRemainingTimeInMillis: () => 300 - (Date.now() - started), memoryLimitInMB: "128" };
   const call = loaded.handler({ n: 1 }, context);
@@ -182,7 +187,7 @@ const out = (fields) => { console.log(JSON.stringify(fields)); process.exit(0); 
   const returned = (value) => ({ call: "returned", value });
   const threw = (error) => ({ call: "threw", type: error.constructor.name, message: error.message });
   const outcome = await Promise.race([call.then(returned, threw), late.then((call) => ({ call }))]);
-  out({ load: "ok", original: globalThis.originalLoaded === path.sep, rssMb, ...outcome });
+  out({ load: "ok", original: globalThis.originalLoaded === path.sep, rssMb, loadMs, ...outcome });
 })();
 """
 
@@ -259,6 +264,29 @@ def test_memory_hog_makes_resident_memory_grow_past_the_memory_size_and_holds_it
     outcome = _run(tmp_path / "hog", name, source, "memory-hog")
     assert (outcome["load"], outcome["original"], outcome["call"]) == ("ok", True, "still running")
     assert outcome["rssMb"] - healthy["rssMb"] >= 128 + 8 * 16 - 16  # (128 / 16 + 8) chunks of 16 MB
+
+
+@pytest.mark.parametrize(("name", "source"), [("index.mjs", ESM_SOURCE), ("index.js", CJS_SOURCE)])
+def test_slow_init_holds_the_load_and_then_serves_as_the_original(
+    tmp_path: Path, name: str, source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bad_builds, "INIT_SECONDS", 1)  # Lambda's init phase would need 12 s, past its 10
+    outcome = _run(tmp_path, name, source, "slow-init")
+    assert (outcome["load"], outcome["original"], outcome["call"]) == ("ok", True, "returned")
+    assert outcome["loadMs"] >= 1000
+
+
+def test_slow_init_holds_a_python_module_s_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bad_builds, "INIT_SECONDS", 1)
+    source = "def handler(event, context):\n    return 'served'\n"
+    package = broken_package(_zip({"app.py": source}), "python3.12", "app.handler", "slow-init")
+    with zipfile.ZipFile(io.BytesIO(package)) as built:
+        code = compile(built.read("app.py"), "app.py", "exec")
+    module: dict[str, Any] = {}
+    started = time.monotonic()
+    exec(code, module)  # noqa: S102 - the build under test
+    assert time.monotonic() - started >= 1
+    assert module["handler"]({}, None) == "served"
 
 
 def test_malformed_response_runs_the_build_s_own_handler_and_hands_back_its_body_as_an_object() -> None:

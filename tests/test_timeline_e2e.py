@@ -26,7 +26,10 @@ from tests.timeline_scenarios import NEW_ROLE, SITUATIONS
 sandbox, mcp_server_url, before = own_world("timeline")
 
 
-@pytest.mark.parametrize(("name", "fault"), [("deploy_oom", "out_of_memory"), ("deploy_timeout", "timeout")])
+@pytest.mark.parametrize(
+    ("name", "fault"),
+    [("deploy_oom", "out_of_memory"), ("deploy_timeout", "timeout"), ("deploy_slow_init", "timeout")],
+)
 async def test_a_deploy_that_breaks_the_function_is_the_trigger_and_is_rolled_back(
     name: str,
     fault: str,
@@ -40,6 +43,11 @@ async def test_a_deploy_that_breaks_the_function_is_the_trigger_and_is_rolled_ba
     assert case.diagnosis.fault_types == [fault], case.why
     case.assert_trigger(case.staged.change("UpdateAlias20150331"))
     assert case.resolved() == [], case.why
+    if name == "deploy_slow_init":  # no timeout is suggested: the init's need is not recorded
+        [gap] = case.remediation_gaps()
+        assert gap.startswith(
+            f"The init of {names.ORDERS_FUNCTION} (its code outside the handler) ran past"
+        ), gap
     previous = case.staged.detail["from_version"]
     case.apply_first_command(
         "lambda update-alias",

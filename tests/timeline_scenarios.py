@@ -53,6 +53,8 @@ HEAVY_REPORT_MB = "300"  # report-builder has 256 MB: a 300 MB report cannot be 
 NIGHTLY_REPORT = {"work_seconds": 0.5}  # no size_mb: the size comes from REPORT_MB
 OOM_LINE = '    warm_cache = b"o" * (320 << 20)  # release 2: every order kept in memory\n'
 SLOW_LINE = "    time.sleep(8)  # release 2: waits for a downstream that answers in 8 s\n"
+# release 2 warms a cache as it loads: 12 s, past Lambda's 10-second init phase
+SLOW_INIT_LINE = "time.sleep(12)  # release 2: warms its cache at load\n"
 HANDLER_DEF = "def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:\n"
 
 
@@ -209,14 +211,16 @@ def healthy(stage: Stage, events: Sequence[Any]) -> list[Invocation]:
 
 
 def _release_2(original: bytes, line: str) -> bytes:
-    """orders-api with ``line`` as the handler's first statement (and ``time`` imported)."""
+    """orders-api with ``line`` as the handler's first statement, or (unindented) its module's last (and
+    ``time`` imported)."""
     with zipfile.ZipFile(io.BytesIO(original)) as archive:
         source = archive.read("orders_api.py").decode()
     assert HANDLER_DEF in source, "orders_api.py changed shape"
     assert "import time\n" not in source, "orders_api.py changed shape"
-    changed = source.replace(HANDLER_DEF, HANDLER_DEF + line).replace(
-        "import uuid\n", "import uuid\nimport time\n"
+    changed = (
+        source + "\n" + line if not line.startswith(" ") else source.replace(HANDLER_DEF, HANDLER_DEF + line)
     )
+    changed = changed.replace("import uuid\n", "import uuid\nimport time\n")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("orders_api.py", changed)
@@ -263,6 +267,21 @@ def deploy_timeout(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) ->
     stage, before, version = _deploy(sandbox, runtime, undo, SLOW_LINE)
     failing = stage.invoke("after the deploy", [names.order_request(), names.order_request()])
     expect(failing, {"timed_out": 2}, "Sandbox.Timedout", "Task timed out after 5.00 seconds")
+    assert {i.version for i in failing} == {version}
+    return stage.finish(names.order_request(), from_version=before, to_version=version)
+
+
+def deploy_slow_init(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """orders-api release 2 takes 12 s to load: its init phase times out at 10 s, and the init Lambda retries
+    in the invocation runs into the function's 5 s timeout."""
+    stage, before, version = _deploy(sandbox, runtime, undo, SLOW_INIT_LINE)
+    failing = stage.invoke("after the deploy", [names.order_request()])
+    expect(
+        failing,
+        {"failed": 1},
+        "Runtime.ExitError",
+        "Runtime exited with error: init did not finish within 5 s",
+    )
     assert {i.version for i in failing} == {version}
     return stage.finish(names.order_request(), from_version=before, to_version=version)
 
@@ -437,6 +456,7 @@ SITUATIONS: dict[str, Situation] = {
     for s in (
         deploy_oom,
         deploy_timeout,
+        deploy_slow_init,
         env_heavier,
         wrong_config_value,
         resolved_then_new,

@@ -628,6 +628,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         _incident(ORDERS, "timeout", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS),
     ),
+    # A build that takes 12 s to load: the init phase stops at 10 s, the init retried in the invocation runs
+    # into the 5 s timeout. A timeout, the alias move its trigger: roll back (no timeout is suggested).
+    Scenario(
+        "deploy-slow-init",
+        "orders-api serves, then a build that takes 12 s to load is published and the live alias moved to "
+        "it: roll back",
+        (
+            Act(ORDERS, qualifier=names.ORDERS_ALIAS, count=2),
+            Act(ORDERS, (Injection(DEPLOY_BAD_CODE, {"kind": "slow-init"}),), qualifier=names.ORDERS_ALIAS),
+        ),
+        _incident(ORDERS, "timeout", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS),
+    ),
     # The same build behind the API: the function's own timeout (5 s) ends it long before the integration's
     # 29 s, so API Gateway answers 502 for a function error: a timeout, not the integration timing out.
     Scenario(

@@ -4,7 +4,8 @@ rewritten to fail one way, for the Python and the Node.js runtimes.
 The handler's source file is found as each runtime finds it:
 
 - Python (``module.function``): ``module/path.py``, else ``module/path/__init__.py``. The broken code is
-  appended to the module: the later ``def`` replaces the handler, an appended ``import`` fails at import.
+  appended to the module: the later ``def`` replaces the handler, an appended ``import`` fails at import,
+  an appended ``sleep`` (``slow-init``) holds the load 12 s, past Lambda's 10-second init phase.
 - Node.js: as ``_tryRequire`` in aws/aws-lambda-nodejs-runtime-interface-client ``src/UserFunction.js``
   does for ``dir/module.function``: the extensionless file, ``module.js`` (CommonJS unless the nearest
   ``package.json`` says ``"type": "module"``; a ``node_modules`` folder ends the search), ``module.mjs``
@@ -30,8 +31,9 @@ from typing import Literal
 
 from chaos.faults.errors import ChaosRefused
 
-KINDS = ("import-error", "exception", "slow", "memory-hog", "malformed-response")
-NODE_KINDS = ("import-error", "exception", "slow", "memory-hog")  # the kinds built for Node.js too
+KINDS = ("import-error", "exception", "slow", "memory-hog", "malformed-response", "slow-init")
+NODE_KINDS = ("import-error", "exception", "slow", "memory-hog", "slow-init")  # built for Node.js too
+INIT_SECONDS = 12  # past Lambda's 10-second limit for an on-demand function's init phase
 VERSION_MARKER = "incident-chaos deploy-bad-code"
 MISSING_MODULE = "chaos_missing_dependency"
 EXCEPTION_MESSAGE = "injected by incident-chaos (deploy-bad-code exception)"
@@ -42,6 +44,7 @@ Flavour = Literal["python", "commonjs", "esm"]
 
 _PYTHON = {
     "import-error": f"import {MISSING_MODULE}  # noqa\n",
+    "slow-init": "import time as _chaos_time\n_chaos_time.sleep({seconds})  # at load\n",
     "exception": "def {handler}(event, context):\n    raise RuntimeError({message!r})\n",
     "slow": (
         "def {handler}(event, context):\n"
@@ -175,13 +178,18 @@ def _rewritten(source: str, found: HandlerSource, kind: str) -> tuple[str, str |
     """The handler file's broken text, and (an ES module's other kinds) the original's new name."""
     marker = f"{VERSION_MARKER}: {kind}"
     if found.flavour == "python":
-        appended = _PYTHON[kind].format(handler=found.function, message=EXCEPTION_MESSAGE)
+        appended = _PYTHON[kind].format(
+            handler=found.function, message=EXCEPTION_MESSAGE, seconds=INIT_SECONDS
+        )
         return f"{source}\n\n\n# {marker}\n{appended}", None
     if kind not in NODE_KINDS:
         raise ChaosRefused(f"the {kind} build is made for Python handlers only")
     if kind == "import-error":
         load = f'import "{MISSING_MODULE}";' if found.flavour == "esm" else f'require("{MISSING_MODULE}");'
         return f"{source}\n\n// {marker}\n{load}\n", None
+    if kind == "slow-init":  # a blocking wait at load, in either module system
+        wait = f"Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, {INIT_SECONDS * 1000});"
+        return f"{source}\n\n// {marker}\n{wait}\n", None
     broken = _node_handler(found.function, _NODE_BODIES[kind], found.flavour)
     if found.flavour == "commonjs":
         return f"{source}\n\n// {marker}\n{broken}", None

@@ -3,16 +3,23 @@
 The metrics measure durations against the timeout configured now. Invocations the runtime stopped at a
 lower timeout that has since been raised are a past fault: found from their own records, and reported only
 as resolved, when the change history shows the change that lowered the timeout and the one that undid it.
+
+An init past Lambda's 10-second init phase is retried in the invocation under the function's timeout
+(https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html), so the invocation ends at
+the timeout too. When the logs' ``INIT_REPORT`` says the init timed out, no timeout is suggested: how long
+the init needs is not recorded (it was stopped), and a timeout just above the invocation's duration would
+not give it that; the step is a gap. The log line can only take a command away, never add a fault.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import first_failure, last_failure
-from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Rejection, Remedy, Verdict
+from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Rejection, Remedy, Verdict
 from supervisor.diagnosis.rules.triggers import previous_setting
 from supervisor.faults.meanings import AT_LIMIT
 
@@ -20,6 +27,9 @@ NEAR_THE_TIMEOUT = 0.95  # a healthy run this close to the timeout shows what th
 
 _METRICS = "get_function_metrics"
 MAX_TIMEOUT_SECONDS = 900
+_INIT_TIMED_OUT = re.compile(r"^INIT_REPORT\b.*\bStatus: timeout\b")
+_STOPPED = frozenset({"timeout"})
+_STOPPED_STARTING = frozenset({"timeout", "init_error"})
 
 
 def _relevant(event: ChangeEvent) -> bool:
@@ -84,10 +94,30 @@ def _stopped_before(c: Conversation, timeout: int) -> Finding | None:
         ],
         Remedy(f"Keep the timeout of {name} at {timeout} s", "The timeout that stopped them was raised."),
         relevant_change=_relevant,
-        first_failure=first_failure(c, outcomes=frozenset({"timeout"})),
-        last_failure=last_failure(c, outcomes=frozenset({"timeout"})),
+        first_failure=first_failure(c, outcomes=_STOPPED),
+        last_failure=last_failure(c, outcomes=_STOPPED),
         past=True,
     )
+
+
+def _init_timed_out(c: Conversation) -> Pointer | None:
+    """The newest ``INIT_REPORT`` line saying an init ran out of time."""
+    events = list(enumerate(c.logs.get("events", [])))
+    for n, event in reversed(events):
+        message = str(event.get("message", ""))
+        if event.get("kind") == "init_error" and _INIT_TIMED_OUT.match(message):
+            return Pointer("get_recent_logs", f"events.{n}.message", message, "An init ran out of time", None)
+    return None
+
+
+def _starting_remedy(name: str, timeout: int) -> tuple[Remedy, Gap]:
+    reason = (
+        f"The init of {name} (its code outside the handler) ran past Lambda's 10-second init phase, and its "
+        f"retry in the invocation ran into the {timeout} s timeout. How long the init needs is not recorded: "
+        "make it shorter (move work from loading to first use, or roll back the deployment that slowed "
+        "it), or set a timeout above its duration if that is known."
+    )
+    return Remedy(f"Make the init of {name} finish within 10 s", reason), Gap("remediation", reason)
 
 
 def check(c: Conversation) -> Verdict:
@@ -118,22 +148,32 @@ def check(c: Conversation) -> Verdict:
         ),
         Pointer(_METRICS, "timeout_seconds", timeout, "The configured timeout", "timeout"),
     ]
-    wanted, basis, cited = _wanted(c, timeout, longest)
-    pointers += cited
-    name = c.name
-    return Finding(
-        "timeout",
-        f"{name} runs out of time: its longest invocation took {longest:g} ms against a timeout of "
-        f"{timeout} s, so invocations are stopped before they finish.",
-        "high",
-        pointers,
-        Remedy(
+    name, starting = c.name, _init_timed_out(c)
+    cause = f"its longest invocation took {longest:g} ms against a timeout of {timeout} s"
+    gaps: tuple[Gap, ...] = ()
+    if starting is not None:
+        pointers.append(starting)
+        cause += ", spent retrying an init that ran past the 10-second init phase"
+        remedy, gap = _starting_remedy(name, timeout)
+        gaps = (gap,)
+    else:
+        wanted, basis, cited = _wanted(c, timeout, longest)
+        pointers += cited
+        remedy = Remedy(
             f"Raise the timeout of {name} to {wanted} s",
             f"Set the timeout to {wanted} s ({basis}), or make the work shorter.",
             command(c, "lambda", "UpdateFunctionConfiguration", {"FunctionName": name, "Timeout": wanted}),
             "low",
-        ),
+        )
+    outcomes = _STOPPED if starting is None else _STOPPED_STARTING
+    return Finding(
+        "timeout",
+        f"{name} runs out of time: {cause}, so invocations are stopped before they finish.",
+        "high",
+        pointers,
+        remedy,
         relevant_change=_relevant,
-        first_failure=first_failure(c, outcomes=frozenset({"timeout"})),
-        last_failure=last_failure(c, outcomes=frozenset({"timeout"})),
+        first_failure=first_failure(c, outcomes=outcomes),
+        last_failure=last_failure(c, outcomes=outcomes),
+        gaps=gaps,
     )
