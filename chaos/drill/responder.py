@@ -341,8 +341,10 @@ class Responder:
                     self._handled(handled)
 
             def recheck() -> bool:
-                """The re-checks whose time has come, handled; whether there were any."""
-                if self.rechecks is None or pipeline is None:
+                """The re-checks whose time has come, handled; whether there were any. Only a provisional
+                diagnosis sends one: until then the queue is not polled (a request saved four times a
+                second)."""
+                if self.rechecks is None or pipeline is None or not self._provisional():
                     return False
                 taken = self.rechecks.take()
                 if taken is None:
