@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 
 from chaos.drill.checks import Check, Incident
 from chaos.drill.grounding import Finding, Grounding
-from chaos.drill.lanes import _merged, claimer
+from chaos.drill.lanes import _merged, claimer, slowest_first
 from chaos.drill.report import DrillRun, ScenarioResult, dumps, load
 from chaos.drill.scenarios import SCENARIOS
 
@@ -111,3 +112,16 @@ def test_a_lane_without_a_report_fails_the_drill(tmp_path: Path) -> None:
     assert [r.scenario.name for r in run.results] == [asked[0].name]
     assert not run.passed
     assert Check("lane 2", False, "incident-drill exited 2 without a report") in run.closing_checks
+
+
+def test_the_lanes_claim_the_slowest_first_as_the_last_report_timed_them(tmp_path: Path) -> None:
+    first, second, third, new = SCENARIOS[:4]
+    report = tmp_path / "drill-report.json"
+    timed = {first.name: 3.0, second.name: 20.0, third.name: 7.5, "a-scenario-since-removed": 99.0}
+    report.write_text(json.dumps({"scenarios": [{"name": n, "seconds": s} for n, s in timed.items()]}))
+    # one the report does not time (new since) counts as the slowest
+    assert slowest_first([first, second, third, new], report) == [new, second, third, first]
+    unreadable = tmp_path / "missing.json"
+    assert slowest_first([first, second, third, new], unreadable) == [first, second, third, new]
+    report.write_text("{not json")
+    assert slowest_first([first, second], report) == [first, second]

@@ -5,11 +5,15 @@ are merged in the order the scenarios were asked for.
 
 Every lane is given every scenario and runs the next one no lane has claimed yet (a claim is a file
 created exclusively in a directory the lanes share), so a lane that drew slow scenarios takes fewer and
-the lanes end together; a lane that never starts leaves its share to the others.
+the lanes end together; a lane that never starts leaves its share to the others. They claim the slowest
+first, as the last report in the report directory timed them (a scenario it does not time counts as the
+slowest), so that no lane is left running a long one alone at the end.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import shutil
 import subprocess
 import sys
@@ -43,6 +47,18 @@ def claimer(claims: Path) -> Callable[[str], bool]:
     return claim
 
 
+def slowest_first(scenarios: list[Scenario], report: Path) -> list[Scenario]:
+    """The order the lanes claim ``scenarios`` in: by their seconds in ``report`` (an earlier run's JSON
+    report), slowest first; as given when there is no readable report."""
+    try:
+        timed = {
+            entry["name"]: float(entry["seconds"]) for entry in json.loads(report.read_text())["scenarios"]
+        }
+    except (OSError, ValueError, KeyError, TypeError):
+        return list(scenarios)
+    return sorted(scenarios, key=lambda scenario: -timed.get(scenario.name, math.inf))
+
+
 def run_lanes(
     scenarios: list[Scenario], jobs: int, model: str, report_dir: Path, started_at: str
 ) -> DrillRun:
@@ -55,10 +71,11 @@ def run_lanes(
     lanes = max(1, min(jobs, len(scenarios)))
     printing = threading.Lock()
     children: list[tuple[subprocess.Popen[str], threading.Thread]] = []
+    order = slowest_first(scenarios, report_dir / "drill-report.json")
     for number in range(1, lanes + 1):
         command = [sys.executable, "-m", "chaos.drill.cli", "--lane", str(number), "--model", model]
         command += ["--report-dir", str(_lane_dir(report_dir, number)), "--claims", str(claims)]
-        for scenario in scenarios:
+        for scenario in order:
             command += ["--scenario", scenario.name]
         child = subprocess.Popen(  # noqa: S603 - our own CLI, fixed arguments
             command,

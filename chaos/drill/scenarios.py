@@ -306,14 +306,14 @@ def _alias_back(function: str, alias: str) -> Command:
     )
 
 
-def _behind_the_api(fault: str) -> tuple[ExpectedIncident, ...]:
-    """orders-api's failure behind orders-rest-api: one incident per alarm (the function's Errors, the API's
-    5XXError), each rolled back; applied once, on the first."""
+def _behind_the_api(fault: str, command: Command) -> tuple[ExpectedIncident, ...]:
+    """orders-api's failure behind orders-rest-api: one incident per alarm (the function's own, the API's
+    5XXError), each with ``command``; applied once, on the first."""
     return tuple(
         ExpectedIncident(
             ORDERS,
             frozenset({fault}),
-            command=_alias_back(ORDERS, names.ORDERS_ALIAS),
+            command=command,
             applies=Applies("api-answers") if n == 0 else None,
         )
         for n in range(2)
@@ -439,7 +439,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             qualifier=names.ORDERS_ALIAS,
             traffic="api",
         ),
-        _behind_the_api("code_error"),
+        _behind_the_api("code_error", _alias_back(ORDERS, names.ORDERS_ALIAS)),
     ),
     Scenario(
         "bad-deploy-import",
@@ -580,6 +580,14 @@ SCENARIOS: tuple[Scenario, ...] = (
         _one(ORDERS, THROTTLE_0, qualifier=names.ORDERS_ALIAS),
         _incident(ORDERS, "throttling", command=_concurrency_deleted(ORDERS), applies=RECOVERS),
     ),
+    # Behind the API: Lambda answers API Gateway 429, the API its callers 500 ("Lambda invocation failed with
+    # status: 429"): throttling, which the function's Throttles show, not an answer the API could not use.
+    Scenario(
+        "api-throttled",
+        "orders-api's reserved concurrency set to 0 while orders-rest-api takes orders",
+        _one(ORDERS, THROTTLE_0, qualifier=names.ORDERS_ALIAS, traffic="api", count=2),
+        _behind_the_api("throttling", _concurrency_deleted(ORDERS)),
+    ),
     Scenario(
         "throttle-reserved-burst",
         "reserved concurrency 1 under a burst",
@@ -655,7 +663,7 @@ SCENARIOS: tuple[Scenario, ...] = (
                 traffic="api",
             ),
         ),
-        _behind_the_api("timeout"),
+        _behind_the_api("timeout", _alias_back(ORDERS, names.ORDERS_ALIAS)),
     ),
     Scenario(
         "config-wrong-value",
@@ -740,6 +748,14 @@ SCENARIOS: tuple[Scenario, ...] = (
         "order-intake serves, then a build that awaits past its timeout is deployed to $LATEST",
         (Act(INTAKE, count=2), Act(INTAKE, (Injection(DEPLOY_BAD_CODE, {"kind": "slow"}),))),
         _incident(INTAKE, "timeout"),
+    ),
+    # Node.js: a build whose module blocks 12 s as it loads, on $LATEST: no version holds the earlier code,
+    # and no timeout is suggested (the init's need is not recorded): a gap.
+    Scenario(
+        "node-deploy-slow-init",
+        "order-intake serves, then a build that takes 12 s to load is deployed to $LATEST",
+        (Act(INTAKE, count=2), Act(INTAKE, (Injection(DEPLOY_BAD_CODE, {"kind": "slow-init"}),))),
+        _incident(INTAKE, "timeout", named_gap="10-second init phase"),
     ),
     Scenario(
         "node-deploy-oom",
@@ -1092,6 +1108,15 @@ SCENARIOS: tuple[Scenario, ...] = (
             ),
             applies=Applies("api-answers"),
         ),
+    ),
+    # The URL's look-alike on Node.js: a build that throws, deployed to $LATEST, called through the URL. Its
+    # callers get 502 from the function's own error (Url5xxCount, Errors), not 403 from the policy. Two
+    # alarms, two incidents.
+    Scenario(
+        "url-function-error",
+        "order-intake build that throws deployed to $LATEST while orders come through its function URL",
+        _one(INTAKE, Injection(DEPLOY_BAD_CODE, {"kind": "exception"}), traffic="url", count=2),
+        _incident(INTAKE, "code_error") * 2,  # one per alarm: the function's Errors, the URL's 5xx
     ),
     Scenario(
         "caller-permission-removed",
