@@ -491,32 +491,6 @@ def test_a_failed_init_in_text_is_reported_then_retried_in_the_invoke_phase(
     assert len(lines) == 8 + 5  # the second invocation has no INIT_START: its environment was not new
 
 
-SLOW = {"slow.py": "import time\n\ntime.sleep(30)\n\n\ndef handler(event, context):\n    return 1\n"}
-
-
-def test_an_init_past_ten_seconds_times_out_and_its_retry_gets_the_function_s_timeout(
-    sandbox: Sandbox, runtime: LocalLambdaRuntime, make_function: Make
-) -> None:
-    """The init phase has 10 s; the init Lambda retries in the invoke phase has the function's timeout."""
-    function = make_function(files=SLOW, handler="slow.handler", Timeout=1)
-
-    invocation = runtime.invoke(function, {})
-
-    assert invocation.error == "Runtime.ExitError: Runtime exited with error: init did not finish within 1 s"
-    lines = _read(sandbox, function, invocation)
-    init_report = r"INIT_REPORT Init Duration: (\d+\.\d\d) ms\tPhase: {}\tStatus: timeout\n"
-    reports = [
-        (n, re.fullmatch(init_report.format(phase), line))
-        for phase in ("init", "invoke")
-        for n, line in enumerate(lines)
-    ]
-    [(init_at, init), (retry_at, retry)] = [(n, found) for n, found in reports if found]
-    assert init_at < retry_at
-    assert 10_000 <= float(init[1]) < 11_000  # the phase's own limit, then the worker is stopped
-    assert 1_000 <= float(retry[1]) < 10_000  # the function's timeout (1 s), not the phase's 10 s
-    assert 1_000 <= invocation.duration_ms < 10_000  # the invocation's Duration: the retried init
-
-
 def test_a_failed_init_in_json(sandbox: Sandbox, runtime: LocalLambdaRuntime, make_function: Make) -> None:
     function = make_function({"LogFormat": "JSON"}, files=BROKEN, handler="broken.handler")
 
