@@ -350,3 +350,17 @@ def test_fixed_sandbox_names_api_gateway_actions_by_http_method(sandbox: Sandbox
     assert names.ORDERS_REST_API in {api["name"] for api in client.get_rest_apis()["items"]}  # apigateway:GET
     with pytest.raises(ClientError, match="not authorized to perform: apigateway:POST"):
         client.create_rest_api(name="fixed-sandbox")
+
+
+def test_fixed_sandbox_deletes_an_alias_s_policy_with_the_alias(sandbox: Sandbox, undo: Undo) -> None:
+    lambda_ = sandbox.session(names.OPERATOR).client("lambda")
+    function, alias = names.ORDERS_FUNCTION, f"tmp-{uuid.uuid4().hex[:6]}"
+    version = lambda_.get_alias(FunctionName=function, Name=names.ORDERS_ALIAS)["FunctionVersion"]
+    lambda_.create_alias(FunctionName=function, Name=alias, FunctionVersion=version)
+    undo(lambda: lambda_.delete_alias(FunctionName=function, Name=alias))
+    qualified = {"FunctionName": function, "Qualifier": alias}
+    lambda_.add_permission(**qualified, StatementId="s", Action="lambda:InvokeFunction", Principal="*")
+    assert _sids(lambda_, **qualified) == {"s"}
+    lambda_.delete_alias(FunctionName=function, Name=alias)
+    lambda_.create_alias(FunctionName=function, Name=alias, FunctionVersion=version)
+    assert _sids(lambda_, **qualified) == set()  # a new alias of the same name starts with no policy

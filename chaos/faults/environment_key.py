@@ -86,8 +86,9 @@ def _revert(chaos: Chaos, prior: dict[str, Any]) -> None:
         chaos.call("kms", "cancel_key_deletion", KeyId=key)
     if _state(chaos, key) != "Enabled":
         chaos.call("kms", "enable_key", KeyId=key)
-    present = {_grant_shape(g) for g in _decrypt_grants(chaos, key, prior["role"])}
-    for grant in prior.get("grants", []):
+    saved = prior.get("grants") or []  # none in a state saved before grants were
+    present = {_grant_shape(g) for g in _decrypt_grants(chaos, key, prior["role"])} if saved else set()
+    for grant in saved:
         if _grant_shape(grant) not in present:  # made again: KMS gives it a new id
             chaos.call("kms", "create_grant", KeyId=key, **{k: v for k, v in grant.items() if k != "GrantId"})
 

@@ -8,7 +8,8 @@ the same ``Qualifier`` (API_GetPolicy.html, API_RemovePermission.html). moto kee
 object, which a version shares with ``$LATEST`` and an alias with its version, and RemovePermission drops
 the qualifier: a statement added to ``orders-api:live`` showed in the function's own policy, and removing
 it from one removed it from both. Here each ``(function, qualifier)`` has its own policy, whose statements
-name ``<function ARN>:<qualifier>`` as their resource; the unqualified policy stays moto's. And a statement
+name ``<function ARN>:<qualifier>`` as their resource; the unqualified policy stays moto's. Deleting an
+alias, a version or the function deletes their policies with them. And a statement
 id already in the policy is refused, as Lambda refuses it (``ResourceConflictException``, "The statement
 id (...) provided already exists", https://docs.aws.amazon.com/lambda/latest/api/API_AddPermission.html
 lists the error), where moto added a second statement with the same id.
@@ -21,7 +22,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from moto.awslambda.exceptions import GenericResourcNotFound, LambdaClientError, UnknownPolicyException
-from moto.awslambda.models import LambdaBackend, LambdaFunction
+from moto.awslambda.models import LambdaBackend, LambdaFunction, lambda_backends
 from moto.awslambda.policy import Policy
 from moto.awslambda.responses import LambdaResponse
 
@@ -62,6 +63,24 @@ def qualified_policy(backend: LambdaBackend, function_name: str, qualifier: str)
     return _POLICIES.get(_key(backend, latest, qualifier))
 
 
+def policy_statements(function: LambdaFunction, qualifier: str | None) -> list[dict[str, Any]]:
+    """The statements GetPolicy answers for ``function`` (moto's object for it or its version) and
+    ``qualifier``."""
+    if not _qualified(qualifier):
+        return list(function.policy.statements)
+    backend = lambda_backends[function.account_id][function.region]
+    policy = qualified_policy(backend, function.function_name, str(qualifier))
+    return list(policy.statements) if policy else []
+
+
+def _forget(backend: LambdaBackend, function_name: str, qualifier: str | None = None) -> None:
+    """Drop the policies of a deleted alias or version, or (no qualifier) of every qualifier of a function."""
+    name = function_name.split(":")[6] if function_name.startswith("arn:") else function_name.split(":")[0]
+    for key in [k for k in _POLICIES if k[:3] == (backend.account_id, backend.region_name, name)]:
+        if qualifier is None or key[3] == qualifier:
+            del _POLICIES[key]
+
+
 def install() -> None:
     add, get = LambdaBackend.add_permission, LambdaBackend.get_policy
     remove = LambdaResponse.remove_permission
@@ -97,6 +116,18 @@ def install() -> None:
         policy.del_statement(self.path.split("/")[-1].split("?")[0], revision)
         return 204, {"status": 204}, "{}"
 
+    delete_alias, delete_function = LambdaBackend.delete_alias, LambdaBackend.delete_function
+
+    def delete_alias_(self: LambdaBackend, name: str, function_name: str) -> None:
+        delete_alias(self, name, function_name)
+        _forget(self, function_name, name)
+
+    def delete_function_(self: LambdaBackend, function_name: str, qualifier: str | None = None) -> None:
+        delete_function(self, function_name, qualifier)
+        _forget(self, function_name, qualifier)
+
+    LambdaBackend.delete_alias = delete_alias_  # type: ignore[method-assign]
+    LambdaBackend.delete_function = delete_function_  # type: ignore[method-assign]
     LambdaBackend.add_permission = add_permission  # type: ignore[method-assign]
     LambdaBackend.get_policy = get_policy  # type: ignore[method-assign]
     LambdaResponse.remove_permission = remove_permission  # type: ignore[method-assign]

@@ -106,15 +106,6 @@ def _function(endpoint: str) -> tuple[LambdaFunction, str | None] | None:
         return None
 
 
-def _statements(function: LambdaFunction, qualifier: str | None) -> list[dict[str, Any]]:
-    """The statements of the policy GetPolicy answers for the subscribed function or qualifier."""
-    if qualifier is None or qualifier.upper() == "$LATEST":
-        return list(function.policy.statements)
-    backend = lambda_backends[function.account_id][function.region]
-    policy = lambda_policies.qualified_policy(backend, function.function_name, qualifier)
-    return list(policy.statements) if policy else []
-
-
 def _count(subscription: Subscription, delivered: bool) -> None:
     topic = subscription.topic
     account, region = topic.arn.split(":")[4], topic.arn.split(":")[3]
@@ -178,7 +169,7 @@ def deliver(
     """Queue the notification for the subscribed function if its resource policy allows the topic."""
     found = _function(subscription.endpoint)
     topic_arn = subscription.topic.arn
-    allowed = found is not None and sns_may_invoke(_statements(*found), topic_arn)
+    allowed = found is not None and sns_may_invoke(lambda_policies.policy_statements(*found), topic_arn)
     if found is not None and allowed:
         function, qualifier = found
         event = sns_event(subscription, message, message_id, subject, message_attributes)
