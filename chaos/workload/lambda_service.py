@@ -1,7 +1,7 @@
 """The Lambda service's own background work in the sandbox: asynchronous invocations (the internal queue,
-retries, destinations and dead-letter queues) and the pollers of SQS event source mappings.
+retries, destinations and dead-letter queues) and the pollers of SQS and Kinesis event source mappings.
 
-Two threads, so that a long batch on one path never holds the other up. Each pass takes what the
+Three threads, so that a long batch on one path never holds another up. Each pass takes what the
 emulator queued (``Invoke`` with ``InvocationType=Event``, SNS deliveries), runs every asynchronous event
 that is due, and polls every enabled mapping once. A pass that fails is recorded (``errors``) and the next
 one goes on: a broken queue must not stop every other path, as it would not on AWS.
@@ -17,6 +17,7 @@ import boto3
 from chaos.workload.async_invocation import AsyncInvoker, Clock
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.sqs_poller import SqsPoller
+from chaos.workload.stream_poller import StreamPoller
 
 PASS_SECONDS = 0.5  # between two passes of each path
 ERRORS_KEPT = 20
@@ -30,6 +31,7 @@ class LambdaService:
     ) -> None:
         self.invoker = AsyncInvoker(runtime, platform, clock)
         self.poller = SqsPoller(runtime, platform)
+        self.streams = StreamPoller(runtime, platform)
         self.errors: list[str] = []
         self.runtime = runtime
         self._stop = threading.Event()
@@ -63,7 +65,11 @@ class LambdaService:
 
     def start(self) -> LambdaService:
         self._stop.clear()
-        passes = {"lambda-async": self._async_pass, "lambda-sqs": self.poller.poll_once}
+        passes = {
+            "lambda-async": self._async_pass,
+            "lambda-sqs": self.poller.poll_once,
+            "lambda-streams": self.streams.poll_once,
+        }
         with self._passes:
             self._started = dict.fromkeys(passes, 0)
             self._finished = dict.fromkeys(passes, 0)

@@ -83,13 +83,7 @@ class SqsPoller:
         return outcomes
 
     def _view(self) -> dict[str, Any] | None:
-        """The emulator's digest of every mapping and each queue's visible messages; None if unreadable."""
-        try:
-            with urllib.request.urlopen(f"{self._endpoint}{POLL_VIEW_PATH}", timeout=5) as answer:  # noqa: S310
-                view: dict[str, Any] = json.loads(answer.read())
-        except (OSError, ValueError):
-            return None
-        return view
+        return poll_view(self._endpoint)
 
     def _idle(self, view: dict[str, Any] | None) -> bool:
         """Whether this poll can be skipped: the last full poll is less than ``FULL_POLL_SECONDS`` old, no
@@ -160,14 +154,30 @@ class SqsPoller:
         return BatchOutcome(uuid, function_arn, len(messages), deleted, OK)
 
     def _report(self, uuid: str, result: str) -> None:
-        request = urllib.request.Request(  # noqa: S310 - the sandbox emulator's own loopback URL
-            f"{self._endpoint}{CONTROL_PATH}{uuid}",
-            data=json.dumps({"LastProcessingResult": result}).encode(),
-            method="POST",
-            headers={"Content-Type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=5):  # noqa: S310
-            pass
+        report_result(self._endpoint, uuid, result)
+
+
+def poll_view(endpoint: str) -> dict[str, Any] | None:
+    """The emulator's digest of every mapping, each queue's visible messages and each stream's records;
+    None if unreadable."""
+    try:
+        with urllib.request.urlopen(f"{endpoint}{POLL_VIEW_PATH}", timeout=5) as answer:  # noqa: S310
+            view: dict[str, Any] = json.loads(answer.read())
+    except (OSError, ValueError):
+        return None
+    return view
+
+
+def report_result(endpoint: str, mapping_uuid: str, result: str) -> None:
+    """Set the mapping's LastProcessingResult through the emulator's control route."""
+    request = urllib.request.Request(  # noqa: S310 - the sandbox emulator's own loopback URL
+        f"{endpoint}{CONTROL_PATH}{mapping_uuid}",
+        data=json.dumps({"LastProcessingResult": result}).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=5):  # noqa: S310
+        pass
 
 
 def _queue_url(endpoint: str, queue_arn: str) -> str:

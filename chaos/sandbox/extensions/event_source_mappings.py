@@ -18,6 +18,19 @@ never registered on its queue: only the client-side poller receives, invokes and
   with moto's IAM policy engine against the queue's ARN. The visibility timeout is checked first (AWS does
   not document an order).
 
+A mapping on a Kinesis stream or a DynamoDB stream is never registered on its source either (moto would invoke
+the function at each ``PutRecord`` or table write): the sandbox's stream poller delivers
+(``chaos/workload/stream_poller.py``). Its creation is refused as Lambda refuses it when the function's role
+may not ``kinesis:GetRecords``, ``GetShardIterator``, ``DescribeStream`` and ``ListStreams`` on the stream:
+``Cannot access stream <arn>. Please ensure the role can perform the GetRecords, GetShardIterator,
+DescribeStream, and ListStreams Actions on your stream in IAM.`` (quoted in
+aws-samples/lambda-refarch-webapp#7 and aws-amplify/amplify-cli#12965). Its answers carry the stream defaults
+Lambda answers with (services-kinesis-parameters.html): ``MaximumRetryAttempts`` and
+``MaximumRecordAgeInSeconds`` -1 (never give up), ``BisectBatchOnFunctionError`` false,
+``ParallelizationFactor`` 1, ``MaximumBatchingWindowInSeconds`` 0 and an empty ``DestinationConfig``;
+``MaximumRetryAttempts`` outside -1 to 10,000 and ``MaximumRecordAgeInSeconds`` other than -1 or 60 to 604,800
+are refused (``InvalidParameterValueException``), as that page bounds them.
+
 State, StateTransitionReason and LastProcessingResult (API_EventSourceMappingConfiguration): a new mapping is
 answered ``Creating`` and then is ``Enabled`` (or ``Disabled``); an update that disables it is answered
 ``Disabling``, one that enables it ``Enabling``, any other ``Updating``; a deletion ``Deleting`` (as moto
@@ -28,7 +41,8 @@ create-event-source-mapping examples of the Lambda developer guide (with-sqs.md,
 ``POST /_sandbox/lambda/event-source-mappings/<uuid>`` with a JSON object sets any of those three fields.
 
 ``GET /_sandbox/lambda/sqs-poll-view`` answers what the sandbox's pollers ask between their full polls: a
-digest of every mapping's configuration, and each queue's visible messages by ARN (Lambda's own pollers
+digest of every mapping's configuration, each queue's visible messages by ARN and each Kinesis stream's
+records by ARN (Lambda's own pollers
 long-poll, and answer as soon as a message arrives: chaos/workload/sqs_poller.py).
 """
 
@@ -43,8 +57,10 @@ from wsgiref.types import StartResponse, WSGIEnvironment
 from moto.awslambda.exceptions import InvalidParameterValueException
 from moto.awslambda.models import EventSourceMapping, LambdaBackend, lambda_backends
 from moto.awslambda.responses import LambdaResponse
+from moto.dynamodb.models import dynamodb_backends
 from moto.iam import access_control
 from moto.iam.models import iam_backends
+from moto.kinesis.models import kinesis_backends
 from moto.sqs.models import sqs_backends
 from moto.utilities.utils import get_partition
 from werkzeug.wrappers import Request, Response
@@ -57,6 +73,15 @@ REPORTED_FIELDS = ("State", "StateTransitionReason", "LastProcessingResult")
 USER_INITIATED = "USER_INITIATED"
 NO_RECORDS = "No records processed"
 POLLER_ACTIONS = ("ReceiveMessage", "DeleteMessage", "GetQueueAttributes")
+STREAM_ACTIONS = ("GetRecords", "GetShardIterator", "DescribeStream", "ListStreams")
+STREAM_DEFAULTS: dict[str, Any] = {
+    "MaximumRetryAttempts": -1,
+    "MaximumRecordAgeInSeconds": -1,
+    "BisectBatchOnFunctionError": False,
+    "ParallelizationFactor": 1,
+    "MaximumBatchingWindowInSeconds": 0,
+    "DestinationConfig": {"OnFailure": {}},
+}
 
 
 def visibility_refusal(visibility_seconds: int, timeout_seconds: int) -> str:
@@ -121,6 +146,33 @@ def _check_sqs_source(backend: LambdaBackend, spec: dict[str, Any]) -> None:
             raise InvalidParameterValueException(permission_refusal(action))
 
 
+def stream_refusal(stream_arn: str) -> str:
+    return (
+        f"Cannot access stream {stream_arn}. Please ensure the role can perform the GetRecords, "
+        "GetShardIterator, DescribeStream, and ListStreams Actions on your stream in IAM."
+    )
+
+
+def _is_stream(arn: object) -> bool:
+    return str(arn).split(":")[2:3] in (["kinesis"], ["dynamodb"])
+
+
+def _check_stream_source(backend: LambdaBackend, spec: dict[str, Any], creating: bool) -> None:
+    """Refuse limits Lambda refuses, and (at creation) a role that may not read the stream."""
+    retries, age = spec.get("MaximumRetryAttempts"), spec.get("MaximumRecordAgeInSeconds")
+    if retries is not None and not -1 <= int(retries) <= 10000:
+        raise InvalidParameterValueException(f"MaximumRetryAttempts {retries} is not between -1 and 10000")
+    if age is not None and int(age) != -1 and not 60 <= int(age) <= 604800:
+        raise InvalidParameterValueException(f"MaximumRecordAgeInSeconds {age} is not -1 or 60 to 604800")
+    if not creating:
+        return
+    function = backend.get_function(str(spec.get("FunctionName") or ""))
+    arn = str(spec["EventSourceArn"])
+    for action in STREAM_ACTIONS:
+        if not _role_allows(backend.account_id, backend.region_name, function.role, f"kinesis:{action}", arn):
+            raise InvalidParameterValueException(stream_refusal(arn))
+
+
 def _reported(mapping: EventSourceMapping) -> dict[str, str]:
     stored: dict[str, str] = getattr(mapping, "sandbox_reported", {})
     settled = "Enabled" if mapping.enabled else "Disabled"
@@ -138,12 +190,16 @@ def _patch_models() -> None:
 
     def create(self: LambdaBackend, spec: dict[str, Any]) -> EventSourceMapping:
         _check_sqs_source(self, spec)
+        if _is_stream(spec.get("EventSourceArn")):
+            _check_stream_source(self, spec, creating=True)
         mapping = original_create(self, spec)
-        for queue in sqs_backends[self.account_id][self.region_name].queues.values():
-            queue.lambda_event_source_mappings.pop(mapping.function_arn, None)  # our poller delivers
+        _unregister(self, mapping)
         return mapping
 
     def update(self: LambdaBackend, uuid: str, spec: dict[str, Any]) -> EventSourceMapping | None:
+        existing = self.get_event_source_mapping(uuid)
+        if existing is not None and _is_stream(existing.event_source_arn):
+            _check_stream_source(self, spec, creating=False)
         mapping = original_update(self, uuid, spec)
         if mapping is not None and "Enabled" in spec:
             # A user's enable or disable settles the state the poller may have reported.
@@ -154,11 +210,22 @@ def _patch_models() -> None:
         return mapping
 
     def get_configuration(self: EventSourceMapping) -> dict[str, Any]:
-        return original_configuration(self) | _reported(self)
+        answer: dict[str, Any] = original_configuration(self) | _reported(self)
+        return (STREAM_DEFAULTS | answer) if _is_stream(self.event_source_arn) else answer
 
     setattr(LambdaBackend, "create_event_source_mapping", create)  # noqa: B010
     setattr(LambdaBackend, "update_event_source_mapping", update)  # noqa: B010
     setattr(EventSourceMapping, "get_configuration", get_configuration)  # noqa: B010
+
+
+def _unregister(backend: LambdaBackend, mapping: EventSourceMapping) -> None:
+    """Take the mapping off its source, where moto would deliver it itself: the sandbox's pollers do."""
+    for queue in sqs_backends[backend.account_id][backend.region_name].queues.values():
+        queue.lambda_event_source_mappings.pop(mapping.function_arn, None)
+    for stream in kinesis_backends[backend.account_id][backend.region_name].streams.values():
+        stream.lambda_event_source_mappings.pop(mapping.event_source_arn, None)
+    for table in dynamodb_backends[backend.account_id][backend.region_name].tables.values():
+        table.lambda_event_source_mappings.pop(mapping.function_arn, None)
 
 
 def _patch_responses() -> None:
@@ -232,8 +299,14 @@ def _poll_view(environ: WSGIEnvironment, start_response: StartResponse) -> Itera
         for backend in list(regions.values())
         for queue in list(backend.queues.values())
     }
+    records = {
+        stream.arn: sum(len(shard.records) for shard in list(stream.shards.values()))
+        for regions in list(kinesis_backends.values())
+        for backend in list(regions.values())
+        for stream in list(backend.streams.values())
+    }
     digest = hashlib.sha256("\n".join(configurations).encode()).hexdigest()
-    body = json.dumps({"mappings": digest, "visible": visible})
+    body = json.dumps({"mappings": digest, "visible": visible, "records": records})
     return Response(body, content_type="application/json")(environ, start_response)
 
 

@@ -1,0 +1,338 @@
+"""Kinesis event source mappings in the sandbox: Lambda's refusal of a role that cannot read the stream, the
+stream defaults it answers with, and the poller: a bad record that blocks its shard (and only its shard),
+``IteratorAge``, bisection, retry and age limits with the on-failure destination's record, partial batch
+responses and ``LATEST``. Against a real sandbox, staged as the operator.
+
+AWS sources: https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html (event, one batch per shard),
+https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html (retries, bisection, the
+invocation record), https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-parameters.html (defaults
+and bounds), https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from chaos.workload.sqs_poller import FUNCTION_FAILED, OK
+from chaos.workload.stream_poller import AGE_EXCEEDED, RETRIES_EXHAUSTED, StreamOutcome, StreamPoller
+from tests.conftest import Undo
+from tests.packages import zip_files
+
+HANDLER = """\
+import base64
+import os
+
+
+def handler(event, context):
+    seen = []
+    for record in event["Records"]:
+        data = base64.b64decode(record["kinesis"]["data"]).decode()
+        if data == "poison":
+            if os.environ.get("MODE") == "partial":
+                failed = record["kinesis"]["sequenceNumber"]
+                return {"batchItemFailures": [{"itemIdentifier": failed}], "seen": seen}
+            raise ValueError(f"cannot parse record {record['kinesis']['sequenceNumber']}")
+        seen.append(data)
+    return {"seen": seen}
+"""
+STREAM_READS = [
+    "kinesis:GetRecords",
+    "kinesis:GetShardIterator",
+    "kinesis:DescribeStream",
+    "kinesis:ListStreams",
+]
+POLLER_READS = [*STREAM_READS, "kinesis:ListShards", "sqs:SendMessage"]
+FIRST_SHARD, LAST_SHARD = "0", str(2**127 + 1)  # explicit hash keys in the first and the second of two shards
+
+
+class Stage:
+    """A throwaway stream (two shards), role, function and destination queue, removed after the test."""
+
+    def __init__(self, operator: boto3.Session, undo: Undo) -> None:
+        self.kinesis, self.iam = operator.client("kinesis"), operator.client("iam")
+        self.lambda_, self.sqs = operator.client("lambda"), operator.client("sqs")
+        self.undo, self.suffix = undo, uuid.uuid4().hex[:8]
+        self.stream = f"clicks-{self.suffix}"
+        self.kinesis.create_stream(StreamName=self.stream, ShardCount=2)
+        self.undo(lambda: self.kinesis.delete_stream(StreamName=self.stream))
+        self.stream_arn = self.kinesis.describe_stream_summary(StreamName=self.stream)[
+            "StreamDescriptionSummary"
+        ]["StreamARN"]
+
+    def role(self, actions: list[str]) -> str:
+        name = f"stream-probe-{self.suffix}"
+        trust = {
+            "Effect": "Allow",
+            "Principal": {
+                "Service": "lambda.amazonaws.com",
+                "AWS": f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.LAMBDA_SERVICE}",
+            },
+            "Action": "sts:AssumeRole",
+        }
+        arn: str = self.iam.create_role(RoleName=name, AssumeRolePolicyDocument=_policy(trust))["Role"]["Arn"]
+        document = _policy({"Effect": "Allow", "Action": actions, "Resource": "*"})
+        self.iam.put_role_policy(RoleName=name, PolicyName="stream", PolicyDocument=document)
+
+        def remove() -> None:
+            self.iam.delete_role_policy(RoleName=name, PolicyName="stream")
+            self.iam.delete_role(RoleName=name)
+
+        self.undo(remove)
+        return arn
+
+    def function(self, role_arn: str, mode: str = "") -> str:
+        name = f"stream-probe-{self.suffix}"
+        self.lambda_.create_function(
+            FunctionName=name,
+            Runtime="python3.12",
+            Role=role_arn,
+            Handler="probe.handler",
+            Code={"ZipFile": zip_files({"probe.py": HANDLER})},
+            Timeout=5,
+            Environment={"Variables": {"MODE": mode}},
+        )
+        self.undo(lambda: self.lambda_.delete_function(FunctionName=name))
+        return name
+
+    def mapping(self, function: str, **settings: Any) -> dict[str, Any]:
+        answer: dict[str, Any] = self.lambda_.create_event_source_mapping(
+            FunctionName=function,
+            EventSourceArn=self.stream_arn,
+            **{"StartingPosition": "TRIM_HORIZON"} | settings,
+        )
+        self.undo(lambda: self.lambda_.delete_event_source_mapping(UUID=answer["UUID"]))
+        return answer
+
+    def queue(self) -> tuple[str, str]:
+        url: str = self.sqs.create_queue(QueueName=f"stream-failures-{self.suffix}")["QueueUrl"]
+        self.undo(lambda: self.sqs.delete_queue(QueueUrl=url))
+        arn = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
+        return url, str(arn)
+
+    def put(self, hash_key: str, *data: str) -> list[str]:
+        return [
+            str(
+                self.kinesis.put_record(
+                    StreamName=self.stream, Data=d.encode(), PartitionKey="p", ExplicitHashKey=hash_key
+                )["SequenceNumber"]
+            )
+            for d in data
+        ]
+
+
+def _policy(*statements: dict[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+class Seen:
+    """The data of every record the function was sent, and each invocation's outcome."""
+
+    def __init__(self, runtime: LocalLambdaRuntime) -> None:
+        self.invocations: list[Invocation] = []
+        runtime.observers.append(self.invocations.append)
+
+    def processed(self) -> list[str]:
+        return [d for i in self.invocations if isinstance(i.result, dict) for d in i.result.get("seen", [])]
+
+    def errors(self) -> list[str]:
+        return [str(i.error) for i in self.invocations if i.status == "failed"]
+
+
+@pytest.fixture
+def stage(operator: boto3.Session, undo: Undo) -> Stage:
+    return Stage(operator, undo)
+
+
+@pytest.fixture
+def seen(runtime: LocalLambdaRuntime) -> Seen:
+    return Seen(runtime)
+
+
+def _poll(poller: StreamPoller, mapping_uuid: str, passes: int = 1) -> list[StreamOutcome]:
+    outcomes = []
+    for _ in range(passes):
+        outcomes += [o for o in poller.poll_once() if o.uuid == mapping_uuid]
+    return outcomes
+
+
+def _poller(sandbox: Sandbox, runtime: LocalLambdaRuntime, clock: Any = time.time) -> StreamPoller:
+    return StreamPoller(runtime, sandbox.session(names.LAMBDA_SERVICE), clock)
+
+
+def test_a_role_that_cannot_read_the_stream_is_refused_and_answers_carry_the_stream_defaults(
+    stage: Stage,
+) -> None:
+    function = stage.function(stage.role(STREAM_READS[:-1]))
+
+    with pytest.raises(ClientError) as refused:
+        stage.mapping(function)
+
+    error = refused.value.response["Error"]
+    assert (error["Code"], error["Message"]) == (
+        "InvalidParameterValueException",
+        f"Cannot access stream {stage.stream_arn}. Please ensure the role can perform the GetRecords, "
+        "GetShardIterator, DescribeStream, and ListStreams Actions on your stream in IAM.",
+    )
+    stage.iam.put_role_policy(
+        RoleName=f"stream-probe-{stage.suffix}",
+        PolicyName="stream",
+        PolicyDocument=_policy({"Effect": "Allow", "Action": POLLER_READS, "Resource": "*"}),
+    )
+    created = stage.mapping(function)
+    stored = stage.lambda_.get_event_source_mapping(UUID=created["UUID"])
+    assert {k: stored.get(k) for k in ("MaximumRetryAttempts", "MaximumRecordAgeInSeconds")} == {
+        "MaximumRetryAttempts": -1,
+        "MaximumRecordAgeInSeconds": -1,
+    }
+    assert (stored["BisectBatchOnFunctionError"], stored["BatchSize"], stored["DestinationConfig"]) == (
+        False,
+        100,
+        {"OnFailure": {}},
+    )
+    for bad in ({"MaximumRetryAttempts": 10001}, {"MaximumRecordAgeInSeconds": 59}):
+        with pytest.raises(ClientError) as out_of_range:
+            stage.lambda_.update_event_source_mapping(UUID=created["UUID"], **bad)
+        assert out_of_range.value.response["Error"]["Code"] == "InvalidParameterValueException"
+
+
+def test_a_bad_record_blocks_its_shard_and_only_its_shard(
+    stage: Stage, sandbox: Sandbox, runtime: LocalLambdaRuntime, seen: Seen
+) -> None:
+    function = stage.function(stage.role(POLLER_READS))
+    mapping = stage.mapping(function, BatchSize=2)
+    blocked = stage.put(FIRST_SHARD, "a1", "poison", "a3")
+    stage.put(LAST_SHARD, "b1", "b2", "b3")
+    poller = _poller(sandbox, runtime)
+
+    outcomes = _poll(poller, mapping["UUID"], passes=4)
+
+    assert sorted(seen.processed()) == ["b1", "b2", "b3"]  # a1 went with the poison, a3 waits behind it
+    assert seen.errors() == [f"ValueError: cannot parse record {blocked[1]}"] * 4
+    assert [o.result for o in outcomes if o.shard_id.endswith("0")] == [FUNCTION_FAILED] * 4
+    stored = stage.lambda_.get_event_source_mapping(UUID=mapping["UUID"])
+    assert stored["LastProcessingResult"] == FUNCTION_FAILED
+    assert sum(_iterator_age(sandbox, function, "SampleCount")) == 4 + 2  # one per batch sent
+    assert max(_iterator_age(sandbox, function, "Maximum")) > 0
+
+
+def _iterator_age(sandbox: Sandbox, function: str, stat: str) -> list[float]:
+    cloudwatch = sandbox.session(names.OPERATOR).client("cloudwatch")
+    answer = cloudwatch.get_metric_data(
+        MetricDataQueries=[
+            {
+                "Id": "age",
+                "MetricStat": {
+                    "Metric": {
+                        "Namespace": "AWS/Lambda",
+                        "MetricName": "IteratorAge",
+                        "Dimensions": [{"Name": "FunctionName", "Value": function}],
+                    },
+                    "Period": 60,
+                    "Stat": stat,
+                },
+            }
+        ],
+        StartTime=time.time() - 600,
+        EndTime=time.time() + 60,
+    )
+    return [float(v) for v in answer["MetricDataResults"][0]["Values"]]
+
+
+def test_bisection_and_a_retry_limit_isolate_the_bad_record_for_the_destination(
+    stage: Stage, sandbox: Sandbox, runtime: LocalLambdaRuntime, seen: Seen
+) -> None:
+    url, queue_arn = stage.queue()
+    function = stage.function(stage.role(POLLER_READS))
+    settings = {"BisectBatchOnFunctionError": True, "MaximumRetryAttempts": 1}
+    mapping = stage.mapping(
+        function, BatchSize=4, DestinationConfig={"OnFailure": {"Destination": queue_arn}}, **settings
+    )
+    sequence = stage.put(FIRST_SHARD, "a1", "a2", "poison", "a4", "a5")
+    poller = _poller(sandbox, runtime)
+
+    _poll(poller, mapping["UUID"], passes=8)
+
+    assert seen.processed() == ["a1", "a2", "a4", "a5"]
+    messages = stage.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10)["Messages"]
+    assert len(messages) == 1
+    record = json.loads(messages[0]["Body"])
+    assert record["requestContext"]["condition"] == RETRIES_EXHAUSTED
+    assert record["requestContext"]["approximateInvokeCount"] == 2
+    assert record["responseContext"]["functionError"] == "Unhandled"
+    info = record["KinesisBatchInfo"]
+    assert (info["startSequenceNumber"], info["endSequenceNumber"], info["batchSize"]) == (
+        sequence[2],
+        sequence[2],
+        1,
+    )
+    assert info["streamArn"] == stage.stream_arn
+
+
+def test_a_partial_batch_response_moves_the_checkpoint_to_the_failed_record(
+    stage: Stage, sandbox: Sandbox, runtime: LocalLambdaRuntime, seen: Seen
+) -> None:
+    function = stage.function(stage.role(POLLER_READS), mode="partial")
+    mapping = stage.mapping(
+        function, BatchSize=3, FunctionResponseTypes=["ReportBatchItemFailures"], MaximumRetryAttempts=1
+    )
+    stage.put(FIRST_SHARD, "a1", "poison", "a3")
+    stage.put(FIRST_SHARD, "a4")
+    poller = _poller(sandbox, runtime)
+
+    outcomes = _poll(poller, mapping["UUID"], passes=4)
+
+    # a1 is done with the first batch; the retry starts at the poison (a3 goes with it), the retry limit
+    # gives both up, and the shard moves on to a4.
+    assert [(o.sent, o.done, o.discarded) for o in outcomes] == [(3, 1, 0), (2, 2, 2), (1, 1, 0)]
+    assert seen.processed() == ["a1", "a4"]
+    assert [i.status for i in seen.invocations] == ["succeeded"] * 3
+
+
+def test_records_older_than_the_age_limit_are_discarded_unsent(
+    stage: Stage, sandbox: Sandbox, runtime: LocalLambdaRuntime, seen: Seen
+) -> None:
+    url, queue_arn = stage.queue()
+    function = stage.function(stage.role(POLLER_READS))
+    mapping = stage.mapping(
+        function, MaximumRecordAgeInSeconds=60, DestinationConfig={"OnFailure": {"Destination": queue_arn}}
+    )
+    stage.put(FIRST_SHARD, "poison")
+    later = [time.time()]
+    poller = _poller(sandbox, runtime, clock=lambda: later[0])
+
+    first = _poll(poller, mapping["UUID"])
+    later[0] += 61
+    second = _poll(poller, mapping["UUID"])
+
+    assert [(o.sent, o.result) for o in first + second] == [(1, FUNCTION_FAILED), (0, FUNCTION_FAILED)]
+    assert len(seen.invocations) == 1
+    body = json.loads(stage.sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"])
+    assert body["requestContext"]["condition"] == AGE_EXCEEDED
+
+
+def test_latest_starts_after_the_records_already_in_the_stream(
+    stage: Stage, sandbox: Sandbox, runtime: LocalLambdaRuntime, seen: Seen
+) -> None:
+    function = stage.function(stage.role(POLLER_READS))
+    stage.put(FIRST_SHARD, "old")
+    mapping = stage.mapping(function, StartingPosition="LATEST")
+    poller = _poller(sandbox, runtime)
+    assert _poll(poller, mapping["UUID"]) == []
+
+    stage.put(FIRST_SHARD, "new")
+    outcomes = _poll(poller, mapping["UUID"])
+
+    assert [(o.sent, o.result) for o in outcomes] == [(1, OK)]
+    assert seen.processed() == ["new"]
