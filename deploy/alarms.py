@@ -139,6 +139,22 @@ def source_queue_alarms(queue_name: str, topic_arn: Any, age_threshold_seconds: 
     ]
 
 
+def stream_alarms(function_name: str, topic_arn: Any, age_threshold_ms: Any) -> list[Alarm]:
+    """A function reading a stream: the records it is sent keep getting older (it falls behind, or a batch
+    it fails on is retried while the shard's later records wait)."""
+    return [
+        _threshold_alarm(
+            alarm_name(function_name, "IteratorAge"),
+            f"Records wait for {function_name}: the newest batch's last record was {age_threshold_ms} ms old "
+            "or more when sent",
+            ("AWS/Lambda", "IteratorAge", "FunctionName", function_name),
+            "Maximum",
+            age_threshold_ms,
+            topic_arn,
+        )
+    ]
+
+
 def dead_letter_queue_alarms(queue_name: str, topic_arn: Any) -> list[Alarm]:
     """A dead-letter queue (of a queue's redrive policy, or of a function): anything in it is work lost."""
     return [

@@ -168,6 +168,7 @@ ImpactKind = Literal[
     "events_dropped",
     "deliveries_failed",
     "notifications_failed",
+    "record_age_ms",
 ]
 
 

@@ -1,8 +1,15 @@
-"""A caller the function's resource policy no longer lets in (issue 45), end to end: the statement that lets
-anonymous callers invoke order-intake through its public function URL, or the one that lets orders-rest-api
-invoke orders-api:live, removed by the operator's own boto3 call, orders sent and refused before the
-function runs, then diagnosed by the `rules` model over MCP: permission_loss, the removal its trigger, and
-the statement added back, applied as a person approving it would, lets the next order through."""
+"""The callers of issue 45, end to end.
+
+A caller the function's resource policy no longer lets in: the statement that lets anonymous callers invoke
+order-intake through its public function URL, or the one that lets orders-rest-api invoke orders-api:live,
+removed by the operator's own boto3 call, orders sent and refused before the function runs, then diagnosed
+by the `rules` model over MCP: permission_loss, the removal its trigger, and the statement added back,
+applied as a person approving it would, lets the next order through.
+
+A stream whose bad record blocks its shard: clicks on both shards of the clickstream, then a record that is
+not a click on the first; Lambda's poller (the sandbox's) retries its batch forever while the second shard
+goes on: bad_input with no trigger, the stream's record age as its impact, and the mapping's retry limit
+with bisection, applied, lets the first shard move on."""
 
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.api_gateway import RestApis
 from chaos.workload.function_urls import FunctionUrls
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from chaos.workload.stream_poller import StreamPoller
 from tests.fault_scenarios import RestoreSteps, Undo
 from tests.timeline_cases import diagnosed, own_world, restored_exactly
 from tests.timeline_scenarios import IAM_QUIET_SECONDS, Stage, Staged
@@ -191,6 +199,96 @@ async def test_an_api_refused_by_the_alias_policy_is_permission_loss_and_the_sta
             "Action": "lambda:InvokeFunction",
             "Principal": "apigateway.amazonaws.com",
             "SourceArn": source,
+        },
+    )
+    restored_exactly(case, steps, before)
+
+
+CLICKS = names.CLICK_FUNCTION
+SHARD_KEYS = ("0", str(2**127 + 1))  # explicit hash keys in the clickstream's first and second shard
+STALL_ROUNDS, ROUND_SECONDS = 3, 1.5  # the first shard's records wait 4.5 s at least: past its 3 s timeout
+
+
+def poison_on_the_stream(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """Two clicks on each shard, counted; a record that is not a click (and a click) on the first shard, then
+    a click on the second each round: the first shard's batch fails every round, the second's succeed."""
+    stage = Stage(sandbox, runtime, CLICKS, None)
+    kinesis, lambda_ = stage.operator.client("kinesis"), stage.operator.client("lambda")
+    poller = StreamPoller(runtime, sandbox.session(names.LAMBDA_SERVICE))
+    mapping = sandbox.world.click_mapping_uuid
+    undo(lambda: _stream_defaults(lambda_, mapping))
+    poller.poll_once()  # LATEST: the shards are read from here on
+
+    def put(shard: int, data: str) -> None:
+        kinesis.put_record(
+            StreamName=names.CLICK_STREAM,
+            Data=data.encode(),
+            PartitionKey="p",
+            ExplicitHashKey=SHARD_KEYS[shard],
+        )
+
+    def polled(rounds: int, before_each: Callable[[], None], pause: float = 0.0) -> list[Invocation]:
+        seen: list[Invocation] = []
+        runtime.observers.append(seen.append)
+        try:
+            for _ in range(rounds):
+                before_each()
+                time.sleep(pause)
+                poller.poll_once()
+        finally:
+            runtime.observers.remove(seen.append)
+        return seen
+
+    for shard in (0, 1):
+        put(shard, names.click())
+    counted = stage.traffic("counted", lambda: polled(1, lambda: None))
+    assert [i.status for i in counted] == ["succeeded"] * 2, counted
+    put(0, "not a click {")
+    put(0, names.click())
+    stalled = stage.traffic(
+        "stalled", lambda: polled(STALL_ROUNDS, lambda: put(1, names.click("/cart")), ROUND_SECONDS)
+    )
+    assert sorted(i.status for i in stalled) == ["failed"] * STALL_ROUNDS + ["succeeded"] * STALL_ROUNDS
+
+    def moves_on() -> str | None:
+        put(0, names.click("/moved-on"))
+        done = polled(12, lambda: None)
+        pages = [p for i in done if isinstance(i.result, dict) for p in i.result.get("pages", {})]
+        return (
+            None if "/moved-on" in pages else f"the first shard is still stalled: {[i.status for i in done]}"
+        )
+
+    return stage.finish(None, works=moves_on)
+
+
+def _stream_defaults(lambda_: Any, mapping: str) -> None:
+    """The mapping as the world made it: retried forever, never bisected."""
+    lambda_.update_event_source_mapping(
+        UUID=mapping, MaximumRetryAttempts=-1, BisectBatchOnFunctionError=False
+    )
+
+
+async def test_a_bad_record_blocking_its_shard_is_bad_input_and_the_mapping_lets_the_shard_move_on(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(poison_on_the_stream, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["bad_input"], case.why
+    assert case.diagnosis.trigger is None, case.why
+    stream = sandbox.world.clickstream_arn
+    ages = [f for f in case.diagnosis.impact if f.kind == "record_age_ms"]
+    assert [f.resource for f in ages] == [stream], case.diagnosis.impact
+    assert ages[0].value > 1000 * names.CLICK_TIMEOUT_SECONDS
+    case.apply_first_command(
+        "lambda update-event-source-mapping",
+        "UpdateEventSourceMapping",
+        {
+            "UUID": sandbox.world.click_mapping_uuid,
+            "MaximumRetryAttempts": 2,
+            "BisectBatchOnFunctionError": True,
         },
     )
     restored_exactly(case, steps, before)

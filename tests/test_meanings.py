@@ -199,6 +199,13 @@ CASES: list[Case] = [
         _sources(),
         {},
     ),
+    (  # 4.5 s behind a 3 s timeout: waited; 2.9 s: one slow invocation, nothing waits behind it
+        sources.STREAM_LAG,
+        "mappings.0.iterator_age_ms",
+        _sources(mapping={"iterator_age_ms": 4500.0}),
+        _sources(mapping={"iterator_age_ms": 2900.0}),
+        {},
+    ),
     (
         sources.ASYNC_SETTINGS,
         "mappings.0.visibility_timeout_below_function_timeout",

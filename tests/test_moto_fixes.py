@@ -205,6 +205,24 @@ def test_fixed_sandbox_honours_table_scoped_grants(sandbox: Sandbox) -> None:
     assert _get_order_as_its_role(sandbox) is None
 
 
+def _list_click_shards_as_its_role(sandbox: Sandbox) -> str | None:
+    """click-aggregator's role is granted the Kinesis reads on the clickstream's ARN only."""
+    kinesis = _client_as(sandbox, names.CLICK_ROLE, "kinesis")
+    try:
+        kinesis.list_shards(StreamName=names.CLICK_STREAM)
+    except ClientError as error:
+        return str(error.response["Error"]["Code"])
+    return None
+
+
+def test_released_moto_still_authorizes_kinesis_against_no_resource(unpatched: Sandbox) -> None:
+    assert _list_click_shards_as_its_role(unpatched) == "403", "moto authorizes by stream: drop fix 8"
+
+
+def test_fixed_sandbox_honours_stream_scoped_grants(sandbox: Sandbox) -> None:
+    assert _list_click_shards_as_its_role(sandbox) is None
+
+
 def _read_input_within_a_boundary(sandbox: Sandbox, undo: Undo) -> str | None:
     """data-processor's role (granted s3:GetObject on its input bucket), bounded by a boundary that allows
     everything but s3:GetObject."""

@@ -345,3 +345,71 @@ async def test_one_missing_object_is_no_bad_input_when_the_metrics_count_no_succ
     """The successes are lines the function printed, not invocations the metrics counted."""
     diagnosis = await _diagnosis(_world(TWO_THEN_ONE, invocations=1, objects=READ | {3: "incoming/x.json"}))
     assert diagnosis.fault_types == ["unknown"]
+
+
+STREAM = f"arn:aws:kinesis:ca-central-1:{ACCOUNT}:stream/clickstream"
+MAPPING = "6c330add-a65f-4d68-b8d0-acb5f237039b"
+
+
+def _on_a_stream(**mapping: Any) -> dict[str, str]:
+    """The interleaved failures, with the function reading a Kinesis stream through a mapping."""
+    world = _world(INTERLEAVED)
+    sources = {
+        "function_name": FUNCTION,
+        "function_arn": f"arn:aws:lambda:ca-central-1:{ACCOUNT}:function:{FUNCTION}",
+        "timeout_seconds": 3,
+        "window_start": "2026-11-21T09:05:00+00:00",
+        "window_end": "2026-11-21T10:05:00+00:00",
+        "mappings": [
+            {
+                "UUID": MAPPING,
+                "EventSourceArn": STREAM,
+                "FunctionArn": f"arn:aws:lambda:ca-central-1:{ACCOUNT}:function:{FUNCTION}",
+                "State": "Enabled",
+                "LastProcessingResult": "PROBLEM: Function call failed",
+                "BatchSize": 10,
+                "StartingPosition": "LATEST",
+                "MaximumRetryAttempts": -1,
+                "MaximumRecordAgeInSeconds": -1,
+                "BisectBatchOnFunctionError": False,
+                "iterator_age_ms": 4500.0,
+                "iterator_age_max_ms": 4500.0,
+            }
+            | mapping
+        ],
+        "async_config": {"configured": False, "MaximumRetryAttempts": 2, "MaximumEventAgeInSeconds": 21600},
+        "policy_statements": [],
+        "subscriptions": [],
+    }
+    return world | {"get_event_sources": json.dumps(sources)}
+
+
+async def test_a_stream_stalled_behind_the_failures_gets_a_retry_limit_with_bisection() -> None:
+    diagnosis = await _diagnosis(_on_a_stream())
+    assert diagnosis.fault_types == ["bad_input"]
+    assert diagnosis.trigger is None
+    [step] = diagnosis.remediation_plan
+    assert step.command == (
+        f"aws lambda update-event-source-mapping --uuid {MAPPING} --bisect-batch-on-function-error "
+        "--maximum-retry-attempts 2 --region ca-central-1"
+    )
+    assert "no on-failure destination: the record it gives up on is lost" in step.details
+    assert not [g for g in diagnosis.gaps if g.source == "remediation"]
+    assert [(f.kind, f.resource, f.value) for f in diagnosis.impact] == [("record_age_ms", STREAM, 4500.0)]
+    [support] = diagnosis.verification.support
+    backing = {diagnosis.evidence[i].field for i in support.supported_by}
+    assert "mappings.0.iterator_age_ms" in backing
+
+
+async def test_a_stream_that_gives_up_or_keeps_up_gets_no_command() -> None:
+    for mapping in (
+        {"MaximumRetryAttempts": 3},  # Lambda gives up on the batch by itself
+        {"MaximumRecordAgeInSeconds": 60},
+        {"iterator_age_ms": 2900.0},  # no record waited longer than an invocation may run
+        {"State": "Disabled"},
+    ):
+        diagnosis = await _diagnosis(_on_a_stream(**mapping))
+        assert diagnosis.fault_types == ["bad_input"], mapping
+        [step] = diagnosis.remediation_plan
+        assert step.command is None, mapping
+        assert [g for g in diagnosis.gaps if g.source == "remediation"], mapping

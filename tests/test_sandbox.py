@@ -309,8 +309,10 @@ def test_every_function_has_its_role_log_group_and_three_alarms(sandbox: Sandbox
             if function == names.ORDER_INTAKE_FUNCTION
             else []
         )
+        stream = [f"{function}-iteratorage"] if function == names.CLICK_FUNCTION else []
         assert sorted(a["AlarmName"] for a in alarms) == sorted(
             [
+                *stream,
                 f"{function}-errors",
                 f"{function}-log-silence",
                 f"{function}-throttles",

@@ -60,12 +60,15 @@ class Case:
     def why(self) -> str:
         """The diagnosis in short, for assertion messages: what the brain concluded."""
         d = self.diagnosis
+        v = d.verification
         trigger = f"{d.trigger.event_name} at {d.trigger.time} by {d.trigger.identity}" if d.trigger else None
         return (
             f"\nfault_types={d.fault_types}\ntrigger={trigger}\nroot_cause={d.root_cause}\n"
             f"commands={[s.command for s in d.remediation_plan]}\n"
             f"gaps={[(g.source, g.reason) for g in d.gaps]}\nresolved={self.resolved()}\n"
-            f"failed checks={[c for c in d.verification.entries if not c.verified]}"
+            f"failed pointers={[c for c in v.pointers if not c.verified]}\n"
+            f"failed checks={[c for c in v.entries if not c.verified]}\n"
+            f"unsupported={v.unsupported_fault_types} support={v.support}"
         )
 
     def resolved(self) -> Any:

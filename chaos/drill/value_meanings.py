@@ -127,6 +127,12 @@ def _share_of(key: str, scale: float = 1.0) -> Callable[[Spot], bool]:
     return holds
 
 
+def _above_timeout(spot: Spot) -> bool:
+    """Milliseconds past the answer's timeout (seconds): longer than one invocation may run."""
+    timeout = _number(spot.answer.get("timeout_seconds"))
+    return timeout is not None and _above(spot.value, timeout * 1000)
+
+
 def _reservation_throttles(spot: Spot) -> bool:
     """Zero; a positive reservation that some minute's concurrency reached; or none (null: the account's
     shared pool is the limit) where a metrics answer sent counts throttles."""
@@ -390,6 +396,9 @@ MEANINGS: Final[dict[str, tuple[Meaning, ...]]] = {
         ),
         Meaning(SOURCES, "mappings.N.dead_letter_queue.ApproximateNumberOfMessages", _ABOVE_ZERO, _positive),
         Meaning(SOURCES, "mappings.N.queue.messages_deleted", _ABOVE_ZERO, _positive),
+        Meaning(
+            SOURCES, "mappings.N.iterator_age_ms", "counts only above the function's timeout", _above_timeout
+        ),
         Meaning(SOURCES, "async_config.metrics.*", _ABOVE_ZERO, _positive),
         Meaning(SOURCES, "subscriptions.N.notifications_failed", _ABOVE_ZERO, _positive),
         _CHANGE,

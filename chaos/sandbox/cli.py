@@ -36,6 +36,7 @@ World:    functions {", ".join(names.FUNCTIONS)} (each with its role, log group 
           tables {names.STATE_TABLE} and {names.CONTEXT_TABLE},
           queue {names.ORDERS_QUEUE} -> {names.ORDER_WORKER_FUNCTION} (DLQ {names.ORDERS_DLQ}), topic
           {names.ORDER_EVENTS_TOPIC} -> {names.ORDER_NOTIFIER_FUNCTION} (DLQ {names.ORDER_NOTIFIER_DLQ}),
+          stream {names.CLICK_STREAM} -> {names.CLICK_FUNCTION},
           SecureString {names.MCP_KEY_PARAMETER} (also exported as MCP_API_KEY);
           in the second account a copy of {names.ORDERS_FUNCTION} and the role {names.READ_ONLY_ROLE}
 """

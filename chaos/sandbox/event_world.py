@@ -5,9 +5,12 @@
   each order in the ``orders`` table.
 - The ``order-events`` SNS topic invokes ``order-notifier`` asynchronously, through a statement of the
   function's resource policy; no retries, and a failed event goes to ``order-notifier-dlq``.
+- The ``clickstream`` Kinesis stream (two shards) feeds ``click-aggregator`` through an event source mapping
+  with Lambda's stream defaults: no retry limit, no record age limit, no bisection, no on-failure destination.
 - Alarms as a team would set them (deploy/alarms.py): the functions' own three, the source queue's age of
-  oldest message, both dead-letter queues' depth, the asynchronous function's dropped events and failed
-  deliveries, and the topic's failed notifications, all on the alerts topic.
+  oldest message, the stream consumer's iterator age, both dead-letter queues' depth, the asynchronous
+  function's dropped events and failed deliveries, and the topic's failed notifications, all on the alerts
+  topic.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from deploy.alarms import (
     caller_topic_alarms,
     dead_letter_queue_alarms,
     source_queue_alarms,
+    stream_alarms,
     url_alarms,
 )
 
@@ -52,6 +56,9 @@ class EventPipeline:
     orders_mapping_uuid: str
     order_events_topic_arn: str
     order_events_subscription_arn: str
+    click_aggregator_arn: str
+    clickstream_arn: str
+    click_mapping_uuid: str
 
 
 def _queue(sqs: Any, name: str, **attributes: str) -> tuple[str, str]:
@@ -153,10 +160,54 @@ def _order_notifier(
     return arn, dlq_url, dlq_arn, topic_arn, subscription
 
 
+def _click_aggregator(session: boto3.Session, role: MakeRole, create: MakeFunction) -> tuple[str, str, str]:
+    """The stream, the consumer and the mapping: the consumer's ARN, the stream's, the mapping's UUID."""
+    kinesis = session.client("kinesis")
+    kinesis.create_stream(StreamName=names.CLICK_STREAM, ShardCount=names.CLICK_STREAM_SHARDS)
+    stream_arn: str = kinesis.describe_stream_summary(StreamName=names.CLICK_STREAM)[
+        "StreamDescriptionSummary"
+    ]["StreamARN"]
+    role_arn = role(
+        names.CLICK_ROLE,
+        names.CLICK_FUNCTION,
+        {
+            "Sid": "ReadClickstream",
+            "Effect": "Allow",
+            # What Lambda's poller calls with the function's role (with-kinesis.html, "Execution role
+            # permissions"), as AWSLambdaKinesisExecutionRole grants it.
+            "Action": [
+                "kinesis:DescribeStream",
+                "kinesis:DescribeStreamSummary",
+                "kinesis:GetRecords",
+                "kinesis:GetShardIterator",
+                "kinesis:ListShards",
+                "kinesis:ListStreams",
+            ],
+            "Resource": stream_arn,
+        },
+    )
+    arn = create(
+        names.CLICK_FUNCTION,
+        role_arn,
+        "click_aggregator",
+        Description="Counts page views from the clickstream",
+        Timeout=names.CLICK_TIMEOUT_SECONDS,
+        MemorySize=128,
+    )
+    mapping: str = session.client("lambda").create_event_source_mapping(
+        EventSourceArn=stream_arn,
+        FunctionName=names.CLICK_FUNCTION,
+        StartingPosition="LATEST",
+        BatchSize=names.CLICK_BATCH_SIZE,
+    )["UUID"]
+    return arn, stream_arn, mapping
+
+
 def pipeline_alarms(alerts_topic_arn: str) -> list[Alarm]:
     """The event path's alarms (the functions' own three are made with the other functions')."""
     return [
         *source_queue_alarms(names.ORDERS_QUEUE, alerts_topic_arn, names.QUEUE_AGE_ALARM_SECONDS),
+        *stream_alarms(names.CLICK_FUNCTION, alerts_topic_arn, names.ITERATOR_AGE_ALARM_MS),
         *dead_letter_queue_alarms(names.ORDERS_DLQ, alerts_topic_arn),
         *dead_letter_queue_alarms(names.ORDER_NOTIFIER_DLQ, alerts_topic_arn),
         *async_alarms(names.ORDER_NOTIFIER_FUNCTION, alerts_topic_arn),
@@ -175,6 +226,7 @@ def provision_pipeline(
     notifier_arn, notifier_dlq_url, notifier_dlq_arn, topic_arn, subscription = _order_notifier(
         session, role, create
     )
+    click_arn, stream_arn, click_mapping = _click_aggregator(session, role, create)
     cloudwatch = session.client("cloudwatch")
     for alarm in pipeline_alarms(alerts_topic_arn):
         cloudwatch.put_metric_alarm(**alarm)
@@ -190,4 +242,7 @@ def provision_pipeline(
         orders_mapping_uuid=mapping,
         order_events_topic_arn=topic_arn,
         order_events_subscription_arn=subscription,
+        click_aggregator_arn=click_arn,
+        clickstream_arn=stream_arn,
+        click_mapping_uuid=click_mapping,
     )

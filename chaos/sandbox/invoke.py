@@ -12,7 +12,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from chaos.sandbox import names, profiles
-from chaos.sandbox.events import sns_event, sqs_event
+from chaos.sandbox.events import kinesis_event, sns_event, sqs_event
 from chaos.sandbox.sandbox import SandboxError, lambda_accounts, profile_session, read_state
 from chaos.workload.async_invocation import AsyncInvoker, AsyncOutcome
 from chaos.workload.runtime import Invocation, InvokeError, LocalLambdaRuntime, function_account
@@ -28,6 +28,8 @@ def default_event(function_name: str, region: str = names.DEFAULT_REGION) -> dic
         return sqs_event(f"arn:aws:sqs:{region}:{account}:{names.ORDERS_QUEUE}", names.order_message())
     if name == names.ORDER_NOTIFIER_FUNCTION:
         return sns_event(f"arn:aws:sns:{region}:{account}:{names.ORDER_EVENTS_TOPIC}", names.order_event())
+    if name == names.CLICK_FUNCTION:
+        return kinesis_event(f"arn:aws:kinesis:{region}:{account}:stream/{names.CLICK_STREAM}", names.click())
     if name == names.ORDERS_FUNCTION:
         return names.order_request()
     if name == names.REPORT_FUNCTION:

@@ -25,6 +25,9 @@
    its actions by the request's HTTP method, ``apigateway:GET``, ``apigateway:POST``, ``apigateway:PATCH``
    (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-control-access-using-iam-policies-to-create-and-manage-api.html).
    We authorize the method's action.
+8. Kinesis requests are authorized against the resource ``*``, so a grant scoped to a stream's ARN (as a
+   least-privilege role for Lambda's poller is) refuses them. We authorize against the stream the request
+   names (``StreamARN``, else ``StreamName`` in the caller's account and region).
 
 ``tests/test_moto_fixes.py`` runs the emulator with and without these fixes, so an upstream fix or
 regression shows up as a failing test.
@@ -41,6 +44,7 @@ import botocore.session
 from moto.core.exceptions import JsonRESTError
 from moto.dynamodb.responses import DynamoHandler
 from moto.iam import access_control
+from moto.kinesis.responses import KinesisResponse
 
 JSON_PROTOCOL_SERVICES = frozenset({"lambda", "logs", "dynamodb", "ssm", "sqs"})
 _BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE"})
@@ -108,6 +112,18 @@ def apply() -> None:
             return "*"
         return f"arn:aws:dynamodb:{self.region}:{self.current_account}:table/{table}"
 
+    def stream_resource(self: Any) -> str:
+        body = self.body
+        try:
+            found = body if isinstance(body, dict) else json.loads(body or b"{}")
+        except ValueError:
+            found = {}
+        if isinstance(found.get("StreamARN"), str):
+            return str(found["StreamARN"])
+        if isinstance(found.get("StreamName"), str):
+            return f"arn:aws:kinesis:{self.region}:{self.current_account}:stream/{found['StreamName']}"
+        return "*"
+
     original_check = access_control.IAMRequestBase.check_action_permitted
 
     def check_action_permitted(self: Any, resource: str) -> None:
@@ -129,6 +145,7 @@ def apply() -> None:
     setattr(DynamoHandler, "call_action", call_action)  # noqa: B010
     setattr(access_control.IAMRequestBase, "check_action_permitted", check_action_permitted)  # noqa: B010
     setattr(DynamoHandler, "_determine_resource", table_resource)  # noqa: B010
+    setattr(KinesisResponse, "_determine_resource", stream_resource)  # noqa: B010
     setattr(access_control.IAMRequestBase, "__init__", init)  # noqa: B010
     setattr(access_control.IAMRequestBase, "_create_aws_request", create_aws_request)  # noqa: B010
     setattr(access_control.IAMRequest, "_raise_access_denied", raise_access_denied)  # noqa: B010

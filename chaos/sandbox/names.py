@@ -69,6 +69,19 @@ ORDER_NOTIFIER_RETRIES = 0  # MaximumRetryAttempts: a failed event goes to the d
 # the visibility timeout (4 s), the time a failing message spends before its redrive (docs/sandbox.md).
 QUEUE_AGE_ALARM_SECONDS = 6
 
+# A stream consumer: the clickstream Kinesis stream (two shards) feeds click-aggregator through an event
+# source mapping with Lambda's stream defaults (a failing batch is retried until its records expire).
+CLICK_FUNCTION = "click-aggregator"
+CLICK_ROLE = "click-aggregator-role"
+CLICK_STREAM = "clickstream"
+CLICK_STREAM_SHARDS = 2
+CLICK_BATCH_SIZE = 10
+CLICK_TIMEOUT_SECONDS = 3
+# The sandbox's threshold on click-aggregator's IteratorAge (milliseconds); shorter than a team would set
+# (minutes), so that a drill scenario waits seconds, yet above the function's timeout: a record older than
+# one invocation can run waited behind another batch.
+ITERATOR_AGE_ALARM_MS = 6000
+
 FUNCTIONS = (
     FUNCTION_NAME,
     ORDERS_FUNCTION,
@@ -76,6 +89,7 @@ FUNCTIONS = (
     ORDER_INTAKE_FUNCTION,
     ORDER_WORKER_FUNCTION,
     ORDER_NOTIFIER_FUNCTION,
+    CLICK_FUNCTION,
 )
 
 # The second account: a copy of orders-api, and a read-only role the mcp-server identity may assume.
@@ -150,6 +164,11 @@ def report_request(size_mb: int = 100, work_seconds: float = 1.0) -> dict[str, o
 def order_message(order_id: str = "0001-000", amount: float = 42.5) -> str:
     """The body of one orders-queue message for `order-worker`."""
     return json.dumps({"order_id": order_id, "amount": amount, "customer": "c-0001"})
+
+
+def click(page: str = "/checkout") -> str:
+    """A click event as the website's collector writes it to the clickstream."""
+    return json.dumps({"page": page, "visitor": "v-0001", "at": "2026-11-30T08:00:00Z"})
 
 
 def order_event(order_id: str = "0001-000", status: str = "shipped") -> str:

@@ -8,9 +8,10 @@ in a second account, and what the incident-response toolkit itself needs.
 - ``report-builder``: memory- and time-hungry, sized close to its limits, writing to its own bucket.
 - ``order-intake``: a Node.js (ES module) API handler that puts submitted orders into the ``orders`` table
   with the AWS SDK for JavaScript v3.
-- ``order-worker`` and ``order-notifier``: the event-driven pipeline (``event_world.py``): a queue with its
-  dead-letter queue feeding a function through an event source mapping, and a topic invoking a function
-  asynchronously through its resource policy, with a dead-letter queue for failed events.
+- ``order-worker``, ``order-notifier`` and ``click-aggregator``: the event-driven pipeline
+  (``event_world.py``): a queue with its dead-letter queue feeding a function through an event source
+  mapping, a topic invoking a function asynchronously through its resource policy, with a dead-letter queue
+  for failed events, and a Kinesis stream feeding a function through an event source mapping.
 
 Each function has its own role (inline policy for what it calls, a customer-managed logs policy), log
 group and three alarms (Errors, Throttles, log silence) on the ``incident-alerts`` topic. The supervisor's
@@ -82,6 +83,8 @@ class World:
     orders_mapping_uuid: str = ""
     order_events_topic_arn: str = ""
     order_events_subscription_arn: str = ""
+    clickstream_arn: str = ""
+    click_mapping_uuid: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -437,6 +440,9 @@ def _event_pipeline(operator: boto3.Session, alerts_topic_arn: str) -> EventPipe
     )
 
 
+_FUNCTION_ARNS = ("order_worker_arn", "order_notifier_arn", "click_aggregator_arn")  # in function_arns
+
+
 def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     """Create every resource of the sandbox world; returns their identifiers."""
     region = operator.region_name
@@ -491,6 +497,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
             names.ORDER_INTAKE_FUNCTION: intake_arn,
             names.ORDER_WORKER_FUNCTION: pipeline.order_worker_arn,
             names.ORDER_NOTIFIER_FUNCTION: pipeline.order_notifier_arn,
+            names.CLICK_FUNCTION: pipeline.click_aggregator_arn,
         },
         orders_alias_arn=orders_alias_arn,
         order_intake_url=intake_url,
@@ -501,5 +508,5 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
         diagnoses_topic_arn=diagnoses_topic_arn,
         diagnoses_queue_url=diagnoses_queue_url,
         recheck_queue_url=recheck_queue_url,
-        **{k: v for k, v in asdict(pipeline).items() if k not in ("order_worker_arn", "order_notifier_arn")},
+        **{k: v for k, v in asdict(pipeline).items() if k not in _FUNCTION_ARNS},
     )

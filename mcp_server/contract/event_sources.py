@@ -77,6 +77,27 @@ class EventSourceMapping(ContractModel):
         description="The source queue's VisibilityTimeout is shorter than the function's Timeout: messages "
         "still being processed become visible again and are received twice. None: not an SQS source.",
     )
+    StartingPosition: str | None = omitted_when_null("Stream sources: TRIM_HORIZON, LATEST or AT_TIMESTAMP.")
+    MaximumRetryAttempts: int | None = omitted_when_null(
+        "Stream sources: retries of a failing batch; -1 retries it until its records expire, while the "
+        "shard's later records wait."
+    )
+    MaximumRecordAgeInSeconds: int | None = omitted_when_null(
+        "Stream sources: records older than this are given up on; -1: never, for their age."
+    )
+    BisectBatchOnFunctionError: bool | None = omitted_when_null(
+        "Stream sources: a failed batch is split in two and each half retried."
+    )
+    on_failure_destination: str | None = omitted_when_null(
+        "Stream sources: the queue or topic told of the records given up on (DestinationConfig.OnFailure)."
+    )
+    iterator_age_ms: float | None = omitted_when_null(
+        "Stream sources: the function's IteratorAge (Maximum, ms) in the window's newest minute: how long "
+        "the last record of a batch had been in the stream when Lambda sent it."
+    )
+    iterator_age_max_ms: float | None = omitted_when_null(
+        "Stream sources: the largest IteratorAge (ms) in the window."
+    )
 
 
 class Destination(ContractModel):
@@ -234,7 +255,8 @@ GET_EVENT_SOURCES = ToolDeclaration(
     title="Lambda event sources",
     description=(
         "How the function is invoked besides direct calls, and what waits or is lost on each path: event "
-        "source mappings with their queues (depth, oldest message, redrive), asynchronous invocation "
+        "source mappings with their queues (depth, oldest message, redrive) or streams (retry and age "
+        "limits, bisection, on-failure destination, iterator age), asynchronous invocation "
         "(retries, destinations, dead-letter queue, dropped events), SNS subscriptions, the function URL, "
         "REST APIs and the resource policy."
     ),

@@ -31,6 +31,11 @@ ASYNC_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
     ("DeadLetterErrors", "DeadLetterErrors", "Sum", "sum"),
     ("DestinationDeliveryFailures", "DestinationDeliveryFailures", "Sum", "sum"),
 )
+# A stream mapping's lag (AWS/Lambda, the function's dimensions).
+STREAM_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
+    ("iterator_age_ms", "IteratorAge", "Maximum", "latest"),
+    ("iterator_age_max_ms", "IteratorAge", "Maximum", "max"),
+)
 URL_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
     ("requests", "UrlRequestCount", "Sum", "sum"),
     ("client_errors", "Url4xxCount", "Sum", "sum"),
@@ -68,9 +73,11 @@ def queries(
     topic_arns: list[str],
     url: bool = False,
     api_stages: tuple[tuple[str, str, str], ...] = (),
+    stream: bool = False,
 ) -> list[Query]:
-    """Every metric the answer shows, for these queues and topics and the target function (its URL's too,
-    when it has one), and for the REST API stages in front of it: (figures' key, API name, stage)."""
+    """Every metric the answer shows, for these queues and topics and the target function (its URL's and
+    stream mappings' too, when it has them), and for the REST API stages in front of it: (figures' key,
+    API name, stage)."""
     function = tuple((d["Name"], d["Value"]) for d in function_dimensions(target))
     return [
         *(
@@ -80,7 +87,11 @@ def queries(
         ),
         *(
             Query((FUNCTION, field), "AWS/Lambda", metric, function, stat, reduction)
-            for field, metric, stat, reduction in (*ASYNC_METRICS, *(URL_METRICS if url else ()))
+            for field, metric, stat, reduction in (
+                *ASYNC_METRICS,
+                *(URL_METRICS if url else ()),
+                *(STREAM_METRICS if stream else ()),
+            )
         ),
         *(
             Query((arn, field), "AWS/SNS", metric, (("TopicName", _last_part(arn)),), stat, reduction)

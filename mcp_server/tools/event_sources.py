@@ -257,7 +257,27 @@ def _redrive_arns(mappings: list[dict[str, Any]], read: dict[str, dict[str, Any]
     return list(dict.fromkeys(a for a in found if SQS_ARN.fullmatch(a) and a not in read))
 
 
-def _mapping(raw: dict[str, Any], queues: dict[str, QueueState], timeout: int) -> EventSourceMapping:
+def is_stream(arn: str) -> bool:
+    """A Kinesis stream's or a DynamoDB table stream's ARN."""
+    return arn.split(":")[2:3] in (["kinesis"], ["dynamodb"])
+
+
+def _stream_fields(raw: dict[str, Any], figures: dict[Any, float | None]) -> dict[str, Any]:
+    """What a stream mapping shows beside the common fields: how it gives up on records, and its lag."""
+    if not is_stream(str(raw.get("EventSourceArn", ""))):
+        return {}
+    failure = ((raw.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
+    settings = ("StartingPosition", "MaximumRetryAttempts", "MaximumRecordAgeInSeconds")
+    return {key: raw.get(key) for key in settings} | {
+        "BisectBatchOnFunctionError": raw.get("BisectBatchOnFunctionError"),
+        "on_failure_destination": failure,
+        **{field: figures.get((metrics.FUNCTION, field)) for field, *_ in metrics.STREAM_METRICS},
+    }
+
+
+def _mapping(
+    raw: dict[str, Any], queues: dict[str, QueueState], timeout: int, figures: dict[Any, float | None]
+) -> EventSourceMapping:
     queue = queues.get(raw.get("EventSourceArn", ""))
     modified = raw.get("LastModified")
     visibility = queue.VisibilityTimeout if queue else None
@@ -275,6 +295,7 @@ def _mapping(raw: dict[str, Any], queues: dict[str, QueueState], timeout: int) -
         queue=queue,
         dead_letter_queue=queues.get(queue.DeadLetterTargetArn or "") if queue else None,
         visibility_timeout_below_function_timeout=None if visibility is None else visibility < timeout,
+        **_stream_fields(raw, figures),
     )
 
 
@@ -372,7 +393,12 @@ def event_sources(
     queue_arns += redrive_arns
     topics = list(dict.fromkeys(s.get("TopicArn", "") for s in subscribed or []))
     wanted = metrics.queries(
-        ctx.target, queue_arns, topics, url=url not in (None, _ABSENT), api_stages=found.metric_stages()
+        ctx.target,
+        queue_arns,
+        topics,
+        url=url not in (None, _ABSENT),
+        api_stages=found.metric_stages(),
+        stream=any(is_stream(str(m.get("EventSourceArn", ""))) for m in mappings or []),
     )
     *redrive_attributes, figures, errors = _last_reads(ctx, redrive_arns, wanted, found, start, end)
     figures = figures or {}
@@ -385,7 +411,7 @@ def event_sources(
         timeout_seconds=config["Timeout"],
         window_start=start.isoformat(),
         window_end=end.isoformat(),
-        mappings=[_mapping(m, queues, config["Timeout"]) for m in mappings or []],
+        mappings=[_mapping(m, queues, config["Timeout"], figures) for m in mappings or []],
         async_config=_async_config(invoke, targets, figures),
         policy_statements=statements or [],
         subscriptions=[_subscription(s, statements, figures) for s in subscribed or []],

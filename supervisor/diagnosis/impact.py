@@ -45,6 +45,7 @@ FIELDS: Final[Mapping[ImpactKind, tuple[re.Pattern[str], str]]] = {
         re.compile(r"subscriptions\.\d+\.notifications_failed"),
         "subscriptions.<n>.notifications_failed",
     ),
+    "record_age_ms": (re.compile(r"mappings\.\d+\.iterator_age_ms"), "mappings.<n>.iterator_age_ms"),
 }
 
 
@@ -55,7 +56,8 @@ def kind_of(field: str) -> ImpactKind | None:
 
 def counted(response: Any, field: str) -> set[str]:
     """The names of the resource a field counts: a queue's ARN (and, for a mapping's queue, the mapping's
-    source ARN), a destination's ARN, a topic's ARN, or the function (name and ARN) for its metrics."""
+    source ARN), a stream mapping's source ARN, a destination's ARN, a topic's ARN, or the function (name
+    and ARN) for its metrics."""
     parts = field.split(".")
     keys: tuple[str, ...]
     if parts[0] == "async_config" and parts[1] == "metrics":

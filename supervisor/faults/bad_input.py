@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 from supervisor.faults.declaration import FaultClass
-from supervisor.faults.sources import ASYNC_LOSSES, BACKLOG, ERRORS, SUCCEEDED_BESIDE
+from supervisor.faults.sources import ASYNC_LOSSES, BACKLOG, ERRORS, STREAM_LAG, SUCCEEDED_BESIDE
 
 # The log text (the error record, the successes the logs show) is written by the function, so by whoever
 # writes its input: the metrics corroborate, with failed and successful invocations in the same minutes;
-# on an SQS mapping, the messages its dead-letter queue holds beside those the mapping deleted.
+# on an SQS mapping, the messages its dead-letter queue holds beside those the mapping deleted; on a stream
+# mapping, records that waited behind a batch longer than an invocation can run.
 BAD_INPUT = FaultClass(
     name="bad_input",
     description=(
         "invocations fail on their own input (a missing key, a rejected payload) while others of the same "
         "version and configuration succeed between them, or one asks S3 for an object no success named, "
         "nothing changed since; not when all fail since the latest change. No command fixes input: name "
-        "the gap (source 'remediation')"
+        "the gap (source 'remediation'); a stream mapping that retries forever gets the command that lets "
+        "its shard move past the record"
     ),
-    corroboration=((ERRORS, ASYNC_LOSSES), (SUCCEEDED_BESIDE, BACKLOG)),
+    corroboration=((ERRORS, ASYNC_LOSSES), (SUCCEEDED_BESIDE, BACKLOG, STREAM_LAG)),
     check="supervisor.diagnosis.rules.bad_input:check",
     order=90,
     precedence=90,  # last: an explanation only when no change or setting explains the failures

@@ -271,6 +271,14 @@ def backlog(reading: Reading) -> str:
     return above_zero(reading)
 
 
+def waited_behind(reading: Reading) -> str:
+    """A stream's records sent older than the function's timeout: they waited behind another batch."""
+    value, timeout = _number(reading.value), _number(reading.answer.get("timeout_seconds"))
+    if value is not None and timeout is not None and value > timeout * 1000:
+        return ""
+    return f"{reading.field} is {reading.value}: not above the function's timeout of {timeout} s"
+
+
 # API Gateway's execution log when it cannot use what the function answered
 # (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-troubleshooting-lambda.html).
 MALFORMED_PROXY_RESPONSE: Final = (

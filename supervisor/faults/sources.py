@@ -114,6 +114,13 @@ BACKLOG = source(
     "oldest_message_age_seconds, subscriptions.<n>.notifications_failed)",
     meanings.backlog,
 )
+STREAM_LAG = source(
+    _EVENT_SOURCES,
+    r"mappings\.\d+\.iterator_age(_max)?_ms",
+    "get_event_sources mappings.<n>.iterator_age_ms above the function's timeout (a stream's records waited "
+    "longer than one invocation can run)",
+    meanings.waited_behind,
+)
 ASYNC_SETTINGS = source(
     _EVENT_SOURCES,
     r"async_config\.(configured|MaximumRetryAttempts|MaximumEventAgeInSeconds|destinations(\..+)?)"

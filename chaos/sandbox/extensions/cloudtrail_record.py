@@ -9,13 +9,13 @@ values; secret access keys; passwords) written as ``HIDDEN_DUE_TO_SECURITY_REASO
 
 Recorded, as event history records them: every management call, reads included (``Get*``, ``List*``,
 ``Describe*``, ``LookupEvents``, ``sts:GetCallerIdentity``, ... with ``readOnly`` true and, as CloudTrail
-writes reads, no ``responseElements``; event history holds the read and write management events of 90
-days: https://docs.aws.amazon.com/awscloudtrail/latest/userguide/view-cloudtrail-events.html). Not
-recorded, as in a default trail: data events (S3 object operations, DynamoDB items, Lambda ``Invoke``, SQS
-messages, SNS ``Publish``, ``PutLogEvents``/``CreateLogStream``, ``PutMetricData``). Calls made before IAM
-enforcement (the sandbox bootstrap) are recorded too, with ``userIdentity.type`` "Unknown" when the access
-key is no identity's. As in AWS, events of global services (IAM) are recorded in us-east-1, whatever
-region signed the call.
+writes reads, no ``responseElements``; event history holds the read and write management events of 90 days:
+https://docs.aws.amazon.com/awscloudtrail/latest/userguide/view-cloudtrail-events.html). Not recorded, as in a
+default trail: data events (S3 object operations, DynamoDB items, Lambda ``Invoke``, SQS messages, Kinesis
+records, SNS ``Publish``, ``PutLogEvents``/``CreateLogStream``, ``PutMetricData``). Calls made before IAM
+enforcement (the sandbox bootstrap) are recorded too, with ``userIdentity.type`` "Unknown" when the access key
+is no identity's. As in AWS, events of global services (IAM) are recorded in us-east-1, whatever region signed
+the call.
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ _DATA_EVENTS = {
          "ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"}
     ),
     "lambda": frozenset({"Invoke", "InvokeAsync", "InvokeWithResponseStream"}),
+    # https://docs.aws.amazon.com/streams/latest/dev/logging-using-cloudtrail.html (data events)
+    "kinesis": frozenset({"PutRecord", "PutRecords", "GetRecords", "GetShardIterator", "SubscribeToShard"}),
     "sqs": frozenset(
         {"SendMessage", "SendMessageBatch", "ReceiveMessage", "DeleteMessage", "DeleteMessageBatch",
          "ChangeMessageVisibility", "ChangeMessageVisibilityBatch"}

@@ -10,7 +10,8 @@ the last success and never stop are what a change does (one CloudTrail may not h
 input's. Unless the error says what the input named does not exist: a request that asked S3 for an object
 (an ``s3://`` URI in its own lines) that no successful request named, answered NoSuchKey, after a success
 on the same version with nothing changed since, failed on its own input even when it is the newest
-invocation (one bad request); the metrics corroborate with the successes counted before it.
+invocation (one bad request); the metrics corroborate with the successes counted before it. A stream
+mapping stalled behind such failures gets its command (``stream_faults``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 from supervisor.diagnosis.causality import PROPAGATION
 from supervisor.diagnosis.corroboration import TERMINAL_KINDS
-from supervisor.diagnosis.rules import async_faults, queue_faults
+from supervisor.diagnosis.rules import async_faults, queue_faults, stream_faults
 from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.failures import MINUTE, Failure, failures, first_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Rejection, Remedy, Verdict
@@ -186,7 +187,9 @@ def _failed_inputs(c: Conversation) -> Verdict:
     minute = _minute(c, runs, since)
     if failure is None or minute is None:
         return None
-    return _finding(c, mixed, failure, _pointers(mixed, failure, minute), latest)
+    return stream_faults.on_blocked_shard(
+        c, _finding(c, mixed, failure, _pointers(mixed, failure, minute), latest)
+    )
 
 
 def _finding(

@@ -55,14 +55,20 @@ def _numbers(value: Any, path: str) -> Iterator[tuple[str, float]]:
 
 
 def _resource(answer: dict[str, Any], field: str) -> str:
-    """The resource a figure's field counts: the innermost queue, destination or topic, or the function."""
+    """The resource a figure's field counts: the innermost queue, destination, topic or mapping's source,
+    or the function."""
     parts = field.split(".")
     owner: Any = answer
     found = str(answer.get("function_arn") or answer.get("function_name"))
     for part in parts[:-1]:
         owner = owner[int(part)] if isinstance(owner, list) else owner[part]
         if isinstance(owner, dict):
-            named = owner.get("QueueArn") or owner.get("TopicArn") or owner.get("Destination")
+            named = (
+                owner.get("QueueArn")
+                or owner.get("TopicArn")
+                or owner.get("Destination")
+                or owner.get("EventSourceArn")
+            )
             found = str(named) if named else found
     return found
 
