@@ -49,6 +49,7 @@ from chaos.faults.invoke_paths import ASYNC_DLQ_REMOVE, ASYNC_RETRIES, PERMISSIO
 from chaos.faults.ledger import Ledger
 from chaos.faults.logs import KINDS, inject_lines
 from chaos.faults.network import NETWORK_BLOCK
+from chaos.faults.streams import STREAM_POISON
 from chaos.faults.throttle import THROTTLE
 from mcp_server.lambda_names import validate_lambda_name
 
@@ -61,6 +62,7 @@ EVENT_PATH_FAMILIES: dict[str, tuple[Fault, ...]] = {
     "permission": (PERMISSION_REMOVE,),
     "sns": (SNS_UNSUBSCRIBE,),
     "async": (ASYNC_DLQ_REMOVE, ASYNC_RETRIES),
+    "stream": (STREAM_POISON,),
 }
 FAULTS: dict[str, Fault] = {
     f.name: f
@@ -369,6 +371,12 @@ def _add_event_paths(commands: Commands, common: argparse.ArgumentParser) -> Non
     retries.add_argument("--attempts", type=_ranged(0, 2, "a number of retry attempts"))
     retries.add_argument("--max-age", type=_ranged(60, 21600, "a whole number of seconds"))
     async_actions.add_parser("restore", parents=[common], help="put the settings back")
+    stream = commands.add_parser("stream", help="write a bad record to the stream the function reads")
+    stream_actions = stream.add_subparsers(dest="action", required=True)
+    stream_actions.add_parser(
+        "poison", parents=[common], help="a record that is not JSON, on the first shard of its Kinesis stream"
+    )
+    stream_actions.add_parser("restore", parents=[common], help="put the mapping's retry settings back")
 
 
 def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
@@ -427,6 +435,7 @@ INJECTIONS: dict[str, Callable[[argparse.Namespace], Injection]] = {
     "sns unsubscribe": lambda a: (SNS_UNSUBSCRIBE, {"topic": a.topic}),
     "async dlq-remove": lambda a: (ASYNC_DLQ_REMOVE, {}),
     "async retries": lambda a: (ASYNC_RETRIES, {"attempts": a.attempts, "max_age": a.max_age}),
+    "stream poison": lambda a: (STREAM_POISON, {}),
 }
 
 

@@ -11,6 +11,8 @@ no alarm, through a CloudFormation Condition), each built by deploy/alarms.py as
 - ``UrlFunctionName``: a function called through its function URL; requests answered 4XX or 5XX alarm.
 - ``RestApiName`` with ``RestApiFunctionName``: a REST API (API Gateway) whose routes invoke that function;
   requests it answered 5XX alarm, on the function.
+- ``StreamFunctionName``: a function reading a Kinesis or DynamoDB stream; records sent to it
+  ``IteratorAgeThresholdMs`` old or more alarm.
 """
 
 from __future__ import annotations
@@ -25,12 +27,17 @@ from deploy.alarms import (
     caller_topic_alarms,
     dead_letter_queue_alarms,
     source_queue_alarms,
+    stream_alarms,
     url_alarms,
 )
 from deploy.cfn import ref, substituted
 
 Template = dict[str, Any]
 AGE_THRESHOLD = "QueueAgeThresholdSeconds"
+ITERATOR_AGE_THRESHOLD = "IteratorAgeThresholdMs"
+ITERATOR_AGE_DEFAULT_MS = (
+    60_000  # a minute behind: what a team reading a stream in near real time would page on
+)
 # An SQS queue's name: up to 80 alphanumerics, hyphens and underscores, a FIFO queue's ending in ``.fifo``.
 _QUEUE_PATTERN = r"^([A-Za-z0-9_-]{1,80}|[A-Za-z0-9_-]{1,75}\.fifo)?$"
 # parameter -> (its condition, its pattern, what it names)
@@ -72,6 +79,12 @@ _OPTIONAL: dict[str, tuple[str, str, str]] = {
         "^[A-Za-z0-9 ._-]{0,128}$",
         "A REST API (API Gateway) whose routes invoke RestApiFunctionName: requests it answered 5XX alarm.",
     ),
+    "StreamFunctionName": (
+        "HasStreamFunction",
+        "^[A-Za-z0-9_-]{0,64}$",
+        f"A function reading a Kinesis or DynamoDB stream: records sent to it {ITERATOR_AGE_THRESHOLD} old "
+        "or more (its IteratorAge) alarm.",
+    ),
 }
 API_FUNCTION = "RestApiFunctionName"  # the function behind RestApiName, which its alarm names
 
@@ -101,7 +114,13 @@ def parameters() -> Template:
             "Default": QUEUE_AGE_THRESHOLD_SECONDS,
             "MinValue": 1,
             "Description": "Seconds the source queue's oldest message may wait before its alarm.",
-        }
+        },
+        ITERATOR_AGE_THRESHOLD: {
+            "Type": "Number",
+            "Default": ITERATOR_AGE_DEFAULT_MS,
+            "MinValue": 1,
+            "Description": "Milliseconds a stream's records may wait before they reach the function.",
+        },
     }
     return optional | api_function | threshold
 
@@ -131,8 +150,11 @@ def _resources(parameter: str, logical_ids: tuple[str, ...], alarms: list[Alarm]
 def resources(topic_arn: Any) -> Template:
     """The alarms, each under the condition of the parameter that names what it watches."""
     queue_age = source_queue_alarms("${SourceQueueName}", topic_arn, f"${{{AGE_THRESHOLD}}}")
+    iterator_age = stream_alarms("${StreamFunctionName}", topic_arn, f"${{{ITERATOR_AGE_THRESHOLD}}}")
     for alarm in queue_age:
         alarm["Threshold"] = ref(AGE_THRESHOLD)  # a number, not the text the description quotes
+    for alarm in iterator_age:
+        alarm["Threshold"] = ref(ITERATOR_AGE_THRESHOLD)
     return (
         _resources("SourceQueueName", ("SourceQueueAgeAlarm",), queue_age)
         | _resources(
@@ -165,4 +187,5 @@ def resources(topic_arn: Any) -> Template:
             ("RestApi5xxErrorAlarm",),
             api_alarms("${RestApiName}", f"${{{API_FUNCTION}}}", topic_arn),
         )
+        | _resources("StreamFunctionName", ("StreamIteratorAgeAlarm",), iterator_age)
     )

@@ -217,7 +217,6 @@ def poison_on_the_stream(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Un
     poller = StreamPoller(runtime, sandbox.session(names.LAMBDA_SERVICE))
     mapping = sandbox.world.click_mapping_uuid
     undo(lambda: _stream_defaults(lambda_, mapping))
-    poller.poll_once()  # LATEST: the shards are read from here on
 
     def put(shard: int, data: str) -> None:
         kinesis.put_record(

@@ -26,6 +26,7 @@ from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.event_sources import ESM_DELETE, ESM_DISABLE, QUEUE_VISIBILITY
 from chaos.faults.invoke_paths import ASYNC_DLQ_REMOVE, ASYNC_RETRIES, PERMISSION_REMOVE, SNS_UNSUBSCRIBE
+from chaos.faults.streams import POISON, STREAM_POISON
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
@@ -537,3 +538,50 @@ def test_cli_rejects_bad_event_path_input_with_exit_2(
         chaos_cli.main(args)
     assert exited.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def _first_shard_data(operator: boto3.Session) -> list[bytes]:
+    kinesis = operator.client("kinesis")
+    iterator = kinesis.get_shard_iterator(
+        StreamName=names.CLICK_STREAM, ShardId="shardId-000000000000", ShardIteratorType="TRIM_HORIZON"
+    )["ShardIterator"]
+    return [r["Data"] for r in kinesis.get_records(ShardIterator=iterator, Limit=10000)["Records"]]
+
+
+def test_stream_poison_writes_one_bad_record_no_history_shows_and_restore_undoes_a_remediation(
+    operator: boto3.Session,
+) -> None:
+    clicks, lambda_ = names.CLICK_FUNCTION, operator.client("lambda")
+    before, records = world_snapshot(operator), _first_shard_data(operator)
+    chaos = Chaos(operator, say=lambda _: None)
+    since = datetime.now(UTC)
+    saved = chaos.inject(STREAM_POISON, clicks)
+    assert _first_shard_data(operator) == [*records, POISON]
+    assert saved.prior["settings"] == {
+        "MaximumRetryAttempts": -1,
+        "MaximumRecordAgeInSeconds": -1,
+        "BisectBatchOnFunctionError": False,
+    }
+    # the remediation a diagnosis proposes, applied as a person would
+    lambda_.update_event_source_mapping(
+        UUID=saved.prior["uuid"], MaximumRetryAttempts=2, BisectBatchOnFunctionError=True
+    )
+    assert chaos.restore(STREAM_POISON, clicks) is True
+    assert [call.operation for call in chaos.calls] == [
+        "PutParameter",
+        "PutRecord",
+        "UpdateEventSourceMapping",
+        "DeleteParameter",
+    ]
+    assert world_snapshot(operator) == before
+    # the record is data: only the remediation and the restore are in the history
+    assert _recorded(operator, since) == [
+        "UpdateEventSourceMapping20150331",
+        "UpdateEventSourceMapping20150331",
+    ]
+    assert chaos.restore(STREAM_POISON, clicks) is False  # nothing saved any more
+
+
+def test_stream_poison_is_refused_on_a_function_no_stream_feeds(operator: boto3.Session) -> None:
+    with pytest.raises(ChaosRefused, match="it has 0 Kinesis event source mappings"):
+        Chaos(operator, say=lambda _: None).inject(STREAM_POISON, FN)

@@ -400,6 +400,7 @@ EVENT_PATH_PARAMETERS = {
     "UrlFunctionName": names.ORDER_INTAKE_FUNCTION,
     "RestApiName": names.ORDERS_REST_API,
     "RestApiFunctionName": names.ORDERS_FUNCTION,
+    "StreamFunctionName": names.CLICK_FUNCTION,
 }
 EVENT_PATH_ALARMS = {  # logical id -> the alarm it creates for the sandbox world's event paths
     "SourceQueueAgeAlarm": "orders-queue-oldest-message-age",
@@ -412,6 +413,7 @@ EVENT_PATH_ALARMS = {  # logical id -> the alarm it creates for the sandbox worl
     "Url4xxCountAlarm": "order-intake-url4xxcount",
     "Url5xxCountAlarm": "order-intake-url5xxcount",
     "RestApi5xxErrorAlarm": "orders-rest-api-5xxerror",
+    "StreamIteratorAgeAlarm": "click-aggregator-iteratorage",
 }
 # What each of those alarms must be, written out: CloudWatch's PutMetricAlarm fields (which are also the
 # AWS::CloudWatch::Alarm properties), periods in seconds.
@@ -475,6 +477,13 @@ EVENT_PATH_DEFINITIONS = {
         )
         for metric in ("Url4xxCount", "Url5xxCount")
     },
+    "click-aggregator-iteratorage": _metric_alarm(
+        "click-aggregator-iteratorage",
+        "Records wait for click-aggregator: the newest batch's last record was 6000 ms old or more when sent",
+        ("AWS/Lambda", "IteratorAge", "FunctionName", "click-aggregator"),
+        "Maximum",
+        6000.0,  # the sandbox's IteratorAgeThresholdMs
+    ),
     "orders-rest-api-5xxerror": {
         "AlarmName": "orders-rest-api-5xxerror",
         "AlarmDescription": "5XXError of REST API orders-rest-api, in front of function orders-api",
@@ -515,9 +524,11 @@ def test_the_event_path_alarms_are_the_ones_written_out_in_the_template_and_the_
 ) -> None:
     sandbox, operator = account
     document = template.build()
-    stack = ResolvedStack(
-        EVENT_PATH_PARAMETERS | {"QueueAgeThresholdSeconds": str(names.QUEUE_AGE_ALARM_SECONDS)}, document
-    )
+    thresholds = {
+        "QueueAgeThresholdSeconds": str(names.QUEUE_AGE_ALARM_SECONDS),
+        "IteratorAgeThresholdMs": str(names.ITERATOR_AGE_ALARM_MS),
+    }
+    stack = ResolvedStack(EVENT_PATH_PARAMETERS | thresholds, document)
     conditional = {k: r for k, r in document["Resources"].items() if "Condition" in r}
     assert set(conditional) == set(EVENT_PATH_ALARMS)
     assert {r["Type"] for r in conditional.values()} == {"AWS::CloudWatch::Alarm"}
@@ -527,12 +538,12 @@ def test_the_event_path_alarms_are_the_ones_written_out_in_the_template_and_the_
     assert {
         alarm["AlarmName"]: _definition(alarm) for alarm in in_template.values()
     } == EVENT_PATH_DEFINITIONS
-    assert [alarm["AlarmActions"] for alarm in in_template.values()] == [["ref:AlertsTopic"]] * 10
+    assert [alarm["AlarmActions"] for alarm in in_template.values()] == [["ref:AlertsTopic"]] * 11
     in_sandbox = operator.client("cloudwatch").describe_alarms(AlarmNames=list(EVENT_PATH_DEFINITIONS))[
         "MetricAlarms"
     ]
     assert {alarm["AlarmName"]: _definition(alarm) for alarm in in_sandbox} == EVENT_PATH_DEFINITIONS
-    assert [alarm["AlarmActions"] for alarm in in_sandbox] == [[sandbox.world.topic_arn]] * 10
+    assert [alarm["AlarmActions"] for alarm in in_sandbox] == [[sandbox.world.topic_arn]] * 11
     assert document["Resources"]["SourceQueueAgeAlarm"]["Properties"]["Threshold"] == {
         "Ref": "QueueAgeThresholdSeconds"
     }
@@ -549,6 +560,7 @@ def test_without_event_path_parameters_there_is_no_event_path_alarm() -> None:
         "HasCallerTopic": False,
         "HasUrlFunction": False,
         "HasRestApi": False,
+        "HasStreamFunction": False,
     }
     api_only = ResolvedStack({"RestApiName": names.ORDERS_REST_API}, document)
     assert not api_only.condition("HasRestApi")  # its alarm needs the function behind it too

@@ -1,6 +1,8 @@
 """Traffic on the world's event paths, as its callers send it: order messages into orders-queue (read by
-order-worker's event source mapping) and order events published to the order-events topic (delivered to
-order-notifier asynchronously). A poison message is one a consumer cannot read at all."""
+order-worker's event source mapping), order events published to the order-events topic (delivered to
+order-notifier asynchronously) and clicks written to the clickstream (read by click-aggregator's Kinesis
+mapping), each to its two shards in turn, the second first. A poison message is one a consumer cannot
+read at all."""
 
 from __future__ import annotations
 
@@ -11,8 +13,12 @@ import boto3
 
 from chaos.sandbox import names
 
-EventTraffic = Literal["queue", "poison-queue", "publish", "poison-publish"]
-EVENT_TRAFFIC: Final[frozenset[str]] = frozenset({"queue", "poison-queue", "publish", "poison-publish"})
+EventTraffic = Literal["queue", "poison-queue", "publish", "poison-publish", "stream"]
+EVENT_TRAFFIC: Final[frozenset[str]] = frozenset(
+    {"queue", "poison-queue", "publish", "poison-publish", "stream"}
+)
+# Explicit hash keys in the clickstream's two shards (each owns half of the 128-bit key space).
+SHARD_HASH_KEYS: Final = ("0", str(2**127 + 1))
 DRILL_ORDER: Final = "drill-order"  # every order the drill's traffic writes has this id (deleted after)
 POISON: Final = "not an order: {{"
 # The queues a scenario may leave messages in; emptied before the next one so it reads only its own.
@@ -20,11 +26,30 @@ QUEUES: Final = (names.ORDERS_QUEUE, names.ORDERS_DLQ, names.ORDER_NOTIFIER_DLQ)
 
 
 def function_of(traffic: EventTraffic) -> str:
+    if traffic == "stream":
+        return names.CLICK_FUNCTION
     return names.ORDER_WORKER_FUNCTION if "queue" in traffic else names.ORDER_NOTIFIER_FUNCTION
+
+
+def put_clicks(
+    operator: boto3.Session, count: int, shards: tuple[int, ...] = (1, 0), page: str = "/checkout"
+) -> int:
+    """``count`` clicks on the clickstream, on ``shards`` in turn; the number written."""
+    kinesis = operator.client("kinesis")
+    for n in range(count):
+        kinesis.put_record(
+            StreamName=names.CLICK_STREAM,
+            Data=names.click(page).encode(),
+            PartitionKey=f"visitor-{n}",
+            ExplicitHashKey=SHARD_HASH_KEYS[shards[n % len(shards)]],
+        )
+    return count
 
 
 def send(operator: boto3.Session, traffic: EventTraffic, count: int) -> int:
     """Send ``count`` messages (the last one poison for the poison kinds); the number sent."""
+    if traffic == "stream":
+        return put_clicks(operator, count)
     bodies = [names.order_message(order_id=DRILL_ORDER) for _ in range(count)]
     if traffic in ("publish", "poison-publish"):
         bodies = [names.order_event(order_id=DRILL_ORDER) for _ in range(count)]

@@ -52,6 +52,8 @@ Resource = Literal[
     "topic",  # the SNS topic that invokes the function
     "key",  # the KMS key of the function's environment variables (its ARN)
     "api",  # the REST API in front of the function (arn:aws:apigateway:<region>::/restapis/<id>)
+    "stream",  # the Kinesis stream the function reads (its ARN)
+    "stream-mapping",  # the UUID of the function's Kinesis event source mapping
 ]
 
 _JSON_DOCUMENTS = frozenset({("iam", "PolicyDocument"), ("iam", "AssumeRolePolicyDocument")})

@@ -56,6 +56,10 @@ from watchdog.handler import build_watchdog
 
 CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
+_DATA_EVENTS = (("kinesis", "PutRecord"),)  # a record written to a stream: data, not configuration
+# The functions the Lambda service invokes for the scenarios (pollers, asynchronous events).
+_POLLED = (names.ORDER_WORKER_FUNCTION, names.ORDER_NOTIFIER_FUNCTION, names.CLICK_FUNCTION)
+RECOVERED_PAGE = "/after-the-fix"  # the page of the click the stage writes to see the stream move on
 DRILL_ORDER = event_traffic.DRILL_ORDER  # the one order the drill's traffic writes (deleted after each)
 CAUGHT_UP_SECONDS = 30.0  # how long an act waits for a pass of the Lambda service that began after its change
 BURST_REPORT_MB = 1  # a burst of report-builder renders small reports (no memory or hashing to speak of)
@@ -306,7 +310,7 @@ class Drill:
         return [
             Change(call.operation, self.operator_arn)
             for call in chaos.calls[first:]
-            if call.service not in _NOT_CHANGES
+            if call.service not in _NOT_CHANGES and (call.service, call.operation) not in _DATA_EVENTS
         ]
 
     def _fresh_stage(self) -> None:
@@ -316,6 +320,7 @@ class Drill:
         it was emptied, the invocations of its last messages) would land in this scenario's minute."""
         self._settle()
         event_traffic.empty(self.operator)
+        self.events.streams.skip_to_latest()  # a record an earlier scenario left unread blocks nothing now
         logs = self.operator.client("logs")
         for function in names.FUNCTIONS:
             group = f"/aws/lambda/{function}"
@@ -337,7 +342,7 @@ class Drill:
     def _observed(self, stages: defaultdict[str, _StageLog]) -> None:
         """The invocations the Lambda service made for the scenario (pollers, asynchronous events)."""
         for invocation in self.events.take_invocations():
-            if invocation.function_name in (names.ORDER_WORKER_FUNCTION, names.ORDER_NOTIFIER_FUNCTION):
+            if invocation.function_name in _POLLED:
                 stage = stages[invocation.function_name]
                 stage.request_ids.add(invocation.request_id)
                 stage.statuses.append(invocation.status)
@@ -534,6 +539,8 @@ class Drill:
             resources["key"] = self.keys[function]
         if function == names.ORDERS_FUNCTION:
             resources["api"] = f"arn:aws:apigateway:{world.region}::/restapis/{world.orders_rest_api_id}"
+        if function == names.CLICK_FUNCTION:
+            resources["stream"], resources["stream-mapping"] = world.clickstream_arn, world.click_mapping_uuid
         return resources | _EVENT_PATHS.get(function, {})
 
     def closing_checks(self) -> list[Check]:
@@ -608,6 +615,8 @@ class _OperatorApplier(Applier):
             return drained, f"orders-queue holds {left} message(s) after up to {wait:g}s"
         if applies.recovery == "async-delivered":
             return self._failed_event_kept(wait)
+        if applies.recovery == "stream-delivers":
+            return self._click_counted(wait)
         if applies.recovery in ("url-answers", "api-answers"):
             door: Traffic = "url" if applies.recovery == "url-answers" else "api"
             invocations, answers = self.drill._requests(self.runtime, door, 1)
@@ -659,6 +668,21 @@ class _OperatorApplier(Applier):
             f"{before} message(s), then {after}",
         )
 
+    def _click_counted(self, wait: float) -> tuple[bool, str]:
+        """A click the stage writes to the clickstream's first shard (the one the bad record blocked) is
+        counted by click-aggregator within ``wait``: the shard moved on."""
+        marker: list[Invocation] = []
+        self.drill.events.runtime.observers.append(marker.append)
+        try:
+            event_traffic.put_clicks(self.drill.operator, 1, shards=(0,), page=RECOVERED_PAGE)
+            deadline = time.monotonic() + wait
+            while time.monotonic() < deadline and not _counted(marker, RECOVERED_PAGE):
+                time.sleep(0.2)
+        finally:
+            self.drill.events.runtime.observers.remove(marker.append)
+        statuses = [i.status for i in marker if i.function_name == names.CLICK_FUNCTION]
+        return _counted(marker, RECOVERED_PAGE), f"click-aggregator invocations after a new click: {statuses}"
+
     def _failed_event_kept(self, wait: float) -> tuple[bool, str]:
         """An unreadable event the stage publishes fails in order-notifier and reaches its dead-letter queue
         (Lambda sends it there with the function's role): the asynchronous path keeps what fails again."""
@@ -670,6 +694,15 @@ class _OperatorApplier(Applier):
             time.sleep(0.2)
         after = event_traffic.waiting(operator, dlq)
         return after > before, f"{dlq} held {before} message(s), then {after} after an unreadable publish"
+
+
+def _counted(invocations: list[Invocation], page: str) -> bool:
+    """Whether an invocation of click-aggregator counted a click on ``page`` (its answer names the pages)."""
+    return any(
+        i.status == "succeeded" and isinstance(i.result, dict) and page in (i.result.get("pages") or {})
+        for i in invocations
+        if i.function_name == names.CLICK_FUNCTION
+    )
 
 
 def _last_act(scenario: Scenario, function: str) -> Act | None:

@@ -34,6 +34,7 @@ from chaos.faults.iam import (
 from chaos.faults.invoke_paths import ASYNC_DLQ_REMOVE, PERMISSION_REMOVE
 from chaos.faults.logs import Kind as PlantKind
 from chaos.faults.network import BLOCK_EGRESS, BLOCK_NACL, BLOCK_ROUTE
+from chaos.faults.streams import STREAM_POISON
 from chaos.faults.throttle import THROTTLE
 from chaos.sandbox import names
 
@@ -45,7 +46,8 @@ from chaos.sandbox import names
 # JSON body cut short), count invocations in all, the first a good one. queue / publish:
 # order messages into orders-queue, order events to the order-events topic (poison-*: the last one
 # unreadable), as their callers send them. url: order-intake's everyday order POSTed to its function URL.
-# api: an order POSTed to orders-rest-api's /orders (orders-api:live behind it).
+# api: an order POSTed to orders-rest-api's /orders (orders-api:live behind it). stream: clicks written to the
+# clickstream, its two shards in turn (click-aggregator reads it).
 Traffic = Literal[
     "one",
     "burst",
@@ -59,6 +61,7 @@ Traffic = Literal[
     "poison-publish",
     "url",
     "api",
+    "stream",
 ]
 # Faults outside AWS, between the supervisor and what it depends on.
 Infra = Literal["mcp-down", "bedrock-403", "mcp-timeout", "mcp-flapping"]
@@ -70,6 +73,7 @@ ImpactKind = Literal[
     "events_dropped",
     "deliveries_failed",
     "notifications_failed",
+    "record_age_ms",
 ]
 IMPACT_RESOURCES: dict[ImpactKind, Resource] = {
     "messages_waiting": "queue",
@@ -78,6 +82,7 @@ IMPACT_RESOURCES: dict[ImpactKind, Resource] = {
     "events_dropped": "function",
     "deliveries_failed": "function",
     "notifications_failed": "topic",
+    "record_age_ms": "stream",
 }
 # An expected figure: exactly this value, or within (low, high) inclusive (ages).
 Figure = float | tuple[float, float]
@@ -90,7 +95,8 @@ Figure = float | tuple[float, float]
 # publish-delivered: a message the stage publishes to the topic reaches the function;
 # async-delivered: an asynchronous event the stage sends reaches the function or its destination;
 # url-answers: an order POSTed to order-intake's function URL is answered 2XX;
-# api-answers: an order POSTed to orders-rest-api's /orders is answered 2XX.
+# api-answers: an order POSTed to orders-rest-api's /orders is answered 2XX;
+# stream-delivers: a click the stage writes to the clickstream's first shard is counted by click-aggregator.
 Recovery = Literal[
     "function-succeeds",
     "queue-drains",
@@ -99,6 +105,7 @@ Recovery = Literal[
     "async-delivered",
     "url-answers",
     "api-answers",
+    "stream-delivers",
 ]
 # The trigger an incident must name: the injector's last change on its function, its first (a fault
 # diagnosed before the later changes were made), any change injected on it, or none (nothing changed, or
@@ -109,6 +116,7 @@ DP, ORDERS, REPORT = names.FUNCTION_NAME, names.ORDERS_FUNCTION, names.REPORT_FU
 INTAKE = names.ORDER_INTAKE_FUNCTION  # Node.js 22, an ES module, the AWS SDK for JavaScript v3
 WORKER = names.ORDER_WORKER_FUNCTION  # reads orders-queue through an SQS event source mapping
 NOTIFIER = names.ORDER_NOTIFIER_FUNCTION  # invoked asynchronously by the order-events topic
+CLICKS = names.CLICK_FUNCTION  # reads the clickstream (Kinesis, two shards) through an event source mapping
 COPY, COPY_ROLE = copy_names(DP)  # what FUNCTION_COPY creates from data-processor
 INTAKE_COPY, INTAKE_COPY_ROLE = copy_names(INTAKE)
 INSTRUCTIONS_KEY = (
@@ -274,6 +282,8 @@ THROTTLE_0 = Injection(THROTTLE, {"concurrency": 0})
 # IAM changes take seconds to apply: a change up to 10 s before a success may not have applied yet. One
 # more than this before the successes cannot have caused the failures after them.
 SETTLED_SECONDS = 12.0
+# How long the stream scenario waits once its clicks are written: past the IteratorAge alarm's threshold.
+STREAM_STALL_SECONDS = names.ITERATOR_AGE_ALARM_MS / 1000 + 1.0
 _ALARM_SOURCE = _one(DP, S3)  # infrastructure scenarios need a real alarm to investigate
 
 # The fixes the scenarios expect, written from what each injector did and what AWS needs to undo it: a
@@ -317,6 +327,18 @@ def _behind_the_api(fault: str, command: Command) -> tuple[ExpectedIncident, ...
             applies=Applies("api-answers") if n == 0 else None,
         )
         for n in range(2)
+    )
+
+
+def _stream_moves_on() -> Command:
+    """The mapping made to give up on a batch after retries, bisecting it down to the record it fails on."""
+    return Command(
+        "lambda update-event-source-mapping",
+        {
+            "--uuid": named("stream-mapping"),
+            "--maximum-retry-attempts": 2,
+            "--bisect-batch-on-function-error": True,
+        },
     )
 
 
@@ -998,6 +1020,29 @@ SCENARIOS: tuple[Scenario, ...] = (
             # queue-age alarm; the newest minute's Maximum may hold only the end of it
             impact={"messages_in_dead_letter_queue": 1, "oldest_message_age_seconds": (1, 6)},
         ),
+    ),
+    Scenario(
+        "stream-poison-record",
+        "a record click-aggregator cannot read on the clickstream's first shard: Lambda retries its batch "
+        "forever while the second shard goes on",
+        (
+            Act(CLICKS, (Injection(STREAM_POISON),), traffic="stream", count=2),
+            # the first shard's records age past the function's timeout and the IteratorAge alarm
+            Act(CLICKS, pause_seconds=STREAM_STALL_SECONDS, count=0),
+        ),
+        tuple(
+            ExpectedIncident(
+                CLICKS,
+                frozenset({"bad_input"}),
+                resources=("function", "stream"),
+                trigger="none",
+                command=_stream_moves_on(),
+                applies=Applies("stream-delivers") if n == 0 else None,
+                impact={"record_age_ms": (names.ITERATOR_AGE_ALARM_MS, 120_000)},
+            )
+            for n in range(2)  # its Errors alarm and its IteratorAge alarm
+        ),
+        alarms_after_traffic=True,
     ),
     Scenario(
         "worker-receive-denied",

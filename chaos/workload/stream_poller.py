@@ -6,7 +6,8 @@ function, synchronously, as Lambda does (https://docs.aws.amazon.com/lambda/late
 "It processes one batch of records at a time from each shard"):
 
 - A shard is read from the mapping's ``StartingPosition`` (``TRIM_HORIZON``: every record kept; ``LATEST``:
-  the records that arrived after the mapping was made), then after its checkpoint: the last record of the
+  the records that arrived after the mapping was made, as the emulator's poll view dates it), then after its
+  checkpoint: the last record of the
   last batch that succeeded. A batch holds up to ``BatchSize`` records of one shard, in order.
 - A function error retries the same batch, and every later record of the shard waits behind it, until the
   batch succeeds, its oldest record is older than ``MaximumRecordAgeInSeconds`` or it failed more than
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import base64
 import json
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -107,10 +109,16 @@ class StreamPoller:
         self._shards: dict[tuple[str, str], Shard] = {}  # (mapping UUID, shard id) → its progress
         self._last_full: tuple[float, dict[str, Any] | None] = (0.0, None)  # when, and the view then
         self._sent = False  # whether the last full poll sent a batch: the shards may hold more
+        self._skipped: dict[tuple[str, str], float] = {}  # shards started again (skip_to_latest), and when
+        self._lock = threading.Lock()  # one pass at a time; the stage's skip between passes
 
     def poll_once(self) -> list[StreamOutcome]:
         """One batch per shard of every enabled Kinesis mapping of every account; nothing when the last full
         poll is recent and sent nothing, no batch waits, and no mapping and no stream changed since."""
+        with self._lock:
+            return self._pass()
+
+    def _pass(self) -> list[StreamOutcome]:
         view = poll_view(self._endpoint)
         if self._idle(view):
             return []
@@ -119,12 +127,20 @@ class StreamPoller:
             pages = self._client(platform, "lambda").get_paginator("list_event_source_mappings").paginate()
             for mapping in (m for page in pages for m in page.get("EventSourceMappings", [])):
                 if mapping.get("State") == "Enabled" and ":kinesis:" in str(mapping.get("EventSourceArn")):
-                    found = self._poll(platform, mapping)
+                    found = self._poll(platform, mapping, (view or {}).get("created") or {})
                     if found and found[-1].result != mapping.get("LastProcessingResult"):
                         report_result(self._endpoint, mapping["UUID"], found[-1].result)
                     outcomes += found
         self._last_full, self._sent = (time.monotonic(), view), any(o.sent for o in outcomes)
         return outcomes
+
+    def skip_to_latest(self) -> None:
+        """The stage's fresh start (never Lambda's): every shard read so far starts again after the records
+        it holds now, as a mapping made now at ``LATEST`` would; what waited is not sent."""
+        with self._lock:
+            now = time.time()
+            self._skipped |= dict.fromkeys(self._shards, now)
+            self._shards.clear()
 
     def _idle(self, view: dict[str, Any] | None) -> bool:
         polled_at, last = self._last_full
@@ -146,7 +162,9 @@ class StreamPoller:
             self._roles[role_arn] = cached
         return cached[1]
 
-    def _poll(self, platform: boto3.Session, mapping: dict[str, Any]) -> list[StreamOutcome]:
+    def _poll(
+        self, platform: boto3.Session, mapping: dict[str, Any], created: dict[str, float | None]
+    ) -> list[StreamOutcome]:
         function_arn, stream_arn = mapping["FunctionArn"], mapping["EventSourceArn"]
         role_arn = self._client(platform, "lambda").get_function(FunctionName=function_arn)["Configuration"][
             "Role"
@@ -159,7 +177,12 @@ class StreamPoller:
             for shard_id in shard_ids:
                 key = (mapping["UUID"], shard_id)
                 if key not in self._shards:
-                    self._shards[key] = Shard(_start(kinesis, stream_arn, shard_id, mapping))
+                    latest = (
+                        created.get(mapping["UUID"]) if mapping.get("StartingPosition") == "LATEST" else None
+                    )
+                    self._shards[key] = Shard(
+                        _start(kinesis, stream_arn, shard_id, self._skipped.get(key, latest))
+                    )
                 shard = self._shards[key]
                 if not shard.waiting:
                     limit = int(mapping.get("BatchSize") or 100)
@@ -246,14 +269,19 @@ def _read(
     return list(kinesis.get_records(StreamARN=stream_arn, ShardIterator=iterator, Limit=limit)["Records"])
 
 
-def _start(kinesis: Any, stream_arn: str, shard_id: str, mapping: dict[str, Any]) -> str | None:
-    """The checkpoint a mapping starts a shard from: none for ``TRIM_HORIZON``; for ``LATEST`` the last
-    record in the shard when the poller first reads it."""
-    if mapping.get("StartingPosition") != "LATEST":
+def _start(kinesis: Any, stream_arn: str, shard_id: str, after: float | None) -> str | None:
+    """The checkpoint a shard is read after: the last record that arrived before ``after`` (seconds since
+    the epoch), none when no record did or ``after`` is None (from the first record kept)."""
+    if after is None:
         return None
-    last = None
-    while records := _read(kinesis, stream_arn, shard_id, last, _READ_LIMIT):
-        last = records[-1]["SequenceNumber"]
+    last, start = None, None
+    while records := _read(kinesis, stream_arn, shard_id, start, _READ_LIMIT):
+        start = records[-1]["SequenceNumber"]
+        earlier = [r for r in records if _arrival(r) < after]
+        if earlier:
+            last = earlier[-1]["SequenceNumber"]
+        if len(earlier) < len(records):
+            break
     return last
 
 

@@ -41,8 +41,8 @@ create-event-source-mapping examples of the Lambda developer guide (with-sqs.md,
 ``POST /_sandbox/lambda/event-source-mappings/<uuid>`` with a JSON object sets any of those three fields.
 
 ``GET /_sandbox/lambda/sqs-poll-view`` answers what the sandbox's pollers ask between their full polls: a
-digest of every mapping's configuration, each queue's visible messages by ARN and each Kinesis stream's
-records by ARN (Lambda's own pollers
+digest of every mapping's configuration, each queue's visible messages by ARN, each Kinesis stream's
+records by ARN and when each mapping was made (what ``LATEST`` starts from) (Lambda's own pollers
 long-poll, and answer as soon as a message arrives: chaos/workload/sqs_poller.py).
 """
 
@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Iterable
 from typing import Any
 from wsgiref.types import StartResponse, WSGIEnvironment
@@ -193,6 +194,7 @@ def _patch_models() -> None:
         if _is_stream(spec.get("EventSourceArn")):
             _check_stream_source(self, spec, creating=True)
         mapping = original_create(self, spec)
+        mapping.sandbox_created = time.time()  # type: ignore[attr-defined]
         _unregister(self, mapping)
         return mapping
 
@@ -305,8 +307,14 @@ def _poll_view(environ: WSGIEnvironment, start_response: StartResponse) -> Itera
         for backend in list(regions.values())
         for stream in list(backend.streams.values())
     }
+    created = {
+        mapping.uuid: getattr(mapping, "sandbox_created", None)
+        for regions in list(lambda_backends.values())
+        for backend in list(regions.values())
+        for mapping in list(backend._event_source_mappings.values())
+    }
     digest = hashlib.sha256("\n".join(configurations).encode()).hexdigest()
-    body = json.dumps({"mappings": digest, "visible": visible, "records": records})
+    body = json.dumps({"mappings": digest, "visible": visible, "records": records, "created": created})
     return Response(body, content_type="application/json")(environ, start_response)
 
 
