@@ -1044,6 +1044,24 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         alarms_after_traffic=True,
     ),
+    Scenario(  # the look-alike: every record fails, on both shards, since a deploy
+        "stream-bad-deploy",
+        "click-aggregator build whose handler raises, deployed to $LATEST, while clicks arrive on both "
+        "shards of the clickstream: a code error, not a bad record",
+        (
+            Act(CLICKS, (Injection(DEPLOY_BAD_CODE, {"kind": "exception"}),), traffic="stream", count=4),
+            Act(CLICKS, pause_seconds=STREAM_STALL_SECONDS, count=0),
+        ),
+        tuple(
+            ExpectedIncident(
+                CLICKS,
+                frozenset({"code_error"}),
+                impact={"record_age_ms": (names.ITERATOR_AGE_ALARM_MS, 120_000)},
+            )
+            for _ in range(2)  # its Errors alarm and its IteratorAge alarm
+        ),
+        alarms_after_traffic=True,
+    ),
     Scenario(
         "worker-receive-denied",
         "order-worker's role denied sqs:ReceiveMessage while orders keep arriving: Lambda cannot poll",
