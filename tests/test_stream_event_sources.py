@@ -33,15 +33,20 @@ import base64
 import os
 
 
+def _read(record):
+    if "kinesis" in record:
+        return base64.b64decode(record["kinesis"]["data"]).decode(), record["kinesis"]["sequenceNumber"]
+    return record["dynamodb"]["NewImage"]["data"]["S"], record["dynamodb"]["SequenceNumber"]
+
+
 def handler(event, context):
     seen = []
     for record in event["Records"]:
-        data = base64.b64decode(record["kinesis"]["data"]).decode()
+        data, sequence = _read(record)
         if data == "poison":
             if os.environ.get("MODE") == "partial":
-                failed = record["kinesis"]["sequenceNumber"]
-                return {"batchItemFailures": [{"itemIdentifier": failed}], "seen": seen}
-            raise ValueError(f"cannot parse record {record['kinesis']['sequenceNumber']}")
+                return {"batchItemFailures": [{"itemIdentifier": sequence}], "seen": seen}
+            raise ValueError(f"cannot parse record {sequence}")
         seen.append(data)
     return {"seen": seen}
 """
@@ -52,6 +57,7 @@ STREAM_READS = [
     "kinesis:ListStreams",
 ]
 POLLER_READS = [*STREAM_READS, "kinesis:ListShards", "sqs:SendMessage"]
+TABLE_STREAM_READS = [a.replace("kinesis:", "dynamodb:") for a in STREAM_READS]
 FIRST_SHARD, LAST_SHARD = "0", str(2**127 + 1)  # explicit hash keys in the first and the second of two shards
 
 
@@ -336,3 +342,44 @@ def test_latest_starts_after_the_records_already_in_the_stream(
 
     assert [(o.sent, o.result) for o in outcomes] == [(1, OK)]
     assert seen.processed() == ["new"]
+
+
+def test_a_table_stream_is_polled_alike_and_its_failure_record_names_the_table_stream(
+    stage: Stage, sandbox: Sandbox, runtime: LocalLambdaRuntime, seen: Seen
+) -> None:
+    dynamodb = sandbox.session(names.OPERATOR).client("dynamodb")
+    table = f"clicks-{stage.suffix}"
+    stream_arn = dynamodb.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    )["TableDescription"]["LatestStreamArn"]
+    stage.undo(lambda: dynamodb.delete_table(TableName=table))
+    url, queue_arn = stage.queue()
+    function = stage.function(stage.role([*TABLE_STREAM_READS, "sqs:SendMessage"]))
+    mapping: dict[str, Any] = stage.lambda_.create_event_source_mapping(
+        FunctionName=function,
+        EventSourceArn=stream_arn,
+        StartingPosition="TRIM_HORIZON",
+        BatchSize=4,
+        BisectBatchOnFunctionError=True,
+        MaximumRetryAttempts=0,
+        DestinationConfig={"OnFailure": {"Destination": queue_arn}},
+    )
+    stage.undo(lambda: stage.lambda_.delete_event_source_mapping(UUID=mapping["UUID"]))
+    for n, data in enumerate(("t1", "poison", "t3")):
+        dynamodb.put_item(TableName=table, Item={"id": {"S": str(n)}, "data": {"S": data}})
+    poller = _poller(sandbox, runtime)
+
+    _poll(poller, mapping["UUID"], passes=6)
+
+    assert seen.processed() == ["t1", "t3"]
+    record = json.loads(stage.sqs.receive_message(QueueUrl=url)["Messages"][0]["Body"])
+    info = record["DDBStreamBatchInfo"]
+    assert (info["streamArn"], info["batchSize"], record["requestContext"]["condition"]) == (
+        stream_arn,
+        1,
+        RETRIES_EXHAUSTED,
+    )

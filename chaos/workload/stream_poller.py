@@ -1,21 +1,22 @@
-"""The Lambda service's pollers for Kinesis event source mappings (docs/sandbox.md, "Stream event sources").
+"""The Lambda service's pollers for stream event source mappings, Kinesis streams and DynamoDB table streams
+(docs/sandbox.md, "Stream event sources").
 
 ``poll_once()`` lists the account's mappings (as ``lambda-service``) and, for each ``Enabled`` one on a
-Kinesis stream, reads every shard with the function's execution role and sends one batch per shard to the
+stream, reads every shard with the function's execution role and sends one batch per shard to the
 function, synchronously, as Lambda does (https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html:
 "It processes one batch of records at a time from each shard"):
 
 - A shard is read from the mapping's ``StartingPosition`` (``TRIM_HORIZON``: every record kept; ``LATEST``:
   the records that arrived after the mapping was made, as the emulator's poll view dates it), then after its
-  checkpoint: the last record of the
-  last batch that succeeded. A batch holds up to ``BatchSize`` records of one shard, in order.
+  checkpoint: the last record of the last batch that succeeded. A batch holds up to ``BatchSize`` records of
+  one shard, in order.
 - A function error retries the same batch, and every later record of the shard waits behind it, until the
   batch succeeds, its oldest record is older than ``MaximumRecordAgeInSeconds`` or it failed more than
   ``MaximumRetryAttempts`` times; -1 (the default of both) means never
   (https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html: "a bad record can
   block processing on the affected shard for up to one week"). Records discarded that way are described
   to the ``OnFailure`` destination (an SQS queue or SNS topic: the invocation record of that page, with
-  ``KinesisBatchInfo``), then the shard moves on.
+  ``KinesisBatchInfo``, or ``DDBStreamBatchInfo`` for a table's stream), then the shard moves on.
 - ``BisectBatchOnFunctionError`` splits a failed batch of two records or more in two, each half retried on
   its own, in order; "Splitting batches doesn't consume the retry quota" (same page).
 - With ``ReportBatchItemFailures`` the response's ``batchItemFailures`` name sequence numbers; the records
@@ -26,10 +27,11 @@ function, synchronously, as Lambda does (https://docs.aws.amazon.com/lambda/late
 - Every batch sent publishes ``IteratorAge`` (``AWS/Lambda``, milliseconds): how long before the send its
   last record reached the stream (https://docs.aws.amazon.com/lambda/latest/dg/monitoring-metrics-types.html).
 
-Where Lambda keeps its checkpoints, this poller keeps them in memory; a new poller starts every mapping
+A table stream is read through DynamoDB Streams, its event shaped as with-ddb.html shows it. Where Lambda
+keeps its checkpoints, this poller keeps them in memory; a new poller starts every mapping
 over from its ``StartingPosition``. Not emulated: ``ParallelizationFactor`` above 1, batching windows,
-tumbling windows, filters, enhanced fan-out, resharding, the stream's retention (24 hours: no drill is
-that long) and DynamoDB streams.
+tumbling windows, filters, enhanced fan-out, resharding and the stream's retention (24 hours: no drill is
+that long).
 """
 
 from __future__ import annotations
@@ -126,7 +128,7 @@ class StreamPoller:
         for platform in self._runtime.sessions():
             pages = self._client(platform, "lambda").get_paginator("list_event_source_mappings").paginate()
             for mapping in (m for page in pages for m in page.get("EventSourceMappings", [])):
-                if mapping.get("State") == "Enabled" and ":kinesis:" in str(mapping.get("EventSourceArn")):
+                if mapping.get("State") == "Enabled" and _is_stream(str(mapping.get("EventSourceArn"))):
                     found = self._poll(platform, mapping, (view or {}).get("created") or {})
                     if found and found[-1].result != mapping.get("LastProcessingResult"):
                         report_result(self._endpoint, mapping["UUID"], found[-1].result)
@@ -170,27 +172,23 @@ class StreamPoller:
             "Role"
         ]
         role = self._role(platform, role_arn)
-        kinesis = self._client(role, "kinesis")
+        source = _source(lambda service: self._client(role, service), stream_arn)
         outcomes = []
         try:
-            shard_ids = [s["ShardId"] for s in kinesis.list_shards(StreamARN=stream_arn)["Shards"]]
-            for shard_id in shard_ids:
+            for shard_id in source.shards():
                 key = (mapping["UUID"], shard_id)
                 if key not in self._shards:
                     latest = (
                         created.get(mapping["UUID"]) if mapping.get("StartingPosition") == "LATEST" else None
                     )
-                    self._shards[key] = Shard(
-                        _start(kinesis, stream_arn, shard_id, self._skipped.get(key, latest))
-                    )
+                    self._shards[key] = Shard(_start(source, shard_id, self._skipped.get(key, latest)))
                 shard = self._shards[key]
                 if not shard.waiting:
-                    limit = int(mapping.get("BatchSize") or 100)
-                    records = _read(kinesis, stream_arn, shard_id, shard.checkpoint, limit)
+                    records = source.read(shard_id, shard.checkpoint, int(mapping.get("BatchSize") or 100))
                     if not records:
                         continue
                     shard.waiting.append(Batch(records))
-                outcomes.append(self._send(platform, role, role_arn, mapping, shard_id, shard))
+                outcomes.append(self._send(platform, role, role_arn, mapping, source, shard_id, shard))
         except ClientError as error:
             if not _access_denied(error):
                 raise
@@ -203,20 +201,21 @@ class StreamPoller:
         role: boto3.Session,
         role_arn: str,
         mapping: dict[str, Any],
+        source: Source,
         shard_id: str,
         shard: Shard,
     ) -> StreamOutcome:
         """Send the shard's first waiting batch, and settle it as Lambda would."""
         batch, uuid_ = shard.waiting[0], mapping["UUID"]
         age_limit, now = int(mapping.get("MaximumRecordAgeInSeconds", -1)), self._clock()
-        if age_limit != -1 and now - _arrival(batch.records[0]) > age_limit:
-            discarded = self._discard(role, mapping, shard_id, shard, AGE_EXCEEDED)
+        if age_limit != -1 and now - batch.records[0]["arrival"] > age_limit:
+            discarded = self._discard(role, mapping, source, shard_id, shard, AGE_EXCEEDED)
             return StreamOutcome(uuid_, shard_id, 0, discarded, discarded, FUNCTION_FAILED)
         sent = len(batch.records)
-        event = {"Records": [_event_record(r, shard_id, mapping, role_arn) for r in batch.records]}
+        event = {"Records": [source.event_record(r, shard_id, role_arn) for r in batch.records]}
         parts = str(mapping["FunctionArn"]).split(":")
         invocation = self._runtime.invoke(":".join(parts[:7]), event, parts[7] if len(parts) > 7 else None)
-        self._iterator_age(platform, parts[6], (now - _arrival(batch.records[-1])) * 1000)
+        self._iterator_age(platform, parts[6], (now - batch.records[-1]["arrival"]) * 1000)
         batch.last = invocation
         if invocation.status in _BEFORE_INVOCATION:
             return StreamOutcome(uuid_, shard_id, sent, 0, 0, FUNCTION_FAILED)
@@ -237,18 +236,24 @@ class StreamPoller:
             batch.attempts += 1
             retry_limit = int(mapping.get("MaximumRetryAttempts", -1))
             if retry_limit != -1 and batch.attempts > retry_limit:
-                discarded = self._discard(role, mapping, shard_id, shard, RETRIES_EXHAUSTED)
+                discarded = self._discard(role, mapping, source, shard_id, shard, RETRIES_EXHAUSTED)
         return StreamOutcome(uuid_, shard_id, sent, len(done) + discarded, discarded, FUNCTION_FAILED)
 
     def _discard(
-        self, role: boto3.Session, mapping: dict[str, Any], shard_id: str, shard: Shard, condition: str
+        self,
+        role: boto3.Session,
+        mapping: dict[str, Any],
+        source: Source,
+        shard_id: str,
+        shard: Shard,
+        condition: str,
     ) -> int:
         """Give up on the first waiting batch: describe it to the on-failure destination, move past it."""
         batch = shard.waiting.pop(0)
         shard.checkpoint = batch.records[-1]["SequenceNumber"]
         target = ((mapping.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
         if target:
-            _deliver(role, str(target), _failure_record(mapping, shard_id, batch, condition))
+            _deliver(role, str(target), _failure_record(mapping, source.info_key, shard_id, batch, condition))
         return len(batch.records)
 
     def _iterator_age(self, platform: boto3.Session, function_name: str, age_ms: float) -> None:
@@ -257,27 +262,125 @@ class StreamPoller:
         put_datapoints(self._client(platform, "cloudwatch"), NAMESPACE, values, dimensions, datetime.now(UTC))
 
 
-def _read(
-    kinesis: Any, stream_arn: str, shard_id: str, after: str | None, limit: int
-) -> list[dict[str, Any]]:
-    """Up to ``limit`` records after the sequence number ``after`` (from the first kept when None)."""
-    if after is not None:
-        where = {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "StartingSequenceNumber": after}
-    else:
-        where = {"ShardIteratorType": "TRIM_HORIZON"}
-    iterator = kinesis.get_shard_iterator(StreamARN=stream_arn, ShardId=shard_id, **where)["ShardIterator"]
-    return list(kinesis.get_records(StreamARN=stream_arn, ShardIterator=iterator, Limit=limit)["Records"])
+class _Kinesis:
+    """A Kinesis stream, read with the function's role (with-kinesis.html)."""
+
+    info_key = "KinesisBatchInfo"
+
+    def __init__(self, role: Any, arn: str) -> None:
+        self._client, self.arn = role("kinesis"), arn
+
+    def shards(self) -> list[str]:
+        return [s["ShardId"] for s in self._client.list_shards(StreamARN=self.arn)["Shards"]]
+
+    def read(self, shard_id: str, after: str | None, limit: int) -> list[dict[str, Any]]:
+        where = (
+            {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "StartingSequenceNumber": after}
+            if after is not None
+            else {"ShardIteratorType": "TRIM_HORIZON"}
+        )
+        found = self._client.get_shard_iterator(StreamARN=self.arn, ShardId=shard_id, **where)
+        answer = self._client.get_records(
+            StreamARN=self.arn, ShardIterator=found["ShardIterator"], Limit=limit
+        )
+        return [
+            {
+                "SequenceNumber": r["SequenceNumber"],
+                "arrival": _seconds(r["ApproximateArrivalTimestamp"]),
+                "raw": r,
+            }
+            for r in answer["Records"]
+        ]
+
+    def event_record(self, record: dict[str, Any], shard_id: str, role_arn: str) -> dict[str, Any]:
+        """One record of the event (with-kinesis.html, "Example event")."""
+        raw = record["raw"]
+        return {
+            "kinesis": {
+                "kinesisSchemaVersion": "1.0",
+                "partitionKey": raw["PartitionKey"],
+                "sequenceNumber": raw["SequenceNumber"],
+                "data": base64.b64encode(raw["Data"]).decode(),
+                "approximateArrivalTimestamp": round(record["arrival"], 3),
+            },
+            "eventSource": "aws:kinesis",
+            "eventVersion": "1.0",
+            "eventID": f"{shard_id}:{raw['SequenceNumber']}",
+            "eventName": "aws:kinesis:record",
+            "invokeIdentityArn": role_arn,
+            "awsRegion": self.arn.split(":")[3],
+            "eventSourceARN": self.arn,
+        }
 
 
-def _start(kinesis: Any, stream_arn: str, shard_id: str, after: float | None) -> str | None:
+class _TableStream:
+    """A DynamoDB table's stream, read with the function's role (with-ddb.html)."""
+
+    info_key = "DDBStreamBatchInfo"
+
+    def __init__(self, role: Any, arn: str) -> None:
+        self._client, self.arn = role("dynamodbstreams"), arn
+
+    def shards(self) -> list[str]:
+        return [
+            s["ShardId"]
+            for s in self._client.describe_stream(StreamArn=self.arn)["StreamDescription"]["Shards"]
+        ]
+
+    def read(self, shard_id: str, after: str | None, limit: int) -> list[dict[str, Any]]:
+        where = (
+            {"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": after}
+            if after is not None
+            else {"ShardIteratorType": "TRIM_HORIZON"}
+        )
+        found = self._client.get_shard_iterator(StreamArn=self.arn, ShardId=shard_id, **where)
+        answer = self._client.get_records(ShardIterator=found["ShardIterator"], Limit=min(limit, 1000))
+        return [
+            {
+                "SequenceNumber": r["dynamodb"]["SequenceNumber"],
+                "arrival": _seconds(r["dynamodb"]["ApproximateCreationDateTime"]),
+                "raw": r,
+            }
+            for r in answer["Records"]
+        ]
+
+    def event_record(self, record: dict[str, Any], shard_id: str, role_arn: str) -> dict[str, Any]:
+        """One record of the event (with-ddb.html, "Example DynamoDB Streams record event")."""
+        raw = record["raw"]
+        change = {k: v for k, v in raw["dynamodb"].items() if k != "ApproximateCreationDateTime"}
+        return {
+            "eventID": raw.get("eventID", f"{shard_id}:{record['SequenceNumber']}"),
+            "eventVersion": "1.1",
+            "dynamodb": {"ApproximateCreationDateTime": int(record["arrival"]), **change},
+            "awsRegion": self.arn.split(":")[3],
+            "eventName": raw.get("eventName", "MODIFY"),
+            "eventSourceARN": self.arn,
+            "eventSource": "aws:dynamodb",
+        }
+
+
+Source = _Kinesis | _TableStream
+
+
+def _is_stream(arn: str) -> bool:
+    """A Kinesis stream's ARN, or a DynamoDB table stream's (``...:table/<name>/stream/<label>``)."""
+    service = arn.split(":")[2:3]
+    return service == ["kinesis"] or (service == ["dynamodb"] and "/stream/" in arn)
+
+
+def _source(role: Any, arn: str) -> Source:
+    return _Kinesis(role, arn) if arn.split(":")[2] == "kinesis" else _TableStream(role, arn)
+
+
+def _start(source: Source, shard_id: str, after: float | None) -> str | None:
     """The checkpoint a shard is read after: the last record that arrived before ``after`` (seconds since
     the epoch), none when no record did or ``after`` is None (from the first record kept)."""
     if after is None:
         return None
     last, start = None, None
-    while records := _read(kinesis, stream_arn, shard_id, start, _READ_LIMIT):
+    while records := source.read(shard_id, start, _READ_LIMIT):
         start = records[-1]["SequenceNumber"]
-        earlier = [r for r in records if _arrival(r) < after]
+        earlier = [r for r in records if r["arrival"] < after]
         if earlier:
             last = earlier[-1]["SequenceNumber"]
         if len(earlier) < len(records):
@@ -285,32 +388,8 @@ def _start(kinesis: Any, stream_arn: str, shard_id: str, after: float | None) ->
     return last
 
 
-def _arrival(record: dict[str, Any]) -> float:
-    arrived = record["ApproximateArrivalTimestamp"]
-    return arrived.timestamp() if isinstance(arrived, datetime) else float(arrived)
-
-
-def _event_record(
-    record: dict[str, Any], shard_id: str, mapping: dict[str, Any], role_arn: str
-) -> dict[str, Any]:
-    """One record of the event (with-kinesis.html, "Example event")."""
-    stream_arn = str(mapping["EventSourceArn"])
-    return {
-        "kinesis": {
-            "kinesisSchemaVersion": "1.0",
-            "partitionKey": record["PartitionKey"],
-            "sequenceNumber": record["SequenceNumber"],
-            "data": base64.b64encode(record["Data"]).decode(),
-            "approximateArrivalTimestamp": round(_arrival(record), 3),
-        },
-        "eventSource": "aws:kinesis",
-        "eventVersion": "1.0",
-        "eventID": f"{shard_id}:{record['SequenceNumber']}",
-        "eventName": "aws:kinesis:record",
-        "invokeIdentityArn": role_arn,
-        "awsRegion": stream_arn.split(":")[3],
-        "eventSourceARN": stream_arn,
-    }
+def _seconds(value: Any) -> float:
+    return value.timestamp() if isinstance(value, datetime) else float(value)
 
 
 def _first_failure(invocation: Invocation, records: list[dict[str, Any]], mapping: dict[str, Any]) -> int:
@@ -335,7 +414,9 @@ def _first_failure(invocation: Invocation, records: list[dict[str, Any]], mappin
     return min(sequence.index(n) for n in named)
 
 
-def _failure_record(mapping: dict[str, Any], shard_id: str, batch: Batch, condition: str) -> dict[str, Any]:
+def _failure_record(
+    mapping: dict[str, Any], info_key: str, shard_id: str, batch: Batch, condition: str
+) -> dict[str, Any]:
     """The invocation record of kinesis-on-failure-destination.html: metadata only, no record data."""
     first, last = batch.records[0], batch.records[-1]
     invocation = batch.last
@@ -355,12 +436,12 @@ def _failure_record(mapping: dict[str, Any], shard_id: str, batch: Batch, condit
         else {},
         "version": "1.0",
         "timestamp": _iso(time.time()),
-        "KinesisBatchInfo": {
+        info_key: {
             "shardId": shard_id,
             "startSequenceNumber": first["SequenceNumber"],
             "endSequenceNumber": last["SequenceNumber"],
-            "approximateArrivalOfFirstRecord": _iso(_arrival(first)),
-            "approximateArrivalOfLastRecord": _iso(_arrival(last)),
+            "approximateArrivalOfFirstRecord": _iso(first["arrival"]),
+            "approximateArrivalOfLastRecord": _iso(last["arrival"]),
             "batchSize": len(batch.records),
             "streamArn": mapping["EventSourceArn"],
         },

@@ -21,11 +21,11 @@ never registered on its queue: only the client-side poller receives, invokes and
 A mapping on a Kinesis stream or a DynamoDB stream is never registered on its source either (moto would invoke
 the function at each ``PutRecord`` or table write): the sandbox's stream poller delivers
 (``chaos/workload/stream_poller.py``). Its creation is refused as Lambda refuses it when the function's role
-may not ``kinesis:GetRecords``, ``GetShardIterator``, ``DescribeStream`` and ``ListStreams`` on the stream:
-``Cannot access stream <arn>. Please ensure the role can perform the GetRecords, GetShardIterator,
-DescribeStream, and ListStreams Actions on your stream in IAM.`` (quoted in
-aws-samples/lambda-refarch-webapp#7 and aws-amplify/amplify-cli#12965). Its answers carry the stream defaults
-Lambda answers with (services-kinesis-parameters.html): ``MaximumRetryAttempts`` and
+may not ``GetRecords``, ``GetShardIterator``, ``DescribeStream`` and ``ListStreams`` on the stream
+(``kinesis:``, or ``dynamodb:`` for a table's stream): ``Cannot access stream <arn>. Please ensure the role
+can perform the GetRecords, GetShardIterator, DescribeStream, and ListStreams Actions on your stream in IAM.``
+(quoted in aws-samples/lambda-refarch-webapp#7 and aws-amplify/amplify-cli#12965). Its answers carry the
+stream defaults Lambda answers with (services-kinesis-parameters.html): ``MaximumRetryAttempts`` and
 ``MaximumRecordAgeInSeconds`` -1 (never give up), ``BisectBatchOnFunctionError`` false,
 ``ParallelizationFactor`` 1, ``MaximumBatchingWindowInSeconds`` 0 and an empty ``DestinationConfig``;
 ``MaximumRetryAttempts`` outside -1 to 10,000 and ``MaximumRecordAgeInSeconds`` other than -1 or 60 to 604,800
@@ -155,7 +155,9 @@ def stream_refusal(stream_arn: str) -> str:
 
 
 def _is_stream(arn: object) -> bool:
-    return str(arn).split(":")[2:3] in (["kinesis"], ["dynamodb"])
+    """A Kinesis stream's ARN, or a DynamoDB table stream's (``...:table/<name>/stream/<label>``)."""
+    service = str(arn).split(":")[2:3]
+    return service == ["kinesis"] or (service == ["dynamodb"] and "/stream/" in str(arn))
 
 
 def _check_stream_source(backend: LambdaBackend, spec: dict[str, Any], creating: bool) -> None:
@@ -169,8 +171,9 @@ def _check_stream_source(backend: LambdaBackend, spec: dict[str, Any], creating:
         return
     function = backend.get_function(str(spec.get("FunctionName") or ""))
     arn = str(spec["EventSourceArn"])
+    service, role = arn.split(":")[2], function.role  # kinesis:, or dynamodb: for a table's stream
     for action in STREAM_ACTIONS:
-        if not _role_allows(backend.account_id, backend.region_name, function.role, f"kinesis:{action}", arn):
+        if not _role_allows(backend.account_id, backend.region_name, role, f"{service}:{action}", arn):
             raise InvalidParameterValueException(stream_refusal(arn))
 
 
