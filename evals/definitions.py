@@ -30,7 +30,9 @@ class Traffic:
     """Invocations sent after the fault: ``count`` of ``event``, one after the other or all at once; with
     ``queue``, ``count`` messages of ``event`` (as JSON) sent to that queue instead, as its producers do;
     with ``api``, ``count`` POSTs of ``event`` (as JSON: an order with its ``order_id``) to
-    orders-rest-api's ``/orders``, the order deleted again after the case."""
+    orders-rest-api's ``/orders``, the order deleted again after the case; with ``stream``, ``count`` clicks
+    written to the clickstream (its two shards in turn), then the Lambda service's stream poller reads it
+    until its records have waited ``STREAM_WAIT_SECONDS`` (evals/record.py)."""
 
     event: dict[str, Any]
     count: int = 1
@@ -38,6 +40,7 @@ class Traffic:
     qualifier: str | None = None
     queue: str | None = None
     api: bool = False
+    stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -230,6 +233,19 @@ DEFINITIONS: Final[tuple[CaseDefinition, ...]] = (
         faults=("invocation_contract",),
         affected=(names.ORDERS_FUNCTION,),
         ruled_out=("permission_loss", "throttling"),
+    ),
+    CaseDefinition(
+        "stream-poison",
+        "A record click-aggregator cannot read is written to the first shard of the clickstream (Kinesis), "
+        "then clicks to both shards: with Lambda's stream defaults the first shard's batch is sent again and "
+        "again while its later records wait, and the second shard goes on; nothing changed.",
+        names.CLICK_FUNCTION,
+        (Injection(injector="stream-poison"),),
+        (Traffic(json.loads(names.click()), count=4, stream=True),),
+        faults=("bad_input",),
+        affected=(names.CLICK_FUNCTION, names.CLICK_STREAM),
+        ruled_out=("permission_loss", "throttling"),
+        triggered=False,
     ),
     CaseDefinition(
         "bad-input",

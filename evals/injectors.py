@@ -38,7 +38,7 @@ class FaultInjector:
     def inject(self, chaos: Chaos, function: str, params: dict[str, Any]) -> list[ApiCall]:
         first = len(chaos.calls)
         chaos.inject(self.fault, function, **params)
-        return chaos.calls[first:]
+        return [call for call in chaos.calls[first:] if call.management]
 
     def restore(self, chaos: Chaos, function: str) -> bool:
         return chaos.restore(self.fault, function)

@@ -34,6 +34,7 @@ from langchain_core.language_models import BaseChatModel
 from mcp import Client
 from pydantic import ValidationError
 
+from chaos.drill.event_traffic import put_clicks
 from chaos.faults.calls import ApiCall
 from chaos.faults.chaos import Chaos
 from chaos.faults.errors import ChaosError
@@ -43,7 +44,8 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_sns_events
 from chaos.workload.api_gateway import RestApis
-from chaos.workload.runtime import LocalLambdaRuntime
+from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from chaos.workload.stream_poller import StreamPoller
 from evals.corpus import (
     Case,
     CorpusError,
@@ -76,6 +78,11 @@ Say = Callable[[str], None]
 # Argument variants models commonly ask for, recorded beside the defaults.
 GLOBAL_SERVICES: Final = frozenset({"iam"})  # CloudTrail records their calls in us-east-1
 _ACCESS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
+# A stream case's records wait this long (past the function's timeout and its IteratorAge alarm), read by a
+# poller pass every STREAM_PASS_SECONDS (Lambda documents no pace for its retries; this one keeps the
+# case's log lines, and so its tokens, near the other cases').
+STREAM_WAIT_SECONDS: Final = names.ITERATOR_AGE_ALARM_MS / 1000 + 1.0
+STREAM_PASS_SECONDS: Final = 1.5
 
 
 class RecordError(Exception):
@@ -309,6 +316,9 @@ class Recorder:
                     answer = apis.request(api_id, names.ORDERS_API_STAGE, "POST", "/orders", body)
                     statuses[f"answered {answer.status}"] += 1
                 continue
+            if batch.stream:
+                statuses.update(self._stream(runtime, batch))
+                continue
             if batch.queue is not None:
                 sqs = self.operator.client("sqs")
                 url = sqs.get_queue_url(QueueName=batch.queue)["QueueUrl"]
@@ -324,6 +334,22 @@ class Recorder:
                 ]
             statuses.update(invocation.status for invocation in invocations)
         return statuses
+
+    def _stream(self, runtime: LocalLambdaRuntime, batch: Traffic) -> Counter[str]:
+        """The clicks written, then the stream poller's passes for ``STREAM_WAIT_SECONDS``: the statuses of
+        the invocations it made."""
+        seen: list[Invocation] = []
+        poller = StreamPoller(runtime, self.sandbox.session(names.LAMBDA_SERVICE))
+        runtime.observers.append(seen.append)
+        try:
+            put_clicks(self.operator, batch.count)
+            deadline = time.monotonic() + STREAM_WAIT_SECONDS
+            while time.monotonic() < deadline:
+                poller.poll_once()
+                time.sleep(STREAM_PASS_SECONDS)
+        finally:
+            runtime.observers.remove(seen.append)
+        return Counter(f"stream {i.status}" for i in seen)
 
     def _incident(self, definition: CaseDefinition) -> Signal:
         """The first alarm SNS delivers (as the orchestrator parses it), or the definition's report."""

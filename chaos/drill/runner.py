@@ -56,7 +56,6 @@ from watchdog.handler import build_watchdog
 
 CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
-_DATA_EVENTS = (("kinesis", "PutRecord"),)  # a record written to a stream: data, not configuration
 # The functions the Lambda service invokes for the scenarios (pollers, asynchronous events).
 _POLLED = (names.ORDER_WORKER_FUNCTION, names.ORDER_NOTIFIER_FUNCTION, names.CLICK_FUNCTION)
 RECOVERED_PAGE = "/after-the-fix"  # the page of the click the stage writes to see the stream move on
@@ -310,7 +309,7 @@ class Drill:
         return [
             Change(call.operation, self.operator_arn)
             for call in chaos.calls[first:]
-            if call.service not in _NOT_CHANGES and (call.service, call.operation) not in _DATA_EVENTS
+            if call.service not in _NOT_CHANGES and call.management
         ]
 
     def _fresh_stage(self) -> None:

@@ -23,6 +23,11 @@ _CLIENT_CONFIG = Config(retries={"mode": "standard"}, connect_timeout=5, read_ti
 Say = Callable[[str], None]
 
 
+# Changing calls CloudTrail records as data events, which event history never lists
+# (https://docs.aws.amazon.com/streams/latest/dev/logging-using-cloudtrail.html): a record on a stream.
+DATA_EVENTS = frozenset({("kinesis", "PutRecord"), ("kinesis", "PutRecords")})
+
+
 @dataclass(frozen=True)
 class ApiCall:
     """One changing API call, as made or (in a dry run) as it would be made."""
@@ -30,6 +35,11 @@ class ApiCall:
     service: str
     operation: str
     params: dict[str, Any]
+
+    @property
+    def management(self) -> bool:
+        """Whether CloudTrail's event history lists it (not a data event, such as a stream record)."""
+        return (self.service, self.operation) not in DATA_EVENTS
 
     def __str__(self) -> str:
         shown = _abbreviated(self.params)

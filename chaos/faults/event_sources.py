@@ -38,10 +38,11 @@ _ENABLED_STATES = ("Enabled", "Enabling", "Updating", "Creating")
 MAX_VISIBILITY_SECONDS = 43_200
 
 
-def _sqs_mappings(chaos: Chaos, function_name: str) -> list[dict[str, Any]]:
-    """The SQS mappings whose ``FunctionArn`` names the function (with or without a qualifier). Read from
-    the unfiltered list: moto 5.2.5 filters ``FunctionName`` by the string the mapping was created with,
-    so a mapping created with the function's ARN is not listed under its name."""
+def mappings_of(chaos: Chaos, function_name: str, service: str = "sqs") -> list[dict[str, Any]]:
+    """The mappings of ``service``'s sources (``sqs``, ``kinesis``) whose ``FunctionArn`` names the function
+    (with or without a qualifier). Read from the unfiltered list: moto 5.2.5 filters ``FunctionName`` by the
+    string the mapping was created with, so a mapping created with the function's ARN is not listed under its
+    name."""
     mappings: list[dict[str, Any]] = []
     params: dict[str, Any] = {}
     while True:
@@ -49,7 +50,7 @@ def _sqs_mappings(chaos: Chaos, function_name: str) -> list[dict[str, Any]]:
         mappings += [
             m
             for m in page["EventSourceMappings"]
-            if str(m["EventSourceArn"]).split(":")[2] == "sqs"
+            if str(m["EventSourceArn"]).split(":")[2] == service
             and str(m.get("FunctionArn", "")).split(":")[6:7] == [function_name]
         ]
         if not page.get("NextMarker"):
@@ -59,7 +60,7 @@ def _sqs_mappings(chaos: Chaos, function_name: str) -> list[dict[str, Any]]:
 
 def sqs_mapping(chaos: Chaos, fault: str, function_name: str) -> dict[str, Any]:
     """The function's one SQS event source mapping; ChaosRefused when it has none or several."""
-    mappings = _sqs_mappings(chaos, function_name)
+    mappings = mappings_of(chaos, function_name)
     if not mappings:
         raise ChaosRefused(
             f"refusing {fault} on {function_name}: it has no SQS event source mapping, so no queue feeds it"
@@ -124,7 +125,7 @@ def _apply_delete(chaos: Chaos, target: Target, prior: dict[str, Any]) -> None:
 
 
 def _revert_delete(chaos: Chaos, prior: dict[str, Any]) -> None:
-    present = [m for m in _sqs_mappings(chaos, prior["function"]) if m["EventSourceArn"] == prior["queue"]]
+    present = [m for m in mappings_of(chaos, prior["function"]) if m["EventSourceArn"] == prior["queue"]]
     if present:  # mapped again (a remediation): given back its saved settings, so the world is as it was
         chaos.say(f"  {prior['queue']} is mapped to {prior['function']} again ({present[0]['UUID']})")
         chaos.call(

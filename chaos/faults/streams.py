@@ -14,6 +14,7 @@ from typing import Any
 
 from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosRefused
+from chaos.faults.event_sources import mappings_of
 
 POISON = b"not a click {"
 FIRST_SHARD_HASH_KEY = "0"
@@ -23,19 +24,7 @@ _SETTINGS = ("MaximumRetryAttempts", "MaximumRecordAgeInSeconds", "BisectBatchOn
 
 def _stream_mapping(chaos: Chaos, function_name: str) -> dict[str, Any]:
     """The function's one Kinesis mapping; ChaosRefused when it has none or several."""
-    found: list[dict[str, Any]] = []
-    params: dict[str, Any] = {}
-    while True:
-        page = chaos.read("lambda", "list_event_source_mappings", **params)
-        found += [
-            m
-            for m in page["EventSourceMappings"]
-            if str(m["EventSourceArn"]).split(":")[2] == "kinesis"
-            and str(m.get("FunctionArn", "")).split(":")[6:7] == [function_name]
-        ]
-        if not page.get("NextMarker"):
-            break
-        params["Marker"] = page["NextMarker"]
+    found = mappings_of(chaos, function_name, "kinesis")
     if len(found) != 1:
         raise ChaosRefused(
             f"refusing stream-poison on {function_name}: it has {len(found)} Kinesis event source mappings; "

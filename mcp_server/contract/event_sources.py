@@ -255,8 +255,8 @@ GET_EVENT_SOURCES = ToolDeclaration(
     title="Lambda event sources",
     description=(
         "How the function is invoked besides direct calls, and what waits or is lost on each path: event "
-        "source mappings with their queues (depth, oldest message, redrive) or streams (retry and age "
-        "limits, bisection, on-failure destination, iterator age), asynchronous invocation "
+        "source mappings with their queues or streams (depth, age, redrive, retries), asynchronous "
+        "invocation "
         "(retries, destinations, dead-letter queue, dropped events), SNS subscriptions, the function URL, "
         "REST APIs and the resource policy."
     ),

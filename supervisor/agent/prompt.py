@@ -100,10 +100,9 @@ the evidence determines it.
 - ruled_out: faults checked and rejected, citing configuration, IAM, metrics or network. gaps: what could \
 not be checked, and why.
 - impact (queue, stream, topic or asynchronous invocation), each figure as get_event_sources counts it: \
-messages_waiting (mappings.<n>.queue.ApproximateNumberOfMessages), oldest_message_age_seconds, \
-messages_in_dead_letter_queue (a dead-letter queue's depth), events_dropped (AsyncEventsDropped), \
-deliveries_failed (DeadLetterErrors, DestinationDeliveryFailures), notifications_failed, record_age_ms \
-(a stream mapping's iterator_age_ms).
+messages_waiting (a queue's ApproximateNumberOfMessages), oldest_message_age_seconds, \
+messages_in_dead_letter_queue, events_dropped, deliveries_failed (DeadLetterErrors, \
+DestinationDeliveryFailures), notifications_failed, record_age_ms (iterator_age_ms).
 - resolved, not fault_types: a fault a later change put back as it was (the same rule, policy or \
 setting) with no failure of its kind since (cite both changes' get_recent_changes events).
 - A command acts only on this function and resources the tools showed. No evidence of a fault: unknown, \

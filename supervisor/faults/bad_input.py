@@ -15,8 +15,7 @@ BAD_INPUT = FaultClass(
         "invocations fail on their own input (a missing key, a rejected payload) while others of the same "
         "version and configuration succeed between them, or one asks S3 for an object no success named, "
         "nothing changed since; not when all fail since the latest change. No command fixes input: name "
-        "the gap (source 'remediation'); a stream mapping that retries forever gets the command that lets "
-        "its shard move past the record"
+        "the gap (source 'remediation'), but for a stalled stream"
     ),
     corroboration=((ERRORS, ASYNC_LOSSES), (SUCCEEDED_BESIDE, BACKLOG, STREAM_LAG)),
     check="supervisor.diagnosis.rules.bad_input:check",

@@ -117,8 +117,7 @@ BACKLOG = source(
 STREAM_LAG = source(
     _EVENT_SOURCES,
     r"mappings\.\d+\.iterator_age(_max)?_ms",
-    "get_event_sources mappings.<n>.iterator_age_ms above the function's timeout (a stream's records waited "
-    "longer than one invocation can run)",
+    "get_event_sources mappings.<n>.iterator_age_ms above the function's timeout",
     meanings.waited_behind,
 )
 ASYNC_SETTINGS = source(
