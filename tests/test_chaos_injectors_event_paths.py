@@ -31,8 +31,11 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from tests.chaos_support import Recorder
+from tests.conftest import Undo
 from tests.event_path_reads import function_event_paths
 from tests.queue_grants import grant_consumer
+from tests.stream_stage import FIRST_SHARD, POLLER_READS
+from tests.stream_stage import Stage as StreamStage
 
 FN = names.REPORT_FUNCTION
 QUEUE, TOPIC, STATEMENT = "chaos-test-source", "chaos-test-topic", "chaos-test-topic-invoke"
@@ -540,32 +543,35 @@ def test_cli_rejects_bad_event_path_input_with_exit_2(
     assert message in capsys.readouterr().err
 
 
-def _first_shard_data(operator: boto3.Session) -> list[bytes]:
+def _first_shard_data(operator: boto3.Session, stream: str) -> list[bytes]:
     kinesis = operator.client("kinesis")
     iterator = kinesis.get_shard_iterator(
-        StreamName=names.CLICK_STREAM, ShardId="shardId-000000000000", ShardIteratorType="TRIM_HORIZON"
+        StreamName=stream, ShardId="shardId-000000000000", ShardIteratorType="TRIM_HORIZON"
     )["ShardIterator"]
     return [r["Data"] for r in kinesis.get_records(ShardIterator=iterator, Limit=10000)["Records"]]
 
 
 def test_stream_poison_writes_one_bad_record_no_history_shows_and_restore_undoes_a_remediation(
-    operator: boto3.Session,
+    operator: boto3.Session, undo: Undo
 ) -> None:
-    clicks, lambda_ = names.CLICK_FUNCTION, operator.client("lambda")
-    before, records = world_snapshot(operator), _first_shard_data(operator)
+    """On a stream and a function of its own: the record stays in the stream, where every later poller of
+    the world's clickstream would meet it."""
+    stage = StreamStage(operator, undo)
+    clicks = stage.function(stage.role(POLLER_READS), tags=dict([names.CHAOS_TAG]))
+    uuid = stage.mapping(clicks)["UUID"]
+    lambda_ = operator.client("lambda")
+    stage.put(FIRST_SHARD, "a1")
+    before, records = world_snapshot(operator), _first_shard_data(operator, stage.stream)
     chaos = Chaos(operator, say=lambda _: None)
     since = datetime.now(UTC)
     saved = chaos.inject(STREAM_POISON, clicks)
-    assert _first_shard_data(operator) == [*records, POISON]
-    assert saved.prior["settings"] == {
-        "MaximumRetryAttempts": -1,
-        "MaximumRecordAgeInSeconds": -1,
-        "BisectBatchOnFunctionError": False,
-    }
-    # the remediation a diagnosis proposes, applied as a person would
-    lambda_.update_event_source_mapping(
-        UUID=saved.prior["uuid"], MaximumRetryAttempts=2, BisectBatchOnFunctionError=True
+    assert _first_shard_data(operator, stage.stream) == [*records, POISON]
+    assert (saved.prior["uuid"], saved.prior["settings"]) == (
+        uuid,
+        {"MaximumRetryAttempts": -1, "MaximumRecordAgeInSeconds": -1, "BisectBatchOnFunctionError": False},
     )
+    # the remediation a diagnosis proposes, applied as a person would
+    lambda_.update_event_source_mapping(UUID=uuid, MaximumRetryAttempts=2, BisectBatchOnFunctionError=True)
     assert chaos.restore(STREAM_POISON, clicks) is True
     assert [call.operation for call in chaos.calls] == [
         "PutParameter",

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import time
-import uuid
 from typing import Any
 
 import boto3
@@ -26,128 +25,29 @@ from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.sqs_poller import FUNCTION_FAILED, OK
 from chaos.workload.stream_poller import AGE_EXCEEDED, RETRIES_EXHAUSTED, StreamOutcome, StreamPoller
 from tests.conftest import Undo
-from tests.packages import zip_files
-
-HANDLER = """\
-import base64
-import os
-
-
-def _read(record):
-    if "kinesis" in record:
-        return base64.b64decode(record["kinesis"]["data"]).decode(), record["kinesis"]["sequenceNumber"]
-    return record["dynamodb"]["NewImage"]["data"]["S"], record["dynamodb"]["SequenceNumber"]
-
-
-def handler(event, context):
-    seen = []
-    for record in event["Records"]:
-        data, sequence = _read(record)
-        if data == "poison":
-            if os.environ.get("MODE") == "partial":
-                return {"batchItemFailures": [{"itemIdentifier": sequence}], "seen": seen}
-            raise ValueError(f"cannot parse record {sequence}")
-        seen.append(data)
-    return {"seen": seen}
-"""
-STREAM_READS = [
-    "kinesis:GetRecords",
-    "kinesis:GetShardIterator",
-    "kinesis:DescribeStream",
-    "kinesis:ListStreams",
-]
-POLLER_READS = [*STREAM_READS, "kinesis:ListShards", "sqs:SendMessage"]
-TABLE_STREAM_READS = [a.replace("kinesis:", "dynamodb:") for a in STREAM_READS]
-FIRST_SHARD, LAST_SHARD = "0", str(2**127 + 1)  # explicit hash keys in the first and the second of two shards
-
-
-class Stage:
-    """A throwaway stream (two shards), role, function and destination queue, removed after the test."""
-
-    def __init__(self, operator: boto3.Session, undo: Undo) -> None:
-        self.kinesis, self.iam = operator.client("kinesis"), operator.client("iam")
-        self.lambda_, self.sqs = operator.client("lambda"), operator.client("sqs")
-        self.undo, self.suffix = undo, uuid.uuid4().hex[:8]
-        self.stream = f"clicks-{self.suffix}"
-        self.kinesis.create_stream(StreamName=self.stream, ShardCount=2)
-        self.undo(lambda: self.kinesis.delete_stream(StreamName=self.stream))
-        self.stream_arn = self.kinesis.describe_stream_summary(StreamName=self.stream)[
-            "StreamDescriptionSummary"
-        ]["StreamARN"]
-
-    def role(self, actions: list[str]) -> str:
-        name = f"stream-probe-{self.suffix}"
-        trust = {
-            "Effect": "Allow",
-            "Principal": {
-                "Service": "lambda.amazonaws.com",
-                "AWS": f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.LAMBDA_SERVICE}",
-            },
-            "Action": "sts:AssumeRole",
-        }
-        arn: str = self.iam.create_role(RoleName=name, AssumeRolePolicyDocument=_policy(trust))["Role"]["Arn"]
-        document = _policy({"Effect": "Allow", "Action": actions, "Resource": "*"})
-        self.iam.put_role_policy(RoleName=name, PolicyName="stream", PolicyDocument=document)
-
-        def remove() -> None:
-            self.iam.delete_role_policy(RoleName=name, PolicyName="stream")
-            self.iam.delete_role(RoleName=name)
-
-        self.undo(remove)
-        return arn
-
-    def function(self, role_arn: str, mode: str = "") -> str:
-        name = f"stream-probe-{self.suffix}"
-        self.lambda_.create_function(
-            FunctionName=name,
-            Runtime="python3.12",
-            Role=role_arn,
-            Handler="probe.handler",
-            Code={"ZipFile": zip_files({"probe.py": HANDLER})},
-            Timeout=5,
-            Environment={"Variables": {"MODE": mode}},
-        )
-        self.undo(lambda: self.lambda_.delete_function(FunctionName=name))
-        return name
-
-    def mapping(self, function: str, **settings: Any) -> dict[str, Any]:
-        answer: dict[str, Any] = self.lambda_.create_event_source_mapping(
-            FunctionName=function,
-            EventSourceArn=self.stream_arn,
-            **{"StartingPosition": "TRIM_HORIZON"} | settings,
-        )
-        self.undo(lambda: self.lambda_.delete_event_source_mapping(UUID=answer["UUID"]))
-        return answer
-
-    def queue(self) -> tuple[str, str]:
-        url: str = self.sqs.create_queue(QueueName=f"stream-failures-{self.suffix}")["QueueUrl"]
-        self.undo(lambda: self.sqs.delete_queue(QueueUrl=url))
-        arn = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
-        return url, str(arn)
-
-    def put(self, hash_key: str, *data: str) -> list[str]:
-        return [
-            str(
-                self.kinesis.put_record(
-                    StreamName=self.stream, Data=d.encode(), PartitionKey="p", ExplicitHashKey=hash_key
-                )["SequenceNumber"]
-            )
-            for d in data
-        ]
-
-
-def _policy(*statements: dict[str, Any]) -> str:
-    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+from tests.stream_stage import (
+    FIRST_SHARD,
+    LAST_SHARD,
+    POLLER_READS,
+    STREAM_READS,
+    TABLE_STREAM_READS,
+    Stage,
+    policy,
+)
 
 
 class Seen:
-    """The data of every record the function was sent, and each invocation's outcome."""
+    """The data of every record the stage's function was sent, and each invocation's outcome (the poller
+    reads every stream mapping of the account: the world's clickstream is read too, and left out here)."""
 
-    def __init__(self, runtime: LocalLambdaRuntime) -> None:
+    def __init__(self, runtime: LocalLambdaRuntime, function: str) -> None:
         self.invocations: list[Invocation] = []
-        runtime.observers.append(self.invocations.append)
+        runtime.observers.append(self._observe)
+        self._function = function
+
+    def _observe(self, invocation: Invocation) -> None:
+        if invocation.function_name == self._function:
+            self.invocations.append(invocation)
 
     def processed(self) -> list[str]:
         return [d for i in self.invocations if isinstance(i.result, dict) for d in i.result.get("seen", [])]
@@ -162,8 +62,8 @@ def stage(operator: boto3.Session, undo: Undo) -> Stage:
 
 
 @pytest.fixture
-def seen(runtime: LocalLambdaRuntime) -> Seen:
-    return Seen(runtime)
+def seen(runtime: LocalLambdaRuntime, stage: Stage) -> Seen:
+    return Seen(runtime, f"stream-probe-{stage.suffix}")
 
 
 def _poll(poller: StreamPoller, mapping_uuid: str, passes: int = 1) -> list[StreamOutcome]:
@@ -194,7 +94,7 @@ def test_a_role_that_cannot_read_the_stream_is_refused_and_answers_carry_the_str
     stage.iam.put_role_policy(
         RoleName=f"stream-probe-{stage.suffix}",
         PolicyName="stream",
-        PolicyDocument=_policy({"Effect": "Allow", "Action": POLLER_READS, "Resource": "*"}),
+        PolicyDocument=policy({"Effect": "Allow", "Action": POLLER_READS, "Resource": "*"}),
     )
     created = stage.mapping(function)
     stored = stage.lambda_.get_event_source_mapping(UUID=created["UUID"])
