@@ -223,6 +223,54 @@ def test_fixed_sandbox_honours_stream_scoped_grants(sandbox: Sandbox) -> None:
     assert _list_click_shards_as_its_role(sandbox) is None
 
 
+def _describe_a_table_stream_as_a_role_scoped_to_it(sandbox: Sandbox, undo: Undo) -> str | None:
+    """A role granted dynamodb:DescribeStream on one table stream's ARN only."""
+    operator = sandbox.session(names.OPERATOR)
+    dynamodb, iam = operator.client("dynamodb"), operator.client("iam")
+    table = role = f"fix-9-{uuid.uuid4().hex[:8]}"
+    stream = dynamodb.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    )["TableDescription"]["LatestStreamArn"]
+    undo(lambda: dynamodb.delete_table(TableName=table))
+    trust = {
+        "Effect": "Allow",
+        "Principal": {"AWS": f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.LAMBDA_SERVICE}"},
+        "Action": "sts:AssumeRole",
+    }
+    iam.create_role(
+        RoleName=role, AssumeRolePolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [trust]})
+    )
+    grant = {"Effect": "Allow", "Action": "dynamodb:DescribeStream", "Resource": stream}
+    document = json.dumps({"Version": "2012-10-17", "Statement": [grant]})
+    iam.put_role_policy(RoleName=role, PolicyName="stream", PolicyDocument=document)
+
+    def remove() -> None:
+        iam.delete_role_policy(RoleName=role, PolicyName="stream")
+        iam.delete_role(RoleName=role)
+
+    undo(remove)
+    try:
+        _client_as(sandbox, role, "dynamodbstreams").describe_stream(StreamArn=stream)
+    except ClientError as error:
+        return str(error.response["Error"]["Code"])
+    return None
+
+
+def test_released_moto_still_authorizes_dynamodb_streams_against_no_resource(
+    unpatched: Sandbox, undo: Undo
+) -> None:
+    refused = _describe_a_table_stream_as_a_role_scoped_to_it(unpatched, undo)
+    assert refused is not None, "moto authorizes DynamoDB Streams by stream: drop fix 8's second part"
+
+
+def test_fixed_sandbox_honours_table_stream_scoped_grants(sandbox: Sandbox, undo: Undo) -> None:
+    assert _describe_a_table_stream_as_a_role_scoped_to_it(sandbox, undo) is None
+
+
 def _read_input_within_a_boundary(sandbox: Sandbox, undo: Undo) -> str | None:
     """data-processor's role (granted s3:GetObject on its input bucket), bounded by a boundary that allows
     everything but s3:GetObject."""

@@ -27,7 +27,9 @@
    We authorize the method's action.
 8. Kinesis requests are authorized against the resource ``*``, so a grant scoped to a stream's ARN (as a
    least-privilege role for Lambda's poller is) refuses them. We authorize against the stream the request
-   names (``StreamARN``, else ``StreamName`` in the caller's account and region).
+   names (``StreamARN``, else ``StreamName`` in the caller's account and region). DynamoDB Streams requests
+   likewise, against the table stream their ``StreamArn`` or ``ShardIterator`` (moto's iterators begin with
+   the stream's ARN) names.
 
 ``tests/test_moto_fixes.py`` runs the emulator with and without these fixes, so an upstream fix or
 regression shows up as a failing test.
@@ -43,6 +45,7 @@ from typing import Any
 import botocore.session
 from moto.core.exceptions import JsonRESTError
 from moto.dynamodb.responses import DynamoHandler
+from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 from moto.iam import access_control
 from moto.kinesis.responses import KinesisResponse
 
@@ -124,6 +127,15 @@ def apply() -> None:
             return f"arn:aws:kinesis:{self.region}:{self.current_account}:stream/{found['StreamName']}"
         return "*"
 
+    def table_stream_resource(self: Any) -> str:
+        body = self.body
+        try:
+            found = body if isinstance(body, dict) else json.loads(body or b"{}")
+        except ValueError:
+            found = {}
+        named = found.get("StreamArn") or str(found.get("ShardIterator") or "").split("|", 1)[0]
+        return str(named) if isinstance(named, str) and named.startswith("arn:") else "*"
+
     original_check = access_control.IAMRequestBase.check_action_permitted
 
     def check_action_permitted(self: Any, resource: str) -> None:
@@ -146,6 +158,7 @@ def apply() -> None:
     setattr(access_control.IAMRequestBase, "check_action_permitted", check_action_permitted)  # noqa: B010
     setattr(DynamoHandler, "_determine_resource", table_resource)  # noqa: B010
     setattr(KinesisResponse, "_determine_resource", stream_resource)  # noqa: B010
+    setattr(DynamoDBStreamsHandler, "_determine_resource", table_stream_resource)  # noqa: B010
     setattr(access_control.IAMRequestBase, "__init__", init)  # noqa: B010
     setattr(access_control.IAMRequestBase, "_create_aws_request", create_aws_request)  # noqa: B010
     setattr(access_control.IAMRequest, "_raise_access_denied", raise_access_denied)  # noqa: B010
