@@ -126,3 +126,17 @@ class Stage:
 
 def policy(*statements: dict[str, Any]) -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def table_with_stream(operator: boto3.Session, undo: Undo, table: str) -> str:
+    """A throwaway DynamoDB table with a stream of new images: the stream's ARN."""
+    dynamodb = operator.client("dynamodb")
+    stream: str = dynamodb.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    )["TableDescription"]["LatestStreamArn"]
+    undo(lambda: dynamodb.delete_table(TableName=table))
+    return stream

@@ -23,6 +23,7 @@ from botocore.exceptions import ClientError
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from tests.conftest import Undo
+from tests.stream_stage import table_with_stream
 
 
 @pytest.fixture(scope="module")
@@ -226,16 +227,8 @@ def test_fixed_sandbox_honours_stream_scoped_grants(sandbox: Sandbox) -> None:
 def _describe_a_table_stream_as_a_role_scoped_to_it(sandbox: Sandbox, undo: Undo) -> str | None:
     """A role granted dynamodb:DescribeStream on one table stream's ARN only."""
     operator = sandbox.session(names.OPERATOR)
-    dynamodb, iam = operator.client("dynamodb"), operator.client("iam")
-    table = role = f"fix-9-{uuid.uuid4().hex[:8]}"
-    stream = dynamodb.create_table(
-        TableName=table,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
-    )["TableDescription"]["LatestStreamArn"]
-    undo(lambda: dynamodb.delete_table(TableName=table))
+    iam, role = operator.client("iam"), f"fix-8-{uuid.uuid4().hex[:8]}"
+    stream = table_with_stream(operator, undo, role)
     trust = {
         "Effect": "Allow",
         "Principal": {"AWS": f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.LAMBDA_SERVICE}"},

@@ -33,6 +33,7 @@ from tests.stream_stage import (
     TABLE_STREAM_READS,
     Stage,
     policy,
+    table_with_stream,
 )
 
 
@@ -247,16 +248,9 @@ def test_latest_starts_after_the_records_already_in_the_stream(
 def test_a_table_stream_is_polled_alike_and_its_failure_record_names_the_table_stream(
     stage: Stage, sandbox: Sandbox, runtime: LocalLambdaRuntime, seen: Seen
 ) -> None:
-    dynamodb = sandbox.session(names.OPERATOR).client("dynamodb")
-    table = f"clicks-{stage.suffix}"
-    stream_arn = dynamodb.create_table(
-        TableName=table,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
-    )["TableDescription"]["LatestStreamArn"]
-    stage.undo(lambda: dynamodb.delete_table(TableName=table))
+    operator = sandbox.session(names.OPERATOR)
+    dynamodb, table = operator.client("dynamodb"), f"clicks-{stage.suffix}"
+    stream_arn = table_with_stream(operator, stage.undo, table)
     url, queue_arn = stage.queue()
     function = stage.function(stage.role([*TABLE_STREAM_READS, "sqs:SendMessage"]))
     mapping: dict[str, Any] = stage.lambda_.create_event_source_mapping(

@@ -41,8 +41,8 @@ create-event-source-mapping examples of the Lambda developer guide (with-sqs.md,
 ``POST /_sandbox/lambda/event-source-mappings/<uuid>`` with a JSON object sets any of those three fields.
 
 ``GET /_sandbox/lambda/sqs-poll-view`` answers what the sandbox's pollers ask between their full polls: a
-digest of every mapping's configuration, each queue's visible messages by ARN, each Kinesis stream's
-records by ARN and when each mapping was made (what ``LATEST`` starts from) (Lambda's own pollers
+digest of every mapping's configuration, each queue's visible messages by ARN, each stream's records
+by ARN and when each mapping was made (what ``LATEST`` starts from) (Lambda's own pollers
 long-poll, and answer as soon as a message arrives: chaos/workload/sqs_poller.py).
 """
 
@@ -309,6 +309,12 @@ def _poll_view(environ: WSGIEnvironment, start_response: StartResponse) -> Itera
         for regions in list(kinesis_backends.values())
         for backend in list(regions.values())
         for stream in list(backend.streams.values())
+    } | {
+        f"{table.table_arn}/stream/{table.latest_stream_label}": len(table.stream_shard.items)
+        for regions in list(dynamodb_backends.values())
+        for backend in list(regions.values())
+        for table in list(backend.tables.values())
+        if table.stream_shard is not None
     }
     created = {
         mapping.uuid: getattr(mapping, "sandbox_created", None)
