@@ -205,6 +205,34 @@ def test_the_watchdog_finishes_a_stored_diagnosis_whose_redelivery_never_came(
     _diagnosed_and_notified_once(incidents, incident_id, notified)
 
 
+def test_another_message_leaves_a_stored_outcome_to_the_delivery_that_owns_it(
+    sandbox: Sandbox,
+    make_pipeline: MakePipeline,
+    incidents: IncidentStore,
+    notified: Callable[[], list[dict[str, Any]]],
+) -> None:
+    """Between storing its outcome and moving to it, an investigation is still its delivery's: a
+    concurrent message must not finish it too (two deliveries would both report "investigated")."""
+    pipeline = _notifying(sandbox, incidents, make_pipeline)
+    faults = StorageFaults(pipeline.store.dynamodb, fail={5, 6})  # the move to DIAGNOSED, then the release
+    with pytest.raises(IncidentsNotRecorded):
+        pipeline.handle(direct_event(), None)
+    assert [what for _, _, what in faults.writes[4:6]] == ["-> DIAGNOSED", "released_for"]
+    incident_id = _investigating(incidents)
+    other = _only(pipeline.handle(direct_event(message_id="m-other", at=datetime.now(UTC)), None))
+    assert (other["action"], other["incident_id"], other["status"]) == (
+        "duplicate",
+        incident_id,
+        "INVESTIGATING",
+    )
+    assert other["reason"].startswith("INVESTIGATING since ")
+    assert _investigating(incidents) == incident_id
+    assert notified() == []
+    report = _sweep_later(sandbox, incidents, minutes=11)  # once stale, the stored outcome is finished
+    assert (report["finished"], report["notified"]) == ([incident_id], [incident_id])
+    _diagnosed_and_notified_once(incidents, incident_id, notified)
+
+
 def test_a_failed_write_to_investigating_is_resumed_by_the_redelivery_of_the_message(
     sandbox: Sandbox,
     make_pipeline: MakePipeline,

@@ -238,13 +238,14 @@ class IncidentPipeline:
         if not created:
             if status in TERMINAL:
                 return Outcome("duplicate", None, incident_id, status, f"already {status}")
+            age = _age_seconds(str(item["updated_at"]), now)
+            if not _resumable(item, signal) and age < self.settings.stale_after_seconds:
+                # a live investigation belongs to its delivery, even with its outcome already stored
+                return Outcome("duplicate", None, incident_id, status, f"{status} since {age:.0f} s ago")
             if status == "INVESTIGATING" and (recorded := recorded_outcome(self.store, incident_id)):
                 self.logger.warning("incident_outcome_resumed", extra={"incident_id": incident_id})
                 headline = recorded.headline
                 return self._finish(item, recorded.status, recorded.reason, None, "investigated", headline)
-            age = _age_seconds(str(item["updated_at"]), now)
-            if not _resumable(item, signal) and age < self.settings.stale_after_seconds:
-                return Outcome("duplicate", None, incident_id, status, f"{status} since {age:.0f} s ago")
             if age >= self.settings.stale_after_seconds:
                 metrics.add_metric(name="StaleIncidentsReentered", unit=MetricUnit.Count, value=1)
             self.logger.warning(
