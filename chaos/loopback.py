@@ -29,15 +29,16 @@ def free_port() -> int:
 def wait_healthy(base_url: str, timeout: float = 20.0, alive: object = None, path: str = "/healthz") -> None:
     """Poll ``{base_url}{path}`` until it answers 200; ``alive()`` (if given) False stops the wait."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if callable(alive) and not alive():
-            raise RuntimeError(f"the server behind {base_url} exited before it became healthy")
-        try:
-            if httpx.get(f"{base_url}{path}", timeout=1).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.05)
+    with httpx.Client(timeout=1) as client:  # one client: each new one loads the CA bundle again
+        while time.monotonic() < deadline:
+            if callable(alive) and not alive():
+                raise RuntimeError(f"the server behind {base_url} exited before it became healthy")
+            try:
+                if client.get(f"{base_url}{path}").status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.05)
     raise TimeoutError(f"{base_url}{path} did not answer within {timeout:g}s")
 
 

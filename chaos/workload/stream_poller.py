@@ -53,7 +53,6 @@ from chaos.workload.metrics import NAMESPACE, put_datapoints
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime, assumed_role_session
 from chaos.workload.sqs_poller import (
     ACCESS_PROBLEM,
-    FULL_POLL_SECONDS,
     FUNCTION_FAILED,
     OK,
     poll_view,
@@ -67,6 +66,9 @@ RETRIES_EXHAUSTED = "RetryAttemptsExhausted"  # kinesis-on-failure-destination.h
 # AWS's pages show no record for an age limit; this is the condition other emulators write.
 AGE_EXCEEDED = "MaximumRecordAgeExceeded"
 _BEFORE_INVOCATION = ("throttled", "refused")
+# With no new record and none waiting a poll sends nothing; this full poll only refreshes what a mapping
+# reports (a role that lost its read permission), so it can be rarer than the SQS poller's.
+FULL_POLL_SECONDS = 30.0
 
 
 @dataclass
