@@ -6,6 +6,8 @@ as the JSON escape ``\\u003c``, so no log line can close a tag or open a new one
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import re
 from typing import Any, Final
@@ -201,6 +203,13 @@ def _for_model(schema: Any) -> Any:
 
 
 def _function_spec(name: str, description: str, model: type[BaseModel]) -> dict[str, Any]:
+    return copy.deepcopy(_built_spec(name, description, model))
+
+
+@functools.cache
+def _built_spec(name: str, description: str, model: type[BaseModel]) -> dict[str, Any]:
+    """Built once per process: every investigation binds the same specs, and a model's JSON schema costs
+    milliseconds to generate."""
     parameters = published_schema(model)
     parameters.pop("description", None)  # the argument model's docstring: the tool's description says more
     for shared in TargetArguments.model_fields:  # the system prompt describes them once
