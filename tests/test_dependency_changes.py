@@ -17,7 +17,7 @@ from mcp_server.contract import GetRecentChangesArgs
 from mcp_server.contract.changes import ChangeEventDetail
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.changes import recent_changes
-from mcp_server.tools.dependencies import named_resource
+from mcp_server.tools.dependencies import environment_resources, named_resource
 from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.schemas import Diagnosis
 from tests.agent_support import diagnose_with
@@ -50,6 +50,81 @@ def test_a_resource_the_role_grants_by_name_is_searched_by_its_own_arn(
     granted: str, resource: tuple[str, str] | None
 ) -> None:
     assert named_resource(granted) == resource
+
+
+QUEUE_ARN = f"arn:aws:sqs:{REGION}:{ACCOUNT}:orders"
+PATTERN = "arn:aws:dynamodb:*:*:table/orders-*/index/*"
+
+
+@pytest.mark.parametrize(
+    ("value", "granted", "resource"),
+    [
+        ("orders-eu", [PATTERN], ("table", f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/orders-eu")),
+        ("orders-eu", [f"arn:aws:dynamodb:eu-west-1:{ACCOUNT}:table/orders-?"], None),  # one character
+        ("orders-eu", ["*"], None),  # a bare wildcard: any value would match, a secret too
+        ("orders-eu", [f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/*"], None),
+        ("invoices", [PATTERN], None),
+        ("orders eu", [PATTERN], None),  # no table's name
+        ("data-in", ["arn:aws:s3:::data-*/*"], ("bucket", "arn:aws:s3:::data-in")),
+        ("Data-in", ["arn:aws:s3:::*-in/*"], None),  # no bucket's name, though the pattern matches it
+        ("orders", [f"arn:aws:sqs:{REGION}:{ACCOUNT}:ord*"], ("queue", QUEUE_ARN)),
+        (f"https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/orders", [], ("queue", QUEUE_ARN)),
+        (f"https://{REGION}.queue.amazonaws.com/{ACCOUNT}/orders", [], ("queue", QUEUE_ARN)),
+        (TABLE_ARN, [], ("table", TABLE_ARN)),  # an ARN names its resource, granted or not
+        (f"arn:aws:sns:{REGION}:{ACCOUNT}:alerts", [], ("topic", f"arn:aws:sns:{REGION}:{ACCOUNT}:alerts")),
+        (f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/orders-*", [], None),
+        ("1234abcd", [f"arn:aws:kms:{REGION}:{ACCOUNT}:key/1234*"], None),  # a key only by its ARN
+    ],
+)
+def test_an_environment_value_names_a_resource_by_its_arn_or_url_or_by_completing_a_granted_pattern(
+    value: str, granted: list[str], resource: tuple[str, str] | None
+) -> None:
+    assert environment_resources([value], granted, REGION, ACCOUNT) == ({resource} if resource else set())
+
+
+def test_the_change_history_finds_the_deletion_of_a_table_the_environment_names_and_a_pattern_grants(
+    sandbox: Sandbox, undo: Undo
+) -> None:
+    operator = sandbox.session(names.OPERATOR)
+    dynamodb, iam, lambda_ = operator.client("dynamodb"), operator.client("iam"), operator.client("lambda")
+    name = f"ledger-{uuid.uuid4().hex[:8]}"
+    tables = {}
+    for suffix in ("eu", "us"):  # both granted by the pattern; only one is in the environment
+        tables[suffix] = dynamodb.create_table(
+            TableName=f"{name}-{suffix}",
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )["TableDescription"]["TableArn"]
+    trust = {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    role = iam.create_role(RoleName=name, AssumeRolePolicyDocument=_policy(trust))["Role"]["Arn"]
+    undo(lambda: iam.delete_role(RoleName=name))
+    pattern = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}-*"
+    iam.put_role_policy(
+        RoleName=name,
+        PolicyName="read",
+        PolicyDocument=_policy({"Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": pattern}),
+    )
+    undo(lambda: iam.delete_role_policy(RoleName=name, PolicyName="read"))
+    code = {"ZipFile": zip_files({"handler.py": "def handler(event, context):\n    return {}\n"})}
+    lambda_.create_function(
+        FunctionName=name,
+        Runtime="python3.12",
+        Role=role,
+        Handler="handler.handler",
+        Code=code,
+        Environment={"Variables": {"TABLE": f"{name}-eu", "MODE": "strict"}},
+    )
+    undo(lambda: lambda_.delete_function(FunctionName=name))
+    for table in tables.values():
+        dynamodb.delete_table(TableName=table.rsplit("/", 1)[1])
+    clients = AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
+    answer = call_tool(clients, recent_changes, GetRecentChangesArgs(lambda_name=name, hours=1, detail=True))
+    assert [s for s in answer.searched if s.startswith("table ")] == [f"table {tables['eu']}"]
+    (deleted,) = [event for event in answer.events if event.event_name == "DeleteTable"]
+    assert isinstance(deleted, ChangeEventDetail)
+    assert deleted.matched == [f"table {tables['eu']}"]
+    assert deleted.summary == {"tableName": f"{name}-eu"}
 
 
 @pytest.fixture

@@ -240,7 +240,7 @@ def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[Search]:
         *_event_path_searches(name, region, mappings, _topics(subscriptions, statements)),
         *(
             Search(f"{kind} {arn}", arn, arn.split(":")[3] or region)
-            for kind, arn in called_resources(ctx, role_name, inline, policies)
+            for kind, arn in called_resources(ctx, config, inline, policies)
         ),
     ]
     unique: dict[tuple[str, str], Search] = {}  # a queue on an event path may also be granted: searched once

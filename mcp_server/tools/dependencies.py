@@ -1,17 +1,22 @@
-"""The resources a function calls, as its role's policies name them: the tables, buckets, queues, topics
-and keys an Allow statement grants by name. ``get_recent_changes`` searches their changes, so that a
-``DeleteTable``, a bucket policy that denies or a key disabled can be found as the trigger of the
+"""The resources a function calls: the tables, buckets, queues, topics and keys its role's Allow statements
+grant by name, and those its environment variables name. ``get_recent_changes`` searches their changes, so
+that a ``DeleteTable``, a bucket policy that denies or a key disabled can be found as the trigger of the
 dependency failure it started.
 
-A resource named with a wildcard (``table/orders-*``, ``*``) names no one resource and is not searched; nor
-are the log groups every function writes to. The role's inline and attached policies are read (a policy
-that cannot be read is a gap, and what it grants is not searched); at most :data:`MAX_RESOURCES` resources,
-the first in order of name, beyond which a gap says how many were left out.
+An environment value names a resource when it is the resource's ARN (or a queue's URL), or when it is a
+valid name of a kind of resource the role grants by a pattern that constrains the name and matches it
+(``TABLE=orders-eu`` with ``table/orders-*``; never with a bare ``*``, which any value, a secret too, would
+match). A pattern no value completes names no resource and is not searched; nor are the log groups every
+function writes to. The role's inline and attached policies are read (a policy that cannot be read is a
+gap, and what it grants is not searched); at most :data:`MAX_RESOURCES` resources, the first in order of
+name, beyond which a gap says how many were left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from fnmatch import fnmatchcase
 from typing import Any
 
 from mcp_server.contract import PolicyDocument
@@ -22,6 +27,17 @@ from mcp_server.tools.iam import inline_read, policy_read
 MAX_RESOURCES = 10
 # The services whose resources a function calls by name, and what each resource is called.
 _KINDS = {"dynamodb": "table", "s3": "bucket", "sqs": "queue", "sns": "topic", "kms": "key"}
+# A plain value that can be each kind's name (the services' own naming rules); a key is named by its ARN.
+_VALID_NAMES = {
+    "table": re.compile(r"[A-Za-z0-9_.-]{3,255}"),
+    "bucket": re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]"),
+    "queue": re.compile(r"[A-Za-z0-9_-]{1,80}(\.fifo)?"),
+    "topic": re.compile(r"[A-Za-z0-9_-]{1,256}(\.fifo)?"),
+}
+# https://sqs.<region>.amazonaws.com/<account>/<name>, or the legacy https://<region>.queue.amazonaws.com/...
+_QUEUE_URL = re.compile(
+    r"https?://(?:sqs\.([a-z0-9-]+)|([a-z0-9-]+)\.queue)\.[^/]+/(\d{12})/([A-Za-z0-9_.-]+)"
+)
 
 
 def _allowed_resources(documents: Iterable[PolicyDocument | None]) -> Iterator[str]:
@@ -35,10 +51,9 @@ def _allowed_resources(documents: Iterable[PolicyDocument | None]) -> Iterator[s
             yield from (resource for resource in listed if isinstance(resource, str))
 
 
-def named_resource(arn: str) -> tuple[str, str] | None:
-    """``(kind, ARN of the one resource)`` that ``arn`` grants on, or None for a pattern or another service:
-    ``arn:aws:dynamodb:r:a:table/orders/index/*`` → ``("table", "arn:aws:dynamodb:r:a:table/orders")``,
-    ``arn:aws:s3:::input/*`` → ``("bucket", "arn:aws:s3:::input")``."""
+def _reduced(arn: str) -> tuple[str, str] | None:
+    """``(kind, ARN of the resource)`` that ``arn`` grants on, patterns kept: a table's index is its table,
+    an object is its bucket; None for another service or a resource that is no table, bucket or key."""
     parts = arn.split(":", 5)
     if len(parts) < 6 or parts[0] != "arn" or parts[2] not in _KINDS:
         return None
@@ -50,9 +65,65 @@ def named_resource(arn: str) -> tuple[str, str] | None:
         resource = resource.split("/", 1)[0]
     elif service == "kms":
         resource = resource if resource.startswith("key/") else ""
-    if not resource.strip("/") or any(c in resource for c in "*?") or resource.endswith("/"):
+    if not resource.strip("/") or resource.endswith("/"):
         return None
     return _KINDS[service], ":".join([*parts[:5], resource])
+
+
+def _is_pattern(text: str) -> bool:
+    return any(c in text for c in "*?")
+
+
+def named_resource(arn: str) -> tuple[str, str] | None:
+    """``(kind, ARN of the one resource)`` that ``arn`` grants on, or None for a pattern or another service:
+    ``arn:aws:dynamodb:r:a:table/orders/index/*`` → ``("table", "arn:aws:dynamodb:r:a:table/orders")``,
+    ``arn:aws:s3:::input/*`` → ``("bucket", "arn:aws:s3:::input")``."""
+    found = _reduced(arn)
+    return None if found is None or _is_pattern(found[1]) else found
+
+
+def _candidate(kind: str, pattern: str, value: str, region: str, account: str) -> str:
+    """The ARN ``value`` would have as a ``kind`` named in ``pattern``'s Region and account (the function's
+    where the pattern leaves them open)."""
+    parts = pattern.split(":", 5)
+    if kind == "bucket":
+        return f"arn:{parts[1]}:s3:::{value}"
+    in_region = parts[3] if parts[3] and not _is_pattern(parts[3]) else region
+    in_account = parts[4] if parts[4] and not _is_pattern(parts[4]) else account
+    name = f"table/{value}" if kind == "table" else value
+    return ":".join([*parts[:3], in_region, in_account, name])
+
+
+def _constrains(pattern: str) -> bool:
+    """Whether the name in a reduced pattern has a character of its own (``orders-*``, not ``*``)."""
+    name = pattern.split(":", 5)[5].removeprefix("table/")
+    return bool(name.replace("*", "").replace("?", ""))
+
+
+def environment_resources(
+    values: Iterable[str], granted: Iterable[str], region: str, account: str
+) -> set[tuple[str, str]]:
+    """``(kind, ARN)`` of each resource an environment value names: by its ARN or queue URL, or by a name
+    that completes one of the role's ``granted`` patterns."""
+    patterns = {
+        found for arn in granted if (found := _reduced(arn)) and _is_pattern(found[1]) and found[0] != "key"
+    }
+    named: set[tuple[str, str]] = set()
+    for value in values:
+        if value.startswith("arn:"):
+            if found := named_resource(value):
+                named.add(found)
+        elif url := _QUEUE_URL.fullmatch(value):
+            queue_region = url.group(1) or url.group(2)
+            named.add(("queue", f"arn:aws:sqs:{queue_region}:{url.group(3)}:{url.group(4)}"))
+        else:
+            for kind, pattern in patterns:
+                if not (_VALID_NAMES[kind].fullmatch(value) and _constrains(pattern)):
+                    continue
+                candidate = _candidate(kind, pattern, value, region, account)
+                if fnmatchcase(candidate, pattern.replace("[", "[[]")):
+                    named.add((kind, candidate))
+    return named
 
 
 def _documents(
@@ -66,19 +137,26 @@ def _documents(
 
 
 def called_resources(
-    ctx: ToolContext, role_name: str, inline: list[str] | None, attached: list[dict[str, Any]] | None
+    ctx: ToolContext,
+    config: Mapping[str, Any],
+    inline: list[str] | None,
+    attached: list[dict[str, Any]] | None,
 ) -> list[tuple[str, str]]:
-    """``(kind, ARN)`` of each resource the role's policies grant by name, sorted, at most MAX_RESOURCES."""
-    named = {
-        found
-        for arn in _allowed_resources(_documents(ctx, role_name, inline or [], attached or []))
-        if (found := named_resource(arn))
-    }
+    """``(kind, ARN)`` of each resource the function's role grants by name or its environment names (see
+    the module), sorted, at most MAX_RESOURCES."""
+    role_name = str(config["Role"]).rsplit("/", 1)[-1]
+    granted = list(_allowed_resources(_documents(ctx, role_name, inline or [], attached or [])))
+    named = {found for arn in granted if (found := named_resource(arn))}
+    variables = (config.get("Environment") or {}).get("Variables") or {}
+    account = str(config["FunctionArn"]).split(":")[4]
+    values = (str(value) for value in variables.values())
+    named |= environment_resources(values, granted, ctx.clients.region, account)
     ordered = sorted(named, key=lambda pair: pair[1])
     if len(ordered) > MAX_RESOURCES:
         left = ", ".join(arn for _, arn in ordered[MAX_RESOURCES:])
         ctx.reads.gap(
-            f"the policies of role {role_name}",
-            f"changes of {len(ordered) - MAX_RESOURCES} more resources they name were not searched: {left}",
+            f"the resources of function {config['FunctionName']}",
+            f"changes of {len(ordered) - MAX_RESOURCES} more resources its role and environment name were "
+            f"not searched: {left}",
         )
     return ordered[:MAX_RESOURCES]
