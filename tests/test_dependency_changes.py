@@ -82,29 +82,25 @@ def test_an_environment_value_names_a_resource_by_its_arn_or_url_or_by_completin
     assert environment_resources([value], granted, REGION, ACCOUNT) == ({resource} if resource else set())
 
 
-def test_the_change_history_finds_the_deletion_of_a_table_the_environment_names_and_a_pattern_grants(
-    sandbox: Sandbox, undo: Undo
+def _new_table(dynamodb: Any, name: str) -> str:
+    table = dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    return str(table["TableDescription"]["TableArn"])
+
+
+def _function_granted(
+    operator: Any, undo: Undo, name: str, grant: dict[str, Any], environment: dict[str, str] | None = None
 ) -> None:
-    operator = sandbox.session(names.OPERATOR)
-    dynamodb, iam, lambda_ = operator.client("dynamodb"), operator.client("iam"), operator.client("lambda")
-    name = f"ledger-{uuid.uuid4().hex[:8]}"
-    tables = {}
-    for suffix in ("eu", "us"):  # both granted by the pattern; only one is in the environment
-        tables[suffix] = dynamodb.create_table(
-            TableName=f"{name}-{suffix}",
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            BillingMode="PAY_PER_REQUEST",
-        )["TableDescription"]["TableArn"]
+    """A function ``name`` whose role ``name`` has ``grant`` (inline), undone after the test."""
+    iam, lambda_ = operator.client("iam"), operator.client("lambda")
     trust = {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
     role = iam.create_role(RoleName=name, AssumeRolePolicyDocument=_policy(trust))["Role"]["Arn"]
     undo(lambda: iam.delete_role(RoleName=name))
-    pattern = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}-*"
-    iam.put_role_policy(
-        RoleName=name,
-        PolicyName="read",
-        PolicyDocument=_policy({"Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": pattern}),
-    )
+    iam.put_role_policy(RoleName=name, PolicyName="read", PolicyDocument=_policy(grant))
     undo(lambda: iam.delete_role_policy(RoleName=name, PolicyName="read"))
     code = {"ZipFile": zip_files({"handler.py": "def handler(event, context):\n    return {}\n"})}
     lambda_.create_function(
@@ -113,9 +109,22 @@ def test_the_change_history_finds_the_deletion_of_a_table_the_environment_names_
         Role=role,
         Handler="handler.handler",
         Code=code,
-        Environment={"Variables": {"TABLE": f"{name}-eu", "MODE": "strict"}},
+        Environment={"Variables": environment or {}},
     )
     undo(lambda: lambda_.delete_function(FunctionName=name))
+
+
+def test_the_change_history_finds_the_deletion_of_a_table_the_environment_names_and_a_pattern_grants(
+    sandbox: Sandbox, undo: Undo
+) -> None:
+    operator = sandbox.session(names.OPERATOR)
+    dynamodb = operator.client("dynamodb")
+    name = f"ledger-{uuid.uuid4().hex[:8]}"
+    # both granted by the pattern; only one is in the environment
+    tables = {suffix: _new_table(dynamodb, f"{name}-{suffix}") for suffix in ("eu", "us")}
+    pattern = f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{name}-*"
+    grant = {"Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": pattern}
+    _function_granted(operator, undo, name, grant, {"TABLE": f"{name}-eu", "MODE": "strict"})
     for table in tables.values():
         dynamodb.delete_table(TableName=table.rsplit("/", 1)[1])
     clients = AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
@@ -131,25 +140,10 @@ def test_the_change_history_finds_the_deletion_of_a_table_the_environment_names_
 def reader_of_a_table(sandbox: Sandbox, undo: Undo) -> tuple[str, str]:
     """A function whose role may read a new table: its name, and the table's ARN."""
     operator = sandbox.session(names.OPERATOR)
-    dynamodb, iam, lambda_ = operator.client("dynamodb"), operator.client("iam"), operator.client("lambda")
     name = f"reader-{uuid.uuid4().hex[:8]}"
-    table = dynamodb.create_table(
-        TableName=f"{name}-table",
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )["TableDescription"]["TableArn"]
-    trust = {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
-    role = iam.create_role(RoleName=name, AssumeRolePolicyDocument=_policy(trust))["Role"]["Arn"]
-    undo(lambda: iam.delete_role(RoleName=name))
+    table = _new_table(operator.client("dynamodb"), f"{name}-table")
     grant = {"Effect": "Allow", "Action": "dynamodb:GetItem", "Resource": [table, f"{table}/index/*"]}
-    iam.put_role_policy(RoleName=name, PolicyName="read", PolicyDocument=_policy(grant))
-    undo(lambda: iam.delete_role_policy(RoleName=name, PolicyName="read"))
-    code = {"ZipFile": zip_files({"handler.py": "def handler(event, context):\n    return {}\n"})}
-    lambda_.create_function(
-        FunctionName=name, Runtime="python3.12", Role=role, Handler="handler.handler", Code=code
-    )
-    undo(lambda: lambda_.delete_function(FunctionName=name))
+    _function_granted(operator, undo, name, grant)
     return name, table
 
 
