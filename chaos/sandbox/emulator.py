@@ -48,7 +48,7 @@ def _memoize_action_lookup() -> None:
     emulator serves, so each class's list is read once."""
     from moto.core import responses, utils
 
-    responses.method_names_from_class = functools.cache(utils.method_names_from_class)  # type: ignore[assignment]
+    responses.method_names_from_class = functools.cache(utils.method_names_from_class)  # type: ignore[attr-defined]
 
 
 def main() -> None:
