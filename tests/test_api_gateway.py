@@ -7,6 +7,7 @@ lines and its AWS/ApiGateway metrics."""
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -260,6 +261,29 @@ def test_the_event_sources_tool_reads_the_api_in_front_and_what_its_execution_lo
     ]
     assert (stage.requests, stage.client_errors, stage.server_errors) == (2.0, 0.0, 1.0)
     # the newest failure last (the stage's log holds the other tests' failures too)
+    assert stage.execution_errors[-1].message == f"({failed.headers['x-amzn-RequestId']}) {MALFORMED}"
+
+
+def test_the_newest_failures_of_a_busy_execution_log_are_the_ones_read(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    undo: Undo,
+    apis: tuple[RestApis, list[Invocation]],
+    chaos: Chaos,
+    order_deleted: None,
+) -> None:
+    """Four hundred older failures in the window: read oldest first, the tool would stop among them."""
+    logs, group = operator.client("logs"), f"{LOG_GROUP_PREFIX}{sandbox.world.orders_rest_api_id}/{STAGE}"
+    stream = f"older-{uuid.uuid4().hex[:8]}"
+    logs.create_log_stream(logGroupName=group, logStreamName=stream)
+    undo(lambda: logs.delete_log_stream(logGroupName=group, logStreamName=stream))
+    older = int(datetime.now(UTC).timestamp() * 1000) - 5 * 60_000
+    events = [{"timestamp": older + n, "message": f"(older-{n}) {MALFORMED}"} for n in range(400)]
+    logs.put_log_events(logGroupName=group, logStreamName=stream, logEvents=events)
+    api, _ = apis
+    chaos.inject(DEPLOY_BAD_CODE, ORDERS, kind="malformed-response")
+    failed = _post(sandbox, api)
+    [stage] = _sources(sandbox).apis or []
     assert stage.execution_errors[-1].message == f"({failed.headers['x-amzn-RequestId']}) {MALFORMED}"
 
 

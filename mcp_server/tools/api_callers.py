@@ -5,8 +5,9 @@ stage's request and error counts; and the failures its execution log recorded in
 
 Reads: GetRestApis (at most ``MAX_APIS``), then each API's resources with their methods (GetResources), then
 GetStages of each API that invokes the function and the policy of each qualifier its routes invoke; each
-stage's execution log (``API-Gateway-Execution-Logs_<api>/<stage>``, failure lines only) is read beside the
-metrics. Sources: https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-logging.html and
+stage's execution log (``API-Gateway-Execution-Logs_<api>/<stage>``, failure lines only) is read newest
+first (``log_window``) beside the metrics. Sources:
+https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-logging.html and
 api-gateway-metrics-and-dimensions.html. HTTP APIs (apigatewayv2) are not read.
 """
 
@@ -20,11 +21,12 @@ from mcp_server.contract.event_sources import ApiRoute, ApiStage, ExecutionLogLi
 from mcp_server.reads import Read
 from mcp_server.tools import event_source_metrics as metrics
 from mcp_server.tools.context import ToolContext
+from mcp_server.tools.log_window import newest_suffix
 from mcp_server.tools.policy_statements import arn_like, statements
 
 MAX_APIS: Final[int] = 25
 MAX_ERROR_LINES: Final[int] = 3
-MAX_LOG_PAGES: Final[int] = 3
+MAX_LOG_EVENTS: Final[int] = 150  # failure lines fetched at most, to find the newest
 DEFAULT_TIMEOUT_MS: Final[int] = 29_000
 SERVICE: Final[str] = "apigateway.amazonaws.com"
 # The words API Gateway's execution log uses when a request fails between it and the function.
@@ -184,14 +186,10 @@ def errors_read(ctx: ToolContext, api_id: str, stage: str, start: datetime, end:
             "endTime": int(end.timestamp() * 1000),
             "filterPattern": FAILURE_PATTERN,
         }
-        try:
-            pages = logs.get_paginator("filter_log_events").paginate(
-                **params, PaginationConfig={"MaxItems": 50 * MAX_LOG_PAGES}
-            )
-            events = [e for page in pages for e in page.get("events", [])]
+        try:  # newest first: on a busy stage the window's older failures would use the budget up
+            events = newest_suffix(logs, params, MAX_LOG_EVENTS).events
         except logs.exceptions.ResourceNotFoundException:  # nothing logged yet
             return []
-        events.sort(key=lambda e: e.get("timestamp", 0))
         return [
             ExecutionLogLine(
                 at=datetime.fromtimestamp(int(e.get("timestamp", 0)) / 1000, UTC).isoformat(),
