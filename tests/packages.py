@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import io
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 
 def zip_files(files: Mapping[str, str | bytes]) -> bytes:
@@ -14,3 +15,25 @@ def zip_files(files: Mapping[str, str | bytes]) -> bytes:
         for name, content in files.items():
             archive.writestr(name, content)
     return buffer.getvalue()
+
+
+def python_function(
+    lambda_: Any,
+    undo: Callable[[Callable[[], object]], None],
+    name: str,
+    role_arn: str,
+    files: Mapping[str, str | bytes],
+    handler: str,
+    **settings: Any,
+) -> str:
+    """A throwaway Python function ``name`` made of ``files``, deleted when the test ends."""
+    lambda_.create_function(
+        FunctionName=name,
+        Runtime="python3.12",
+        Role=role_arn,
+        Handler=handler,
+        Code={"ZipFile": zip_files(files)},
+        **settings,
+    )
+    undo(lambda: lambda_.delete_function(FunctionName=name))
+    return name

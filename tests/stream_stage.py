@@ -11,7 +11,7 @@ import boto3
 
 from chaos.sandbox import names
 from tests.conftest import Undo
-from tests.packages import zip_files
+from tests.packages import python_function
 
 HANDLER = """\
 import base64
@@ -82,19 +82,17 @@ class Stage:
         return arn
 
     def function(self, role_arn: str, mode: str = "", tags: dict[str, str] | None = None) -> str:
-        name = f"stream-probe-{self.suffix}"
-        self.lambda_.create_function(
-            FunctionName=name,
-            Runtime="python3.12",
-            Role=role_arn,
-            Handler="probe.handler",
-            Code={"ZipFile": zip_files({"probe.py": HANDLER})},
+        return python_function(
+            self.lambda_,
+            self.undo,
+            f"stream-probe-{self.suffix}",
+            role_arn,
+            {"probe.py": HANDLER},
+            "probe.handler",
             Timeout=5,
             Environment={"Variables": {"MODE": mode}},
             Tags=tags or {},
         )
-        self.undo(lambda: self.lambda_.delete_function(FunctionName=name))
-        return name
 
     def mapping(self, function: str, **settings: Any) -> dict[str, Any]:
         answer: dict[str, Any] = self.lambda_.create_event_source_mapping(

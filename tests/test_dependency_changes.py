@@ -22,7 +22,7 @@ from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.schemas import Diagnosis
 from tests.agent_support import diagnose_with
 from tests.conftest import Undo
-from tests.packages import zip_files
+from tests.packages import python_function
 from tests.runtime_worlds import DEPLOYMENT, Change, Run, responses, world
 from tests.tool_support import call_tool
 
@@ -102,16 +102,9 @@ def _function_granted(
     undo(lambda: iam.delete_role(RoleName=name))
     iam.put_role_policy(RoleName=name, PolicyName="read", PolicyDocument=_policy(grant))
     undo(lambda: iam.delete_role_policy(RoleName=name, PolicyName="read"))
-    code = {"ZipFile": zip_files({"handler.py": "def handler(event, context):\n    return {}\n"})}
-    lambda_.create_function(
-        FunctionName=name,
-        Runtime="python3.12",
-        Role=role,
-        Handler="handler.handler",
-        Code=code,
-        Environment={"Variables": environment or {}},
-    )
-    undo(lambda: lambda_.delete_function(FunctionName=name))
+    files = {"handler.py": "def handler(event, context):\n    return {}\n"}
+    variables = {"Variables": environment or {}}
+    python_function(lambda_, undo, name, role, files, "handler.handler", Environment=variables)
 
 
 def test_the_change_history_finds_the_deletion_of_a_table_the_environment_names_and_a_pattern_grants(

@@ -36,7 +36,7 @@ from chaos.workload.sqs_poller import (
     batch_item_failures,
 )
 from tests.conftest import Undo
-from tests.packages import zip_files
+from tests.packages import python_function
 
 HANDLER = """\
 import os
@@ -119,18 +119,16 @@ class Fixture:
         )
 
     def function(self, role_arn: str, timeout: int, mode: str = "") -> str:
-        name = f"esm-probe-{self.suffix}"
-        self.lambda_.create_function(
-            FunctionName=name,
-            Runtime="python3.12",
-            Role=role_arn,
-            Handler="probe.handler",
-            Code={"ZipFile": zip_files({"probe.py": HANDLER})},
+        return python_function(
+            self.lambda_,
+            self.undo,
+            f"esm-probe-{self.suffix}",
+            role_arn,
+            {"probe.py": HANDLER},
+            "probe.handler",
             Timeout=timeout,
             Environment={"Variables": {"MODE": mode}},
         )
-        self.undo(lambda: self.lambda_.delete_function(FunctionName=name))
-        return name
 
     def mapping(self, function: str, queue_arn: str, **settings: Any) -> dict[str, Any]:
         answer: dict[str, Any] = self.lambda_.create_event_source_mapping(
