@@ -51,6 +51,7 @@ from chaos.faults.logs import KINDS, inject_lines
 from chaos.faults.network import NETWORK_BLOCK
 from chaos.faults.streams import STREAM_POISON
 from chaos.faults.throttle import THROTTLE
+from chaos.faults.vpc_capacity import SUBNET_FULL, VPC_ATTACH
 from mcp_server.lambda_names import validate_lambda_name
 
 IAM_FAULTS = (REVOKE_S3, REVOKE_CLOUDWATCH, IAM_REVOKE, IAM_NARROW, IAM_DENY, IAM_BOUNDARY, IAM_TOUCH)
@@ -74,6 +75,8 @@ FAULTS: dict[str, Fault] = {
         *DEPLOY_FAULTS,
         DEPENDENCY_REMOVE,
         KEY_DISABLE,
+        VPC_ATTACH,
+        SUBNET_FULL,
         *(fault for family in EVENT_PATH_FAMILIES.values() for fault in family),
     )
 }
@@ -85,6 +88,7 @@ FAMILIES: dict[str, tuple[Fault, ...]] = {
     "deploy restore": DEPLOY_FAULTS,
     "dependency restore": (DEPENDENCY_REMOVE,),
     "key restore": (KEY_DISABLE,),
+    "vpc restore": (SUBNET_FULL, VPC_ATTACH),
     "unthrottle": (THROTTLE,),
     **{f"{family} restore": faults for family, faults in EVENT_PATH_FAMILIES.items()},
 }
@@ -323,6 +327,23 @@ def _add_key(commands: Commands, common: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_vpc(commands: Commands, common: argparse.ArgumentParser) -> None:
+    vpc = commands.add_parser("vpc", help="attach the function to a VPC, fill its subnets, or restore them")
+    vpc_actions = vpc.add_subparsers(dest="action", required=True)
+    attach = vpc_actions.add_parser(
+        "attach", parents=[common], help="attach it to another function's subnets, with a group of its own"
+    )
+    attach.add_argument("--into", required=True, help="the function whose subnets it joins")
+    vpc_actions.add_parser(
+        "fill",
+        parents=[common],
+        help="take every free address of its subnets: Lambda cannot connect it again",
+    )
+    vpc_actions.add_parser(
+        "restore", parents=[common], help="free the addresses taken, and detach it if it was attached"
+    )
+
+
 def _add_logs(commands: Commands, common: argparse.ArgumentParser) -> None:
     logs = commands.add_parser("logs", help="write hostile or high-volume lines into the log group")
     logs_actions = logs.add_subparsers(dest="action", required=True)
@@ -394,6 +415,7 @@ def build_parser(settings: ChaosSettings) -> argparse.ArgumentParser:
         _add_deploy,
         _add_dependency,
         _add_key,
+        _add_vpc,
         _add_logs,
         _add_event_paths,
     ):
@@ -428,6 +450,8 @@ INJECTIONS: dict[str, Callable[[argparse.Namespace], Injection]] = {
     "deploy copy": lambda a: (FUNCTION_COPY, {}),
     "dependency remove": lambda a: (DEPENDENCY_REMOVE, {"table": a.table, "bucket": a.bucket}),
     "key disable": lambda a: (KEY_DISABLE, {"state": a.state}),
+    "vpc attach": lambda a: (VPC_ATTACH, {"into": a.into}),
+    "vpc fill": lambda a: (SUBNET_FULL, {}),
     "esm disable": lambda a: (ESM_DISABLE, {}),
     "esm delete": lambda a: (ESM_DELETE, {}),
     "queue visibility": lambda a: (QUEUE_VISIBILITY, {"seconds": a.seconds}),

@@ -1,19 +1,18 @@
 """Everything an injector can change, read back as canonical JSON: equal snapshots mean an exact restore.
 
-Covered: every function (configuration, environment, code hash, dead-letter queue, tags, reserved
-concurrency, versions, aliases, the resource policy statements of the function and of each alias,
-asynchronous invocation configuration); their execution roles (inline policies, attached policies,
-permissions boundary) and the account's own managed policies with their default documents; the security
-groups, network ACLs and route tables of the functions' VPCs; the KMS keys of their environment variables
-(state, and who their grants let do what); the DynamoDB tables and S3 buckets the functions' environments
-name, with every item and every object; the event paths: every event source mapping (by function and source:
-state, batch size, batching window, response types), every queue's configuration attributes (visibility
-timeout, redrive policy, ...; not its message counts) and every SNS subscription (topic, protocol,
-endpoint); and the names of every role, alarm, log group and topic (what an injector creates must be gone
-again). Lists whose order AWS does not promise are sorted; ids AWS assigns anew on every write (security
-group rule ids, revision ids, modification times) are left out, and so are a mapping's UUID and a
-subscription's ARN: a mapping or subscription deleted and created again by a restore comes back under a
-new one, and is the same configuration.
+Covered: every function (configuration, environment, code hash, dead-letter queue, tags, reserved concurrency,
+versions, aliases, the resource policy statements of the function and of each alias, asynchronous invocation
+configuration); their execution roles (inline policies, attached policies, permissions boundary) and the
+account's own managed policies with their default documents; the security groups, network ACLs, route tables
+and free subnet addresses of the functions' VPCs; the KMS keys of their environment variables (state, and who
+their grants let do what); the DynamoDB tables and S3 buckets the functions' environments name, with every
+item and every object; the event paths: every event source mapping (by function and source: state, batch size,
+batching window, response types), every queue's configuration attributes (visibility timeout, redrive policy,
+...; not its message counts) and every SNS subscription (topic, protocol, endpoint); and the names of every
+role, alarm, log group and topic (what an injector creates must be gone again). Lists whose order AWS does not
+promise are sorted; ids AWS assigns anew on every write (security group rule ids, revision ids, modification
+times) are left out, and so are a mapping's UUID and a subscription's ARN: a mapping or subscription deleted
+and created again by a restore comes back under a new one, and is the same configuration.
 """
 
 from __future__ import annotations
@@ -151,7 +150,10 @@ def _network(ec2: Any, vpc_ids: list[str]) -> dict[str, Any]:
     groups = _pages(ec2, "describe_security_groups", "SecurityGroups", Filters=where)
     acls = _pages(ec2, "describe_network_acls", "NetworkAcls", Filters=where)
     tables = _pages(ec2, "describe_route_tables", "RouteTables", Filters=where)
+    subnets = _pages(ec2, "describe_subnets", "Subnets", Filters=where)
     return {
+        # what holds their addresses may come back under new ids (Lambda's own interfaces): the count is equal
+        "free_addresses": {subnet["SubnetId"]: subnet["AvailableIpAddressCount"] for subnet in subnets},
         "security_groups": {
             g["GroupId"]: {
                 "ingress": _sorted([_rule(r) for r in g.get("IpPermissions", [])]),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import zipfile
 from collections.abc import Callable, Mapping
@@ -26,7 +27,8 @@ def python_function(
     handler: str,
     **settings: Any,
 ) -> str:
-    """A throwaway Python function ``name`` made of ``files``, deleted when the test ends."""
+    """A throwaway Python function ``name`` made of ``files``, deleted when the test ends (unless the test
+    deleted it)."""
     lambda_.create_function(
         FunctionName=name,
         Runtime="python3.12",
@@ -35,5 +37,10 @@ def python_function(
         Code={"ZipFile": zip_files(files)},
         **settings,
     )
-    undo(lambda: lambda_.delete_function(FunctionName=name))
+
+    def delete() -> None:
+        with contextlib.suppress(lambda_.exceptions.ResourceNotFoundException):
+            lambda_.delete_function(FunctionName=name)
+
+    undo(delete)
     return name

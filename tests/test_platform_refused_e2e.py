@@ -16,10 +16,11 @@ from chaos.drill import event_traffic
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime, RuntimeSettings
-from chaos.workload.sqs_poller import OK, SqsPoller
+from chaos.workload.sqs_poller import OK
 from tests.fault_scenarios import RestoreSteps, Undo
 from tests.timeline_cases import diagnosed, own_world, restored_exactly
 from tests.timeline_scenarios import IAM_QUIET_SECONDS, Stage, Staged
+from tests.worker_orders import WorkerOrders
 
 sandbox, mcp_server_url, before = own_world("platform")
 
@@ -40,51 +41,21 @@ def _key_made_unusable(
         )
         undo(runtime.close)
         stage = Stage(sandbox, runtime, names.ORDER_WORKER_FUNCTION, None)
-        sqs, kms = stage.operator.client("sqs"), stage.operator.client("kms")
-        table = stage.operator.client("dynamodb")
+        kms = stage.operator.client("kms")
         config = stage.operator.client("lambda").get_function_configuration(FunctionName=stage.function)
         key, role = config["KMSKeyArn"], config["Role"]
-        url = sqs.get_queue_url(QueueName=names.ORDERS_QUEUE)["QueueUrl"]
-        undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": ORDER}}))
-        undo(lambda: event_traffic.empty(stage.operator))
-        poller = SqsPoller(runtime, sandbox.session(names.LAMBDA_SERVICE))
-
-        def poll() -> list[str | None]:
-            mapped = f":function:{names.ORDER_WORKER_FUNCTION}"
-            return [o.result for o in poller.poll_once() if o.function_arn.endswith(mapped)]
-
-        def orders(phase: str, count: int) -> list[str | None]:
-            for _ in range(count):
-                sqs.send_message(QueueUrl=url, MessageBody=names.order_message(order_id=ORDER))
-            results: list[str | None] = []
-
-            def polled() -> list[Any]:
-                results.extend(poll())
-                return []  # the poller's invocations are the runtime's; what matters is each batch's result
-
-            stage.traffic(phase, polled)
-            return results
+        orders = WorkerOrders(sandbox, runtime, stage, ORDER, undo)
 
         time.sleep(IAM_QUIET_SECONDS)  # the world's making and earlier restores: well before the last success
-        assert orders("healthy", 2) == [OK]
+        assert orders.phase("healthy", 2) == [OK]
         assert event_traffic.waiting(stage.operator) == 0
         stage.call(event_name, lambda: unusable(kms, key, role))
         time.sleep(LIFETIME_SECONDS)  # Lambda replaces the warm environment: the next invocation starts one
-        refused = orders("refused", 3)
+        refused = orders.phase("refused", 3)
         assert refused, "the poller took no batch"
         assert OK not in refused, refused
         assert event_traffic.waiting(stage.operator) == 3
-
-        def drains() -> str | None:
-            """A new order is processed and orders-queue empties (the waiting orders with it)."""
-            sqs.send_message(QueueUrl=url, MessageBody=names.order_message(order_id=ORDER))
-            deadline = time.monotonic() + 30
-            while (left := event_traffic.waiting(stage.operator)) and time.monotonic() < deadline:
-                poll()
-                time.sleep(0.2)
-            return None if left == 0 else f"{left} message(s) left in orders-queue"
-
-        return stage.finish(None, works=drains, key=key, role=role)
+        return stage.finish(None, works=orders.drains, key=key, role=role)
 
     situation.__name__ = f"key_{event_name}"
     return situation

@@ -27,13 +27,14 @@ IDENTIFIERS = frozenset({"functionname", "name", "qualifier"})  # which resource
 VERSIONED = re.compile(r"\d{8}(v\d+)?$")  # CloudTrail's API-version suffix of Lambda event names
 
 
-def own_world(prefix: str) -> tuple[Any, Any, Any]:
+def own_world(prefix: str, time_scale: float = 1.0) -> tuple[Any, Any, Any]:
     """The fixtures of a module of staged situations: a sandbox of its own (its change history holds only
     its situations' changes), the shipped MCP server on it (SSE), and the world before each test."""
 
     @pytest.fixture(scope="module")
     def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
-        with running_sandbox(tmp_path_factory.mktemp(f"{prefix}-sandbox"), cloudtrail_delay=0) as own:
+        state = tmp_path_factory.mktemp(f"{prefix}-sandbox")
+        with running_sandbox(state, time_scale=time_scale, cloudtrail_delay=0) as own:
             yield own
 
     @pytest.fixture(scope="module")

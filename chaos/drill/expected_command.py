@@ -45,6 +45,7 @@ Resource = Literal[
     "security-group",
     "network-acl",
     "route-table",
+    "subnet",  # the private subnet data-processor runs in (its id)
     "table",
     "bucket",
     "queue",  # the function's source queue (its SQS event source mapping)

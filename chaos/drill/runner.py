@@ -276,6 +276,10 @@ class Drill:
             first = len(chaos.calls)
             chaos.restore(fault, act.function)
             stage.changes += self._changes(chaos, first)
+        if act.idle:
+            step(f"lambda: {act.function} idle for weeks, its network interfaces reclaimed")
+            account = self.operator_arn.split(":")[4]
+            self.sandbox.declare_idle(f"arn:aws:lambda:{self.region}:{account}:function:{act.function}")
         for injection in act.inject:
             target = injection.on or act.function
             step(f"inject: {injection.label} on {target}")
@@ -531,6 +535,7 @@ class Drill:
             "security-group": world.security_group_id,
             "network-acl": world.network_acl_id,
             "route-table": world.route_table_id,
+            "subnet": world.subnet_id,
             "table": names.ORDERS_TABLE,
             "bucket": names.INPUT_BUCKET,
         }

@@ -36,6 +36,7 @@ from chaos.faults.logs import Kind as PlantKind
 from chaos.faults.network import BLOCK_EGRESS, BLOCK_NACL, BLOCK_ROUTE
 from chaos.faults.streams import STREAM_POISON
 from chaos.faults.throttle import THROTTLE
+from chaos.faults.vpc_capacity import SUBNET_FULL, VPC_ATTACH
 from chaos.sandbox import names
 
 # one: single invocations. burst: concurrent invocations that overlap. missing-key: an input batch that
@@ -178,6 +179,9 @@ class Act:
     # every few hours; the drill ends them rather than wait), so that it meets a cold start: a fault the
     # platform checks only when an environment starts (an environment-variable key) shows no sooner.
     recycled: bool = False
+    # Before the injections, the function has been idle for weeks: Lambda reclaimed its VPC network
+    # interfaces and it is Inactive (the stage declares it: chaos/sandbox/extensions/lambda_vpc.py).
+    idle: bool = False
 
 
 @dataclass(frozen=True)
@@ -406,6 +410,27 @@ SCENARIOS: tuple[Scenario, ...] = (
             "platform_refused",
             resources=("function", "key", "queue", "dead-letter-queue"),
             named_gap=names.ORDER_WORKER_ROLE,
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+        ),
+    ),
+    # order-worker, attached beside data-processor in the private subnet, then idle for weeks: Lambda took
+    # its network interface back (Inactive). Meanwhile other interfaces took every free address there. The
+    # first batch finds it Inactive (ResourceNotReadyException) and Lambda cannot make the interface again
+    # (SubnetOutOfIPAddresses): every batch is refused and goes to the DLQ. No one command frees addresses.
+    Scenario(
+        "subnet-full",
+        "order-worker in data-processor's private subnet, idle for weeks while every free address of the "
+        "subnet is taken, then orders arrive",
+        (
+            Act(WORKER, (Injection(VPC_ATTACH, {"into": DP}),), count=0),
+            Act(WORKER, (Injection(SUBNET_FULL),), "queue", 3, idle=True),
+        ),
+        _incident(
+            WORKER,
+            "platform_refused",
+            resources=("function", "subnet", "queue", "dead-letter-queue"),
+            trigger="last",
+            named_gap="free addresses",
             impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
         ),
     ),

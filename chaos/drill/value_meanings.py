@@ -345,6 +345,17 @@ def _answer_refused_by_the_api(spot: Spot) -> bool:
     )
 
 
+def _cannot_connect(spot: Spot) -> bool:
+    """Lambda's reason codes for a function it cannot give network interfaces in its VPC
+    (API_FunctionConfiguration, StateReasonCode)."""
+    return spot.value in (
+        "SubnetOutOfIPAddresses",
+        "EniLimitExceeded",
+        "InvalidSubnet",
+        "InvalidSecurityGroup",
+    )
+
+
 def _role_not_granted(spot: Spot) -> bool:
     return isinstance(spot.value, list) and spot.answer.get("Role") not in spot.value
 
@@ -493,6 +504,10 @@ MEANINGS: Final[dict[str, tuple[Meaning, ...]]] = {
             "EnvironmentKey.DecryptGrantees",
             "counts only without the function's role",
             _role_not_granted,
+        ),
+        Meaning(CONFIG, "State", "counts only when not Active", _not_active),
+        Meaning(
+            CONFIG, "StateReasonCode", "counts only as a VPC connection Lambda cannot make", _cannot_connect
         ),
         _CHANGE,
     ),

@@ -30,6 +30,7 @@ from chaos.sandbox.emulator_env import (
     TIME_SCALE_ENV,
     UNPATCHED_ENV,
 )
+from chaos.workload.function_state import FUNCTION_STATES_PATH
 
 STATE_FILE = "sandbox.json"
 LOG_FILE = "emulator.log"
@@ -80,6 +81,11 @@ class Sandbox:
         """Evaluate every alarm now, and return once its notifications are published: what the traffic so
         far has put in CloudWatch has been judged (the emulator's own pass runs only every second)."""
         self._control("/_sandbox/cloudwatch/evaluate-alarms")
+
+    def declare_idle(self, function_arn: str) -> None:
+        """The function was idle for weeks: Lambda reclaims its VPC network interfaces and it is Inactive
+        (the sandbox cannot wait weeks; chaos/sandbox/extensions/lambda_vpc.py)."""
+        self._control(f"{FUNCTION_STATES_PATH}{function_arn}", b'{"idle": true}')
 
     def _control(self, path: str, body: bytes = b"") -> None:
         """A request to the emulator's own control endpoints (``/_sandbox/...``)."""

@@ -48,6 +48,8 @@ from chaos.workload import metrics
 from chaos.workload.egress_proxy import EgressProxy
 from chaos.workload.environment import ExecutionEnvironment, RunResult, Spec
 from chaos.workload.environment_key import refusal
+from chaos.workload.function_state import FUNCTION_STATES_PATH
+from chaos.workload.function_state import refusal as state_refusal
 from chaos.workload.platform_log import PlatformLog, Report, platform_error_type
 from chaos.workload.platform_log import Status as ReportStatus
 from chaos.workload.reachability import VpcNetwork
@@ -359,6 +361,9 @@ class LocalLambdaRuntime:
         config = function["Configuration"]
         name = config["FunctionName"]
         try:
+            if (state_refused := state_refusal(config)) is not None:
+                self._attempted(config)
+                raise _Refused(*state_refused)
             warm, cold = self._acquire(platform, function)
         except _Refused as refused:
             error, kind, version = f"{refused.error_type}: {refused}", refused.error_type, config["Version"]
@@ -487,6 +492,16 @@ class LocalLambdaRuntime:
                 request_id, f"Runtime exited with error: {run.exit_detail}", "Runtime.ExitError"
             )
         return lines
+
+    def _attempted(self, config: dict[str, Any]) -> None:
+        """Tell Lambda an inactive function was invoked: it starts connecting it to its VPC again."""
+        if config.get("State") != "Inactive":
+            return
+        arn = ":".join(config["FunctionArn"].split(":")[:7])
+        url = f"{self._endpoint_url}{FUNCTION_STATES_PATH}{arn}"
+        request = urllib.request.Request(url, data=b'{"invoked": true}', method="POST")  # noqa: S310
+        with urllib.request.urlopen(request, timeout=30):  # noqa: S310 - the emulator's own endpoint
+            pass
 
     def _acquire(self, platform: _Platform, function: dict[str, Any]) -> tuple[_Warm, bool]:
         """A warm environment for this exact version and configuration, or a new one (a cold start)."""

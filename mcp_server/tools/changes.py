@@ -1,8 +1,9 @@
 """``get_recent_changes``: the CloudTrail management events that touched the function or what it relies on
 (its versions and aliases, execution role and attached policies, its environment variables' key, security
-groups, its subnets' network ACLs and route tables, its event paths: event source mappings, their source
-queues, the SNS topics that deliver to it; and the tables, buckets, queues, topics and keys its role grants
-by name, :mod:`.dependencies`), newest first, each with who, when and a bounded summary.
+groups, its subnets (the network interfaces made in them) and their network ACLs and route tables, its event
+paths: event source mappings, their source queues, the SNS topics that deliver to it; and the tables, buckets,
+queues, topics and keys its role grants by name, :mod:`.dependencies`), newest first, each with who, when and
+a bounded summary.
 
 Each resource is a search by ``ResourceName``: in the function's region, or in us-east-1 for IAM, where
 CloudTrail records global services. The function is searched by name and by ARN, as CloudTrail may record
@@ -235,6 +236,7 @@ def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[Search]:
         ),
         *([Search(f"key {key}", key, region)] if (key := config.get("KMSKeyArn")) else []),
         *(Search(f"security group {group}", group, region) for group in vpc.get("SecurityGroupIds") or []),
+        *(Search(f"subnet {subnet}", subnet, region) for subnet in vpc.get("SubnetIds") or []),
         *(Search(f"network ACL {acl}", acl, region) for acl in acls or []),
         *(Search(f"route table {table}", table, region) for table in routes or []),
         *_event_path_searches(name, region, mappings, _topics(subscriptions, statements)),
@@ -284,11 +286,17 @@ def _shown(key: str, value: Any) -> Any:
     return value
 
 
+_IDEMPOTENCY_TOKEN = "clienttoken"  # noqa: S105 - the SDK's retry token (EC2, ...): says nothing of the change
+
+
 def _summary(event_name: str, request: Any, cap: int) -> dict[str, Any]:
-    """The request parameters, at most ``cap`` bytes of JSON (else an excerpt ending in a marker)."""
+    """The request parameters but an idempotency token, at most ``cap`` bytes of JSON (else an excerpt
+    ending in a marker)."""
     if not isinstance(request, dict):
         return {}
-    summary: dict[str, Any] = {key: _shown(key, value) for key, value in request.items()}
+    summary: dict[str, Any] = {
+        key: _shown(key, value) for key, value in request.items() if key.lower() != _IDEMPOTENCY_TOKEN
+    }
     if event_name.startswith("UpdateFunctionConfiguration"):
         summary = {"changed_fields": sorted(key for key in request if key != "functionName")} | summary
     text = json.dumps(summary, default=str)

@@ -334,6 +334,25 @@ def key_refuses(reading: Reading) -> str:
     return f"{reading.field} is {value!r}: it lets the role {role} decrypt, or was not read"
 
 
+# The StateReasonCode values with which Lambda says it cannot connect a function to its VPC
+# (API_FunctionConfiguration: StateReasonCode; functions-states.html).
+UNCONNECTED_CODES: Final = frozenset(
+    {"SubnetOutOfIPAddresses", "EniLimitExceeded", "InvalidSubnet", "InvalidSecurityGroup"}
+)
+
+
+def state_refuses(reading: Reading) -> str:
+    """The function's state: one Lambda does not invoke in (anything but Active), or a reason code saying
+    Lambda cannot connect it to its VPC."""
+    field, value = reading.segments[-1], reading.value
+    if field == "State":
+        refusing = isinstance(value, str) and value in ("Pending", "Inactive", "Failed")
+        return "" if refusing else f"{reading.field} is {value!r}: Lambda invokes the function in it"
+    if value in UNCONNECTED_CODES:
+        return ""
+    return f"{reading.field} is {value!r}: not a reason Lambda cannot connect the function to its VPC"
+
+
 _VERSIONED: Final = re.compile(r"^([A-Za-z]+?)(\d{8}\w*)?$")
 
 

@@ -77,6 +77,13 @@ ENVIRONMENT_KEY = source(
     "get_lambda_config EnvironmentKey.KeyState not Enabled, or DecryptGrantees without the Role",
     meanings.key_refuses,
 )
+FUNCTION_STATE = source(
+    "get_lambda_config",
+    r"State|StateReasonCode",
+    "get_lambda_config State not Active, StateReasonCode SubnetOutOfIPAddresses, EniLimitExceeded, "
+    "InvalidSubnet or InvalidSecurityGroup",
+    meanings.state_refuses,
+)
 SUCCEEDED_BESIDE = source(
     _METRICS,
     r"minutes\.\d+\.invocations",

@@ -18,6 +18,7 @@ def install(base_url: str) -> None:
         lambda_logging,
         lambda_policies,
         lambda_urls,
+        lambda_vpc,
         log_filters,
         sns_lambda,
         sqs_metrics,
@@ -30,6 +31,7 @@ def install(base_url: str) -> None:
     lambda_logging.install()
     lambda_async_config.install()
     lambda_kms.install()
+    lambda_vpc.install()
     lambda_urls.install()
     lambda_policies.install()
     log_filters.install()

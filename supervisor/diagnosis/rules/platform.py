@@ -1,11 +1,17 @@
 """Platform refused: Lambda will not start an execution environment for the function.
 
-Read from the configuration tool's ``EnvironmentKey`` (KMS's own description of the key that encrypts the
-environment variables, and the principals its grants let decrypt), which the function's users cannot
-write: a key that is not Enabled, or grants that no longer name the execution role, make every new
-execution environment fail before the code runs (Invoke's KMS errors: no logs, no ``Invocations``), so
-work backs up on the function's queues while its own metrics stay silent. The trigger is the KMS change to
-that key (DisableKey, ScheduleKeyDeletion, RevokeGrant, RetireGrant).
+Two readings of the configuration tool, which the function's users cannot write, each making every
+invocation fail before the code runs (Invoke's own errors: no logs, no ``Invocations``), so that work backs
+up on the function's queues while its own metrics stay silent:
+
+- ``EnvironmentKey`` (KMS's own description of the key that encrypts the environment variables, and the
+  principals its grants let decrypt): a key that is not Enabled, or grants that no longer name the
+  execution role. The trigger is the KMS change to that key (DisableKey, ScheduleKeyDeletion, RevokeGrant,
+  RetireGrant).
+- ``State`` and ``StateReasonCode``: a function Lambda cannot connect to its VPC (no free address in a
+  subnet, the account's network interfaces used up, a subnet or group gone) is not Active, and stays so
+  until that changes. The trigger is what took the addresses: network interfaces or instances made in its
+  subnets.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from supervisor.diagnosis.rules.commands import command
 from supervisor.diagnosis.rules.conversation import Conversation
 from supervisor.diagnosis.rules.event_paths import impact
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Rejection, Remedy, Verdict
+from supervisor.faults.meanings import UNCONNECTED_CODES
 
 _FAULT = "platform_refused"
 _CONFIG = "get_lambda_config"
@@ -67,7 +74,71 @@ def _held_back(c: Conversation) -> list[str]:
     return list(dict.fromkeys(f["resource"] for f, _ in impact(c) if f["resource"] != function))
 
 
+_ADDRESS_OPERATIONS = frozenset({"CreateNetworkInterface", "AssignPrivateIpAddresses", "RunInstances"})
+_UNCONNECTED = {
+    "SubnetOutOfIPAddresses": "a subnet it runs in has no free IP address",
+    "EniLimitExceeded": "the account has used up its network interfaces",
+    "InvalidSubnet": "a subnet it names is gone or invalid",
+    "InvalidSecurityGroup": "a security group it names is gone or invalid",
+}
+
+
+def _takes_addresses(subnets: list[str]) -> Any:
+    """A call that took addresses in one of ``subnets``."""
+
+    def relevant(event: ChangeEvent) -> bool:
+        return (
+            event.operation in _ADDRESS_OPERATIONS
+            and event.event.get("summary", {}).get("subnetId") in subnets
+        )
+
+    return relevant
+
+
+def _unconnected(c: Conversation) -> Finding | None:
+    """The function is not Active because Lambda cannot connect it to its VPC."""
+    state, code = c.config.get("State"), c.config.get("StateReasonCode")
+    if state not in ("Pending", "Inactive", "Failed") or code not in UNCONNECTED_CODES:
+        return None
+    subnets = [str(s) for s in (c.config.get("VpcConfig") or {}).get("SubnetIds") or []]
+    where = ", ".join(subnets) or "its subnets"
+    why = _UNCONNECTED[str(code)]
+    pointers = [
+        Pointer(_CONFIG, "State", state, f"{c.name} is {state}: Lambda does not invoke it", _FAULT),
+        Pointer(
+            _CONFIG, "StateReasonCode", code, f"Lambda cannot connect {c.name} to its VPC: {why}", _FAULT
+        ),
+    ]
+    fix = (
+        f"free addresses in {where} (delete the network interfaces that hold addresses no longer needed) or "
+        f"add a subnet that has free addresses to the function's VpcConfig"
+        if code == "SubnetOutOfIPAddresses"
+        else "raise the account's network interface quota or delete unused interfaces"
+        if code == "EniLimitExceeded"
+        else "point the function's VpcConfig at subnets and security groups that exist"
+    )
+    gap = Gap(
+        "remediation",
+        f"No single command gives {c.name} its network interfaces back: {fix}; Lambda connects it at its "
+        "next invocation.",
+    )
+    return Finding(
+        _FAULT,
+        f"Lambda cannot connect {c.name} to its VPC ({code}: {why}), so the function is {state} and no "
+        "invocation runs its code.",
+        "critical",
+        pointers,
+        Remedy(f"Let Lambda connect {c.name} to {where} again", gap.reason, None, "medium"),
+        relevant_change=_takes_addresses(subnets),
+        resources=(*subnets, *_held_back(c)),
+        gaps=(gap,),
+        ends_successes=True,
+    )
+
+
 def check(c: Conversation) -> Verdict:
+    if (unconnected := _unconnected(c)) is not None:
+        return unconnected
     key, key_arn, role = c.config.get("EnvironmentKey"), c.config.get("KMSKeyArn"), c.config.get("Role")
     if not isinstance(key, dict) or not key_arn:
         return None
