@@ -4,6 +4,7 @@ incident-state/incident-context → checks → restore → the world equals its 
 from __future__ import annotations
 
 import functools
+import math
 import sys
 import time
 import traceback
@@ -33,6 +34,7 @@ from chaos.drill.scenarios import (
     INTAKE_COPY_ROLE,
     LOGGED_SECRETS,
     SECRETS_KEY,
+    SETTLED_SECONDS,
     Act,
     Applies,
     Scenario,
@@ -147,6 +149,7 @@ class Drill:
         self._outputs: list[Invocation] = []  # invocations whose output is to be discarded
         self._runtimes: dict[int | None, LocalLambdaRuntime] = {}
         self._world: str | None = None  # the last snapshot taken
+        self._changed_at: dict[str, float] = {}  # function -> when a restore last changed it (monotonic)
         self._event_traffic = False  # messages sent on the event paths since the last discard
         # The Lambda service's own paths (asynchronous events, SQS pollers), on the drill's everyday runtime.
         self.events = LambdaService(self._runtime(None), sandbox.session(names.LAMBDA_SERVICE)).start()
@@ -200,6 +203,7 @@ class Drill:
         result = ScenarioResult(scenario)
         step = self.progress.step
         self._fresh_stage()
+        self._quiet_before(scenario)
         # The world as the previous scenario's restore left it (checked then), or as it starts.
         before = self._world or world_snapshot(self.operator)
         chaos = Chaos(self.operator, say=lambda _: None)
@@ -428,6 +432,18 @@ class Drill:
         """The notifications published since the last call, as SQS received them from the topic."""
         return drain_envelopes(self._sqs, self.sandbox.world.diagnoses_queue_url)
 
+    def _quiet_before(self, scenario: Scenario) -> None:
+        """A scenario in which nothing changed starts once an earlier scenario's restore of its functions is
+        past the time a change may take to apply: otherwise that restore is a candidate trigger, as it
+        would be on AWS."""
+        if not scenario.expected or any(e.trigger != "none" for e in scenario.expected):
+            return
+        changed = [self._changed_at[f] for f in scenario.functions if f in self._changed_at]
+        wait = max(changed, default=-math.inf) + SETTLED_SECONDS - time.monotonic()
+        if wait > 0:
+            self.progress.step(f"wait {wait:.1f}s: its functions' last restore {SETTLED_SECONDS:g}s past")
+            time.sleep(wait)
+
     def _restore(
         self,
         chaos: Chaos,
@@ -442,6 +458,7 @@ class Drill:
             for fault, function in reversed(applied):
                 self.progress.step(f"restore: {fault.name} on {function}")
                 chaos.restore(fault, function)
+                self._changed_at[function] = time.monotonic()
         except ChaosError as error:
             checks.append(Check("restore", False, str(error)))
         self._settle()
