@@ -234,3 +234,25 @@ def test_the_change_history_shows_the_interfaces_made_in_the_function_s_subnets(
     assert (made.summary["subnetId"], made.matched) == (vpc.subnet, [f"subnet {vpc.subnet}"])
     assert "clientToken" not in made.summary  # boto3's idempotency token: nothing a diagnosis reads
     assert answer.gaps == [], answer.gaps
+
+
+def test_at_the_account_s_interface_quota_no_interface_is_made_and_an_idle_function_stays_inactive(
+    sandbox: Sandbox, operator: boto3.Session, undo: Undo, vpc: _Vpc, runtime: LocalLambdaRuntime
+) -> None:
+    name = _function(operator, undo, vpc.config)
+    _declare_idle(sandbox, operator, name)
+    pages = vpc.ec2.get_paginator("describe_network_interfaces").paginate()
+    made = sum(len(page["NetworkInterfaces"]) for page in pages)
+    undo(lambda: sandbox.set_interface_quota(None))
+    sandbox.set_interface_quota(made)
+    with pytest.raises(ClientError) as refused:
+        vpc.ec2.create_network_interface(SubnetId=vpc.subnet)
+    assert refused.value.response["Error"]["Code"] == "NetworkInterfaceLimitExceeded"
+    assert vpc.free_addresses() == 11  # the subnet has room: the account does not
+
+    assert runtime.invoke(name, {}).error_type == "ResourceNotReadyException"
+    assert _settled(operator, name) == ("Inactive", "EniLimitExceeded")
+    sandbox.set_interface_quota(made + 1)
+    runtime.invoke(name, {})  # Lambda connects it again
+    assert _settled(operator, name) == ("Active", None)
+    assert runtime.invoke(name, {}).status == "succeeded"

@@ -87,6 +87,11 @@ class Sandbox:
         (the sandbox cannot wait weeks; chaos/sandbox/extensions/lambda_vpc.py)."""
         self._control(f"{FUNCTION_STATES_PATH}{function_arn}", b'{"idle": true}')
 
+    def set_interface_quota(self, quota: int | None) -> None:
+        """The network interfaces an account may have per Region (None: AWS's default, 5,000); lowered, no
+        new interface is made past it, Lambda's included (chaos/sandbox/extensions/lambda_vpc.py)."""
+        self._control("/_sandbox/ec2/network-interface-quota", json.dumps(quota).encode())
+
     def _control(self, path: str, body: bytes = b"") -> None:
         """A request to the emulator's own control endpoints (``/_sandbox/...``)."""
         request = urllib.request.Request(  # noqa: S310 - loopback URL we built

@@ -24,6 +24,10 @@ an EC2 network interface of type ``lambda`` in the subnet, so ``DescribeSubnets`
 - EC2's ``CreateNetworkInterface`` and ``AssignPrivateIpAddresses`` refuse addresses a subnet does not have
   (``InsufficientFreeAddressesInSubnet``, https://docs.aws.amazon.com/AWSEC2/latest/APIReference/errors-overview.html);
   moto hands out addresses past the subnet's size.
+- An account has at most 5,000 network interfaces per Region (amazon-vpc-limits.html), Lambda's among them:
+  past it EC2 refuses a new one (``NetworkInterfaceLimitExceeded``) and Lambda cannot connect a function
+  (``EniLimitExceeded``). AWS raises the quota on request; the stage sets it, lower too, with
+  ``POST /_sandbox/ec2/network-interface-quota`` (a number, or ``null`` for 5,000).
 
 The state reason sentences are the sandbox's own: AWS documents the codes, not the text.
 """
@@ -52,6 +56,9 @@ from chaos.sandbox.extensions import server_app
 CONTROL_PATH = "/_sandbox/lambda/function-states/"
 PROVISIONING_SECONDS = 60.0  # "When you first connect a function to a VPC, Lambda provisions network
 # interfaces, which takes about a minute" (functions-states.html)
+QUOTA_PATH = "/_sandbox/ec2/network-interface-quota"
+# "Network interfaces per Region: 5,000" (https://docs.aws.amazon.com/vpc/latest/userguide/amazon-vpc-limits.html)
+DEFAULT_INTERFACE_QUOTA = 5000
 OUT_OF_ADDRESSES = "SubnetOutOfIPAddresses"
 _IDLE_REASON = (
     "The function is inactive: it was idle long enough for Lambda to reclaim its network interfaces."
@@ -59,8 +66,25 @@ _IDLE_REASON = (
 _RESTORING_REASON = "Lambda is making the function's network interfaces again."
 
 
-def _out_of_addresses_reason(subnet: str) -> str:
-    return f"Lambda could not create a network interface in subnet {subnet}: it has no free IP addresses."
+Refusal = tuple[str, str]  # a state reason code, and its reason
+
+
+def _out_of_addresses(subnet: str) -> Refusal:
+    reason = f"Lambda could not create a network interface in subnet {subnet}: it has no free IP addresses."
+    return OUT_OF_ADDRESSES, reason
+
+
+def _over_quota(quota: int) -> Refusal:
+    reason = f"Lambda could not create a network interface: the account's limit of {quota} is reached."
+    return "EniLimitExceeded", reason
+
+
+class NetworkInterfaceLimitExceeded(EC2ClientError):
+    def __init__(self, quota: int) -> None:
+        super().__init__(
+            "NetworkInterfaceLimitExceeded",
+            f"You have reached the limit of {quota} network interfaces for this account in this Region.",
+        )
 
 
 class InsufficientFreeAddresses(EC2ClientError):
@@ -84,6 +108,7 @@ class _Condition:
 
 
 _LOCK = threading.RLock()
+_quota = [DEFAULT_INTERFACE_QUOTA]  # network interfaces per account and Region (the stage may lower it)
 _CONDITIONS: dict[tuple[str, str, str], _Condition] = {}
 _INTERFACES: dict[tuple[str, str, str, tuple[str, ...]], str] = {}  # account, region, subnet, groups -> ENI
 
@@ -104,13 +129,16 @@ def _in_use(account: str, region: str, combination: tuple[str, tuple[str, ...]])
     )
 
 
-def _connect(account: str, region: str, wanted: set[tuple[str, tuple[str, ...]]]) -> str | None:
-    """Make the interfaces ``wanted`` lacks; the first subnet without a free address, making none then."""
+def _connect(account: str, region: str, wanted: set[tuple[str, tuple[str, ...]]]) -> Refusal | None:
+    """Make the interfaces ``wanted`` lacks, or none and why not: the account's quota, or the first subnet
+    without a free address."""
     ec2 = ec2_backends[account][region]
     missing = [c for c in sorted(wanted) if (account, region, *c) not in _INTERFACES]
+    if missing and len(ec2.enis) + len(missing) > _quota[0]:
+        return _over_quota(_quota[0])
     for subnet, _ in missing:
         if ec2.get_subnet(subnet).available_ip_address_count < 1:
-            return subnet
+            return _out_of_addresses(subnet)
     for subnet, groups in missing:
         eni = ec2.create_network_interface(
             ec2.get_subnet(subnet), "", group_ids=list(groups), description=f"AWS Lambda VPC ENI-{subnet}"
@@ -138,13 +166,12 @@ def _hold(account: str, region: str, condition: _Condition, wanted: set[tuple[st
 
 def _restore(account: str, region: str, function: LambdaFunction, condition: _Condition) -> None:
     wanted = _combinations(function._vpc_config)
-    subnet = _connect(account, region, wanted)
+    refused = _connect(account, region, wanted)
     condition.restore_at = None
-    if subnet is None:
+    if refused is None:
         _hold(account, region, condition, wanted)
     else:
-        condition.state, condition.code = "Inactive", OUT_OF_ADDRESSES
-        condition.reason = _out_of_addresses_reason(subnet)
+        condition.state, (condition.code, condition.reason) = "Inactive", refused
 
 
 def _current(function: LambdaFunction) -> _Condition:
@@ -180,12 +207,11 @@ def _patch_lambda() -> None:
             account, region, _ = key = _key(function)
             condition = _CONDITIONS[key] = _Condition()
             wanted = _combinations(spec.get("VpcConfig"))
-            subnet = _connect(account, region, wanted)
-            if subnet is None:
+            refused = _connect(account, region, wanted)
+            if refused is None:
                 _hold(account, region, condition, wanted)
             else:
-                condition.state, condition.code = "Failed", OUT_OF_ADDRESSES
-                condition.reason = _out_of_addresses_reason(subnet)
+                condition.state, (condition.code, condition.reason) = "Failed", refused
         return function
 
     def update_configuration(self: LambdaFunction, updates: dict[str, Any]) -> dict[str, Any]:
@@ -196,9 +222,9 @@ def _patch_lambda() -> None:
             account, region, _ = _key(self)
             condition = _current(self)
             wanted = _combinations(updates["VpcConfig"])
-            subnet = _connect(account, region, wanted)
-            if subnet is not None:
-                condition.update = (OUT_OF_ADDRESSES, _out_of_addresses_reason(subnet))
+            refused = _connect(account, region, wanted)
+            if refused is not None:
+                condition.update = refused
                 return self.get_configuration()
             response = original_update(self, updates)
             condition.update = None
@@ -240,6 +266,8 @@ def _patch_ec2() -> None:
     original_assign = NetworkInterfaceBackend.assign_private_ip_addresses
 
     def create_network_interface(self: Any, subnet: Any, *args: Any, **kwargs: Any) -> Any:
+        if len(self.enis) >= _quota[0]:
+            raise NetworkInterfaceLimitExceeded(_quota[0])
         wanted = 1 + int(kwargs.get("secondary_ips_count") or 0)
         if isinstance(subnet, str):
             subnet = self.get_subnet(subnet)
@@ -285,7 +313,22 @@ def _control(environ: WSGIEnvironment, start_response: StartResponse) -> Iterabl
     return Response(body, status=200, content_type="application/json")(environ, start_response)
 
 
+def _set_quota(environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+    request = Request(environ)
+    try:
+        quota = json.loads(request.get_data() or b"null")
+    except ValueError:
+        quota = False
+    if request.method != "POST" or not (quota is None or (type(quota) is int and quota >= 0)):
+        message = "POST the number of network interfaces an account may have per Region, or null (5000)\n"
+        return Response(message, status=400)(environ, start_response)
+    with _LOCK:
+        _quota[0] = DEFAULT_INTERFACE_QUOTA if quota is None else quota
+    return Response(f"{_quota[0]}\n", status=200)(environ, start_response)
+
+
 def install() -> None:
     _patch_lambda()
     _patch_ec2()
     server_app.mount(CONTROL_PATH, _control)
+    server_app.mount(QUOTA_PATH, _set_quota)
