@@ -304,6 +304,20 @@ CASES: list[Case] = [
         {},
     ),
     (
+        sources.FUNCTION_STATE,  # Inactive; against Active
+        "State",
+        {"State": "Inactive", "StateReasonCode": "SubnetOutOfIPAddresses"},
+        {"State": "Active"},
+        {},
+    ),
+    (
+        sources.FUNCTION_STATE,  # no address in a subnet; against an idle function Lambda can connect again
+        "StateReasonCode",
+        {"State": "Inactive", "StateReasonCode": "SubnetOutOfIPAddresses"},
+        {"State": "Inactive", "StateReasonCode": "Idle"},
+        {},
+    ),
+    (
         sources.ANSWER_UNUSABLE,  # API Gateway's words for a malformed answer; against a refused invocation
         "apis.0.execution_errors.0.message",
         {"apis": [{"execution_errors": [{"message": MALFORMED}]}]},

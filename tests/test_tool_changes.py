@@ -205,6 +205,7 @@ def test_what_is_searched_is_the_function_its_role_policies_and_network(
         f"policy {LOGS_POLICY_ARN}",
         f"policy {VPC_POLICY_ARN}",
         f"security group {world.security_group_id}",
+        f"subnet {world.subnet_id}",  # the interfaces made there take its addresses
         f"network ACL {world.network_acl_id}",
         f"route table {world.route_table_id}",
         *MAPPING_LABELS,
@@ -445,6 +446,7 @@ def test_a_denied_lookup_is_a_gap_for_each_resource(
         [
             *FUNCTION_LABELS,
             f"security group {world.security_group_id}",
+            f"subnet {world.subnet_id}",
             f"network ACL {world.network_acl_id}",
             f"route table {world.route_table_id}",
             *MAPPING_LABELS,
