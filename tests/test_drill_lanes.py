@@ -10,7 +10,9 @@ from chaos.drill.checks import Check, Incident
 from chaos.drill.grounding import Finding, Grounding
 from chaos.drill.lanes import _merged, claimer, slowest_first
 from chaos.drill.report import DrillRun, ScenarioResult, dumps, load
-from chaos.drill.scenarios import SCENARIOS
+from chaos.drill.runner import quiet_wait
+from chaos.drill.scenarios import SCENARIOS, SETTLED_SECONDS
+from chaos.sandbox import names
 
 
 def test_each_scenario_is_claimed_by_exactly_one_of_the_lanes_racing_for_it(tmp_path: Path) -> None:
@@ -125,3 +127,18 @@ def test_the_lanes_claim_the_slowest_first_as_the_last_report_timed_them(tmp_pat
     assert slowest_first([first, second, third, new], unreadable) == [first, second, third, new]
     report.write_text("{not json")
     assert slowest_first([first, second], report) == [first, second]
+
+
+def test_a_scenario_in_which_nothing_changed_waits_until_the_last_restore_of_its_functions_is_settled() -> (
+    None
+):
+    """A restore 3 s before node-bad-input's traffic would be a candidate trigger (IAM-like propagation
+    allowance): it waits the rest of SETTLED_SECONDS; one restored long ago, or on another function, or a
+    scenario that expects a change, does not wait."""
+    nothing_changed = next(s for s in SCENARIOS if s.name == "node-bad-input")
+    changed = next(s for s in SCENARIOS if s.name == "node-bad-deploy")
+    intake = names.ORDER_INTAKE_FUNCTION
+    assert quiet_wait(nothing_changed, {intake: 100.0}, 103.0) == SETTLED_SECONDS - 3.0
+    assert quiet_wait(nothing_changed, {intake: 100.0}, 100.0 + SETTLED_SECONDS + 1) == 0.0
+    assert quiet_wait(nothing_changed, {names.FUNCTION_NAME: 100.0}, 103.0) == 0.0
+    assert quiet_wait(changed, {intake: 100.0}, 103.0) == 0.0

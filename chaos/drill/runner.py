@@ -433,13 +433,7 @@ class Drill:
         return drain_envelopes(self._sqs, self.sandbox.world.diagnoses_queue_url)
 
     def _quiet_before(self, scenario: Scenario) -> None:
-        """A scenario in which nothing changed starts once an earlier scenario's restore of its functions is
-        past the time a change may take to apply: otherwise that restore is a candidate trigger, as it
-        would be on AWS."""
-        if not scenario.expected or any(e.trigger != "none" for e in scenario.expected):
-            return
-        changed = [self._changed_at[f] for f in scenario.functions if f in self._changed_at]
-        wait = max(changed, default=-math.inf) + SETTLED_SECONDS - time.monotonic()
+        wait = quiet_wait(scenario, self._changed_at, time.monotonic())
         if wait > 0:
             self.progress.step(f"wait {wait:.1f}s: its functions' last restore {SETTLED_SECONDS:g}s past")
             time.sleep(wait)
@@ -740,6 +734,16 @@ def _everyday_event(function: str) -> dict[str, Any]:
         event["Records"][0]["body"] = names.order_message(order_id=DRILL_ORDER)
         return event
     return default_event(function)
+
+
+def quiet_wait(scenario: Scenario, changed_at: dict[str, float], now: float) -> float:
+    """How long a scenario in which nothing changed waits before it starts: until the last restore of its
+    functions (``changed_at``, monotonic) is past the time a change may take to apply, as otherwise that
+    restore is a candidate trigger, as it would be on AWS. 0 for a scenario that expects a change."""
+    if not scenario.expected or any(e.trigger != "none" for e in scenario.expected):
+        return 0.0
+    changed = [changed_at[f] for f in scenario.functions if f in changed_at]
+    return max(0.0, max(changed, default=-math.inf) + SETTLED_SECONDS - now)
 
 
 def _mixed_event(function: str, n: int) -> dict[str, Any]:
