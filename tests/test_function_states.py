@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import time
+import urllib.error
 import urllib.request
 import uuid
 from typing import Any
@@ -18,6 +19,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from chaos.faults.chaos import Chaos
+from chaos.faults.errors import ChaosError
 from chaos.faults.vpc_capacity import SUBNET_FULL, VPC_ATTACH
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -256,3 +258,52 @@ def test_at_the_account_s_interface_quota_no_interface_is_made_and_an_idle_funct
     runtime.invoke(name, {})  # Lambda connects it again
     assert _settled(operator, name) == ("Active", None)
     assert runtime.invoke(name, {}).status == "succeeded"
+
+
+def _post(sandbox: Sandbox, path: str, body: bytes) -> tuple[int, str]:
+    request = urllib.request.Request(f"{sandbox.endpoint_url}{path}", data=body, method="POST")  # noqa: S310
+    try:
+        with urllib.request.urlopen(request, timeout=30) as answer:  # noqa: S310 - the sandbox's own endpoint
+            return answer.status, answer.read().decode()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read().decode()
+
+
+def test_the_stage_s_controls_refuse_what_they_cannot_do_and_say_what_they_take(
+    sandbox: Sandbox, operator: boto3.Session, undo: Undo
+) -> None:
+    outside = _function(operator, undo, {})
+    arn = operator.client("lambda").get_function_configuration(FunctionName=outside)["FunctionArn"]
+    missing = arn.rsplit(":", 1)[0] + ":no-such-function"
+    states, quota = FUNCTION_STATES_PATH, "/_sandbox/ec2/network-interface-quota"
+    idle = b'{"idle": true}'
+    assert _post(sandbox, f"{states}{arn}", b'{"idle": "yes"}')[0] == 400
+    assert _post(sandbox, f"{states}{outside}", idle)[0] == 400  # a name, not an ARN
+    assert _post(sandbox, f"{states}{missing}", idle) == (404, "no such function\n")
+    assert _post(sandbox, f"{states}{arn}", idle) == (
+        409,
+        f"{outside} is in no VPC: Lambda has no network interface of it to reclaim\n",
+    )
+    assert _state(operator, outside) == ("Active", None)
+    for bad in (b"-1", b"true", b"many"):
+        status, said = _post(sandbox, quota, bad)
+        assert (status, said.startswith("POST the number of network interfaces")) == (400, True), bad
+    assert _post(sandbox, quota, b"null") == (200, "5000\n")
+
+
+def test_the_vpc_injectors_refuse_what_has_no_subnet_and_leave_nothing_saved(operator: boto3.Session) -> None:
+    before = world_snapshot(operator)
+    chaos = Chaos(operator, say=lambda _: None)
+    worker = names.ORDER_WORKER_FUNCTION
+    cases = [
+        (VPC_ATTACH, worker, {"into": names.ORDER_INTAKE_FUNCTION}, "order-intake is in no VPC"),
+        (VPC_ATTACH, worker, {"into": "no-such-function"}, "no-such-function"),
+        (VPC_ATTACH, names.FUNCTION_NAME, {"into": worker}, "data-processor is in a VPC already"),
+        (SUBNET_FULL, worker, {}, "nothing to fill: order-worker is not attached to a VPC"),
+    ]
+    for fault, function, params, said in cases:
+        with pytest.raises(ChaosError) as refused:
+            chaos.inject(fault, function, **params)
+        assert said in str(refused.value)
+        assert chaos.ledger.load(function, fault.name) is None
+    assert world_snapshot(operator) == before

@@ -17,7 +17,8 @@ from __future__ import annotations
 from typing import Any
 
 from chaos.faults.chaos import Chaos, Fault, Target
-from chaos.faults.errors import ChaosRefused
+from chaos.faults.errors import ChaosError, ChaosRefused
+from chaos.faults.support import give_up
 
 ADDRESSES_PER_INTERFACE = 50  # a primary and 49 secondary addresses: within EC2's per-interface limits
 
@@ -37,9 +38,15 @@ def _capture_attach(chaos: Chaos, target: Target) -> dict[str, Any]:
 
 
 def _apply_attach(chaos: Chaos, target: Target, prior: dict[str, Any], *, into: str) -> None:
-    source = _vpc(chaos.read("lambda", "get_function_configuration", FunctionName=into))
+    try:
+        source = _vpc(chaos.read("lambda", "get_function_configuration", FunctionName=into))
+    except ChaosError as error:
+        give_up(chaos, VPC_ATTACH.name, target.function_name, error, unchanged=True)
     if not source["SubnetIds"]:
-        raise ChaosRefused(f"{into} is in no VPC: there are no subnets to attach {target.function_name} to")
+        refused = ChaosRefused(
+            f"{into} is in no VPC: there are no subnets to attach {target.function_name} to"
+        )
+        give_up(chaos, VPC_ATTACH.name, target.function_name, refused, unchanged=True)
     subnet = chaos.read("ec2", "describe_subnets", SubnetIds=source["SubnetIds"][:1])["Subnets"][0]
     created = chaos.call(
         "ec2",

@@ -190,7 +190,7 @@ def _current(function: LambdaFunction) -> _Condition:
 def _latest(account: str, region: str, name: str) -> LambdaFunction | None:
     try:
         function: LambdaFunction = lambda_backends[account][region].get_function(name)
-    except UnknownFunctionException:
+    except (UnknownFunctionException, KeyError):  # KeyError: a Region moto does not know
         return None
     return function
 
@@ -301,6 +301,9 @@ def _control(environ: WSGIEnvironment, start_response: StartResponse) -> Iterabl
         return Response("no such function\n", status=404)(environ, start_response)
     with _LOCK:
         condition = _current(function)
+        if change == {"idle": True} and not _combinations(function._vpc_config):
+            message = f"{name} is in no VPC: Lambda has no network interface of it to reclaim\n"
+            return Response(message, status=409)(environ, start_response)
         if change == {"idle": True} and condition.state == "Active" and condition.interfaces:
             held, condition.interfaces = condition.interfaces, set()
             _drop(account, region, held)
