@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import io
 import json
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -138,7 +139,7 @@ def _entries(package: bytes) -> dict[str, tuple[Any, ...]]:
         }
 
 
-@pytest.mark.parametrize("kind", ["import-error", "exception", "slow", "memory-hog", "slow-init"])
+@pytest.mark.parametrize("kind", ["import-error", "exception", "slow", "memory-hog", "slow-init", "tmp-leak"])
 @pytest.mark.parametrize(("name", "source"), [("index.mjs", ESM_SOURCE), ("index.js", CJS_SOURCE)])
 def test_only_the_handler_file_changes_and_an_es_module_keeps_its_original_beside_it(
     kind: str, name: str, source: str
@@ -180,7 +181,9 @@ const out = (fields) => { console.log(JSON.stringify(fields)); process.exit(0); 
   }
   const loadMs = Date.now() - loading;
   const started = Date.now();
-  const context = { getRemainingTimeInMillis: () => 300 - (Date.now() - started), memoryLimitInMB: "128" };
+  const context = {
+    getRemainingTimeInMillis: () => 300 - (Date.now() - started), memoryLimitInMB: "128", awsRequestId: "r-1",
+  };
   const call = loaded.handler({ n: 1 }, context);
   const rssMb = process.memoryUsage().rss / 1048576;
   const late = new Promise((resolve) => setTimeout(() => resolve("still running"), 800));
@@ -274,6 +277,39 @@ def test_slow_init_holds_the_load_and_then_serves_as_the_original(
     outcome = _run(tmp_path, name, source, "slow-init")
     assert (outcome["load"], outcome["original"], outcome["call"]) == ("ok", True, "returned")
     assert outcome["loadMs"] >= 1000
+
+
+@pytest.mark.parametrize(("name", "source"), [("index.mjs", ESM_SOURCE), ("index.js", CJS_SOURCE)])
+def test_tmp_leak_leaves_its_spool_in_the_temporary_directory_and_serves_as_the_original(
+    tmp_path: Path, name: str, source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bad_builds, "LEAK_MB", 2 * bad_builds.CHUNK_MB)
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setenv("TMPDIR", str(scratch))  # os.tmpdir()
+    outcome = _run(tmp_path, name, source, "tmp-leak")
+    assert (outcome["load"], outcome["original"], outcome["call"]) == ("ok", True, "returned")
+    assert outcome["value"] == {"ok": True, "event": {"n": 1}}
+    assert [(p.name, p.stat().st_size) for p in scratch.iterdir()] == [
+        ("r-1.spool", 2 * bad_builds.CHUNK_MB << 20)
+    ]
+
+
+def test_tmp_leak_leaves_a_python_module_s_spool_and_serves_as_the_original(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(bad_builds, "LEAK_MB", bad_builds.CHUNK_MB)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    source = "def handler(event, context):\n    return 'served'\n"
+    package = broken_package(_zip({"app.py": source}), "python3.12", "app.handler", "tmp-leak")
+    with zipfile.ZipFile(io.BytesIO(package)) as built:
+        module: dict[str, Any] = {}
+        exec(compile(built.read("app.py"), "app.py", "exec"), module)  # noqa: S102 - the build under test
+    context = type("Context", (), {"aws_request_id": "r-2"})()
+    assert module["handler"]({}, context) == "served"
+    assert [(p.name, p.stat().st_size) for p in tmp_path.iterdir()] == [
+        ("r-2.spool", bad_builds.CHUNK_MB << 20)
+    ]
 
 
 def test_slow_init_holds_a_python_module_s_load(monkeypatch: pytest.MonkeyPatch) -> None:

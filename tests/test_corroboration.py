@@ -64,8 +64,10 @@ WORLD: dict[str, dict[str, Any]] = {
             _line("START RequestId: r-slow Version: $LATEST", "r-slow", "start", 5),  # 5
             _line("r-slow Task timed out after 3.00 seconds", "r-slow", "timeout", 8),  # 6
             _line(DENIED, None, "error_record", 9),  # 7: in no invocation that was read
+            _line("START RequestId: r-full Version: $LATEST", "r-full", "start", 10),  # 8
+            _line("[ERROR] OSError: [Errno 28] No space left on device", "r-full", "error_record", 11),  # 9
         ],
-        {"r-ok": "no_error_seen", "r-denied": "error_record", "r-slow": "timeout"},
+        {"r-ok": "no_error_seen", "r-denied": "error_record", "r-slow": "timeout", "r-full": "error_record"},
     ),
     "get_iam_state": {
         "role_name": ROLE,
@@ -87,6 +89,7 @@ WORLD: dict[str, dict[str, Any]] = {
         "MemorySize": 128,
         "Timeout": 3,
         "State": "Active",
+        "EphemeralStorageMb": 512,
         "CodeSha256": "c2hhMjU2LW9mLXRoZS1jb2Rl",
         "EnvironmentVariableNames": ["BUCKET"],
         "ReservedConcurrentExecutions": 0,
@@ -431,6 +434,14 @@ CASES: list[Case] = [
         [],
     ),
     ("event_source_stopped", [MAPPING_CHANGE, ERRORS], None, "needs get_event_sources a stopped path", []),
+    ("resource_exhausted", [ERRORS, ("config", "EphemeralStorageMb", "512")], [0, 1], "", []),
+    (
+        "resource_exhausted",  # a full /tmp in the logs is not enough: the size and the errors back it
+        [ERRORS, ("logs", "events.9.message", "[ERROR] OSError: [Errno 28] No space left on device")],
+        None,
+        "needs get_lambda_config EphemeralStorageMb",
+        [],
+    ),
     ("platform_refused", [("config", "EnvironmentKey.KeyState", "Disabled")], [0], "", []),
     ("platform_refused", [("config", "EnvironmentKey.DecryptGrantees", "[]")], [0], "", []),
     (

@@ -50,6 +50,18 @@ DENIAL_LOGS = {  # a failed invocation whose terminal error is a denied GetObjec
     "events": [{"kind": "error_record", "request_id": "r1", "message": f"[ERROR] ClientError: {DENIED}"}],
     "invocations": [{"request_id": "r1", "outcome": "error_record"}],
 }
+NO_SPACE_LOGS = {  # a failed invocation whose terminal error is Node.js's write to a full disk
+    "log_group": GROUP,
+    "events": [
+        {
+            "kind": "error_record",
+            "request_id": "r1",
+            "message": "ERROR Invoke Error",
+            "error": {"type": "Error", "message": "ENOSPC: no space left on device, write"},
+        }
+    ],
+    "invocations": [{"request_id": "r1", "outcome": "error_record"}],
+}
 DENIED_RUN: dict[str, list[Any]] = {
     "get_recent_logs": [DENIAL_LOGS],
     "get_lambda_config": [{"FunctionArn": FUNCTION_ARN}],
@@ -317,6 +329,13 @@ CASES: list[Case] = [
         {"State": "Inactive", "StateReasonCode": "Idle"},
         {},
     ),
+    (  # the size of /tmp while a failed write says the device is full; against logs that say nothing of it
+        sources.STORAGE,
+        "EphemeralStorageMb",
+        {"EphemeralStorageMb": 512},
+        {"EphemeralStorageMb": 512},
+        {"get_recent_logs": [NO_SPACE_LOGS]},
+    ),
     (
         sources.ANSWER_UNUSABLE,  # API Gateway's words for a malformed answer; against a refused invocation
         "apis.0.execution_errors.0.message",
@@ -353,7 +372,8 @@ def test_a_value_supports_only_when_it_means_the_fault(
     assert source.fields.fullmatch(field)
     assert _means(source, field, honest, run) == ""
     # The dishonest reading has none of the other answers that made the honest one mean the fault.
-    others = {k: v for k, v in run.items() if k not in ("get_recent_changes", "get_function_metrics")}
+    made_it = ("get_recent_changes", "get_function_metrics", "get_recent_logs")
+    others = {k: v for k, v in run.items() if k not in made_it}
     refusal = _means(source, field, dishonest, others)
     assert refusal
     assert field.split(".")[0] in refusal  # says which value, so the model can act on it

@@ -18,17 +18,28 @@ import pytest
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from chaos.workload import scratch
 from chaos.workload.runtime import LocalLambdaRuntime
 from tests.fault_scenarios import RestoreSteps
 from tests.timeline_cases import diagnosed, environment_not_recorded, own_world, restored_exactly
-from tests.timeline_scenarios import NEW_ROLE, SITUATIONS
+from tests.timeline_scenarios import NEW_ROLE, SITUATIONS, SPOOL_FUNCTION
 
 sandbox, mcp_server_url, before = own_world("timeline")
+NO_SIZED_TMP = "this machine allows no mount namespace for a sized /tmp"
 
 
 @pytest.mark.parametrize(
     ("name", "fault"),
-    [("deploy_oom", "out_of_memory"), ("deploy_timeout", "timeout"), ("deploy_slow_init", "timeout")],
+    [
+        ("deploy_oom", "out_of_memory"),
+        ("deploy_timeout", "timeout"),
+        ("deploy_slow_init", "timeout"),
+        pytest.param(  # its successes after the deploy do not bound the window
+            "deploy_tmp_leak",
+            "resource_exhausted",
+            marks=pytest.mark.skipif(not scratch.enforced(), reason=NO_SIZED_TMP),
+        ),
+    ],
 )
 async def test_a_deploy_that_breaks_the_function_is_the_trigger_and_is_rolled_back(
     name: str,
@@ -53,6 +64,25 @@ async def test_a_deploy_that_breaks_the_function_is_the_trigger_and_is_rolled_ba
         "lambda update-alias",
         "UpdateAlias",
         {"FunctionName": names.ORDERS_FUNCTION, "Name": names.ORDERS_ALIAS, "FunctionVersion": previous},
+    )
+    restored_exactly(case, steps, before)
+
+
+@pytest.mark.skipif(not scratch.enforced(), reason=NO_SIZED_TMP)
+async def test_a_cut_ephemeral_storage_is_the_trigger_and_its_earlier_size_the_fix(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(SITUATIONS["storage_cut"], sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["resource_exhausted"], case.why
+    case.assert_trigger(case.staged.change("UpdateFunctionConfiguration20150331v2"))
+    case.apply_first_command(
+        "lambda update-function-configuration",
+        "UpdateFunctionConfiguration",
+        {"FunctionName": SPOOL_FUNCTION, "EphemeralStorage": {"Size": 1024}},
     )
     restored_exactly(case, steps, before)
 

@@ -55,6 +55,24 @@ OOM_LINE = '    warm_cache = b"o" * (320 << 20)  # release 2: every order kept i
 SLOW_LINE = "    time.sleep(8)  # release 2: waits for a downstream that answers in 8 s\n"
 # release 2 warms a cache as it loads: 12 s, past Lambda's 10-second init phase
 SLOW_INIT_LINE = "time.sleep(12)  # release 2: warms its cache at load\n"
+# release 2 spools each order to the temporary directory and never deletes it: 320 MB, of /tmp's 512
+LEAK_LINES = (
+    "    with open(os.path.join(tempfile.gettempdir(), context.aws_request_id), 'wb') as spool:\n"
+    "        for _ in range(20):  # release 2: each order spooled, never deleted\n"
+    "            spool.write(b't' * (16 << 20))\n"
+)
+SPOOL_FUNCTION = "spool-sorter"  # storage_cut: sorts 600 MB in /tmp (and deletes it) on 1024 MB of /tmp
+SPOOLER = """
+import os, tempfile
+def handler(event, context):
+    path = os.path.join(tempfile.gettempdir(), context.aws_request_id)
+    chunk = b"s" * (1 << 20)
+    with open(path, "wb") as spool:
+        for _ in range(600):
+            spool.write(chunk)
+    os.remove(path)
+    return {"sorted_mb": 600}
+"""
 HANDLER_DEF = "def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:\n"
 
 
@@ -220,7 +238,7 @@ def _release_2(original: bytes, line: str) -> bytes:
     changed = (
         source + "\n" + line if not line.startswith(" ") else source.replace(HANDLER_DEF, HANDLER_DEF + line)
     )
-    changed = changed.replace("import uuid\n", "import uuid\nimport time\n")
+    changed = changed.replace("import uuid\n", "import uuid\nimport tempfile\nimport time\n")
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr("orders_api.py", changed)
@@ -260,6 +278,59 @@ def deploy_oom(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Sta
     expect(failing, {"out_of_memory": 2}, "Runtime.ExitError", "Runtime exited with error: signal: killed")
     assert {i.version for i in failing} == {version}
     return stage.finish(names.order_request(), from_version=before, to_version=version)
+
+
+def deploy_tmp_leak(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """orders-api release 2 leaves 320 MB in /tmp per order: an environment's first order succeeds, its next
+    write finds the 512 MB full."""
+    stage, before, version = _deploy(sandbox, runtime, undo, LEAK_LINES)
+    failing = stage.invoke("after the deploy", [names.order_request() for _ in range(3)])
+    expect(failing, {"succeeded": 1, "failed": 2}, "OSError", "[Errno 28] No space left on device")
+    assert {i.version for i in failing} == {version}
+    return stage.finish(names.order_request(), from_version=before, to_version=version)
+
+
+def storage_cut(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """A function that sorts 600 MB in /tmp, created with 1024 MB of it; then its /tmp cut to 512 MB."""
+    stage = Stage(sandbox, runtime, SPOOL_FUNCTION, None)
+    lambda_, logs = stage.operator.client("lambda"), stage.operator.client("logs")
+    role = stage.operator.client("iam").get_role(RoleName=names.ROLE_NAME)["Role"]["Arn"]
+    group = f"/aws/lambda/{SPOOL_FUNCTION}"
+    stage.call("CreateLogGroup", lambda: logs.create_log_group(logGroupName=group))
+    undo(lambda: logs.delete_log_group(logGroupName=group))
+    stage.call(
+        "CreateFunction20150331",
+        lambda: lambda_.create_function(
+            FunctionName=SPOOL_FUNCTION,
+            Runtime="python3.12",
+            Role=role,
+            Handler="spool.handler",
+            Code={"ZipFile": _zipped("spool.py", SPOOLER)},
+            Timeout=30,
+            MemorySize=256,
+            EphemeralStorage={"Size": 1024},
+        ),
+    )
+    undo(lambda: lambda_.delete_function(FunctionName=SPOOL_FUNCTION))
+    time.sleep(IAM_QUIET_SECONDS)  # created well before the last success
+    healthy(stage, [{}, {}])
+    stage.call(
+        "UpdateFunctionConfiguration20150331v2",
+        lambda: lambda_.update_function_configuration(
+            FunctionName=SPOOL_FUNCTION, EphemeralStorage={"Size": 512}
+        ),
+    )
+    lambda_.get_waiter("function_updated_v2").wait(FunctionName=SPOOL_FUNCTION)
+    failing = stage.invoke("after the cut", [{}, {}])
+    expect(failing, {"failed": 2}, "OSError", "[Errno 28] No space left on device")
+    return stage.finish({})
+
+
+def _zipped(name: str, source: str) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(name, source)
+    return buffer.getvalue()
 
 
 def deploy_timeout(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
@@ -457,6 +528,8 @@ SITUATIONS: dict[str, Situation] = {
         deploy_oom,
         deploy_timeout,
         deploy_slow_init,
+        deploy_tmp_leak,
+        storage_cut,
         env_heavier,
         wrong_config_value,
         resolved_then_new,

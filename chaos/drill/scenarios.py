@@ -295,6 +295,7 @@ _ALARM_SOURCE = _one(DP, S3)  # infrastructure scenarios need a real alarm to in
 # exact name of the stage's resource.
 # Applied as the operator; then the function, invoked as its traffic invokes it, succeeds.
 RECOVERS = Applies()
+LEAKING_BUILD = Injection(DEPLOY_BAD_CODE, {"kind": "tmp-leak"})
 SECURITY_GROUP = named("security-group")
 
 
@@ -671,6 +672,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         _incident(ORDERS, "out_of_memory", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS),
     ),
+    # Each invocation of the build spools 320 MB to /tmp and leaves it: an environment's first run succeeds,
+    # its next write finds the 512 MB full. The deploy is the trigger though runs succeeded after it.
+    Scenario(
+        "deploy-tmp-leak",
+        "orders-api serves, then a build that leaves its spool in /tmp is published and the live alias "
+        "moved to it: roll back",
+        (
+            Act(ORDERS, qualifier=names.ORDERS_ALIAS, count=2),
+            Act(ORDERS, (LEAKING_BUILD,), qualifier=names.ORDERS_ALIAS, count=3),
+        ),
+        _incident(
+            ORDERS, "resource_exhausted", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS
+        ),
+    ),
     Scenario(
         "deploy-timeout",
         "orders-api serves, then a build that outruns its timeout is published and the live alias moved to "
@@ -809,6 +824,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         "order-intake serves, then a build that fills Buffers past its memory size is deployed to $LATEST",
         (Act(INTAKE, count=2), Act(INTAKE, (Injection(DEPLOY_BAD_CODE, {"kind": "memory-hog"}),))),
         _incident(INTAKE, "out_of_memory"),
+    ),
+    Scenario(
+        "node-deploy-tmp-leak",
+        "order-intake serves, then a build that leaves its spool in os.tmpdir() is deployed to $LATEST",
+        (Act(INTAKE, count=2), Act(INTAKE, (LEAKING_BUILD,), count=3)),
+        _incident(INTAKE, "resource_exhausted"),
     ),
     Scenario(
         "node-revoke-put",

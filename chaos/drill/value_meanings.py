@@ -265,6 +265,31 @@ def _access_denied_error(spot: Spot) -> bool:
     return any(isinstance(text, str) and _ACCESS_DENIED.search(text) for text in texts)
 
 
+# errno 28 as Python's OSError prints it, and Node.js's ENOSPC error.
+_DISK_FULL: Final = re.compile(r"No space left on device|\bENOSPC\b", re.IGNORECASE)
+
+
+def _says_disk_full(event: Any) -> bool:
+    """A failed invocation's record (its runtime error record or init error) saying the disk is full."""
+    if not isinstance(event, dict) or event.get("kind") not in ("error_record", "init_error"):
+        return False
+    return bool(_DISK_FULL.search(json.dumps(event)))
+
+
+def _disk_full_error(spot: Spot) -> bool:
+    return _says_disk_full(spot.up(2))
+
+
+def _storage_of_a_full_disk(spot: Spot) -> bool:
+    """A /tmp size, cited while some logs answer sent shows a failed write to a full disk."""
+    return isinstance(spot.value, int) and any(
+        _says_disk_full(event)
+        for sent in spot.answers
+        if sent.tool == LOGS
+        for event in sent.answer.get("events") or []
+    )
+
+
 def _mentions_permission(spot: Spot) -> bool:
     return isinstance(spot.value, str) and "permission" in spot.value.lower()
 
@@ -442,6 +467,17 @@ MEANINGS: Final[dict[str, tuple[Meaning, ...]]] = {
             "counts only at 99% of the memory size",
             _share_of("memory_size_mb"),
         ),
+        _CHANGE,
+    ),
+    "resource_exhausted": (
+        *_ERRORS,
+        Meaning(
+            CONFIG,
+            "EphemeralStorageMb",
+            "counts only while the logs show a write that found the disk full",
+            _storage_of_a_full_disk,
+        ),
+        Meaning(LOGS, "events.N.**", "counts only in a disk-full error", _disk_full_error, True),
         _CHANGE,
     ),
     "network_block": (

@@ -31,14 +31,15 @@ from typing import Literal
 
 from chaos.faults.errors import ChaosRefused
 
-KINDS = ("import-error", "exception", "slow", "memory-hog", "malformed-response", "slow-init")
-NODE_KINDS = ("import-error", "exception", "slow", "memory-hog", "slow-init")  # built for Node.js too
+KINDS = ("import-error", "exception", "slow", "memory-hog", "malformed-response", "slow-init", "tmp-leak")
+NODE_KINDS = ("import-error", "exception", "slow", "memory-hog", "slow-init", "tmp-leak")  # Node.js too
 INIT_SECONDS = 12  # past Lambda's 10-second limit for an on-demand function's init phase
 VERSION_MARKER = "incident-chaos deploy-bad-code"
 MISSING_MODULE = "chaos_missing_dependency"
 EXCEPTION_MESSAGE = "injected by incident-chaos (deploy-bad-code exception)"
 ORIGINAL_SUFFIX = ".chaos-original"
 CHUNK_MB = 16
+LEAK_MB = 320  # spooled to the temporary directory by each invocation and never deleted: 512 MB hold one
 
 Flavour = Literal["python", "commonjs", "esm"]
 
@@ -70,6 +71,19 @@ _PYTHON = {
         "    response = _chaos_built_handler(event, context)\n"
         "    return dict(response, body=json.loads(response['body']))\n"
     ),
+    # The build's own handler does its work after spooling its input to the temporary directory, and the
+    # spool is never deleted: an environment's /tmp fills, and its next write fails (ENOSPC).
+    "tmp-leak": (
+        "_chaos_built_handler = {handler}\n"
+        "def {handler}(event, context):\n"
+        "    import os, tempfile\n"
+        f"    chunk = b'\\x02' * ({CHUNK_MB} << 20)\n"
+        "    spooled = os.path.join(tempfile.gettempdir(), context.aws_request_id + '.spool')\n"
+        "    with open(spooled, 'wb') as spool:\n"
+        "        for _ in range({chunks}):\n"
+        "            spool.write(chunk)\n"
+        "    return _chaos_built_handler(event, context)\n"
+    ),
 }
 _PAST_THE_DEADLINE = (
     "await new Promise((resolve) => setTimeout(resolve, context.getRemainingTimeInMillis() + 2000));"
@@ -86,7 +100,20 @@ _NODE_BODIES = {
         f"  {_PAST_THE_DEADLINE} // held until it is killed\n"
         "  return held.length;"
     ),
+    "tmp-leak": (
+        'const { openSync, writeSync, closeSync } = await import("node:fs");\n'
+        '  const { tmpdir } = await import("node:os");\n'
+        '  const spool = openSync(`${tmpdir()}/${context.awsRequestId}.spool`, "w");\n'
+        f"  const chunk = Buffer.alloc({CHUNK_MB} << 20, 2);\n"
+        "  try {\n"
+        "    for (let i = 0; i < {chunks}; i++) writeSync(spool, chunk);\n"
+        "  } finally {\n"
+        "    closeSync(spool);\n"
+        "  }\n"
+        "  return __chaosBuilt(event, context); // the build's own handler, after the spool it never deletes"
+    ),
 }
+_WRAPPING = frozenset({"tmp-leak"})  # Node.js bodies that call the build's own handler, as __chaosBuilt
 _NODE_FUNCTION = re.compile(r"^([^.]*)\.(.*)$")  # UserFunction.js's FUNCTION_EXPR
 _JS_IDENTIFIER = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*$")
 
@@ -179,7 +206,10 @@ def _rewritten(source: str, found: HandlerSource, kind: str) -> tuple[str, str |
     marker = f"{VERSION_MARKER}: {kind}"
     if found.flavour == "python":
         appended = _PYTHON[kind].format(
-            handler=found.function, message=EXCEPTION_MESSAGE, seconds=INIT_SECONDS
+            handler=found.function,
+            message=EXCEPTION_MESSAGE,
+            seconds=INIT_SECONDS,
+            chunks=LEAK_MB // CHUNK_MB,
         )
         return f"{source}\n\n\n# {marker}\n{appended}", None
     if kind not in NODE_KINDS:
@@ -190,11 +220,16 @@ def _rewritten(source: str, found: HandlerSource, kind: str) -> tuple[str, str |
     if kind == "slow-init":  # a blocking wait at load, in either module system
         wait = f"Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, {INIT_SECONDS * 1000});"
         return f"{source}\n\n// {marker}\n{wait}\n", None
-    broken = _node_handler(found.function, _NODE_BODIES[kind], found.flavour)
+    body = _NODE_BODIES[kind].replace("{chunks}", str(LEAK_MB // CHUNK_MB))
+    broken = _node_handler(found.function, body, found.flavour)
+    wraps = kind in _WRAPPING
     if found.flavour == "commonjs":
-        return f"{source}\n\n// {marker}\n{broken}", None
+        built = f"const __chaosBuilt = module.exports.{found.function};\n" if wraps else ""
+        return f"{source}\n\n// {marker}\n{built}{broken}", None
     original = _original_name(found.path)
-    loader = f'import "./{posixpath.basename(original)}"; // the build\'s own module, loaded as before'
+    imported = f"{{ {found.function} as __chaosBuilt }} from " if wraps else ""
+    module = posixpath.basename(original)
+    loader = f'import {imported}"./{module}"; // the build\'s own module, loaded as before'
     return f"// {marker}\n{loader}\n\n{broken}", original
 
 

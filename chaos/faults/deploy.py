@@ -11,6 +11,9 @@
 - ``memory-hog``: the handler allocates more than the function's memory size and holds it (Lambda kills it
   at the limit; a runtime that checks memory now and then still sees it); in Node.js, filled Buffers, so
   resident memory grows and not only what V8 reserves;
+- ``tmp-leak``: the handler spools ``bad_builds.LEAK_MB`` to the temporary directory, never deleted, then
+  runs the build's own handler: an environment's /tmp (512 MB) fills, its next write fails (``ENOSPC``);
+  refused where the sandbox cannot size /tmp (:mod:`chaos.workload.scratch`);
 - ``malformed-response`` (Python only): the build's own handler runs, and its answer's ``body`` is handed
   back as an object instead of JSON text: the function succeeds, an API Gateway proxy integration cannot
   use the answer (``502``).
@@ -43,6 +46,7 @@ from chaos.faults.chaos import Chaos, Fault, Target
 from chaos.faults.errors import ChaosError, ChaosRefused
 from chaos.faults.ledger import MAX_VALUE_BYTES
 from chaos.faults.support import check_fits, download_package, give_up, shown_call, wait_until_updated
+from chaos.workload import scratch
 
 NAME = "deploy-bad-code"
 __all__ = ("DEPLOY_BAD_CODE", "EXCEPTION_MESSAGE", "KINDS", "MISSING_MODULE", "NAME", "VERSION_MARKER")
@@ -130,13 +134,16 @@ def _deploy(chaos: Chaos, function_name: str, package: bytes, what: str) -> None
 
 def _apply(chaos: Chaos, target: Target, prior: dict[str, Any], *, kind: str) -> None:
     name = prior["function"]
-    if kind not in KINDS:
+    problem = None if kind in KINDS else f"kind must be one of {', '.join(KINDS)}, not {kind!r}"
+    if kind == "tmp-leak" and not scratch.enforced():
+        problem = "this machine gives the sandbox no mount namespace, so no /tmp has a size to fill"
+    if problem is not None:
         unchanged = (
             target.configuration["CodeSha256"] == prior["code_sha256"]
             and not _published(chaos, prior)
             and _aliases_as_saved(chaos, prior)
         )
-        error = ChaosError(f"{NAME}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
+        error = ChaosError(f"{NAME}: {problem}")
         give_up(chaos, NAME, name, error, unchanged=unchanged)
     runtime = prior.get("runtime", "python")  # a state saved before Node.js builds: Python
     bad = broken_package(base64.b64decode(prior["package"]), runtime, prior["handler"], kind)

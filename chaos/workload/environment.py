@@ -3,7 +3,8 @@
 The Lambda service side of :mod:`chaos.workload.worker`. It unpacks the package, starts the worker with
 the function's environment, measures the init phase, sends invocations, and enforces the limits the way
 Lambda does: past the timeout, or past ``MemorySize`` of resident memory, the worker is killed. Peak
-memory is the kernel's high-water mark of the worker (``VmHWM``), never a constant.
+memory is the kernel's high-water mark of the worker (``VmHWM``), never a constant. Its ``/tmp`` is
+:mod:`chaos.workload.scratch`'s, of ``EphemeralStorage`` size.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from chaos.workload import node_runtime
+from chaos.workload import node_runtime, scratch
 
 WORKER = Path(__file__).with_name("worker.py")
 INIT_TIMEOUT_SECONDS = 10.0  # Lambda's limit for the init phase
@@ -51,6 +52,7 @@ class Spec:
     log_format: str = "Text"  # LoggingConfig.LogFormat: Text or JSON
     application_log_level: str | None = None  # JSON only (TRACE, DEBUG, INFO, WARN, ERROR, FATAL)
     system_log_level: str | None = None  # JSON only (DEBUG, INFO, WARN)
+    ephemeral_mb: int = 512  # EphemeralStorage.Size: the size of the environment's /tmp
 
 
 @dataclass
@@ -84,25 +86,24 @@ class ExecutionEnvironment:
             else [sys.executable, "-I", str(WORKER)]
         )
         self.root = Path(tempfile.mkdtemp(prefix=f"lambda-{spec.function_name}-"))
-        code_dir = self.root / "task"
+        code_dir, scratch_dir = self.root / "task", self.root / "tmp"
+        scratch_dir.mkdir()
         with zipfile.ZipFile(io.BytesIO(package)) as archive:
             archive.extractall(code_dir)
         requests_read, self._requests = os.pipe()
         self._closing = threading.Lock()
         self._frames, frames_write = os.pipe()
-        env = _function_environment(spec, credentials, endpoint_url, code_dir)
+        env = _function_environment(spec, credentials, endpoint_url, code_dir) | {"TMPDIR": str(scratch_dir)}
         if node:
             node_runtime.prepare(self.root)
         started = time.perf_counter()
         init_deadline = time.monotonic() + init_limit
         self._process = subprocess.Popen(  # noqa: S603 - our worker, fixed arguments
-            [
-                *runtime,
-                str(code_dir),
-                spec.handler,
-                str(requests_read),
-                str(frames_write),
-            ],
+            scratch.wrapped(
+                [*runtime, str(code_dir), spec.handler, str(requests_read), str(frames_write)],
+                scratch_dir,
+                spec.ephemeral_mb,
+            ),
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,

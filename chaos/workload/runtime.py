@@ -152,7 +152,8 @@ def _environment_key(config: dict[str, Any]) -> str:
     """What makes Lambda replace an environment: the version's code or any setting the runtime sees."""
     keys = ("FunctionArn", "Version", "CodeSha256", "Handler", "Runtime", "MemorySize", "Timeout", "Role")
     material = {k: config.get(k) for k in keys} | {
-        k: config.get(k) for k in ("Environment", "VpcConfig", "LoggingConfig", "LastModified")
+        k: config.get(k)
+        for k in ("Environment", "VpcConfig", "LoggingConfig", "EphemeralStorage", "LastModified")
     }
     return hashlib.sha256(json.dumps(material, sort_keys=True, default=str).encode()).hexdigest()
 
@@ -568,6 +569,7 @@ class LocalLambdaRuntime:
             log_format=logging_config.get("LogFormat") or "Text",
             application_log_level=logging_config.get("ApplicationLogLevel"),
             system_log_level=logging_config.get("SystemLogLevel"),
+            ephemeral_mb=int((config.get("EphemeralStorage") or {}).get("Size") or 512),
         )
         secrets = {k: str(v) for k, v in credentials.items()}
 

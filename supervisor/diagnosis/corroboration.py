@@ -13,6 +13,7 @@ printed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -23,6 +24,7 @@ from supervisor.faults.registry import FAULT_CLASSES, UNKNOWN, FaultType
 from supervisor.schemas import EvidencePointer, FaultSupport, RefusedSupport
 
 LOG_TOOL = "get_recent_logs"
+_LISTED = re.compile(r" \([^()]*\)$")  # a source's fields, listed in brackets at the end of its words
 TERMINAL_KINDS = frozenset({"error_record", "init_error", "timeout", "runtime_exit"})
 
 
@@ -150,10 +152,17 @@ def support(
 
 def describe_policy() -> str:
     """The policy in words, for the system prompt: one line per fault type, its groups joined by AND, a
-    group's sources by "or" (bracketed only where a group of several stands beside another group)."""
-    lines = []
+    group's sources by "or" (bracketed only where a group of several stands beside another group). A source
+    named again is named without the fields it lists in brackets, given at its first mention."""
+    lines, named = [], set()
+
+    def said(source: Source) -> str:
+        again = source in named
+        named.add(source)
+        return _LISTED.sub("", source.what) if again else source.what
+
     for fault, groups in POLICY.items():
-        alternatives = [" or ".join(source.what for source in group) for group in groups]
+        alternatives = [" or ".join(said(source) for source in group) for group in groups]
         if len(groups) > 1:
             alternatives = [
                 f"[{text}]" if len(group) > 1 else text

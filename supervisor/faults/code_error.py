@@ -12,5 +12,5 @@ CODE_ERROR = FaultClass(
     check="supervisor.diagnosis.rules.code:check",
     order=60,
     precedence=80,
-    unless=("configuration_error",),
+    unless=("configuration_error", "resource_exhausted"),
 )

@@ -172,19 +172,35 @@ _ASKED_FOR: Final = re.compile(
 )
 
 
-def _variables_asked_for(reading: Reading) -> set[str]:
-    """The environment variables the terminal errors of failed invocations say the code looked up and did
-    not find (a KeyError's ``'NAME'``, ``NAME is not set``)."""
-    names: set[str] = set()
+def _terminal_errors(reading: Reading) -> Iterator[str]:
+    """What the terminal errors of failed invocations say (their error detail's message, else the line)."""
     for answer in reading.answers("get_recent_logs"):
         for event in answer.get("events") or []:
             if isinstance(event, Mapping) and event.get("kind") in ("error_record", "init_error"):
                 error = event.get("error")
-                text = str(
-                    (error.get("message") if isinstance(error, Mapping) else None) or event.get("message")
-                )
-                names |= {quoted or bare for quoted, bare in _ASKED_FOR.findall(text)}
-    return names
+                said = error.get("message") if isinstance(error, Mapping) else None
+                yield str(said or event.get("message"))
+
+
+def _variables_asked_for(reading: Reading) -> set[str]:
+    """The environment variables the terminal errors of failed invocations say the code looked up and did
+    not find (a KeyError's ``'NAME'``, ``NAME is not set``)."""
+    return {quoted or bare for text in _terminal_errors(reading) for quoted, bare in _ASKED_FOR.findall(text)}
+
+
+# A write to a full file system: Python's OSError (errno 28), Node.js's ENOSPC error.
+NO_SPACE: Final = re.compile(r"\[Errno 28\] No space left on device|\bENOSPC: no space left on device")
+
+
+def storage_full(reading: Reading) -> str:
+    """The function's ephemeral storage size, when a failed invocation's terminal error says a write found
+    the device full."""
+    if any(NO_SPACE.search(text) for text in _terminal_errors(reading)):
+        return ""
+    return (
+        f"{reading.field} is the size of /tmp, but no failed invocation's error says a write found no space "
+        "left on the device"
+    )
 
 
 def setting_broken(reading: Reading) -> str:

@@ -77,6 +77,12 @@ ENVIRONMENT_KEY = source(
     "get_lambda_config EnvironmentKey.KeyState not Enabled, or DecryptGrantees without the Role",
     meanings.key_refuses,
 )
+STORAGE = source(
+    "get_lambda_config",
+    r"EphemeralStorageMb",
+    "get_lambda_config EphemeralStorageMb while failed writes say no space left on device",
+    meanings.storage_full,
+)
 FUNCTION_STATE = source(
     "get_lambda_config",
     r"State|StateReasonCode",

@@ -17,6 +17,7 @@ def install(base_url: str) -> None:
         lambda_kms,
         lambda_logging,
         lambda_policies,
+        lambda_storage,
         lambda_urls,
         lambda_vpc,
         log_filters,
@@ -31,6 +32,7 @@ def install(base_url: str) -> None:
     lambda_logging.install()
     lambda_async_config.install()
     lambda_kms.install()
+    lambda_storage.install()
     lambda_vpc.install()
     lambda_urls.install()
     lambda_policies.install()

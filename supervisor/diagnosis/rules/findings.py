@@ -101,6 +101,9 @@ class Finding:
     # True: no invocation succeeds once it started (Lambda cannot receive from the queue), so without a
     # failure to date it, the last success read still bounds its window
     ends_successes: bool = False
+    # True: the failures build up over invocations (a /tmp that fills), so the successes after the cause do
+    # not bound its window: only changes of the finding's kind are candidates
+    accumulates: bool = False
     settled: datetime | None = None  # set by the report: an earlier fault's undoing before its failures
 
 

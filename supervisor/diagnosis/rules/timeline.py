@@ -10,7 +10,8 @@ history alone cannot say which of many older changes the function survived. A fa
 undid is over: the window of a fault whose failures began after that undoing starts after it, so neither
 the earlier fault's cause nor its undoing is a candidate for the later one. A fault that stops invocations
 rather than failing them (Lambda cannot receive from its queue) has no first failure; the last success read
-still bounds its window from below.
+still bounds its window from below. A fault that builds up over invocations (a /tmp that fills) succeeds
+after its cause, so no success bounds its window: only changes of its kind are candidates.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def window(c: Conversation, finding: Finding) -> Window:
     if finding.first_failure is None and finding.ends_successes:
         success = last_success(c, datetime.max.replace(tzinfo=UTC))
         bounds = Window(success[0], success[1], None) if success else bounds
+    if finding.accumulates:
+        bounds = Window(None, None, bounds.before)
     return Window(bounds.after, bounds.after_pointer, bounds.before, finding.settled)
 
 
