@@ -20,6 +20,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload import scratch
 from chaos.workload.runtime import LocalLambdaRuntime
+from supervisor.diagnosis.causality import PROPAGATION
 from tests.fault_scenarios import RestoreSteps
 from tests.timeline_cases import diagnosed, environment_not_recorded, own_world, restored_exactly
 from tests.timeline_scenarios import NEW_ROLE, SITUATIONS, SPOOL_FUNCTION
@@ -54,6 +55,12 @@ async def test_a_deploy_that_breaks_the_function_is_the_trigger_and_is_rolled_ba
     assert case.diagnosis.fault_types == [fault], case.why
     case.assert_trigger(case.staged.change("UpdateAlias20150331"))
     assert case.resolved() == [], case.why
+    # The release's calls are on the timeline, and nothing from before the last success (less the lag a
+    # change may take): not the world's own deployments, which a leak's successes after its cause must not
+    # let in.
+    changes = [datetime.fromisoformat(e.time) for e in case.diagnosis.timeline if e.kind == "change"]
+    assert {c.time for c in case.staged.changes} <= set(changes), case.why
+    assert min(changes) > case.staged.phase("healthy").started - PROPAGATION, case.why
     if name == "deploy_slow_init":  # no timeout is suggested: the init's need is not recorded
         [gap] = case.remediation_gaps()
         assert gap.startswith(

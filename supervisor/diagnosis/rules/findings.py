@@ -102,7 +102,7 @@ class Finding:
     # failure to date it, the last success read still bounds its window
     ends_successes: bool = False
     # True: the failures build up over invocations (a /tmp that fills), so the successes after the cause do
-    # not bound its window: only changes of the finding's kind are candidates
+    # not bound its window: the last success before the newest change of its kind does
     accumulates: bool = False
     settled: datetime | None = None  # set by the report: an earlier fault's undoing before its failures
 

@@ -2,7 +2,8 @@
 
 An execution environment's /tmp lasts as long as the environment and is shared by its invocations, so what
 each run leaves there adds up: the runs after a leaking deployment succeed until it is full. The trigger is
-the latest deployment or storage change before the first failure, whatever succeeded since.
+the latest deployment or storage change before the first failure, whatever succeeded since; the changes
+since the last success before it are the other candidates.
 """
 
 from __future__ import annotations

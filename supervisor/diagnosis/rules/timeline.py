@@ -11,7 +11,7 @@ undid is over: the window of a fault whose failures began after that undoing sta
 the earlier fault's cause nor its undoing is a candidate for the later one. A fault that stops invocations
 rather than failing them (Lambda cannot receive from its queue) has no first failure; the last success read
 still bounds its window from below. A fault that builds up over invocations (a /tmp that fills) succeeds
-after its cause, so no success bounds its window: only changes of its kind are candidates.
+after its cause, so its window starts at the last success before the newest change of its kind.
 """
 
 from __future__ import annotations
@@ -79,8 +79,20 @@ def window(c: Conversation, finding: Finding) -> Window:
         success = last_success(c, datetime.max.replace(tzinfo=UTC))
         bounds = Window(success[0], success[1], None) if success else bounds
     if finding.accumulates:
-        bounds = Window(None, None, bounds.before)
+        bounds = _before_the_newest_cause(c, finding, bounds.before)
     return Window(bounds.after, bounds.after_pointer, bounds.before, finding.settled)
+
+
+def _before_the_newest_cause(c: Conversation, finding: Finding, before: datetime | None) -> Window:
+    """A fault that builds up: bounded by the last success before the newest change of its kind (the runs
+    after that change may succeed until it has built up); unbounded when none shows."""
+    causes = [
+        e.time
+        for e in change_events(c)
+        if finding.relevant_change(e) and (before is None or e.time <= before)
+    ]
+    success = last_success(c, max(causes)) if causes else None
+    return Window(success[0] if success else None, success[1] if success else None, before)
 
 
 def window_at(c: Conversation, first: tuple[datetime, Pointer] | None) -> Window:
