@@ -5,6 +5,7 @@ each environment, and resized when the configuration changes."""
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 
 import boto3
 import pytest
@@ -29,9 +30,7 @@ def handler(event, context):
     return {"before": before, "directory": directory}
 """
 
-pytestmark = pytest.mark.skipif(
-    not scratch.enforced(), reason="this machine allows no mount namespace (not root, no user namespaces)"
-)
+NO_NAMESPACE = "this machine allows no mount namespace (not root, no user namespaces)"
 
 
 def _spooler(operator: boto3.Session, undo: Undo, **settings: object) -> str:
@@ -41,6 +40,7 @@ def _spooler(operator: boto3.Session, undo: Undo, **settings: object) -> str:
     return python_function(operator.client("lambda"), undo, name, role, files, "spool.handler", **settings)
 
 
+@pytest.mark.skipif(not scratch.enforced(), reason=NO_NAMESPACE)
 def test_tmp_is_kept_between_invocations_and_a_write_past_its_size_fails_with_enospc(
     operator: boto3.Session, undo: Undo, runtime: LocalLambdaRuntime
 ) -> None:
@@ -56,6 +56,7 @@ def test_tmp_is_kept_between_invocations_and_a_write_past_its_size_fails_with_en
     assert first.result["directory"] not in ("/tmp", "/var/tmp")  # the environment's own, not the host's
 
 
+@pytest.mark.skipif(not scratch.enforced(), reason=NO_NAMESPACE)
 def test_a_larger_size_takes_effect_in_the_environments_that_follow_the_change(
     operator: boto3.Session, undo: Undo, runtime: LocalLambdaRuntime
 ) -> None:
@@ -70,3 +71,16 @@ def test_a_larger_size_takes_effect_in_the_environments_that_follow_the_change(
     assert fresh.status == "succeeded", fresh.error
     assert fresh.result["before"] == []
     assert runtime.invoke(name, {"mb": 20}).error == "OSError: [Errno 28] No space left on device"
+
+
+def test_where_no_namespace_is_allowed_the_environment_runs_with_its_own_unsized_directory(
+    operator: boto3.Session, undo: Undo, runtime: LocalLambdaRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(scratch, "enforced", lambda: False)
+    assert scratch.wrapped(["worker"], Path("/x"), 512) == ["worker"]
+    name = _spooler(operator, undo, MemorySize=256, Timeout=30)
+    spooled = runtime.invoke(name, {"mb": 1})
+    assert spooled.status == "succeeded", spooled.error
+    directory = Path(spooled.result["directory"])
+    assert directory.name == "tmp"
+    assert directory.parent.name.startswith(f"lambda-{name}-")
