@@ -166,6 +166,18 @@ DEFINITIONS: Final[tuple[CaseDefinition, ...]] = (
         ruled_out=("permission_loss", "throttling"),
     ),
     CaseDefinition(
+        "resource-exhausted",
+        "A build of data-processor that spools 320 MB to /tmp per invocation and never deletes it is "
+        "deployed: each execution environment's first invocation succeeds, the next write finds its 512 MB "
+        "full (No space left on device).",
+        names.FUNCTION_NAME,
+        (Injection(injector="deploy-bad-code", params={"kind": "tmp-leak"}),),
+        _one(count=3),
+        faults=("resource_exhausted",),
+        affected=(names.FUNCTION_NAME,),
+        ruled_out=("permission_loss", "throttling"),
+    ),
+    CaseDefinition(
         "code-error",
         "A build of data-processor whose handler raises is deployed.",
         names.FUNCTION_NAME,

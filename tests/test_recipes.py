@@ -240,8 +240,9 @@ def test_adding_a_fault_class_is_one_declaration_and_its_check(tmp_path: Path) -
     assert seen["policy"] == ["get_function_metrics", "get_recent_changes"]
     assert seen["prompt"] == [  # its line among the fault types, and its corroboration
         "- queue_backlog: messages wait in the function's queue longer than it can work them off",
-        "- queue_backlog: get_function_metrics errors above 0 (errors, error_rate, first_error_minute, "
-        "minutes.<n>.errors) AND a Lambda configuration change in get_recent_changes (events.<n>)",
+        # both sources are named in full at their first mention, earlier in the policy
+        "- queue_backlog: get_function_metrics errors above 0 AND a Lambda configuration change in "
+        "get_recent_changes",
     ]
     assert len(seen["docs"]) == 1
     assert " **and** " in seen["docs"][0]

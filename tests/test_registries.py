@@ -129,7 +129,8 @@ def test_every_fault_class_check_resolves_and_the_precedence_is_a_total_order() 
     assert len({fault.precedence for fault in BY_PRECEDENCE}) == len(BY_PRECEDENCE)
     assert len({fault.order for fault in FAULT_CLASSES.values()}) == len(FAULT_CLASSES)
     assert BY_PRECEDENCE[0].name == "configuration_error"  # a setting that cannot work is checked first
-    assert FAULT_CLASSES["code_error"].unless == ("configuration_error",)
+    # A setting that cannot work, and a full /tmp, explain the exceptions they raise.
+    assert FAULT_CLASSES["code_error"].unless == ("configuration_error", "resource_exhausted")
 
 
 # --------------------------------------------------------------------------- a tool reads what it declares
