@@ -4,6 +4,7 @@ trigger. Whole diagnoses on the sandbox are in test_timeline_e2e.py and the dril
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -240,6 +241,27 @@ def test_a_setting_is_put_back_to_its_value_before_the_trigger_never_to_the_trig
     unchanged = _conversation([_event(10, "CreateFunction20150331", timeout=1), changes[1]], [])
     newest = change_events(unchanged)[0]
     assert trigger_remedy.undo(unchanged, newest) is None  # it set what was there: nothing to put back
+
+
+def test_a_change_of_a_setting_no_undo_is_recorded_for_leaves_the_finding_s_own_remedy() -> None:
+    changes = [
+        _event(10, "CreateFunction20150331", ephemeralStorage={"size": 1024}),
+        _event(100, "UpdateFunctionConfiguration20150331v2", changed_fields=["ephemeralStorage"]),
+    ]
+    c = _conversation(changes, [])
+    assert trigger_remedy.undo(c, change_events(c)[0]) is None
+
+
+def test_a_fault_that_builds_up_is_bounded_by_the_success_before_its_newest_cause_not_by_later_ones() -> None:
+    """Deployed at 10 and 100; runs succeeded at 50 (the old build) and 150 (the new one, before /tmp was
+    full); the first failure at 200. The 100 deployment is the only candidate."""
+    changes = [_event(10, "UpdateFunctionCode20150331v2"), _event(100, "UpdateFunctionCode20150331v2")]
+    c = _conversation(changes, [_invocation(50, "no_error_seen"), _invocation(150, "no_error_seen")])
+    finding = _finding(c, first=200, relevant="UpdateFunctionCode")
+    assert timeline.trigger(c, finding) is None  # bounded by the success at 150, nothing after it
+    building = replace(finding, accumulates=True)
+    assert [e.time for e in timeline.candidates(c, building)] == [T0 + timedelta(seconds=100)]
+    assert timeline.trigger(c, building) == change_events(c)[0]
 
 
 @pytest.mark.parametrize("record_read", [True, False])

@@ -136,10 +136,15 @@ def rollback(c: Conversation, change: ChangeEvent) -> Undo:
 
 
 def _settings(c: Conversation, change: ChangeEvent, fields: set[str]) -> Undo | None:
-    """Put the recorded settings the change set back to their earlier values, when the history shows them."""
+    """Put the recorded settings the change set back to their earlier values, when the history shows them;
+    None when it set none of them (the finding's own remedy stands: a command naming only the function
+    would change nothing)."""
+    recorded = fields & set(_RECORDED)
+    if not recorded:
+        return None
     params: dict[str, Any] = {"FunctionName": c.name}
     pointers = []
-    for field in sorted(fields & set(_RECORDED)):
+    for field in sorted(recorded):
         previous = previous_setting(c, field, change)
         if previous is None:
             return None
