@@ -10,7 +10,7 @@ from chaos.drill.checks import Check, Incident
 from chaos.drill.grounding import Finding, Grounding
 from chaos.drill.lanes import _merged, claimer, slowest_first
 from chaos.drill.report import DrillRun, ScenarioResult, dumps, load
-from chaos.drill.runner import quiet_wait
+from chaos.drill.runner import MINUTE_EDGE_SECONDS, clear_of_minute_end, quiet_wait
 from chaos.drill.scenarios import SCENARIOS, SETTLED_SECONDS
 from chaos.sandbox import names
 
@@ -142,3 +142,11 @@ def test_a_scenario_in_which_nothing_changed_waits_until_the_last_restore_of_its
     assert quiet_wait(nothing_changed, {intake: 100.0}, 100.0 + SETTLED_SECONDS + 1) == 0.0
     assert quiet_wait(nothing_changed, {names.FUNCTION_NAME: 100.0}, 103.0) == 0.0
     assert quiet_wait(changed, {intake: 100.0}, 103.0) == 0.0
+
+
+def test_mixed_event_traffic_waits_for_the_next_minute_only_near_a_minute_s_end() -> None:
+    minute = 1_796_000_040.0  # a minute's start (divisible by 60)
+    assert minute % 60 == 0
+    assert clear_of_minute_end(minute + 10.0) == 0.0
+    assert clear_of_minute_end(minute + 60 - MINUTE_EDGE_SECONDS) == 0.0  # just in time
+    assert clear_of_minute_end(minute + 58.5) == 1.5  # to the next minute's start

@@ -56,6 +56,7 @@ from chaos.workload.lambda_service import LambdaService
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime, RuntimeSettings
 from watchdog.handler import build_watchdog
 
+MINUTE_EDGE_SECONDS = 6.0  # mixed event traffic starts at least this long before its minute ends
 CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
 # The functions the Lambda service invokes for the scenarios (pollers, asynchronous events).
@@ -303,6 +304,9 @@ class Drill:
             step(f"wait {act.pause_seconds:g}s")
             time.sleep(act.pause_seconds)
         if act.count and act.traffic in event_traffic.EVENT_TRAFFIC:
+            if wait := clear_of_minute_end(time.time()) if act.traffic.startswith("poison") else 0.0:
+                step(f"wait {wait:.1f}s for the next minute (successes and failures in one)")
+                time.sleep(wait)
             sent = event_traffic.send(self.operator, act.traffic, act.count)  # type: ignore[arg-type]
             self.progress.step(f"traffic: {sent} message(s) to {act.function}'s {act.traffic} path")
             self._event_traffic = True
@@ -744,6 +748,15 @@ def quiet_wait(scenario: Scenario, changed_at: dict[str, float], now: float) -> 
         return 0.0
     changed = [changed_at[f] for f in scenario.functions if f in changed_at]
     return max(0.0, max(changed, default=-math.inf) + SETTLED_SECONDS - now)
+
+
+def clear_of_minute_end(now: float, margin: float = MINUTE_EDGE_SECONDS) -> float:
+    """How long to wait before sending mixed event traffic at ``now`` (epoch seconds) so that it starts at
+    least ``margin`` before its minute ends: its successes and the poison's attempts (retried within a
+    second at the drill's time scale) then land in one metrics minute, which is what the diagnosis cites
+    for successes beside failures; split over two minutes, neither shows both."""
+    into = now % 60
+    return 60 - into if into > 60 - margin else 0.0
 
 
 def _mixed_event(function: str, n: int) -> dict[str, Any]:
