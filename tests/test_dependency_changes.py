@@ -1,6 +1,7 @@
 """The change behind a failing dependency: ``get_recent_changes`` searches the tables, buckets, queues,
-topics and keys the function's role grants by name (mcp_server/tools/dependencies.py), and the rules name a
-change that can break the failing resource as the trigger (supervisor/diagnosis/rules/dependencies.py)."""
+topics and keys the function's role grants by name, its environment names and its errors name by ARN
+(mcp_server/tools/dependencies.py), and the rules name a change that can break the failing resource as the
+trigger (supervisor/diagnosis/rules/dependencies.py)."""
 
 from __future__ import annotations
 
@@ -17,13 +18,13 @@ from mcp_server.contract import GetRecentChangesArgs
 from mcp_server.contract.changes import ChangeEventDetail
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.changes import recent_changes
-from mcp_server.tools.dependencies import environment_resources, named_resource
+from mcp_server.tools.dependencies import environment_resources, logged_resources, named_resource
 from supervisor.diagnosis.rules.model import RulesChatModel
 from supervisor.schemas import Diagnosis
 from tests.agent_support import diagnose_with
 from tests.conftest import Undo
 from tests.packages import python_function
-from tests.runtime_worlds import DEPLOYMENT, Change, Run, responses, world
+from tests.runtime_worlds import DEPLOYMENT, RECORDS, Change, Run, at, responses, world
 from tests.tool_support import call_tool
 
 REGION, ACCOUNT = names.DEFAULT_REGION, names.ACCOUNT_ID
@@ -193,3 +194,61 @@ async def test_a_change_that_cannot_break_the_failing_table_is_no_trigger_withou
     diagnosis = await _diagnosis(world(runs, [(20, change)]))
     assert diagnosis.fault_types == ["dependency_failure"]
     assert diagnosis.trigger is None
+
+
+KEY = "arn:aws:kms:ca-central-1:123456789012:key/0f1e2d3c-4b5a-4968-8776-a5b4c3d2e1f0"  # the records' key
+
+
+@pytest.mark.parametrize(
+    ("message", "resources"),
+    [
+        (RECORDS["node_text_key_disabled"]["message"], {("key", KEY)}),  # the escaped quote ends it
+        (
+            "[ERROR] DisabledException: An error occurred (DisabledException) when calling the Encrypt "
+            f"operation: {KEY} is disabled.",
+            {("key", KEY)},  # the full stop is not part of it
+        ),
+        (
+            "[ERROR] AccessDeniedException: ... is not authorized to perform: dynamodb:Query on resource: "
+            f"{TABLE_ARN}/index/by-customer because no identity-based policy allows it",
+            {("table", TABLE_ARN)},
+        ),
+        (f"INFO sealing with {KEY}", set()),  # not an error line
+        (f"ERROR alias arn:aws:kms:{REGION}:{ACCOUNT}:alias/seals is disabled.", set()),  # not a key's ARN
+        (f"ERROR arn:aws:logs:{REGION}:{ACCOUNT}:log-group:x failed", set()),  # no resource a function calls
+    ],
+)
+def test_a_resource_an_error_line_names_by_arn_is_searched(message: str, resources: set[Any]) -> None:
+    assert logged_resources([{"message": message}]) == resources
+
+
+KEY_DISABLED: Change = ("DisableKey", "kms.amazonaws.com", {"keyId": KEY.rsplit("/", 1)[-1]})
+KEY_SCHEDULED: Change = ("ScheduleKeyDeletion", "kms.amazonaws.com", {"keyId": KEY, "pendingWindowInDays": 7})
+OTHER_KEY_DISABLED: Change = (
+    "DisableKey",
+    "kms.amazonaws.com",
+    {"keyId": "9e8d7c6b-5a49-4837-8261-504f3e2d1c0b"},
+)
+
+
+@pytest.mark.parametrize(
+    ("record", "change", "command"),
+    [
+        ("node_text_key_disabled", KEY_DISABLED, f"aws kms enable-key --key-id {KEY}"),
+        ("node_text_key_pending_deletion", KEY_SCHEDULED, f"aws kms cancel-key-deletion --key-id {KEY}"),
+    ],
+)
+async def test_the_key_an_error_names_is_the_failing_resource_and_its_change_the_trigger(
+    record: str, change: Change, command: str
+) -> None:
+    """The change to the key the error names (by its id or ARN) is the trigger, not another key's later
+    one; the step makes the key usable again."""
+    runs = [Run(10), Run(30, record), Run(40, record)]
+    diagnosis = await _diagnosis(world(runs, [(15, change), (20, OTHER_KEY_DISABLED)]))
+    assert diagnosis.fault_types == ["dependency_failure"]
+    assert diagnosis.trigger is not None
+    assert (diagnosis.trigger.event_name, diagnosis.trigger.time) == (change[0], at(15))
+    assert KEY in diagnosis.affected_resources
+    step = diagnosis.remediation_plan[0]
+    assert step.command is not None
+    assert step.command.startswith(command), step.command

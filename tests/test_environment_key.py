@@ -169,6 +169,29 @@ def test_a_key_that_does_not_exist_is_not_found(
     assert runtime.invoke(name, {}).error_type == "KMSNotFoundException"
 
 
+def test_a_key_that_is_not_enabled_refuses_encrypt_and_decrypt_naming_itself(
+    operator: boto3.Session, key: str
+) -> None:
+    """KMS's own refusals (chaos/sandbox/extensions/kms_key_states.py): a disabled key, and one pending
+    deletion, whatever the ciphertext was made with before; usable again once enabled."""
+    kms = operator.client("kms")
+    sealed = kms.encrypt(KeyId=key, Plaintext=b"entry")["CiphertextBlob"]
+    kms.disable_key(KeyId=key)
+    for operation, params in (
+        ("encrypt", {"KeyId": key, "Plaintext": b"entry"}),
+        ("decrypt", {"CiphertextBlob": sealed}),
+        ("generate_data_key", {"KeyId": key, "KeySpec": "AES_256"}),
+    ):
+        with pytest.raises(kms.exceptions.DisabledException, match=f"^.*: {key} is disabled[.]$"):
+            getattr(kms, operation)(**params)
+    kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7)
+    with pytest.raises(kms.exceptions.KMSInvalidStateException, match=f"{key} is pending deletion[.]$"):
+        kms.decrypt(CiphertextBlob=sealed)
+    kms.cancel_key_deletion(KeyId=key)
+    kms.enable_key(KeyId=key)
+    assert kms.decrypt(CiphertextBlob=sealed)["Plaintext"] == b"entry"
+
+
 def test_an_asynchronous_event_refused_by_the_key_waits_in_the_queue_and_runs_once_the_key_is_back(
     sandbox: Sandbox,
     operator: boto3.Session,

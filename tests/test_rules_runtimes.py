@@ -220,6 +220,8 @@ SIGNS: dict[str, tuple[str, str | None] | None] = {
     "node_json_access_denied": None,
     "node_text_const_assignment": None,  # a bug of the code
     "node_text_resource_not_found": None,
+    "node_text_key_disabled": None,
+    "node_text_key_pending_deletion": None,
     "node_text_import_module_error": None,
     "node_json_import_module_error": None,
 }

@@ -23,7 +23,7 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from supervisor.diagnosis.causality import PROPAGATION
 from tests.fault_scenarios import RestoreSteps
 from tests.timeline_cases import diagnosed, environment_not_recorded, own_world, restored_exactly
-from tests.timeline_scenarios import NEW_ROLE, SITUATIONS, SPOOL_FUNCTION
+from tests.timeline_scenarios import NEW_ROLE, SEALER_FUNCTION, SITUATIONS, SPOOL_FUNCTION
 
 sandbox, mcp_server_url, before = own_world("timeline")
 NO_SIZED_TMP = "this machine allows no mount namespace for a sized /tmp"
@@ -203,4 +203,24 @@ async def test_a_role_that_never_granted_the_call_is_a_configuration_error_namin
         "the denial of GetObject names neither its service nor its resource: the statement the role lacks "
         "cannot be written from the evidence"
     )
+    restored_exactly(case, steps, before)
+
+
+async def test_a_key_only_the_errors_name_is_searched_and_its_disabling_is_the_trigger(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    """Neither the role (every key of the account) nor the environment names the key: only KMS's error
+    does ("<key ARN> is disabled."), which is how get_recent_changes finds its DisableKey."""
+    case = await diagnosed(SITUATIONS["key_in_code_disabled"], sandbox, mcp_server_url, runtime, steps)
+    key = case.staged.detail["key"]
+    assert case.diagnosis.fault_types == ["dependency_failure"], case.why
+    case.assert_trigger(case.staged.change("DisableKey"))
+    assert key in case.diagnosis.affected_resources, case.why
+    assert f"Encrypt fails with DisabledException on {key}" in case.diagnosis.root_cause, case.why
+    assert SEALER_FUNCTION in case.diagnosis.root_cause, case.why
+    case.apply_first_command("kms enable-key", "EnableKey", {"KeyId": key})
     restored_exactly(case, steps, before)

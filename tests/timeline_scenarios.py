@@ -73,6 +73,15 @@ def handler(event, context):
     os.remove(path)
     return {"sorted_mb": 600}
 """
+SEALER_FUNCTION = "ledger-sealer"  # key_in_code_disabled: its code names the KMS key it encrypts with
+SEALER_ROLE = f"{SEALER_FUNCTION}-role"
+SEALER = """
+import boto3
+kms = boto3.client("kms")
+def handler(event, context):
+    sealed = kms.encrypt(KeyId="{key}", Plaintext=b"ledger entry")
+    return {{"sealed_bytes": len(sealed["CiphertextBlob"])}}
+"""
 HANDLER_DEF = "def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:\n"
 
 
@@ -293,26 +302,9 @@ def deploy_tmp_leak(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -
 def storage_cut(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
     """A function that sorts 600 MB in /tmp, created with 1024 MB of it; then its /tmp cut to 512 MB."""
     stage = Stage(sandbox, runtime, SPOOL_FUNCTION, None)
-    lambda_, logs = stage.operator.client("lambda"), stage.operator.client("logs")
+    lambda_ = stage.operator.client("lambda")
     role = stage.operator.client("iam").get_role(RoleName=names.ROLE_NAME)["Role"]["Arn"]
-    group = f"/aws/lambda/{SPOOL_FUNCTION}"
-    stage.call("CreateLogGroup", lambda: logs.create_log_group(logGroupName=group))
-    undo(lambda: logs.delete_log_group(logGroupName=group))
-    stage.call(
-        "CreateFunction20150331",
-        lambda: lambda_.create_function(
-            FunctionName=SPOOL_FUNCTION,
-            Runtime="python3.12",
-            Role=role,
-            Handler="spool.handler",
-            Code={"ZipFile": _zipped("spool.py", SPOOLER)},
-            Timeout=30,
-            MemorySize=256,
-            EphemeralStorage={"Size": 1024},
-        ),
-    )
-    undo(lambda: lambda_.delete_function(FunctionName=SPOOL_FUNCTION))
-    time.sleep(IAM_QUIET_SECONDS)  # created well before the last success
+    _create_function(stage, undo, role, SPOOLER, Timeout=30, MemorySize=256, EphemeralStorage={"Size": 1024})
     healthy(stage, [{}, {}])
     stage.call(
         "UpdateFunctionConfiguration20150331v2",
@@ -331,6 +323,28 @@ def _zipped(name: str, source: str) -> bytes:
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(name, source)
     return buffer.getvalue()
+
+
+def _create_function(stage: Stage, undo: Undo, role: str, source: str, **config: Any) -> None:
+    """The stage's function (Python, its handler ``main.handler`` in ``source``) and its log group, made by
+    the operator well before the traffic that follows (so that no lag lets them be its cause)."""
+    lambda_, logs = stage.operator.client("lambda"), stage.operator.client("logs")
+    group = f"/aws/lambda/{stage.function}"
+    stage.call("CreateLogGroup", lambda: logs.create_log_group(logGroupName=group))
+    undo(lambda: logs.delete_log_group(logGroupName=group))
+    stage.call(
+        "CreateFunction20150331",
+        lambda: lambda_.create_function(
+            FunctionName=stage.function,
+            Runtime="python3.12",
+            Role=role,
+            Handler="main.handler",
+            Code={"ZipFile": _zipped("main.py", source)},
+            **config,
+        ),
+    )
+    undo(lambda: lambda_.delete_function(FunctionName=stage.function))
+    time.sleep(IAM_QUIET_SECONDS)
 
 
 def deploy_timeout(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
@@ -521,6 +535,40 @@ def never_granted(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> 
     return stage.finish(names.input_event(0), role=NEW_ROLE, role_arn=role_arn)
 
 
+def key_in_code_disabled(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """A new function that encrypts with a key only its code names (its role grants kms:Encrypt on any key,
+    its environment names none); then the key disabled."""
+    stage = Stage(sandbox, runtime, SEALER_FUNCTION, None)
+    iam, kms = stage.operator.client("iam"), stage.operator.client("kms")
+    key = stage.call("CreateKey", lambda: kms.create_key(Description="ledger seals"))["KeyMetadata"]["Arn"]
+    undo(lambda: kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7))
+    role_arn = stage.call(
+        "CreateRole",
+        lambda: iam.create_role(RoleName=SEALER_ROLE, AssumeRolePolicyDocument=_trust()),
+        IAM_EVENTS_REGION,
+    )["Role"]["Arn"]
+    undo(lambda: _delete_role(iam, SEALER_ROLE))
+    statements = [
+        {"Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"], "Resource": "*"},
+        {"Effect": "Allow", "Action": "kms:Encrypt", "Resource": "*"},
+    ]
+    stage.call(
+        "PutRolePolicy",
+        lambda: iam.put_role_policy(
+            RoleName=SEALER_ROLE,
+            PolicyName="seal",
+            PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}),
+        ),
+        IAM_EVENTS_REGION,
+    )
+    _create_function(stage, undo, role_arn, SEALER.format(key=key), Timeout=10, MemorySize=128)
+    healthy(stage, [{}, {}])
+    stage.call("DisableKey", lambda: kms.disable_key(KeyId=key))
+    failing = stage.invoke("after the key is disabled", [{}, {}])
+    expect(failing, {"failed": 2}, "DisabledException", f"Encrypt operation: {key} is disabled.")
+    return stage.finish({}, key=key)
+
+
 Situation = Callable[[Sandbox, LocalLambdaRuntime, Undo], Staged]
 SITUATIONS: dict[str, Situation] = {
     s.__name__: s
@@ -535,6 +583,7 @@ SITUATIONS: dict[str, Situation] = {
         resolved_then_new,
         bad_input,
         never_granted,
+        key_in_code_disabled,
     )
 }
 

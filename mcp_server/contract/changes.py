@@ -9,6 +9,9 @@ from pydantic import Field
 from mcp_server.contract.common import ContractModel, Gaps, TargetArguments, omitted_when_null
 from mcp_server.contract.declaration import ToolDeclaration
 
+# How a ``searched`` label ends for a resource only the function's error lines name: log text, which the
+# function itself wrote, so no proof that it uses the resource (a remediation may not act on it for that).
+NAMED_BY_ERRORS = " (named by its errors)"
 ChangeHours = Annotated[int, Field(ge=1, le=720, description="Hours back from now.")]
 ChangeLimit = Annotated[int, Field(ge=1, le=200, description="Most events to return, newest first.")]
 
@@ -125,6 +128,7 @@ GET_RECENT_CHANGES = ToolDeclaration(
         ("iam", "GetPolicyVersion"),
         ("ec2", "DescribeNetworkAcls"),
         ("ec2", "DescribeRouteTables"),
+        ("logs", "FilterLogEvents"),
     ),
     order=50,
 )

@@ -2,8 +2,8 @@
 (its versions and aliases, execution role and attached policies, its environment variables' key, security
 groups, its subnets (the network interfaces made in them) and their network ACLs and route tables, its event
 paths: event source mappings, their source queues, the SNS topics that deliver to it; and the tables, buckets,
-queues, topics and keys its role grants by name, :mod:`.dependencies`), newest first, each with who, when and
-a bounded summary.
+queues, topics and keys its role grants by name or its errors name, :mod:`.dependencies`), newest first,
+each with who, when and a bounded summary.
 
 Each resource is a search by ``ResourceName``: in the function's region, or in us-east-1 for IAM, where
 CloudTrail records global services. The function is searched by name and by ARN, as CloudTrail may record
@@ -28,13 +28,14 @@ from mcp_server.contract import (
     GetRecentChangesArgs,
     RecentChangesResponse,
 )
+from mcp_server.contract.changes import NAMED_BY_ERRORS
 from mcp_server.reads import Read
 from mcp_server.tools.change_lookups import Found, Lookups, Search
 from mcp_server.tools.context import ToolContext
-from mcp_server.tools.dependencies import called_resources
+from mcp_server.tools.dependencies import called_resources, logged_lines_read, logged_resources
 from mcp_server.tools.event_sources import resource_policy, subscriptions_to, unqualified
 from mcp_server.tools.iam import listed
-from mcp_server.tools.lambda_config import function_configuration
+from mcp_server.tools.lambda_config import function_configuration, log_group
 from mcp_server.tools.logs import truncate_message
 
 SUMMARY_BYTE_CAP = 4096  # one event's summary
@@ -99,9 +100,12 @@ def _event_path_reads(ctx: ToolContext, config: dict[str, Any]) -> list[Read]:
     ]
 
 
-def _related_reads(ctx: ToolContext, config: dict[str, Any], role_name: str) -> list[Read]:
-    """The reads that find the role's managed policies, the function's event paths and, for a function in a
-    VPC, its subnets' network ACLs and route tables."""
+def _related_reads(
+    ctx: ToolContext, config: dict[str, Any], role_name: str, window: tuple[int, int]
+) -> list[Read]:
+    """The reads that find the role's managed policies, the function's event paths, the resources its error
+    lines name in the ``window`` (ms) and, for a function in a VPC, its subnets' network ACLs and route
+    tables."""
     iam, ec2 = ctx.clients.iam, ctx.clients.ec2
     vpc = config.get("VpcConfig") or {}
     subnets, vpc_id = vpc.get("SubnetIds") or [], vpc.get("VpcId") or ""
@@ -120,6 +124,7 @@ def _related_reads(ctx: ToolContext, config: dict[str, Any], role_name: str) -> 
             "the resources the role's inline policies grant were not searched",
         ),
         *_event_path_reads(ctx, config),
+        logged_lines_read(ctx, log_group(config, ctx.target.function_name), *window),
     ]
     if not subnets:
         return reads
@@ -215,14 +220,14 @@ def _event_path_searches(
     ]
 
 
-def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[Search]:
+def _searches(ctx: ToolContext, config: dict[str, Any], window: tuple[int, int]) -> list[Search]:
     """What to look up: the function, its role, its environment variables' key, and what the related reads
     find (a failed read is a gap, and its resources are not searched)."""
     name, region = ctx.target.function_name, ctx.clients.region
     role_name = config["Role"].rsplit("/", 1)[-1]  # arn:aws:iam::<account>:role/<optional path/><name>
     vpc = config.get("VpcConfig") or {}
-    policies, inline, mappings, subscriptions, statements, *tables = ctx.reads.many(
-        _related_reads(ctx, config, role_name)
+    policies, inline, mappings, subscriptions, statements, logged, *tables = ctx.reads.many(
+        _related_reads(ctx, config, role_name, window)
     )
     acls, routes = tables or (None, None)
     function_arn = unqualified(config["FunctionArn"])
@@ -241,8 +246,10 @@ def _searches(ctx: ToolContext, config: dict[str, Any]) -> list[Search]:
         *(Search(f"route table {table}", table, region) for table in routes or []),
         *_event_path_searches(name, region, mappings, _topics(subscriptions, statements)),
         *(
-            Search(f"{kind} {arn}", arn, arn.split(":")[3] or region)
-            for kind, arn in called_resources(ctx, config, inline, policies)
+            Search(f"{kind} {arn}{NAMED_BY_ERRORS if only_logged else ''}", arn, arn.split(":")[3] or region)
+            for kind, arn, only_logged in called_resources(
+                ctx, config, inline, policies, logged_resources(logged or [])
+            )
         ),
     ]
     unique: dict[tuple[str, str], Search] = {}  # a queue on an event path may also be granted: searched once
@@ -365,7 +372,7 @@ def recent_changes(ctx: ToolContext, args: GetRecentChangesArgs) -> RecentChange
     config = function_configuration(ctx)
     end = datetime.now(UTC)
     start = end - timedelta(hours=args.hours)
-    searches = _searches(ctx, config)
+    searches = _searches(ctx, config, (int(start.timestamp() * 1000), int(end.timestamp() * 1000)))
     found = Lookups(ctx, start, end, args.limit).found(searches)
     for search, result in zip(searches, found, strict=True):
         if result is not None and result.stopped:

@@ -1,13 +1,16 @@
 """The resources a function calls: the tables, buckets, queues, topics and keys its role's Allow statements
-grant by name, and those its environment variables name. ``get_recent_changes`` searches their changes, so
-that a ``DeleteTable``, a bucket policy that denies or a key disabled can be found as the trigger of the
-dependency failure it started.
+grant by name, those its environment variables name, and those its error lines name by ARN.
+``get_recent_changes`` searches their changes, so that a ``DeleteTable``, a bucket policy that denies or a
+key disabled can be found as the trigger of the dependency failure it started.
 
 An environment value names a resource when it is the resource's ARN (or a queue's URL), or when it is a
 valid name of a kind of resource the role grants by a pattern that constrains the name and matches it
 (``TABLE=orders-eu`` with ``table/orders-*``; never with a bare ``*``, which any value, a secret too, would
 match). A pattern no value completes names no resource and is not searched; nor are the log groups every
-function writes to. The role's inline and attached policies are read (a policy that cannot be read is a
+function writes to. An error line names a resource by its ARN, as AWS's errors do ("arn:aws:kms:...:key/...
+is disabled.", "... on resource: arn:aws:dynamodb:...:table/orders"): the newest
+:data:`MAX_LOGGED_LINES` lines of the window that contain ``arn:aws`` are read, and the ARNs of those that
+look like errors kept. The role's inline and attached policies are read (a policy that cannot be read is a
 gap, and what it grants is not searched); at most :data:`MAX_RESOURCES` resources, the first in order of
 name, beyond which a gap says how many were left out.
 """
@@ -19,12 +22,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from mcp_server.contract import PolicyDocument
 from mcp_server.reads import Read
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.iam import inline_read, policy_read
+from mcp_server.tools.log_window import newest_suffix
+from mcp_server.tools.logs import ERROR_LIKE
 
 MAX_RESOURCES = 10
+MAX_LOGGED_LINES = 1000
 # The services whose resources a function calls by name, and what each resource is called.
 _KINDS = {"dynamodb": "table", "s3": "bucket", "sqs": "queue", "sns": "topic", "kms": "key"}
 # A plain value that can be each kind's name (the services' own naming rules); a key is named by its ARN.
@@ -37,6 +45,12 @@ _VALID_NAMES = {
 # https://sqs.<region>.amazonaws.com/<account>/<name>, or the legacy https://<region>.queue.amazonaws.com/...
 _QUEUE_URL = re.compile(
     r"https?://(?:sqs\.([a-z0-9-]+)|([a-z0-9-]+)\.queue)\.[^/]+/(\d{12})/([A-Za-z0-9_.-]+)"
+)
+
+# An ARN of a kind above as a log line writes it: it ends at a space, a quote (escaped in JSON too) or a
+# bracket, and a sentence's full stop after it is not part of it.
+_LOGGED_ARN = re.compile(
+    r"arn:aws[a-z-]*:(?:dynamodb|s3|sqs|sns|kms):[^\s\\\"'`,;()<>\[\]{}]*[^\s\\\"'`,;()<>\[\]{}.]"
 )
 
 
@@ -126,6 +140,37 @@ def environment_resources(
     return named
 
 
+def logged_lines_read(ctx: ToolContext, group: str, start_ms: int, end_ms: int) -> Read:
+    """The newest lines of the function's log group in the window that contain an ARN (none when the group
+    does not exist)."""
+    request = {"logGroupName": group, "startTime": start_ms, "endTime": end_ms, "filterPattern": '"arn:aws"'}
+
+    def lines() -> list[dict[str, Any]]:
+        try:
+            return newest_suffix(ctx.clients.logs, request, MAX_LOGGED_LINES).events
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ResourceNotFoundException":
+                return []
+            raise
+
+    return Read(
+        "logs:FilterLogEvents",
+        f"lines naming an ARN in log group {group}",
+        lines,
+        "the resources the function's error lines name were not searched",
+    )
+
+
+def logged_resources(lines: Iterable[Mapping[str, Any]]) -> set[tuple[str, str]]:
+    """``(kind, ARN)`` of each resource an error line names by ARN."""
+    found: set[tuple[str, str]] = set()
+    for line in lines:
+        message = str(line.get("message") or "")
+        if ERROR_LIKE.search(message):
+            found |= {named for arn in _LOGGED_ARN.findall(message) if (named := named_resource(arn))}
+    return found
+
+
 def _documents(
     ctx: ToolContext, role_name: str, inline: list[str], attached: list[dict[str, Any]]
 ) -> list[Any]:
@@ -141,9 +186,11 @@ def called_resources(
     config: Mapping[str, Any],
     inline: list[str] | None,
     attached: list[dict[str, Any]] | None,
-) -> list[tuple[str, str]]:
-    """``(kind, ARN)`` of each resource the function's role grants by name or its environment names (see
-    the module), sorted, at most MAX_RESOURCES."""
+    logged: set[tuple[str, str]],
+) -> list[tuple[str, str, bool]]:
+    """``(kind, ARN, named only by the errors)`` of each resource the function's role grants by name, its
+    environment names or ``logged`` (its error lines name: :func:`logged_resources`), sorted, at most
+    MAX_RESOURCES."""
     role_name = str(config["Role"]).rsplit("/", 1)[-1]
     granted = list(_allowed_resources(_documents(ctx, role_name, inline or [], attached or [])))
     named = {found for arn in granted if (found := named_resource(arn))}
@@ -151,12 +198,12 @@ def called_resources(
     account = str(config["FunctionArn"]).split(":")[4]
     values = (str(value) for value in variables.values())
     named |= environment_resources(values, granted, ctx.clients.region, account)
-    ordered = sorted(named, key=lambda pair: pair[1])
+    ordered = sorted(named | logged, key=lambda pair: pair[1])
     if len(ordered) > MAX_RESOURCES:
         left = ", ".join(arn for _, arn in ordered[MAX_RESOURCES:])
         ctx.reads.gap(
             f"the resources of function {config['FunctionName']}",
-            f"changes of {len(ordered) - MAX_RESOURCES} more resources its role and environment name were "
-            f"not searched: {left}",
+            f"changes of {len(ordered) - MAX_RESOURCES} more resources its role, environment and errors name "
+            f"were not searched: {left}",
         )
-    return ordered[:MAX_RESOURCES]
+    return [(kind, arn, (kind, arn) not in named) for kind, arn in ordered[:MAX_RESOURCES]]

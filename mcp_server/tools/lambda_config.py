@@ -60,6 +60,11 @@ def function_configuration(ctx: ToolContext) -> dict[str, Any]:
     return config
 
 
+def log_group(config: dict[str, Any], function_name: str) -> str:
+    """The log group the function writes to: its ``LoggingConfig``'s, else Lambda's default."""
+    return str((config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{function_name}")
+
+
 def _versions(lambda_client: Any, name: str) -> list[FunctionVersion]:
     """The newest published versions, read page by page (``Marker``) until the cap."""
     pages = lambda_client.get_paginator("list_versions_by_function").paginate(

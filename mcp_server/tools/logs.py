@@ -24,7 +24,7 @@ from mcp_server.errors import aws_errors
 from mcp_server.reads import Read
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.envelope import Placed, invocations, place
-from mcp_server.tools.lambda_config import function_read
+from mcp_server.tools.lambda_config import function_read, log_group
 from mcp_server.tools.log_window import Suffix, newest_suffix, scan
 
 # Single terms (CloudWatch Logs matches them case-sensitively; one lookup each) that find the lines
@@ -194,7 +194,7 @@ def _query(ctx: ToolContext, minutes: int, now: datetime | None) -> _Query:
     version of a qualified function ARN."""
     config = ctx.reads.one(function_read(ctx)) or {}
     logging = config.get("LoggingConfig")
-    group = (logging or {}).get("LogGroup") or f"/aws/lambda/{ctx.target.function_name}"
+    group = log_group(config, ctx.target.function_name)
     version = _version_of(ctx)
     end_ms = ((now or datetime.now(UTC)) - _EPOCH) // _MS
     return _Query(

@@ -16,7 +16,7 @@ from mcp_server.reads import Read
 from mcp_server.targets import Target
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.envelope import place
-from mcp_server.tools.lambda_config import function_configuration
+from mcp_server.tools.lambda_config import function_configuration, log_group
 
 NAMESPACE = "AWS/Lambda"
 MINUTE = timedelta(minutes=1)
@@ -168,7 +168,7 @@ def function_metrics(
     config = function_configuration(ctx)
     target = ctx.target
     start, end = metric_window(now or datetime.now(UTC), args.minutes)
-    group = (config.get("LoggingConfig") or {}).get("LogGroup") or f"/aws/lambda/{target.function_name}"
+    group = log_group(config, target.function_name)
     dimensions = function_dimensions(target)
     searched = f"{NAMESPACE} " + ", ".join(f"{d['Name']}={d['Value']}" for d in dimensions)
     results, events = ctx.reads.many(

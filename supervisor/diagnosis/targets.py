@@ -7,7 +7,9 @@ which a fix may add). ``FunctionName`` must
 be the incident's function (by name, ARN or ``name:qualifier``); the others must appear whole (a value, or a
 part of one on token boundaries, as a topic's ARN in its subscription's) in an answer of the run other than
 the logs (log text is whatever the function printed, so a resource named only there is one anyone could
-have planted).
+have planted), nor a label of ``get_recent_changes``'s ``searched`` for a resource only the errors name. A
+KMS key ARN is also the incident's when a trusted answer names its key id (CloudTrail records a key by the
+id or the ARN its caller gave).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
+from mcp_server.contract.changes import NAMED_BY_ERRORS
 from supervisor.diagnosis.cli_commands import ParsedCommand
 from supervisor.diagnosis.paths import quoted_span
 
@@ -23,11 +26,13 @@ _NAMED: Final = frozenset({"RoleName", "UUID"})
 _SUFFIXES: Final = ("Arn", "Url", "Id")
 _UNWRITTEN: Final = frozenset({"get_recent_logs"})
 _FUNCTION_ARN: Final = re.compile(r"arn:aws[\w-]*:lambda:[\w-]+:\d{12}:function:([\w-]+)(:[\w$-]+)?")
+_KEY_ARN: Final = re.compile(r"arn:aws[\w-]*:kms:[\w-]+:\d{12}:key/([\w-]+)")
 
 
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
-        yield value
+        if not value.endswith(NAMED_BY_ERRORS):
+            yield value
     elif isinstance(value, Mapping):
         for key, item in value.items():
             yield str(key)
@@ -73,7 +78,9 @@ def target_problem(command: ParsedCommand, function: str, responses: Mapping[str
                 for answer in answers
                 for text in _strings(answer)
             }
-        if value not in known and not any(quoted_span(value, text) for text in known):
+        key = _KEY_ARN.fullmatch(value)
+        names = (value, key[1]) if key else (value,)
+        if not any(name in known or any(quoted_span(name, text) for text in known) for name in names):
             return (
                 f"{name} {value} is named by no tool answer about {function} (the logs aside): a command may "
                 "act only on the function and the resources the tools showed it uses"

@@ -13,6 +13,7 @@ def install(base_url: str) -> None:
         cloudwatch_reset,
         code_location,
         event_source_mappings,
+        kms_key_states,
         lambda_async_config,
         lambda_kms,
         lambda_logging,
@@ -32,6 +33,7 @@ def install(base_url: str) -> None:
     lambda_logging.install()
     lambda_async_config.install()
     lambda_kms.install()
+    kms_key_states.install()
     lambda_storage.install()
     lambda_vpc.install()
     lambda_urls.install()

@@ -199,8 +199,8 @@ class _Report:
                 "source": "change history",
                 "reason": f"No change was made {span}, among the {len(searched)} resources searched "
                 f"({'; '.join(searched)}) since {changes.get('window_start')}. CloudTrail may not have "
-                "delivered the newest events yet, and a resource the function calls that its role does not "
-                "grant by name is not searched.",
+                "delivered the newest events yet, and a resource the function calls that neither its role, "
+                "its environment nor its errors name is not searched.",
                 "evidence": self.evidence.add(pointers),
             }
         )

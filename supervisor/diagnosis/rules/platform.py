@@ -40,23 +40,25 @@ def _names_key(key_arn: str) -> Any:
     return relevant
 
 
-def _remedy(c: Conversation, key_arn: str, state: str) -> tuple[Remedy, tuple[Gap, ...]]:
+def key_remedy(c: Conversation, key_arn: str, state: str, enabled_lets: str) -> Remedy | None:
+    """The command that makes a Disabled or PendingDeletion key usable again; None in another state."""
     enable = command(c, "kms", "EnableKey", {"KeyId": key_arn})
     if state == "Disabled":
-        return Remedy(
-            f"Enable the key {key_arn}",
-            "Enabling the key lets Lambda decrypt the environment variables again when it starts an "
-            "execution environment.",
-            enable,
-            "low",
-        ), ()
+        return Remedy(f"Enable the key {key_arn}", f"Enabling the key lets {enabled_lets}.", enable, "low")
     if state == "PendingDeletion":
         return Remedy(
             f"Cancel the deletion of the key {key_arn}, then enable it",
             f"Cancelling the deletion leaves the key disabled: enable it next ({enable}).",
             command(c, "kms", "CancelKeyDeletion", {"KeyId": key_arn}),
             "low",
-        ), ()
+        )
+    return None
+
+
+def _remedy(c: Conversation, key_arn: str, state: str) -> tuple[Remedy, tuple[Gap, ...]]:
+    enabled_lets = "Lambda decrypt the environment variables again when it starts an execution environment"
+    if (remedy := key_remedy(c, key_arn, state, enabled_lets)) is not None:
+        return remedy, ()
     role = str(c.config.get("Role") or "the execution role")
     what = f"its grant for the execution role {role}" if state == "Enabled" else f"its state {state}"
     gap = Gap(
