@@ -423,3 +423,30 @@ def test_which_statements_the_tool_reads_as_letting_api_gateway_invoke() -> None
     assert not route_allowed([_api_statement(Action="lambda:GetFunction")], SOURCE)
     assert not route_allowed([_api_statement(SourceAccount="999999999999")], SOURCE)
     assert not route_allowed([], SOURCE)
+
+
+def test_a_redeployment_to_the_stage_keeps_its_settings_and_serves_the_new_deployment(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    apis: tuple[RestApis, list[Invocation]],
+    undo: Undo,
+    order_deleted: None,
+) -> None:
+    """chaos/sandbox/extensions/api_stages.py: the stage's logging, set with UpdateStage, outlives a
+    CreateDeployment to it (moto's own made the stage anew, logging off)."""
+    apigateway, api_id = operator.client("apigateway"), sandbox.world.orders_rest_api_id
+    before = apigateway.get_stage(restApiId=api_id, stageName=STAGE)
+    undo(
+        lambda: apigateway.update_stage(
+            restApiId=api_id,
+            stageName=STAGE,
+            patchOperations=[{"op": "replace", "path": "/deploymentId", "value": before["deploymentId"]}],
+        )
+    )
+    deployment = apigateway.create_deployment(restApiId=api_id, stageName=STAGE, description="again")
+    after = apigateway.get_stage(restApiId=api_id, stageName=STAGE)
+    assert after["deploymentId"] == deployment["id"] != before["deploymentId"]
+    assert after["methodSettings"] == before["methodSettings"]
+    assert after["methodSettings"]["*/*"]["loggingLevel"] == "INFO"
+    api, _ = apis
+    assert _log(operator, sandbox, _post(sandbox, api))  # still logged

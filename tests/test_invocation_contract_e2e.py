@@ -1,8 +1,9 @@
 """An answer the REST API in front of a function cannot use (issue 45), end to end: orders-api's live alias
-moved by the operator's own boto3 calls to a build whose body is an object, orders POSTed to orders-rest-api
-answered 502 while the function succeeds, then diagnosed by the `rules` model over MCP:
-invocation_contract, the alias move its trigger, and the alias pointed back, applied as a person approving
-it would, lets the next order through. A function that answers correctly behind the API is not blamed."""
+moved by the operator's own boto3 calls to a build whose body is an object (orders POSTed to orders-rest-api
+answered 502), or to one that takes longer than the integration waits (answered 504), while the function
+succeeds; then diagnosed by the `rules` model over MCP: invocation_contract, the alias move its trigger, and
+the alias pointed back, applied as a person approving it would, lets the next order through. A function that
+answers correctly behind the API is not blamed."""
 
 from __future__ import annotations
 
@@ -14,20 +15,25 @@ import zipfile
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from chaos.drill.event_traffic import DRILL_ORDER
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from chaos.workload.api_gateway import RestApis
+from chaos.workload.api_gateway import DEFAULT_TIMEOUT_MS, RestApis
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from tests.fault_scenarios import RestoreSteps, Undo
 from tests.timeline_cases import diagnosed, own_world, restored_exactly
-from tests.timeline_scenarios import Stage, Staged
+from tests.timeline_scenarios import Situation, Stage, Staged, deploy
 
 sandbox, mcp_server_url, before = own_world("invocation-contract")
 
 ORDERS, ALIAS = names.ORDERS_FUNCTION, names.ORDERS_ALIAS
 # A build that forgot json.dumps: its body is an object, which a Lambda proxy integration cannot use.
 OBJECT_BODY = "def handler(event, context):\n    return {'statusCode': 201, 'body': {'order_id': 'o-1'}}\n"
+# A release that waits 4 s for a downstream: within orders-api's own 5 s, past the 3 s the API waits.
+SLOW_RELEASE = "    time.sleep(4)  # release 2: waits for a downstream\n"
+INTEGRATION_MS = 3_000
 
 
 def _package(source: str) -> bytes:
@@ -54,20 +60,7 @@ def object_body_deployed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Un
     with urllib.request.urlopen(location, timeout=10) as fetched:  # noqa: S310 - the sandbox's own URL
         original = fetched.read()
 
-    def orders(phase: str, count: int, status: int, succeeded: bool = True) -> None:
-        def run() -> list[Invocation]:
-            seen: list[Invocation] = []
-            runtime.observers.append(seen.append)
-            try:
-                answers = [post() for _ in range(count)]
-            finally:
-                runtime.observers.remove(seen.append)
-            assert answers == [status] * count, (phase, answers)
-            assert [i.status == "succeeded" for i in seen] == [succeeded] * count, (phase, seen)
-            return seen
-
-        stage.traffic(phase, run)
-
+    orders = functools.partial(_orders, stage, runtime, post)
     orders("answered", 2, 201)
     stage.call(
         "UpdateFunctionCode20150331v2",
@@ -88,6 +81,59 @@ def object_body_deployed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Un
     return stage.finish(None, works=functools.partial(_answers, post, table), previous=previous)
 
 
+def _orders(
+    stage: Stage, runtime: LocalLambdaRuntime, post: Callable[[], int], phase: str, count: int, status: int
+) -> None:
+    """One phase of ``count`` orders POSTed to the API, each answered ``status`` while the function
+    succeeds."""
+
+    def run() -> list[Invocation]:
+        seen: list[Invocation] = []
+        runtime.observers.append(seen.append)
+        try:
+            answers = [post() for _ in range(count)]
+        finally:
+            runtime.observers.remove(seen.append)
+        assert answers == [status] * count, (phase, answers)
+        assert [i.status for i in seen] == ["succeeded"] * count, (phase, seen)
+        return seen
+
+    stage.traffic(phase, run)
+
+
+def _integration_timeout(apigateway: Any, api_id: str, milliseconds: int) -> None:
+    """POST /orders's integration put again with this timeoutInMillis, and the stage deployed."""
+    resource = next(r for r in apigateway.get_resources(restApiId=api_id)["items"] if r["path"] == "/orders")
+    where = {"restApiId": api_id, "resourceId": resource["id"], "httpMethod": "POST"}
+    integration = apigateway.get_integration(**where)
+    apigateway.put_integration(
+        **where,
+        type=integration["type"],
+        uri=integration["uri"],
+        integrationHttpMethod="POST",  # Lambda's Invoke, as the world's integration
+        timeoutInMillis=milliseconds,
+    )
+    apigateway.create_deployment(restApiId=api_id, stageName=names.ORDERS_API_STAGE)
+
+
+def slow_release_deployed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """POST /orders's integration set to wait 3 s (before any traffic); two orders answered 201, then release
+    2, which takes 4 s, published and the live alias moved to it; two more answered 504 while the function
+    succeeds."""
+    apigateway, api_id = (
+        sandbox.session(names.OPERATOR).client("apigateway"),
+        sandbox.world.orders_rest_api_id,
+    )
+    _integration_timeout(apigateway, api_id, INTEGRATION_MS)
+    undo(lambda: _integration_timeout(apigateway, api_id, DEFAULT_TIMEOUT_MS))
+    post = _poster(sandbox, runtime)
+    stage, before, _ = deploy(sandbox, runtime, undo, SLOW_RELEASE)
+    table = stage.operator.client("dynamodb")
+    undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}}))
+    _orders(stage, runtime, post, "timed out by the API", 2, 504)
+    return stage.finish(None, works=functools.partial(_answers, post, table), previous=before)
+
+
 def _answers(post: Callable[[], int], table: Any) -> str | None:
     """Whether an order POSTed to the API is answered 201 (the order it stored deleted again)."""
     status = post()
@@ -95,14 +141,16 @@ def _answers(post: Callable[[], int], table: Any) -> str | None:
     return None if status == 201 else f"the API answered {status}"
 
 
+@pytest.mark.parametrize("situation", [object_body_deployed, slow_release_deployed])
 async def test_an_answer_the_api_cannot_use_is_invocation_contract_and_the_alias_pointed_back(
+    situation: Situation,
     sandbox: Sandbox,
     mcp_server_url: str,
     runtime: LocalLambdaRuntime,
     before: dict[str, Any],
     steps: RestoreSteps,
 ) -> None:
-    case = await diagnosed(object_body_deployed, sandbox, mcp_server_url, runtime, steps)
+    case = await diagnosed(situation, sandbox, mcp_server_url, runtime, steps)
     assert case.diagnosis.fault_types == ["invocation_contract"], case.why
     case.assert_trigger(case.staged.changes[-1])  # the first answer the API refused comes after it
     previous = case.staged.detail["previous"]

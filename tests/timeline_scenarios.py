@@ -254,7 +254,7 @@ def _release_2(original: bytes, line: str) -> bytes:
     return buffer.getvalue()
 
 
-def _deploy(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo, line: str) -> tuple[Stage, str, str]:
+def deploy(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo, line: str) -> tuple[Stage, str, str]:
     """Healthy traffic on ``live``, then release 2 built with ``line``, published and ``live`` moved to it:
     the stage, the version ``live`` was on and the new one."""
     name, alias = names.ORDERS_FUNCTION, names.ORDERS_ALIAS
@@ -282,7 +282,7 @@ def _deploy(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo, line: str
 
 def deploy_oom(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
     """orders-api release 2 keeps 320 MB of orders in memory; the function has 256 MB."""
-    stage, before, version = _deploy(sandbox, runtime, undo, OOM_LINE)
+    stage, before, version = deploy(sandbox, runtime, undo, OOM_LINE)
     failing = stage.invoke("after the deploy", [names.order_request(), names.order_request()])
     expect(failing, {"out_of_memory": 2}, "Runtime.ExitError", "Runtime exited with error: signal: killed")
     assert {i.version for i in failing} == {version}
@@ -292,7 +292,7 @@ def deploy_oom(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Sta
 def deploy_tmp_leak(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
     """orders-api release 2 leaves 320 MB in /tmp per order: an environment's first order succeeds, its next
     write finds the 512 MB full."""
-    stage, before, version = _deploy(sandbox, runtime, undo, LEAK_LINES)
+    stage, before, version = deploy(sandbox, runtime, undo, LEAK_LINES)
     failing = stage.invoke("after the deploy", [names.order_request() for _ in range(3)])
     expect(failing, {"succeeded": 1, "failed": 2}, "OSError", "[Errno 28] No space left on device")
     assert {i.version for i in failing} == {version}
@@ -349,7 +349,7 @@ def _create_function(stage: Stage, undo: Undo, role: str, source: str, **config:
 
 def deploy_timeout(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
     """orders-api release 2 waits 8 s for a downstream; the function's timeout is 5 s."""
-    stage, before, version = _deploy(sandbox, runtime, undo, SLOW_LINE)
+    stage, before, version = deploy(sandbox, runtime, undo, SLOW_LINE)
     failing = stage.invoke("after the deploy", [names.order_request(), names.order_request()])
     expect(failing, {"timed_out": 2}, "Sandbox.Timedout", "Task timed out after 5.00 seconds")
     assert {i.version for i in failing} == {version}
@@ -359,7 +359,7 @@ def deploy_timeout(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) ->
 def deploy_slow_init(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
     """orders-api release 2 takes 12 s to load: its init phase times out at 10 s, and the init Lambda retries
     in the invocation runs into the function's 5 s timeout."""
-    stage, before, version = _deploy(sandbox, runtime, undo, SLOW_INIT_LINE)
+    stage, before, version = deploy(sandbox, runtime, undo, SLOW_INIT_LINE)
     failing = stage.invoke("after the deploy", [names.order_request()])
     expect(
         failing,

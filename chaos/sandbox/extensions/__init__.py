@@ -7,6 +7,7 @@ def install(base_url: str) -> None:
     """Install every extension; ``base_url`` is where the emulator serves."""
     # Imported here, not at the top: they import moto, which other users of this package need not load.
     from chaos.sandbox.extensions import (
+        api_stages,
         async_invoke,
         cloudtrail,
         cloudwatch_alarms,
@@ -27,6 +28,7 @@ def install(base_url: str) -> None:
     )
 
     code_location.install(base_url)
+    api_stages.install()
     cloudtrail.install()
     cloudwatch_alarms.install()
     cloudwatch_reset.install()

@@ -60,17 +60,19 @@ def _refusals(c: Conversation, apis: list[Any]) -> list[_Refusal]:
 
 
 def _remedy(c: Conversation, malformed: bool, where: str) -> tuple[Remedy, tuple[Gap, ...], list[Pointer]]:
+    """The deployment that changed the answer rolled back; else a named gap."""
+    move = alias_rollback(c)
+    if move is not None:
+        then = "then answer in the proxy shape" if malformed else f"then answer before {where} stops waiting"
+        remedy, pointers = alias_rollback_remedy(c, move, _FAULT, then)
+        return remedy, (), pointers
     if not malformed:
         gap = Gap(
             "remediation",
             f"Raise the integration timeout of {where} (timeoutInMillis, up to 29,000 ms unless AWS raised "
-            "the quota) or shorten the function's work: no command is chosen without the route's id.",
+            "the quota) or shorten the function's work: the time the function needs is not recorded.",
         )
         return Remedy(f"Let {where} wait for {c.name}, or make it faster", gap.reason), (gap,), []
-    move = alias_rollback(c)
-    if move is not None:
-        remedy, pointers = alias_rollback_remedy(c, move, _FAULT, "then answer in the proxy shape")
-        return remedy, (), pointers
     gap = Gap(
         "remediation",
         f"No command restores a build of {c.name} that answered in the proxy shape: redeploy the last one "
