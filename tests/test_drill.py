@@ -38,9 +38,6 @@ from watchdog.sweep import Notices, SweepReport, fail_stale, find_stale
 
 # The whole drill runs inside the fixture these tests share: more than the suite's default per test.
 FULL_DRILL_TIMEOUT = pytest.mark.timeout(960)
-# One worker runs this module, first (the largest group is handed out first): the full drill's fixture is
-# set up once, and its minutes overlap the rest of the suite rather than end it.
-pytestmark = pytest.mark.xdist_group("drill")
 
 
 def _drill(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

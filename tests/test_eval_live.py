@@ -21,7 +21,6 @@ from supervisor.agent.prices import Price
 from tests.conftest import serving_converse
 from tests.eval_models import UNUSUAL_CHANGES, UNUSUAL_LOGS, unusual_arguments
 
-pytestmark = pytest.mark.xdist_group("eval-live")  # its long test starts with the first ones
 SCRIPTED = "bedrock:anthropic.scripted-unusual-arguments"
 
 

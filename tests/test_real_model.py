@@ -19,7 +19,6 @@ from mcp_server.contract.registry import TOOLS
 from supervisor.agent.openai_chat import CompatibleChatOpenAI
 from supervisor.incident.store import TERMINAL
 
-pytestmark = pytest.mark.xdist_group("real-model")  # its long test starts with the first ones
 MODEL = f"openai:{ALIAS}"
 CASE = "revoke-s3"
 BUDGET = 1_000  # tokens: the first turn spends more, so the second must submit
