@@ -192,19 +192,21 @@ def test_the_integration_timeout_answers_504_however_long_the_function_may_run(
     integration = apigateway.get_integration(restApiId=api_id, resourceId=resource, httpMethod="POST")
     assert integration["timeoutInMillis"] == 29_000
 
-    def timeout(ms: int) -> None:  # PutIntegration again: moto does not implement UpdateIntegration
-        apigateway.put_integration(
+    def timeout(ms: int) -> None:
+        apigateway.update_integration(
             restApiId=api_id,
             resourceId=resource,
             httpMethod="POST",
-            type=integration["type"],
-            integrationHttpMethod=integration["httpMethod"],
-            uri=integration["uri"],
-            timeoutInMillis=ms,
+            patchOperations=[{"op": "replace", "path": "/timeoutInMillis", "value": str(ms)}],
         )
 
     timeout(50)
     undo(lambda: timeout(29_000))
+    changed = apigateway.get_integration(restApiId=api_id, resourceId=resource, httpMethod="POST")
+    assert {**integration, "timeoutInMillis": 50} == {
+        **changed,
+        "ResponseMetadata": integration["ResponseMetadata"],
+    }
     chaos.inject(DEPLOY_BAD_CODE, ORDERS, kind="slow")
     api, seen = apis
     answered = _post(sandbox, api)
@@ -432,7 +434,7 @@ def test_a_redeployment_to_the_stage_keeps_its_settings_and_serves_the_new_deplo
     undo: Undo,
     order_deleted: None,
 ) -> None:
-    """chaos/sandbox/extensions/api_stages.py: the stage's logging, set with UpdateStage, outlives a
+    """chaos/sandbox/extensions/rest_apis.py: the stage's logging, set with UpdateStage, outlives a
     CreateDeployment to it (moto's own made the stage anew, logging off)."""
     apigateway, api_id = operator.client("apigateway"), sandbox.world.orders_rest_api_id
     before = apigateway.get_stage(restApiId=api_id, stageName=STAGE)
@@ -450,3 +452,31 @@ def test_a_redeployment_to_the_stage_keeps_its_settings_and_serves_the_new_deplo
     assert after["methodSettings"]["*/*"]["loggingLevel"] == "INFO"
     api, _ = apis
     assert _log(operator, sandbox, _post(sandbox, api))  # still logged
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "refused"),
+    [
+        ("/timeoutInMillis", "49", "Invalid timeoutInMillis '49'"),
+        ("/timeoutInMillis", "29001", "Invalid timeoutInMillis '29001'"),
+        ("/timeoutInMillis", "soon", "Invalid timeoutInMillis 'soon'"),
+        ("/type", "MOCK", "op 'replace' on path '/type'"),
+    ],
+)
+def test_an_integration_update_api_gateway_refuses_changes_nothing(
+    sandbox: Sandbox, operator: boto3.Session, path: str, value: str, refused: str
+) -> None:
+    """chaos/sandbox/extensions/rest_apis.py: a timeout outside 50 to 29,000 ms or a path it does not
+    replace is a BadRequestException, and no operation of the request is applied."""
+    apigateway, api_id, resource = _post_integration(operator, sandbox)
+    before = apigateway.get_integration(restApiId=api_id, resourceId=resource, httpMethod="POST")
+    operations = [
+        {"op": "replace", "path": "/uri", "value": "arn:aws:apigateway:us-east-1:lambda:path/elsewhere"},
+        {"op": "replace", "path": path, "value": value},
+    ]
+    with pytest.raises(apigateway.exceptions.BadRequestException, match=refused):
+        apigateway.update_integration(
+            restApiId=api_id, resourceId=resource, httpMethod="POST", patchOperations=operations
+        )
+    after = apigateway.get_integration(restApiId=api_id, resourceId=resource, httpMethod="POST")
+    assert (after["uri"], after["timeoutInMillis"]) == (before["uri"], before["timeoutInMillis"])

@@ -2,8 +2,10 @@
 moved by the operator's own boto3 calls to a build whose body is an object (orders POSTed to orders-rest-api
 answered 502), or to one that takes longer than the integration waits (answered 504), while the function
 succeeds; then diagnosed by the `rules` model over MCP: invocation_contract, the alias move its trigger, and
-the alias pointed back, applied as a person approving it would, lets the next order through. A function that
-answers correctly behind the API is not blamed."""
+the alias pointed back, applied as a person approving it would, lets the next order through. The same when
+the operator lowers the integration's timeout below the function's work: the UpdateIntegration is the
+trigger and the timeout the API's history shows before it is put back. A function that answers correctly
+behind the API is not blamed."""
 
 from __future__ import annotations
 
@@ -34,6 +36,9 @@ OBJECT_BODY = "def handler(event, context):\n    return {'statusCode': 201, 'bod
 # A release that waits 4 s for a downstream: within orders-api's own 5 s, past the 3 s the API waits.
 SLOW_RELEASE = "    time.sleep(4)  # release 2: waits for a downstream\n"
 INTEGRATION_MS = 3_000
+# A release that waits 1 s, answered behind the default 29 s until the integration is cut to 300 ms.
+STEADY_RELEASE = "    time.sleep(1)  # release 2: waits for a downstream\n"
+LOWERED_MS = 300
 
 
 def _package(source: str) -> bytes:
@@ -132,6 +137,52 @@ def slow_release_deployed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: U
     undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}}))
     _orders(stage, runtime, post, "timed out by the API", 2, 504)
     return stage.finish(None, works=functools.partial(_answers, post, table), previous=before)
+
+
+def timeout_lowered(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """Release 2, which takes 1 s, on the live alias; two orders answered 201; then POST /orders's
+    integration timeout cut to 300 ms with UpdateIntegration and the stage deployed; two more answered 504
+    while the function succeeds."""
+    stage, _, _ = deploy(sandbox, runtime, undo, STEADY_RELEASE)
+    apigateway, api_id = stage.operator.client("apigateway"), sandbox.world.orders_rest_api_id
+    table = stage.operator.client("dynamodb")
+    undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}}))
+    post = _poster(sandbox, runtime)
+    _orders(stage, runtime, post, "answered", 2, 201)
+    resource = next(r for r in apigateway.get_resources(restApiId=api_id)["items"] if r["path"] == "/orders")
+    where = {"restApiId": api_id, "resourceId": resource["id"], "httpMethod": "POST"}
+
+    def timeout(ms: int) -> Any:
+        patch = [{"op": "replace", "path": "/timeoutInMillis", "value": str(ms)}]
+        return apigateway.update_integration(**where, patchOperations=patch)
+
+    stage.call("UpdateIntegration", lambda: timeout(LOWERED_MS))
+    undo(lambda: timeout(DEFAULT_TIMEOUT_MS))
+    stage.call(
+        "CreateDeployment",
+        lambda: apigateway.create_deployment(restApiId=api_id, stageName=names.ORDERS_API_STAGE),
+    )
+    _orders(stage, runtime, post, "timed out by the API", 2, 504)
+    return stage.finish(None, works=functools.partial(_answers, post, table), where=where)
+
+
+async def test_an_integration_timeout_cut_below_the_work_is_put_back(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(timeout_lowered, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["invocation_contract"], case.why
+    case.assert_trigger(case.staged.change("UpdateIntegration"))
+    restore = [{"op": "replace", "path": "/timeoutInMillis", "value": str(DEFAULT_TIMEOUT_MS)}]
+    case.apply_first_command(
+        "apigateway update-integration",
+        "UpdateIntegration",
+        case.staged.detail["where"] | {"patchOperations": restore},
+    )
+    restored_exactly(case, steps, before)
 
 
 def _answers(post: Callable[[], int], table: Any) -> str | None:

@@ -23,7 +23,8 @@ from tests.conftest import shipped_mcp_server
 from tests.fault_scenarios import OPERATOR_ARN, RestoreSteps, cloudtrail_reader
 from tests.timeline_scenarios import Change, Situation, Staged, world
 
-IDENTIFIERS = frozenset({"functionname", "name", "qualifier"})  # which resource, not what is set
+# Which resource, not what is set: a function and its alias, an API's integration.
+IDENTIFIERS = frozenset({"functionname", "name", "qualifier", "restapiid", "resourceid", "httpmethod"})
 VERSIONED = re.compile(r"\d{8}(v\d+)?$")  # CloudTrail's API-version suffix of Lambda event names
 
 

@@ -129,6 +129,8 @@ GET_RECENT_CHANGES = ToolDeclaration(
         ("ec2", "DescribeNetworkAcls"),
         ("ec2", "DescribeRouteTables"),
         ("logs", "FilterLogEvents"),
+        ("apigateway", "GetRestApis"),
+        ("apigateway", "GetResources"),
     ),
     order=50,
 )

@@ -50,8 +50,8 @@ class Search:
 
     def matches(self, event: dict[str, Any], record: dict[str, Any]) -> bool:
         """Whether ``event`` (a write) is one this search's own lookup would find and keep."""
-        if self.attribute == "EventName":
-            found = event.get("EventName") == self.name
+        if self.attribute in ("EventName", "EventSource"):
+            found = event.get(self.attribute) == self.name
         else:
             names = {r.get("ResourceName") for r in event.get("Resources") or []}
             arns = {r.get("ARN") for r in record.get("resources") or []}

@@ -1,15 +1,16 @@
 """``get_recent_changes``: the CloudTrail management events that touched the function or what it relies on
 (its versions and aliases, execution role and attached policies, its environment variables' key, security
 groups, its subnets (the network interfaces made in them) and their network ACLs and route tables, its event
-paths: event source mappings, their source queues, the SNS topics that deliver to it; and the tables, buckets,
-queues, topics and keys its role grants by name or its errors name, :mod:`.dependencies`), newest first,
-each with who, when and a bounded summary.
+paths: event source mappings, their source queues, the SNS topics that deliver to it, the REST APIs with a
+route to it; and the tables, buckets, queues, topics and keys its role grants by name or its errors name,
+:mod:`.dependencies`), newest first, each with who, when and a bounded summary.
 
 Each resource is a search by ``ResourceName``: in the function's region, or in us-east-1 for IAM, where
 CloudTrail records global services. The function is searched by name and by ARN, as CloudTrail may record
 either. Changes that may name no resource the function can be found by (an event source mapping updated or
 deleted by its UUID, a subscription removed by its ARN) are searched by ``EventName`` and kept when their
-request or response names the function, one of its mappings or one of its topics. How the searches become
+request or response names the function, one of its mappings or one of its topics; API Gateway's are
+searched by ``EventSource`` and kept when they name one of the APIs. How the searches become
 ``LookupEvents`` calls, paced and bounded, is :mod:`.change_lookups`.
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -30,6 +32,8 @@ from mcp_server.contract import (
 )
 from mcp_server.contract.changes import NAMED_BY_ERRORS
 from mcp_server.reads import Read
+from mcp_server.tools.api_callers import SERVICE as APIGATEWAY
+from mcp_server.tools.api_callers import apis_read, routes
 from mcp_server.tools.change_lookups import Found, Lookups, Search
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.dependencies import called_resources, logged_lines_read, logged_resources
@@ -125,6 +129,9 @@ def _related_reads(
         ),
         *_event_path_reads(ctx, config),
         logged_lines_read(ctx, log_group(config, ctx.target.function_name), *window),
+        replace(
+            apis_read(ctx), meaning="changes to the REST APIs in front of the function were not searched"
+        ),
     ]
     if not subnets:
         return reads
@@ -226,11 +233,12 @@ def _searches(ctx: ToolContext, config: dict[str, Any], window: tuple[int, int])
     name, region = ctx.target.function_name, ctx.clients.region
     role_name = config["Role"].rsplit("/", 1)[-1]  # arn:aws:iam::<account>:role/<optional path/><name>
     vpc = config.get("VpcConfig") or {}
-    policies, inline, mappings, subscriptions, statements, logged, *tables = ctx.reads.many(
+    policies, inline, mappings, subscriptions, statements, logged, apis, *tables = ctx.reads.many(
         _related_reads(ctx, config, role_name, window)
     )
-    acls, routes = tables or (None, None)
+    acls, route_tables = tables or (None, None)
     function_arn = unqualified(config["FunctionArn"])
+    api_ids = sorted({route.api_id for route in routes(ctx, apis, function_arn)})
     searches = [
         Search(f"function {name}", name, region),
         Search(f"function {function_arn}", function_arn, region),
@@ -243,8 +251,9 @@ def _searches(ctx: ToolContext, config: dict[str, Any], window: tuple[int, int])
         *(Search(f"security group {group}", group, region) for group in vpc.get("SecurityGroupIds") or []),
         *(Search(f"subnet {subnet}", subnet, region) for subnet in vpc.get("SubnetIds") or []),
         *(Search(f"network ACL {acl}", acl, region) for acl in acls or []),
-        *(Search(f"route table {table}", table, region) for table in routes or []),
+        *(Search(f"route table {table}", table, region) for table in route_tables or []),
         *_event_path_searches(name, region, mappings, _topics(subscriptions, statements)),
+        *([_api_search(api_ids, region)] if api_ids else []),
         *(
             Search(f"{kind} {arn}{NAMED_BY_ERRORS if only_logged else ''}", arn, arn.split(":")[3] or region)
             for kind, arn, only_logged in called_resources(
@@ -256,6 +265,18 @@ def _searches(ctx: ToolContext, config: dict[str, Any], window: tuple[int, int])
     for search in searches:
         unique.setdefault((search.attribute, search.name), search)
     return list(unique.values())
+
+
+def _api_search(api_ids: list[str], region: str) -> Search:
+    """API Gateway's changes to the REST APIs with a route that invokes the function (their integrations,
+    deployments, stages), by event source: CloudTrail's API Gateway events are kept by the ``restApiId``
+    their request names, not by a resource name."""
+    wanted = set(api_ids)
+
+    def names_api(record: dict[str, Any]) -> bool:
+        return (record.get("requestParameters") or {}).get("restApiId") in wanted
+
+    return Search(f"REST API {', '.join(api_ids)}", APIGATEWAY, region, "EventSource", names_api)
 
 
 def _masked(access_key_id: str | None) -> str | None:

@@ -7,7 +7,6 @@ def install(base_url: str) -> None:
     """Install every extension; ``base_url`` is where the emulator serves."""
     # Imported here, not at the top: they import moto, which other users of this package need not load.
     from chaos.sandbox.extensions import (
-        api_stages,
         async_invoke,
         cloudtrail,
         cloudwatch_alarms,
@@ -23,12 +22,13 @@ def install(base_url: str) -> None:
         lambda_urls,
         lambda_vpc,
         log_filters,
+        rest_apis,
         sns_lambda,
         sqs_metrics,
     )
 
     code_location.install(base_url)
-    api_stages.install()
+    rest_apis.install()
     cloudtrail.install()
     cloudwatch_alarms.install()
     cloudwatch_reset.install()
