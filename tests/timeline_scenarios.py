@@ -483,35 +483,35 @@ def _trust() -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
+def _allowed(actions: str | list[str]) -> dict[str, Any]:
+    return {"Effect": "Allow", "Action": actions, "Resource": "*"}
+
+
+def _new_role(stage: Stage, undo: Undo, role: str, policy: str, statements: list[dict[str, Any]]) -> str:
+    """A role Lambda may assume with one inline policy of ``statements``, made by the operator: its ARN."""
+    iam = stage.operator.client("iam")
+    arn: str = stage.call(
+        "CreateRole",
+        lambda: iam.create_role(RoleName=role, AssumeRolePolicyDocument=_trust()),
+        IAM_EVENTS_REGION,
+    )["Role"]["Arn"]
+    undo(lambda: _delete_role(iam, role))
+    document = json.dumps({"Version": "2012-10-17", "Statement": statements})
+    stage.call(
+        "PutRolePolicy",
+        lambda: iam.put_role_policy(RoleName=role, PolicyName=policy, PolicyDocument=document),
+        IAM_EVENTS_REGION,
+    )
+    return arn
+
+
 def never_granted(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
     """A new function with data-processor's code and environment, on a new role that may only write
     logs: it has never been able to read its input."""
     stage = Stage(sandbox, runtime, NEW_FUNCTION, None)
-    iam, logs = stage.operator.client("iam"), stage.operator.client("logs")
-    lambda_ = stage.operator.client("lambda")
-    role_arn = stage.call(
-        "CreateRole",
-        lambda: iam.create_role(RoleName=NEW_ROLE, AssumeRolePolicyDocument=_trust()),
-        IAM_EVENTS_REGION,
-    )["Role"]["Arn"]
-    undo(lambda: _delete_role(iam, NEW_ROLE))
-    logging_only = {
-        "Version": "2012-10-17",
-        "Statement": [
-            {
-                "Effect": "Allow",
-                "Action": ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"],
-                "Resource": "*",
-            }
-        ],
-    }
-    stage.call(
-        "PutRolePolicy",
-        lambda: iam.put_role_policy(
-            RoleName=NEW_ROLE, PolicyName=f"{NEW_FUNCTION}-logs", PolicyDocument=json.dumps(logging_only)
-        ),
-        IAM_EVENTS_REGION,
-    )
+    logs, lambda_ = stage.operator.client("logs"), stage.operator.client("lambda")
+    logging_only = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"]
+    role_arn = _new_role(stage, undo, NEW_ROLE, f"{NEW_FUNCTION}-logs", [_allowed(logging_only)])
     group = f"/aws/lambda/{NEW_FUNCTION}"
     stage.call("CreateLogGroup", lambda: logs.create_log_group(logGroupName=group))
     undo(lambda: logs.delete_log_group(logGroupName=group))
@@ -539,28 +539,11 @@ def key_in_code_disabled(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Un
     """A new function that encrypts with a key only its code names (its role grants kms:Encrypt on any key,
     its environment names none); then the key disabled."""
     stage = Stage(sandbox, runtime, SEALER_FUNCTION, None)
-    iam, kms = stage.operator.client("iam"), stage.operator.client("kms")
+    kms = stage.operator.client("kms")
     key = stage.call("CreateKey", lambda: kms.create_key(Description="ledger seals"))["KeyMetadata"]["Arn"]
     undo(lambda: kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7))
-    role_arn = stage.call(
-        "CreateRole",
-        lambda: iam.create_role(RoleName=SEALER_ROLE, AssumeRolePolicyDocument=_trust()),
-        IAM_EVENTS_REGION,
-    )["Role"]["Arn"]
-    undo(lambda: _delete_role(iam, SEALER_ROLE))
-    statements = [
-        {"Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"], "Resource": "*"},
-        {"Effect": "Allow", "Action": "kms:Encrypt", "Resource": "*"},
-    ]
-    stage.call(
-        "PutRolePolicy",
-        lambda: iam.put_role_policy(
-            RoleName=SEALER_ROLE,
-            PolicyName="seal",
-            PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": statements}),
-        ),
-        IAM_EVENTS_REGION,
-    )
+    statements = [_allowed(["logs:CreateLogStream", "logs:PutLogEvents"]), _allowed("kms:Encrypt")]
+    role_arn = _new_role(stage, undo, SEALER_ROLE, "seal", statements)
     _create_function(stage, undo, role_arn, SEALER.format(key=key), Timeout=10, MemorySize=128)
     healthy(stage, [{}, {}])
     stage.call("DisableKey", lambda: kms.disable_key(KeyId=key))
