@@ -65,6 +65,8 @@ class TargetResolver:
         self._default_region = default_region
         self._partition = partition_of(default_region)
         self._own_account = own_account
+        # Loaded once here: the first tool calls come together, and each would parse botocore's endpoints.
+        partition_regions(self._partition)
 
     def resolve(self, args: TargetArguments | SourceArguments) -> Target:
         if isinstance(args, SourceArguments):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import sys
+import threading
 import time
 import traceback
 from collections import Counter, defaultdict
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, TextIO
+
+import boto3
 
 from chaos.aws_actions import on_each_action
 from chaos.drill import event_traffic
@@ -115,8 +118,8 @@ class Drill:
         self.settings = settings or DrillSettings()
         self.progress = progress or Progress()
         self.log = log  # the supervisor's stdout (EMF metrics), as CloudWatch would keep it
-        self.operator = sandbox.session(names.OPERATOR)
-        self._sqs = self.operator.client("sqs")  # polled all through a scenario: made once
+        self.operator = _reusing_clients(sandbox.session(names.OPERATOR))
+        self._sqs = self.operator.client("sqs")
         # The Lambda functions' identities; every AWS action they take is recorded (for the IAM check).
         self.identities = {name: sandbox.session(name) for name in (names.SUPERVISOR, names.WATCHDOG)}
         self.aws_actions: dict[str, set[str]] = {name: set() for name in self.identities}
@@ -713,6 +716,26 @@ class _OperatorApplier(Applier):
             time.sleep(0.2)
         after = event_traffic.waiting(operator, dlq)
         return after > before, f"{dlq} held {before} message(s), then {after} after an unreadable publish"
+
+
+def _reusing_clients(session: boto3.Session) -> boto3.Session:
+    """``session``, whose ``client(service)`` (no other argument) is made once and then reused: the drill
+    polls queues and restores the world with it all through a scenario, and each new client costs tens of
+    milliseconds of CPU to build from the service's model. boto3's clients are thread-safe."""
+    made: dict[str, Any] = {}
+    lock = threading.Lock()
+    plain = session.client
+
+    def client(service_name: str, *args: Any, **kwargs: Any) -> Any:
+        if args or kwargs:
+            return plain(service_name, *args, **kwargs)
+        with lock:
+            if service_name not in made:
+                made[service_name] = plain(service_name)
+            return made[service_name]
+
+    session.client = client
+    return session
 
 
 def _counted(invocations: list[Invocation], page: str) -> bool:
