@@ -9,7 +9,8 @@ applied as a person approving it would, lets the next order through.
 A stream whose bad record blocks its shard: clicks on both shards of the clickstream, then a record that is
 not a click on the first; Lambda's poller (the sandbox's) retries its batch forever while the second shard
 goes on: bad_input with no trigger, the stream's record age as its impact, and the mapping's retry limit
-with bisection, applied, lets the first shard move on."""
+with bisection, applied, lets the first shard move on. The same on a DynamoDB table's stream, whose one shard
+stalls with no success beside it: the same error on every retry after successes, nothing changed since."""
 
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.stream_poller import StreamPoller
 from tests.fault_scenarios import RestoreSteps, Undo
 from tests.timeline_cases import diagnosed, own_world, restored_exactly
-from tests.timeline_scenarios import IAM_QUIET_SECONDS, Stage, Staged
+from tests.timeline_scenarios import IAM_QUIET_SECONDS, Stage, Staged, allowed, create_function, new_role
 
 sandbox, mcp_server_url, before = own_world("callers")
 
@@ -286,6 +287,115 @@ async def test_a_bad_record_blocking_its_shard_is_bad_input_and_the_mapping_lets
         "UpdateEventSourceMapping",
         {
             "UUID": sandbox.world.click_mapping_uuid,
+            "MaximumRetryAttempts": 2,
+            "BisectBatchOnFunctionError": True,
+        },
+    )
+    restored_exactly(case, steps, before)
+
+
+WATCHER, WATCHER_ROLE, WATCHED = "order-watcher", "order-watcher-role", "order-changes"
+WATCHER_TIMEOUT_SECONDS = 3
+# Reads each changed order's JSON payload from the table's stream: a payload cut short fails its batch.
+WATCHER_SOURCE = """\
+import json
+
+
+def handler(event, context):
+    totals = [json.loads(r["dynamodb"]["NewImage"]["payload"]["S"])["amount"] for r in event["Records"]]
+    return {"seen": len(totals), "total": sum(totals)}
+"""
+TABLE_STREAM_READS = [
+    "dynamodb:DescribeStream",
+    "dynamodb:GetRecords",
+    "dynamodb:GetShardIterator",
+    "dynamodb:ListStreams",
+]
+
+
+def table_stream_poison(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """A table whose stream (one shard) order-watcher reads through a mapping made with Lambda's defaults;
+    two orders counted; then an order whose payload is cut short, and another: the batch that holds the
+    bad one fails every round, and every later order waits behind it."""
+    stage = Stage(sandbox, runtime, WATCHER, None)
+    dynamodb, lambda_ = stage.operator.client("dynamodb"), stage.operator.client("lambda")
+    stream = stage.call(
+        "CreateTable",
+        lambda: dynamodb.create_table(
+            TableName=WATCHED,
+            BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+        ),
+    )["TableDescription"]["LatestStreamArn"]
+    undo(lambda: dynamodb.delete_table(TableName=WATCHED))
+    logs = ["logs:CreateLogStream", "logs:PutLogEvents"]
+    role = new_role(stage, undo, WATCHER_ROLE, "watch", [allowed(logs), allowed(TABLE_STREAM_READS)])
+    create_function(
+        stage, undo, role, WATCHER_SOURCE, quiet=False, Timeout=WATCHER_TIMEOUT_SECONDS, MemorySize=128
+    )
+    mapping = stage.call(
+        "CreateEventSourceMapping20150331",
+        lambda: lambda_.create_event_source_mapping(
+            FunctionName=WATCHER, EventSourceArn=stream, StartingPosition="TRIM_HORIZON"
+        ),
+    )["UUID"]
+    undo(lambda: lambda_.delete_event_source_mapping(UUID=mapping))
+    time.sleep(IAM_QUIET_SECONDS)  # well before the traffic: no lag lets the set-up be the cause
+    poller = StreamPoller(runtime, sandbox.session(names.LAMBDA_SERVICE))
+    count = iter(range(100))
+
+    def put(payload: str) -> None:
+        item = {"id": {"S": f"o-{next(count)}"}, "payload": {"S": payload}}
+        dynamodb.put_item(TableName=WATCHED, Item=item)
+
+    def polled(rounds: int, pause: float = 0.0) -> list[Invocation]:
+        seen: list[Invocation] = []
+        runtime.observers.append(seen.append)
+        try:
+            for _ in range(rounds):
+                time.sleep(pause)
+                poller.poll_once()
+        finally:
+            runtime.observers.remove(seen.append)
+        return [i for i in seen if i.function_name == WATCHER]
+
+    put('{"amount": 3}')
+    put('{"amount": 4}')
+    counted = stage.traffic("counted", lambda: polled(1))
+    assert [i.status for i in counted] == ["succeeded"], counted
+    put('{"amount": ')
+    put('{"amount": 5}')
+    stalled = stage.traffic("stalled", lambda: polled(STALL_ROUNDS, ROUND_SECONDS))
+    assert [i.status for i in stalled] == ["failed"] * STALL_ROUNDS, stalled
+
+    def moves_on() -> str | None:
+        put('{"amount": 6}')
+        done = polled(12)
+        return None if any(i.status == "succeeded" for i in done) else f"still stalled: {done}"
+
+    return stage.finish(None, works=moves_on, stream=stream, mapping=mapping)
+
+
+async def test_a_bad_record_blocking_a_table_stream_s_only_shard(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(table_stream_poison, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["bad_input"], case.why
+    assert case.diagnosis.trigger is None, case.why
+    ages = [f for f in case.diagnosis.impact if f.kind == "record_age_ms"]
+    assert [f.resource for f in ages] == [case.staged.detail["stream"]], case.diagnosis.impact
+    assert ages[0].value > 1000 * WATCHER_TIMEOUT_SECONDS
+    case.apply_first_command(
+        "lambda update-event-source-mapping",
+        "UpdateEventSourceMapping",
+        {
+            "UUID": case.staged.detail["mapping"],
             "MaximumRetryAttempts": 2,
             "BisectBatchOnFunctionError": True,
         },

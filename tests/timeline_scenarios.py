@@ -304,7 +304,7 @@ def storage_cut(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> St
     stage = Stage(sandbox, runtime, SPOOL_FUNCTION, None)
     lambda_ = stage.operator.client("lambda")
     role = stage.operator.client("iam").get_role(RoleName=names.ROLE_NAME)["Role"]["Arn"]
-    _create_function(stage, undo, role, SPOOLER, Timeout=30, MemorySize=256, EphemeralStorage={"Size": 1024})
+    create_function(stage, undo, role, SPOOLER, Timeout=30, MemorySize=256, EphemeralStorage={"Size": 1024})
     healthy(stage, [{}, {}])
     stage.call(
         "UpdateFunctionConfiguration20150331v2",
@@ -325,9 +325,12 @@ def _zipped(name: str, source: str) -> bytes:
     return buffer.getvalue()
 
 
-def _create_function(stage: Stage, undo: Undo, role: str, source: str, **config: Any) -> None:
+def create_function(
+    stage: Stage, undo: Undo, role: str, source: str, *, quiet: bool = True, **config: Any
+) -> None:
     """The stage's function (Python, its handler ``main.handler`` in ``source``) and its log group, made by
-    the operator well before the traffic that follows (so that no lag lets them be its cause)."""
+    the operator well before the traffic that follows (so that no lag lets them be its cause; ``quiet``
+    False: the caller waits, after what it makes next)."""
     lambda_, logs = stage.operator.client("lambda"), stage.operator.client("logs")
     group = f"/aws/lambda/{stage.function}"
     stage.call("CreateLogGroup", lambda: logs.create_log_group(logGroupName=group))
@@ -344,7 +347,8 @@ def _create_function(stage: Stage, undo: Undo, role: str, source: str, **config:
         ),
     )
     undo(lambda: lambda_.delete_function(FunctionName=stage.function))
-    time.sleep(IAM_QUIET_SECONDS)
+    if quiet:
+        time.sleep(IAM_QUIET_SECONDS)
 
 
 def deploy_timeout(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
@@ -483,11 +487,11 @@ def _trust() -> str:
     return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
-def _allowed(actions: str | list[str]) -> dict[str, Any]:
+def allowed(actions: str | list[str]) -> dict[str, Any]:
     return {"Effect": "Allow", "Action": actions, "Resource": "*"}
 
 
-def _new_role(stage: Stage, undo: Undo, role: str, policy: str, statements: list[dict[str, Any]]) -> str:
+def new_role(stage: Stage, undo: Undo, role: str, policy: str, statements: list[dict[str, Any]]) -> str:
     """A role Lambda may assume with one inline policy of ``statements``, made by the operator: its ARN."""
     iam = stage.operator.client("iam")
     arn: str = stage.call(
@@ -511,7 +515,7 @@ def never_granted(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> 
     stage = Stage(sandbox, runtime, NEW_FUNCTION, None)
     logs, lambda_ = stage.operator.client("logs"), stage.operator.client("lambda")
     logging_only = ["logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"]
-    role_arn = _new_role(stage, undo, NEW_ROLE, f"{NEW_FUNCTION}-logs", [_allowed(logging_only)])
+    role_arn = new_role(stage, undo, NEW_ROLE, f"{NEW_FUNCTION}-logs", [allowed(logging_only)])
     group = f"/aws/lambda/{NEW_FUNCTION}"
     stage.call("CreateLogGroup", lambda: logs.create_log_group(logGroupName=group))
     undo(lambda: logs.delete_log_group(logGroupName=group))
@@ -542,9 +546,9 @@ def key_in_code_disabled(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Un
     kms = stage.operator.client("kms")
     key = stage.call("CreateKey", lambda: kms.create_key(Description="ledger seals"))["KeyMetadata"]["Arn"]
     undo(lambda: kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7))
-    statements = [_allowed(["logs:CreateLogStream", "logs:PutLogEvents"]), _allowed("kms:Encrypt")]
-    role_arn = _new_role(stage, undo, SEALER_ROLE, "seal", statements)
-    _create_function(stage, undo, role_arn, SEALER.format(key=key), Timeout=10, MemorySize=128)
+    statements = [allowed(["logs:CreateLogStream", "logs:PutLogEvents"]), allowed("kms:Encrypt")]
+    role_arn = new_role(stage, undo, SEALER_ROLE, "seal", statements)
+    create_function(stage, undo, role_arn, SEALER.format(key=key), Timeout=10, MemorySize=128)
     healthy(stage, [{}, {}])
     stage.call("DisableKey", lambda: kms.disable_key(KeyId=key))
     failing = stage.invoke("after the key is disabled", [{}, {}])

@@ -10,8 +10,12 @@ the last success and never stop are what a change does (one CloudTrail may not h
 input's. Unless the error says what the input named does not exist: a request that asked S3 for an object
 (an ``s3://`` URI in its own lines) that no successful request named, answered NoSuchKey, after a success
 on the same version with nothing changed since, failed on its own input even when it is the newest
-invocation (one bad request); the metrics corroborate with the successes counted before it. A stream
-mapping stalled behind such failures gets its command (``stream_faults``).
+invocation (one bad request); the metrics corroborate with the successes counted before it. Or unless a
+stream mapping that never gives up holds records back longer than an invocation runs, and every invocation
+since the last success (on its version, nothing changed since) failed with the same error: one batch sent
+again and again (a shard sends one batch at a time, and a table's stream often has one shard), not every
+input; the mapping's record age corroborates. A stream mapping stalled behind such failures gets its command
+(``stream_faults``).
 """
 
 from __future__ import annotations
@@ -182,7 +186,8 @@ def _failed_inputs(c: Conversation) -> Verdict:
     runs = _runs(c)
     mixed, failed = _mixed(runs, since)
     if mixed is None:
-        return _missing_objects(c, runs) or (_rejection(c, failed, latest) if failed else None)
+        found = _missing_objects(c, runs) or _retried_batch(c, runs)
+        return found or (_rejection(c, failed, latest) if failed else None)
     failure = _decisive(c, mixed)
     minute = _minute(c, runs, since)
     if failure is None or minute is None:
@@ -237,6 +242,74 @@ def _input_finding(
     )
 
 
+def _after_last_success(c: Conversation, runs: list[_Run]) -> tuple[_Run, list[_Run]] | None:
+    """The last success and the invocations after it, when they all failed on its version and nothing
+    changed since it."""
+    success = next((run for run in reversed(runs) if not run.failed), None)
+    if success is None or any(e.time > success.started - PROPAGATION for e in change_events(c)):
+        return None
+    tail = [run for run in runs if run.started > success.started]
+    if not tail or any(not run.failed or run.version != success.version for run in tail):
+        return None
+    return success, tail
+
+
+def _batch_failures(c: Conversation, runs: list[_Run]) -> tuple[_Run, list[Failure]] | None:
+    """The last success and the error records after it, when a stalled stream mapping sends one batch again
+    and again: at least two failures since the success, each the same error."""
+    found = _after_last_success(c, runs)
+    if found is None or len(found[1]) < 2 or stream_faults.stalled_mapping(c) is None:
+        return None
+    success, tail = found
+    records = {f.request_id: f for f in failures(c) if f.kind == "error_record"}
+    errors = [records.get(run.request_id) for run in tail]
+    if any(e is None for e in errors) or len({(e.error_type, e.summary) for e in errors if e}) != 1:
+        return None
+    return success, [e for e in errors if e]
+
+
+def retried_batch(c: Conversation) -> bool:
+    """Whether the failures are one stream batch retried alone after successes, nothing changed since: what
+    this class names an input's failures though no success follows them."""
+    return _batch_failures(c, _runs(c)) is not None
+
+
+def _retried_batch(c: Conversation, runs: list[_Run]) -> Finding | None:
+    found = _batch_failures(c, runs)
+    if found is None:
+        return None
+    success, errors = found
+    newest = errors[-1]
+    failed = next(run for run in runs if run.request_id == newest.request_id)
+    pointers = [
+        Pointer(_METRICS, "errors", c.metrics["errors"], "Invocations ended in an error", "bad_input"),
+        Pointer(
+            _LOGS,
+            f"invocations.{success.index}.outcome",
+            "no_error_seen",
+            f"Request {success.request_id} succeeded before the failures, nothing changed since",
+            None,
+        ),
+        newest.pointer(f"The error record of failed request {newest.request_id}", "bad_input"),
+        _stream(failed, f"Request {failed.request_id} ran on version {success.version}"),
+        _stream(success, f"Request {success.request_id} ran on version {success.version} too"),
+    ]
+    name, rid = c.name, newest.request_id
+    cause = (
+        f"{name} fails on its own input: the {len(errors)} invocations since request {success.request_id} "
+        f"succeeded on version {success.version} (nothing changed since) all failed with "
+        f'"{_quoted(newest)}", the stream sending the batch that fails again and again'
+    )
+    remedy = Remedy(
+        f"Find the record {name} fails on (request {rid})",
+        "No AWS command fixes a record: fix it at its producer, or make the function reject it without "
+        "failing.",
+        None,
+        "low",
+    )
+    return stream_faults.on_blocked_shard(c, _input_finding(c, cause, remedy, newest, pointers))
+
+
 def _named_objects(c: Conversation, request_id: str) -> dict[str, int]:
     """The S3 objects the request's own lines name, each with the index of the first line naming it."""
     named: dict[str, int] = {}
@@ -250,12 +323,10 @@ def _named_objects(c: Conversation, request_id: str) -> dict[str, int]:
 def _missing_objects(c: Conversation, runs: list[_Run]) -> Finding | None:
     """The failures after the last success, all on its version with nothing changed since it, each S3's
     NoSuchKey for an object the request's own lines name and no successful request named."""
-    success = next((run for run in reversed(runs) if not run.failed), None)
-    if success is None or any(e.time > success.started - PROPAGATION for e in change_events(c)):
+    found = _after_last_success(c, runs)
+    if found is None:
         return None
-    tail = [run for run in runs if run.started > success.started]
-    if not tail or any(not run.failed or run.version != success.version for run in tail):
-        return None
+    success, tail = found
     seen = {uri for run in runs if not run.failed for uri in _named_objects(c, run.request_id)}
     records = {f.request_id: f for f in failures(c) if f.kind == "error_record"}
     missing = []

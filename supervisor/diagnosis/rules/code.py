@@ -119,8 +119,10 @@ def check(c: Conversation) -> Verdict:
         return None
     explained = frozenset(f.request_id for f in failures(c) if is_code_failure(f))
     bounds = timeline.window_at(c, first_failure(c, requests=explained))
-    if bad_input.interleaved(c) and not any(_relevant(e) and bounds.holds(e) for e in change_events(c)):
-        return None  # no deployment can have started them, and the same code succeeds between: the input
+    if (bad_input.interleaved(c) or bad_input.retried_batch(c)) and not any(
+        _relevant(e) and bounds.holds(e) for e in change_events(c)
+    ):
+        return None  # no deployment can have started them, and the same code succeeds on other input
     pointers = [
         Pointer(
             "get_function_metrics",

@@ -41,11 +41,18 @@ def _stalled(mapping: dict[str, Any], timeout: Any) -> bool:
     )
 
 
+def stalled_mapping(c: Conversation) -> tuple[int, dict[str, Any]] | None:
+    """The first enabled stream mapping that never gives up whose records waited longer than an invocation
+    runs, with its index in the answer."""
+    timeout = c.event_sources.get("timeout_seconds")
+    return next(((i, m) for i, m in mappings(c) if _stalled(m, timeout)), None)
+
+
 def on_blocked_shard(c: Conversation, finding: Finding) -> Finding:
     """bad_input's finding, when a stream mapping is stalled behind the failures: with the mapping's figures,
     the shard as what is held back, and the command that lets it move on instead of the gap."""
     timeout = c.event_sources.get("timeout_seconds")
-    found = next(((i, m) for i, m in mappings(c) if _stalled(m, timeout)), None)
+    found = stalled_mapping(c)
     if found is None:
         return finding
     index, mapping = found
