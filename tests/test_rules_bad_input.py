@@ -351,9 +351,10 @@ STREAM = f"arn:aws:kinesis:ca-central-1:{ACCOUNT}:stream/clickstream"
 MAPPING = "6c330add-a65f-4d68-b8d0-acb5f237039b"
 
 
-def _on_a_stream(**mapping: Any) -> dict[str, str]:
-    """The interleaved failures, with the function reading a Kinesis stream through a mapping."""
-    world = _world(INTERLEAVED)
+def _on_a_stream(runs: list[Run] = INTERLEAVED, change_at: int = -1, **mapping: Any) -> dict[str, str]:
+    """The failures (interleaved by default), with the function reading a Kinesis stream through a
+    mapping."""
+    world = _world(runs, change_at=change_at)
     sources = {
         "function_name": FUNCTION,
         "function_arn": f"arn:aws:lambda:ca-central-1:{ACCOUNT}:function:{FUNCTION}",
@@ -413,3 +414,41 @@ async def test_a_stream_that_gives_up_or_keeps_up_gets_no_command() -> None:
         [step] = diagnosis.remediation_plan
         assert step.command is None, mapping
         assert [g for g in diagnosis.gaps if g.source == "remediation"], mapping
+
+
+# Two successes, then the batch that follows them failing on every resend (a shard sends one batch at a time).
+RESENT: list[Run] = [
+    (1, False, "$LATEST"),
+    (2, False, "$LATEST"),
+    (20, True, "$LATEST"),
+    (40, True, "$LATEST"),
+]
+
+
+async def test_one_batch_resent_alone_after_successes_on_a_stalled_stream_is_bad_input() -> None:
+    diagnosis = await _diagnosis(_on_a_stream(RESENT))
+    assert diagnosis.fault_types == ["bad_input"]
+    assert diagnosis.trigger is None
+    [step] = diagnosis.remediation_plan
+    assert step.command is not None
+    assert "update-event-source-mapping" in step.command
+    assert [(f.kind, f.resource) for f in diagnosis.impact] == [("record_age_ms", STREAM)]
+
+
+def _second_error_differs(world: dict[str, str]) -> dict[str, str]:
+    logs = json.loads(world["get_recent_logs"])
+    records = [e for e in logs["events"] if e["kind"] == "error_record"]
+    records[-1]["message"] = "[ERROR] KeyError: 'amount'\nTraceback (most recent call last):"
+    return world | {"get_recent_logs": json.dumps(logs)}
+
+
+async def test_failures_after_successes_are_no_resent_batch_unless_the_stream_stalls_on_one_error() -> None:
+    for world, why in (
+        (_on_a_stream(RESENT, State="Disabled"), "no stream holds records back"),
+        (_on_a_stream(RESENT, iterator_age_ms=2900.0), "no record waited longer than an invocation runs"),
+        (_on_a_stream(RESENT, change_at=10), "a change between the successes and the failures"),
+        (_on_a_stream(RESENT[:3]), "one failure: nothing was resent"),
+        (_second_error_differs(_on_a_stream(RESENT)), "two errors: not one batch failing alike"),
+    ):
+        diagnosis = await _diagnosis(world)
+        assert "bad_input" not in diagnosis.fault_types, why
