@@ -262,10 +262,10 @@ def _batch_failures(c: Conversation, runs: list[_Run]) -> tuple[_Run, list[Failu
         return None
     success, tail = found
     records = {f.request_id: f for f in failures(c) if f.kind == "error_record"}
-    errors = [records.get(run.request_id) for run in tail]
-    if any(e is None for e in errors) or len({(e.error_type, e.summary) for e in errors if e}) != 1:
+    errors = [records[run.request_id] for run in tail if run.request_id in records]
+    if len(errors) != len(tail) or len({(e.error_type, e.summary) for e in errors}) != 1:
         return None
-    return success, [e for e in errors if e]
+    return success, errors
 
 
 def retried_batch(c: Conversation) -> bool:

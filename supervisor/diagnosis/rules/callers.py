@@ -55,11 +55,10 @@ class _TimeoutSet:
 
 def _timeout_set(event: ChangeEvent) -> _TimeoutSet | None:
     summary = event.event.get("summary") or {}
-    integration = tuple(str(summary.get(k) or "") for k in ("restApiId", "resourceId", "httpMethod"))
-    if event.operation not in _INTEGRATION_CALLS or not all(integration):
+    api, resource, method = (str(summary.get(k) or "") for k in ("restApiId", "resourceId", "httpMethod"))
+    if event.operation not in _INTEGRATION_CALLS or not (api and resource and method):
         return None
-    where = f"events.{event.index}.summary"
-    key = (integration[0], integration[1], integration[2])
+    where, key = f"events.{event.index}.summary", (api, resource, method)
     if event.operation == "PutIntegration":
         value = summary.get("timeoutInMillis")
         return (
