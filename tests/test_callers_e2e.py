@@ -9,8 +9,9 @@ applied as a person approving it would, lets the next order through.
 A stream whose bad record blocks its shard: clicks on both shards of the clickstream, then a record that is
 not a click on the first; Lambda's poller (the sandbox's) retries its batch forever while the second shard
 goes on: bad_input with no trigger, the stream's record age as its impact, and the mapping's retry limit
-with bisection, applied, lets the first shard move on. The same on a DynamoDB table's stream, whose one shard
-stalls with no success beside it: the same error on every retry after successes, nothing changed since."""
+with bisection, applied, lets the first shard move on. The same on a DynamoDB table's stream read by a Python
+or a Node.js function, whose one shard stalls with no success beside it: the same error on every retry after
+successes, nothing changed since."""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ import json
 import time
 from collections.abc import Callable
 from typing import Any
+
+import pytest
 
 from chaos.drill.event_traffic import DRILL_ORDER
 from chaos.sandbox import names
@@ -28,7 +31,15 @@ from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.stream_poller import StreamPoller
 from tests.fault_scenarios import RestoreSteps, Undo
 from tests.timeline_cases import diagnosed, own_world, restored_exactly
-from tests.timeline_scenarios import IAM_QUIET_SECONDS, Stage, Staged, allowed, create_function, new_role
+from tests.timeline_scenarios import (
+    IAM_QUIET_SECONDS,
+    Situation,
+    Stage,
+    Staged,
+    allowed,
+    create_function,
+    new_role,
+)
 
 sandbox, mcp_server_url, before = own_world("callers")
 
@@ -297,14 +308,22 @@ async def test_a_bad_record_blocking_its_shard_is_bad_input_and_the_mapping_lets
 WATCHER, WATCHER_ROLE, WATCHED = "order-watcher", "order-watcher-role", "order-changes"
 WATCHER_TIMEOUT_SECONDS = 3
 # Reads each changed order's JSON payload from the table's stream: a payload cut short fails its batch.
-WATCHER_SOURCE = """\
+WATCHERS = {
+    "python3.12": """\
 import json
 
 
 def handler(event, context):
     totals = [json.loads(r["dynamodb"]["NewImage"]["payload"]["S"])["amount"] for r in event["Records"]]
     return {"seen": len(totals), "total": sum(totals)}
-"""
+""",
+    "nodejs22.x": """\
+export const handler = async (event) => {
+  const totals = event.Records.map((r) => JSON.parse(r.dynamodb.NewImage.payload.S).amount);
+  return { seen: totals.length, total: totals.reduce((a, b) => a + b, 0) };
+};
+""",
+}
 TABLE_STREAM_READS = [
     "dynamodb:DescribeStream",
     "dynamodb:GetRecords",
@@ -313,10 +332,10 @@ TABLE_STREAM_READS = [
 ]
 
 
-def table_stream_poison(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
-    """A table whose stream (one shard) order-watcher reads through a mapping made with Lambda's defaults;
-    two orders counted; then an order whose payload is cut short, and another: the batch that holds the
-    bad one fails every round, and every later order waits behind it."""
+def _table_stream_poison(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo, language: str) -> Staged:
+    """A table whose stream (one shard) order-watcher (``language``) reads through a mapping made with
+    Lambda's defaults; two orders counted; then an order whose payload is cut short, and another: the batch
+    that holds the bad one fails every round, and every later order waits behind it."""
     stage = Stage(sandbox, runtime, WATCHER, None)
     dynamodb, lambda_ = stage.operator.client("dynamodb"), stage.operator.client("lambda")
     stream = stage.call(
@@ -333,7 +352,14 @@ def table_stream_poison(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Und
     logs = ["logs:CreateLogStream", "logs:PutLogEvents"]
     role = new_role(stage, undo, WATCHER_ROLE, "watch", [allowed(logs), allowed(TABLE_STREAM_READS)])
     create_function(
-        stage, undo, role, WATCHER_SOURCE, quiet=False, Timeout=WATCHER_TIMEOUT_SECONDS, MemorySize=128
+        stage,
+        undo,
+        role,
+        WATCHERS[language],
+        quiet=False,
+        runtime=language,
+        Timeout=WATCHER_TIMEOUT_SECONDS,
+        MemorySize=128,
     )
     mapping = stage.call(
         "CreateEventSourceMapping20150331",
@@ -378,14 +404,24 @@ def table_stream_poison(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Und
     return stage.finish(None, works=moves_on, stream=stream, mapping=mapping)
 
 
+def python_watcher_stalled(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    return _table_stream_poison(sandbox, runtime, undo, "python3.12")
+
+
+def node_watcher_stalled(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    return _table_stream_poison(sandbox, runtime, undo, "nodejs22.x")
+
+
+@pytest.mark.parametrize("situation", [python_watcher_stalled, node_watcher_stalled])
 async def test_a_bad_record_blocking_a_table_stream_s_only_shard(
+    situation: Situation,
     sandbox: Sandbox,
     mcp_server_url: str,
     runtime: LocalLambdaRuntime,
     before: dict[str, Any],
     steps: RestoreSteps,
 ) -> None:
-    case = await diagnosed(table_stream_poison, sandbox, mcp_server_url, runtime, steps)
+    case = await diagnosed(situation, sandbox, mcp_server_url, runtime, steps)
     assert case.diagnosis.fault_types == ["bad_input"], case.why
     assert case.diagnosis.trigger is None, case.why
     ages = [f for f in case.diagnosis.impact if f.kind == "record_age_ms"]

@@ -325,12 +325,24 @@ def _zipped(name: str, source: str) -> bytes:
     return buffer.getvalue()
 
 
+# A staged function's runtime, its handler and the file that holds it.
+HANDLERS = {"python3.12": ("main.handler", "main.py"), "nodejs22.x": ("index.handler", "index.mjs")}
+
+
 def create_function(
-    stage: Stage, undo: Undo, role: str, source: str, *, quiet: bool = True, **config: Any
+    stage: Stage,
+    undo: Undo,
+    role: str,
+    source: str,
+    *,
+    quiet: bool = True,
+    runtime: str = "python3.12",
+    **config: Any,
 ) -> None:
-    """The stage's function (Python, its handler ``main.handler`` in ``source``) and its log group, made by
-    the operator well before the traffic that follows (so that no lag lets them be its cause; ``quiet``
-    False: the caller waits, after what it makes next)."""
+    """The stage's function (its handler ``main.handler`` in ``source``, or ``index.handler`` on Node.js) and
+    its log group, made by the operator well before the traffic that follows (so that no lag lets them be its
+    cause; ``quiet`` False: the caller waits, after what it makes next)."""
+    handler, file = HANDLERS[runtime]
     lambda_, logs = stage.operator.client("lambda"), stage.operator.client("logs")
     group = f"/aws/lambda/{stage.function}"
     stage.call("CreateLogGroup", lambda: logs.create_log_group(logGroupName=group))
@@ -339,10 +351,10 @@ def create_function(
         "CreateFunction20150331",
         lambda: lambda_.create_function(
             FunctionName=stage.function,
-            Runtime="python3.12",
+            Runtime=runtime,
             Role=role,
-            Handler="main.handler",
-            Code={"ZipFile": _zipped("main.py", source)},
+            Handler=handler,
+            Code={"ZipFile": _zipped(file, source)},
             **config,
         ),
     )
