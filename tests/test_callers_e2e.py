@@ -30,6 +30,7 @@ from chaos.workload.function_urls import FunctionUrls
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.stream_poller import StreamPoller
 from tests.fault_scenarios import RestoreSteps, Undo
+from tests.stream_stage import TABLE_STREAM_READS, table_with_stream
 from tests.timeline_cases import diagnosed, own_world, restored_exactly
 from tests.timeline_scenarios import (
     IAM_QUIET_SECONDS,
@@ -239,16 +240,7 @@ def poison_on_the_stream(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Un
         )
 
     def polled(rounds: int, before_each: Callable[[], None], pause: float = 0.0) -> list[Invocation]:
-        seen: list[Invocation] = []
-        runtime.observers.append(seen.append)
-        try:
-            for _ in range(rounds):
-                before_each()
-                time.sleep(pause)
-                poller.poll_once()
-        finally:
-            runtime.observers.remove(seen.append)
-        return seen
+        return _polled(runtime, poller, rounds, before_each, pause)
 
     for shard in (0, 1):
         put(shard, names.click())
@@ -270,6 +262,27 @@ def poison_on_the_stream(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Un
         )
 
     return stage.finish(None, works=moves_on)
+
+
+def _polled(
+    runtime: LocalLambdaRuntime,
+    poller: StreamPoller,
+    rounds: int,
+    before_each: Callable[[], None],
+    pause: float,
+) -> list[Invocation]:
+    """The invocations of ``rounds`` passes of Lambda's stream poller, each after ``before_each`` and
+    ``pause`` seconds."""
+    seen: list[Invocation] = []
+    runtime.observers.append(seen.append)
+    try:
+        for _ in range(rounds):
+            before_each()
+            time.sleep(pause)
+            poller.poll_once()
+    finally:
+        runtime.observers.remove(seen.append)
+    return seen
 
 
 def _stream_defaults(lambda_: Any, mapping: str) -> None:
@@ -324,12 +337,6 @@ export const handler = async (event) => {
 };
 """,
 }
-TABLE_STREAM_READS = [
-    "dynamodb:DescribeStream",
-    "dynamodb:GetRecords",
-    "dynamodb:GetShardIterator",
-    "dynamodb:ListStreams",
-]
 
 
 def _table_stream_poison(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo, language: str) -> Staged:
@@ -338,17 +345,7 @@ def _table_stream_poison(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Un
     that holds the bad one fails every round, and every later order waits behind it."""
     stage = Stage(sandbox, runtime, WATCHER, None)
     dynamodb, lambda_ = stage.operator.client("dynamodb"), stage.operator.client("lambda")
-    stream = stage.call(
-        "CreateTable",
-        lambda: dynamodb.create_table(
-            TableName=WATCHED,
-            BillingMode="PAY_PER_REQUEST",
-            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
-        ),
-    )["TableDescription"]["LatestStreamArn"]
-    undo(lambda: dynamodb.delete_table(TableName=WATCHED))
+    stream = stage.call("CreateTable", lambda: table_with_stream(stage.operator, undo, WATCHED))
     logs = ["logs:CreateLogStream", "logs:PutLogEvents"]
     role = new_role(stage, undo, WATCHER_ROLE, "watch", [allowed(logs), allowed(TABLE_STREAM_READS)])
     create_function(
@@ -377,14 +374,7 @@ def _table_stream_poison(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Un
         dynamodb.put_item(TableName=WATCHED, Item=item)
 
     def polled(rounds: int, pause: float = 0.0) -> list[Invocation]:
-        seen: list[Invocation] = []
-        runtime.observers.append(seen.append)
-        try:
-            for _ in range(rounds):
-                time.sleep(pause)
-                poller.poll_once()
-        finally:
-            runtime.observers.remove(seen.append)
+        seen = _polled(runtime, poller, rounds, lambda: None, pause)
         return [i for i in seen if i.function_name == WATCHER]
 
     put('{"amount": 3}')
