@@ -90,6 +90,7 @@ class TargetClients:
     sns: Any
     kms: Any = None
     apigateway: Any = None
+    apigatewayv2: Any = None
     # LookupEvents pacing by Region, shared by every call to the same account (made here when absent).
     lookup_pacers: dict[str, Pacer] = field(default_factory=dict)
 
@@ -147,6 +148,7 @@ class AwsClients:
             sns=make("sns"),
             kms=make("kms"),
             apigateway=make("apigateway"),
+            apigatewayv2=make("apigatewayv2"),
             lookup_pacers=self._lookup_pacers(account, region),
         )
 

@@ -29,7 +29,7 @@ ALLOWED_OPERATIONS: frozenset[Operation] = frozenset(
 # Services whose IAM actions are not named after their operations. API Gateway's management API is
 # authorized by HTTP method, and every read is a GET
 # (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-control-access-using-iam-policies-to-create-and-manage-api.html).
-_ACTION_BY_SERVICE = {"apigateway": "apigateway:GET"}
+_ACTION_BY_SERVICE = {"apigateway": "apigateway:GET", "apigatewayv2": "apigateway:GET"}
 
 
 def iam_action(service: str, operation: str) -> str:

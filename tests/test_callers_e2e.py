@@ -4,7 +4,8 @@ A caller the function's resource policy no longer lets in: the statement that le
 order-intake through its public function URL, or the one that lets orders-rest-api invoke orders-api:live,
 removed by the operator's own boto3 call, orders sent and refused before the function runs, then diagnosed
 by the `rules` model over MCP: permission_loss, the removal its trigger, and the statement added back,
-applied as a person approving it would, lets the next order through.
+applied as a person approving it would, lets the next order through. The same for an HTTP API the operator
+puts in front of a new function, whose statement is then removed.
 
 A stream whose bad record blocks its shard: clicks on both shards of the clickstream, then a record that is
 not a click on the first; Lambda's poller (the sandbox's) retries its batch forever while the second shard
@@ -27,9 +28,12 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.api_gateway import RestApis
 from chaos.workload.function_urls import FunctionUrls
+from chaos.workload.http_apis import HttpApis
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.stream_poller import StreamPoller
 from tests.fault_scenarios import RestoreSteps, Undo
+from tests.http_api_stage import STAGE as HTTP_STAGE
+from tests.http_api_stage import http_api
 from tests.stream_stage import TABLE_STREAM_READS, table_with_stream
 from tests.timeline_cases import diagnosed, own_world, restored_exactly
 from tests.timeline_scenarios import (
@@ -40,6 +44,7 @@ from tests.timeline_scenarios import (
     allowed,
     create_function,
     new_role,
+    world,
 )
 
 sandbox, mcp_server_url, before = own_world("callers")
@@ -215,6 +220,89 @@ async def test_an_api_refused_by_the_alias_policy_is_permission_loss_and_the_sta
         },
     )
     restored_exactly(case, steps, before)
+
+
+HTTP_FUNCTION = "orders-http-handler"
+HTTP_HANDLER = """\
+import json
+
+
+def handler(event, context):
+    return {"statusCode": 201, "body": json.dumps({"accepted": json.loads(event["body"])["order_id"]})}
+"""
+
+
+def http_api_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """A new function and an HTTP API in front of it (payload 1.0, a JSON access log), made by the operator;
+    two orders answered 201; the function's statement for the API removed; two more, each answered 500 with
+    no invocation. The function is its own, so that no other test's change to a policy is in its history."""
+    stage = Stage(sandbox, runtime, HTTP_FUNCTION, None)
+    role = new_role(
+        stage, undo, f"{HTTP_FUNCTION}-role", "logs", [allowed(["logs:CreateLogStream", "logs:PutLogEvents"])]
+    )
+    create_function(stage, undo, role, HTTP_HANDLER, quiet=False)
+    lambda_ = stage.operator.client("lambda")
+    arn = lambda_.get_function_configuration(FunctionName=HTTP_FUNCTION)["FunctionArn"]
+    api = http_api(stage.operator, undo, arn, call=stage.call)
+    apis, body = (
+        HttpApis(runtime, sandbox.session(names.APIGATEWAY_SERVICE)),
+        json.dumps({"order_id": DRILL_ORDER}),
+    )
+
+    def post(phase: str, count: int, status: int, invoked: int) -> None:
+        def run() -> list[Invocation]:
+            seen: list[Invocation] = []
+            runtime.observers.append(seen.append)
+            try:
+                answers = [
+                    apis.request(api.api_id, HTTP_STAGE, "POST", "/orders", body).status for _ in range(count)
+                ]
+            finally:
+                runtime.observers.remove(seen.append)
+            assert (answers, len(seen)) == ([status] * count, invoked), (phase, answers, seen)
+            return seen
+
+        stage.traffic(phase, run)
+
+    time.sleep(IAM_QUIET_SECONDS)  # what the operator made, well before the first order
+    post("answered", 2, 201, 2)
+    stage.call(
+        "RemovePermission20150331v2",
+        lambda: lambda_.remove_permission(FunctionName=HTTP_FUNCTION, StatementId=api.statement_id),
+    )
+    post("refused", 2, 500, 0)
+
+    def answers() -> str | None:
+        status = apis.request(api.api_id, HTTP_STAGE, "POST", "/orders", body).status
+        return None if status == 201 else f"the HTTP API answered {status}"
+
+    return stage.finish(None, works=answers, api=api)
+
+
+async def test_an_http_api_refused_by_the_function_policy_is_permission_loss_and_the_statement_added_back(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(http_api_statement_removed, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["permission_loss"], case.why
+    case.assert_trigger(case.staged.changes[-1], failed=False)
+    api = case.staged.detail["api"]
+    case.apply_first_command(
+        "lambda add-permission",
+        "AddPermission",
+        {
+            "FunctionName": HTTP_FUNCTION,
+            "StatementId": api.statement_id,
+            "Action": "lambda:InvokeFunction",
+            "Principal": "apigateway.amazonaws.com",
+            "SourceArn": api.source_arn,
+        },
+    )
+    steps.restore()  # the function and its API gone again: the probe cannot be asked after the restore
+    assert world(sandbox) == before
 
 
 CLICKS = names.CLICK_FUNCTION

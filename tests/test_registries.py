@@ -27,6 +27,7 @@ from supervisor.faults.declaration import FaultClass, FaultClassError
 from supervisor.faults.registry import BY_PRECEDENCE, FAULT_CLASSES, FAULT_TYPES
 from supervisor.faults.sources import ERRORS
 from tests.conftest import Undo
+from tests.http_api_stage import http_api
 from tests.queue_grants import grant_consumer
 
 # --------------------------------------------------------------------------- declarations are checked
@@ -152,9 +153,9 @@ def recorded(sandbox: Sandbox) -> tuple[ToolRunner, list[tuple[str, str]]]:
 def test_each_tool_calls_exactly_the_aws_reads_it_declares(
     recorded: tuple[ToolRunner, list[tuple[str, str]]], sandbox: Sandbox, undo: Undo
 ) -> None:
-    """On a function in a VPC and on an alias of another (fed by an SQS queue), every tool's calls are its
-    declared reads: none undeclared (the allowlist would refuse it in production) and none declared in vain
-    (a broader IAM policy than the tools need)."""
+    """On a function in a VPC and on an alias of another (fed by an SQS queue, behind an HTTP API), every
+    tool's calls are its declared reads: none undeclared (the allowlist would refuse it in production) and
+    none declared in vain (a broader IAM policy than the tools need)."""
     runner, calls = recorded
     operator = sandbox.session(names.OPERATOR)
     sqs, lambda_ = operator.client("sqs"), operator.client("lambda")
@@ -171,6 +172,8 @@ def test_each_tool_calls_exactly_the_aws_reads_it_declares(
     undo(lambda: kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7))
     lambda_.update_function_configuration(FunctionName=names.FUNCTION_NAME, KMSKeyArn=key)
     undo(lambda: lambda_.update_function_configuration(FunctionName=names.FUNCTION_NAME, KMSKeyArn=""))
+    alias = lambda_.get_alias(FunctionName=names.ORDERS_FUNCTION, Name=names.ORDERS_ALIAS)["AliasArn"]
+    http_api(operator, undo, alias)  # an HTTP API in front of the alias too: its reads are made
     targets = (names.FUNCTION_NAME, f"{names.ORDERS_FUNCTION}:{names.ORDERS_ALIAS}")
     for tool in TOOLS.values():
         made: set[tuple[str, str]] = set()

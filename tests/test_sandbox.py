@@ -115,10 +115,15 @@ def _s3_prefix_list(sandbox: Sandbox) -> str:
     return str(next(p["PrefixListId"] for p in lists if p["PrefixListName"].endswith(".s3")))
 
 
-def _read_calls(sandbox: Sandbox, key: str) -> dict[tuple[str, str], dict[str, Any]]:
-    """One real request for every operation the MCP server is allowed (``key``: a KMS key's ARN)."""
+def _read_calls(sandbox: Sandbox, key: str, http_api: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """One real request for every operation the MCP server is allowed (``key``: a KMS key's ARN,
+    ``http_api``: an HTTP API's id)."""
     world = sandbox.world
     return {
+        ("apigatewayv2", "GetApis"): {},
+        ("apigatewayv2", "GetIntegrations"): {"ApiId": http_api},
+        ("apigatewayv2", "GetRoutes"): {"ApiId": http_api},
+        ("apigatewayv2", "GetStages"): {"ApiId": http_api},
         ("kms", "DescribeKey"): {"KeyId": key},
         ("kms", "ListGrants"): {"KeyId": key},
         ("apigateway", "GetRestApis"): {},
@@ -179,7 +184,10 @@ def test_mcp_server_identity_can_make_every_read_it_needs(sandbox: Sandbox, undo
     kms = sandbox.session(names.OPERATOR).client("kms")
     key = kms.create_key(Description="read by the MCP server")["KeyMetadata"]["Arn"]
     undo(lambda: kms.schedule_key_deletion(KeyId=key, PendingWindowInDays=7))
-    calls = _read_calls(sandbox, key)
+    v2 = sandbox.session(names.OPERATOR).client("apigatewayv2")
+    api = v2.create_api(Name="read-by-the-mcp-server", ProtocolType="HTTP")["ApiId"]
+    undo(lambda: v2.delete_api(ApiId=api))
+    calls = _read_calls(sandbox, key, api)
     assert set(READ_OPERATIONS) <= set(calls)
     for (service, operation), params in calls.items():
         client = session.client(service)

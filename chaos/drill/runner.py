@@ -719,20 +719,25 @@ class _OperatorApplier(Applier):
 
 
 def _reusing_clients(session: boto3.Session) -> boto3.Session:
-    """``session``, whose ``client(service)`` (no other argument) is made once and then reused: the drill
-    polls queues and restores the world with it all through a scenario, and each new client costs tens of
-    milliseconds of CPU to build from the service's model. boto3's clients are thread-safe."""
-    made: dict[str, Any] = {}
+    """``session``, whose ``client(...)`` is made once for each set of arguments and then reused: the drill
+    polls queues, injects faults and restores the world with it all through a scenario, and each new client
+    costs tens of milliseconds of CPU to build from the service's model. boto3's clients are thread-safe.
+    Arguments are told apart by value, or by identity when they are objects (a ``Config`` is not hashable);
+    each entry keeps its arguments, so no identity is reused while it stands."""
+    made: dict[tuple[Any, ...], tuple[Any, tuple[Any, ...]]] = {}
     lock = threading.Lock()
     plain = session.client
 
-    def client(service_name: str, *args: Any, **kwargs: Any) -> Any:
-        if args or kwargs:
-            return plain(service_name, *args, **kwargs)
+    def part(value: Any) -> Any:
+        return value if value is None or isinstance(value, str | int | float) else ("object", id(value))
+
+    def client(*args: Any, **kwargs: Any) -> Any:
+        named = sorted(kwargs.items())
+        key = (*(part(a) for a in args), *((name, part(value)) for name, value in named))
         with lock:
-            if service_name not in made:
-                made[service_name] = plain(service_name)
-            return made[service_name]
+            if key not in made:
+                made[key] = (plain(*args, **kwargs), (*args, *named))
+            return made[key][0]
 
     session.client = client
     return session

@@ -51,6 +51,30 @@ def _memoize_action_lookup() -> None:
     responses.method_names_from_class = functools.cache(utils.method_names_from_class)  # type: ignore[attr-defined]
 
 
+def _share_region_lists() -> None:
+    """moto lists each service's Regions with a new boto3 session for every backend it defines, on import
+    and on first use: each parsed botocore's endpoint data again. The lists never
+    change in a run, so one session reads each once."""
+    import boto3.session
+
+    read = boto3.session.Session.get_available_regions
+    shared = boto3.session.Session()
+
+    @functools.cache
+    def regions(service: str, partition: str, allow_non_regional: bool) -> tuple[str, ...]:
+        return tuple(read(shared, service, partition, allow_non_regional))
+
+    def get_available_regions(
+        self: boto3.session.Session,
+        service_name: str,
+        partition_name: str = "aws",
+        allow_non_regional: bool = False,
+    ) -> list[str]:
+        return list(regions(service_name, partition_name, allow_non_regional))
+
+    boto3.session.Session.get_available_regions = get_available_regions
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--host", default="127.0.0.1")
@@ -59,6 +83,9 @@ def main() -> None:
 
     # moto reads its settings at import time: enforcement is off until the sandbox turns it on.
     os.environ.setdefault("INITIAL_NO_AUTH_ACTION_COUNT", "inf")
+    # Nor does the sandbox run instances: the EC2 images moto loads for every account and Region go unread.
+    os.environ.setdefault("MOTO_EC2_LOAD_DEFAULT_AMIS", "false")
+    _share_region_lists()
     from cheroot.wsgi import Server
 
     _memoize_action_lookup()

@@ -1,4 +1,5 @@
-"""REST APIs: API Gateway's stage answering a request through a Lambda proxy integration, as it answers it.
+"""REST APIs: API Gateway's stage answering a request through a Lambda proxy integration, as it answers it
+(HTTP APIs: ``http_apis.py``).
 
 ``RestApis.request(api_id, stage, method, path, body)`` plays the caller and API Gateway
 (https://docs.aws.amazon.com/apigateway/latest/developerguide/set-up-lambda-proxy-integrations.html):
@@ -25,9 +26,9 @@
   (https://docs.aws.amazon.com/apigateway/latest/developerguide/api-gateway-metrics-and-dimensions.html).
 
 Not emulated: access logs, authorizers, API keys and usage plans, stage variables, request validation,
-HTTP APIs (apigatewayv2), the 29 s wait itself (the answer comes when the function returns), and
-deployments: a stage serves the API's resources as they are now, where AWS serves the snapshot its last
-deployment took (a changed integration takes effect with the next CreateDeployment).
+the 29 s wait itself (the answer comes when the function returns), and deployments: a stage serves the
+API's resources as they are now, where AWS serves the snapshot its last deployment took (a changed
+integration takes effect with the next CreateDeployment).
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def _route(resources: list[dict[str, Any]], method: str, path: str) -> tuple[dic
     raise KeyError(f"{method} {path}")
 
 
-def _function_arn(uri: str) -> str | None:
+def uri_function_arn(uri: str) -> str | None:
     """The function a Lambda integration URI names: ``arn:aws:apigateway:<region>:lambda:path/2015-03-31/
     functions/<function ARN>/invocations``."""
     marker = ":lambda:path/2015-03-31/functions/"
@@ -156,10 +157,47 @@ def _function_arn(uri: str) -> str | None:
     return uri.split(marker, 1)[1].removesuffix("/invocations")
 
 
-def _split(function_arn: str) -> tuple[str, str | None]:
+def split_qualified(function_arn: str) -> tuple[str, str | None]:
     """A function ARN as its unqualified ARN and its qualifier (an alias or version), if any."""
     parts = function_arn.split(":")
     return ":".join(parts[:7]), parts[7] if len(parts) > 7 else None
+
+
+def resource_policy(lambda_: Any, function_arn: str) -> dict[str, Any] | None:
+    """The resource-based policy of the function (or alias, or version) ``function_arn`` names; None when
+    it has none."""
+    unqualified, qualifier = split_qualified(function_arn)
+    params = {"FunctionName": unqualified} | ({"Qualifier": qualifier} if qualifier else {})
+    try:
+        policy: dict[str, Any] = json.loads(lambda_.get_policy(**params)["Policy"])
+    except ClientError as error:
+        if error.response["Error"]["Code"] == "ResourceNotFoundException":
+            return None
+        raise
+    return policy
+
+
+class LogWriter:
+    """Lines written to CloudWatch Logs as API Gateway writes them: one stream of its own per log group."""
+
+    def __init__(self, logs: Any) -> None:
+        self._logs = logs
+        self._streams: dict[str, str] = {}  # log group → the stream this writer writes
+
+    def write(self, group: str, lines: list[str], *, create_group: bool) -> None:
+        """``create_group``: make the group when it is missing (else the caller's group must exist)."""
+        if group not in self._streams:
+            if create_group:
+                with contextlib.suppress(self._logs.exceptions.ResourceAlreadyExistsException):
+                    self._logs.create_log_group(logGroupName=group)
+            self._streams[group] = secrets.token_hex(16)
+            self._logs.create_log_stream(logGroupName=group, logStreamName=self._streams[group])
+        at = int(time.time() * 1000)
+        self._logs.put_log_events(
+            logGroupName=group,
+            logStreamName=self._streams[group],
+            logEvents=[{"timestamp": at, "message": line} for line in lines],
+        )
 
 
 class RestApis:
@@ -173,7 +211,7 @@ class RestApis:
         self._logs = platform.client("logs")
         self._cloudwatch = platform.client("cloudwatch")
         self._region = platform.region_name or "us-east-1"
-        self._streams: dict[str, str] = {}  # execution log group → the stream this instance writes
+        self._log = LogWriter(self._logs)
 
     def request(
         self, api_id: str, stage: str, method: str, path: str, body: str | None = None
@@ -205,7 +243,7 @@ class RestApis:
         except KeyError:
             return ApiResponse(403, json.dumps({"message": "Missing Authentication Token"}))
         integration = route["method"].get("methodIntegration") or {}
-        function_arn = _function_arn(str(integration.get("uri", "")))
+        function_arn = uri_function_arn(str(integration.get("uri", "")))
         if integration.get("type") != "AWS_PROXY" or function_arn is None:
             request.log("Execution failed: the integration is not a Lambda proxy integration", error=True)
             return ApiResponse(500, _INTERNAL_ERROR)
@@ -214,7 +252,7 @@ class RestApis:
             f"arn:aws:execute-api:{self._region}:{account}:{api_id}/{request.stage}/{request.method}"
             f"{request.path}"
         )
-        if not invoke_allowed(self._policy(function_arn), source_arn):
+        if not invoke_allowed(resource_policy(self._lambda, function_arn), source_arn):
             request.log(INVALID_PERMISSIONS, error=True)
             return ApiResponse(500, _INTERNAL_ERROR)
         request.log(
@@ -222,7 +260,7 @@ class RestApis:
             f"{function_arn}/invocations"
         )
         event = self._event(request, route["resource"], params, account)
-        unqualified, qualifier = _split(function_arn)
+        unqualified, qualifier = split_qualified(function_arn)
         invocation = self.runtime.invoke(unqualified, event, qualifier, request.request_id)
         request.integration_ms = invocation.duration_ms
         return self._answer(
@@ -256,17 +294,6 @@ class RestApis:
         result = invocation.result
         headers = {str(k): str(v) for k, v in (result.get("headers") or {}).items()}
         return ApiResponse(int(result["statusCode"]), str(result.get("body") or ""), headers)
-
-    def _policy(self, function_arn: str) -> dict[str, Any] | None:
-        unqualified, qualifier = _split(function_arn)
-        params = {"FunctionName": unqualified} | ({"Qualifier": qualifier} if qualifier else {})
-        try:
-            policy: dict[str, Any] = json.loads(self._lambda.get_policy(**params)["Policy"])
-        except ClientError as error:
-            if error.response["Error"]["Code"] == "ResourceNotFoundException":
-                return None
-            raise
-        return policy
 
     def _event(
         self, request: _Request, resource: dict[str, Any], params: dict[str, str], account: str
@@ -303,21 +330,8 @@ class RestApis:
 
     def _write_log(self, request: _Request, level: str) -> None:
         lines = [m for m, error in request.lines if level == "INFO" or (level == "ERROR" and error)]
-        if not lines:
-            return
-        group = f"{LOG_GROUP_PREFIX}{request.api_id}/{request.stage}"
-        if group not in self._streams:
-            with contextlib.suppress(self._logs.exceptions.ResourceAlreadyExistsException):
-                self._logs.create_log_group(logGroupName=group)
-            self._streams[group] = secrets.token_hex(16)
-            self._logs.create_log_stream(logGroupName=group, logStreamName=self._streams[group])
-        stream = self._streams[group]
-        at = int(time.time() * 1000)
-        self._logs.put_log_events(
-            logGroupName=group,
-            logStreamName=stream,
-            logEvents=[{"timestamp": at, "message": line} for line in lines],
-        )
+        if lines:  # API Gateway makes the execution log group itself
+            self._log.write(f"{LOG_GROUP_PREFIX}{request.api_id}/{request.stage}", lines, create_group=True)
 
     def _publish(self, api_name: str, request: _Request, status: int) -> None:
         values: list[Datapoint] = [

@@ -163,9 +163,13 @@ class FunctionUrl(ContractModel):
 class ApiRoute(ContractModel):
     """A route whose Lambda proxy integration invokes the function."""
 
-    route: str = Field(description="Method and resource path, e.g. 'POST /orders'.")
+    route: str = Field(
+        description="Method and resource path, e.g. 'POST /orders' (an HTTP API's may be '$default')."
+    )
     qualifier: str | None = omitted_when_null("The alias or version the integration invokes.")
-    timeout_ms: int = Field(description="The integration's timeoutInMillis (29000 unless set).")
+    timeout_ms: int = Field(
+        description="The integration's timeout (unless set: 29000 for REST, 30000 for HTTP)."
+    )
     invoke_allowed: bool | None = Field(
         description="A statement of the invoked function's (or alias's) policy lets apigateway.amazonaws.com "
         "lambda:InvokeFunction with an AWS:SourceArn matching this route on this stage, and no Deny matches. "
@@ -179,20 +183,22 @@ class ExecutionLogLine(ContractModel):
     at: str = Field(description="ISO-8601 time of the line.")
     message: str = Field(
         description="'(<request id>) <message>' as API Gateway wrote it, e.g. 'Execution failed due to "
-        "configuration error: Malformed Lambda proxy response'."
+        "configuration error: Malformed Lambda proxy response'; an HTTP API's: its access log line."
     )
 
 
 class ApiStage(ContractModel):
-    """A deployed stage of a REST API (API Gateway) with routes that invoke the function, and how its
-    callers fared over the window."""
+    """A deployed stage of a REST or HTTP API (API Gateway) with routes that invoke the function, and how
+    its callers fared over the window."""
 
     api_id: str
     api_name: str
     stage: str
+    protocol: str | None = omitted_when_null("HTTP: an HTTP API (API Gateway v2). Absent: a REST API.")
     logging_level: str = Field(
-        description="The stage's execution logging for all methods: OFF, ERROR or INFO. OFF: what API "
-        "Gateway did with the function's answers is not recorded."
+        description="The stage's execution logging for all methods: OFF, ERROR or INFO; an HTTP API's "
+        "(which writes no execution log): ACCESS (access logging on) or OFF. OFF: what API Gateway did "
+        "with the function's answers is not recorded."
     )
     routes: list[ApiRoute]
     api_source_arn: str = Field(
@@ -204,7 +210,8 @@ class ApiStage(ContractModel):
     server_errors: float | None = Field(default=None, description="5XXError in the window (Sum).")
     execution_errors: list[ExecutionLogLine] = Field(
         default_factory=list,
-        description="The newest failure lines of the stage's execution log in the window, oldest first.",
+        description="The newest failure lines of the stage's execution log in the window, oldest first; an "
+        "HTTP API's: its access log's lines of 5XX answers (when the log is JSON with $context.status).",
     )
 
 
@@ -245,7 +252,8 @@ class EventSourcesResponse(ContractModel):
     )
     function_url: FunctionUrl | None = omitted_when_null("The function's URL, when it has one.")
     apis: list[ApiStage] | None = omitted_when_null(
-        "REST API stages in front of the function (Lambda proxy integrations); none: no API calls it."
+        "REST and HTTP API stages in front of the function (Lambda proxy integrations); none: no API "
+        "calls it."
     )
     gaps: Gaps = Field(default_factory=list)
 
@@ -258,7 +266,7 @@ GET_EVENT_SOURCES = ToolDeclaration(
         "source mappings with their queues or streams (depth, age, redrive, retries), asynchronous "
         "invocation "
         "(retries, destinations, dead-letter queue, dropped events), SNS subscriptions, the function URL, "
-        "REST APIs and the resource policy."
+        "APIs and the resource policy."
     ),
     arguments=GetEventSourcesArgs,
     response=EventSourcesResponse,
@@ -272,6 +280,10 @@ GET_EVENT_SOURCES = ToolDeclaration(
         ("apigateway", "GetRestApis"),
         ("apigateway", "GetResources"),
         ("apigateway", "GetStages"),
+        ("apigatewayv2", "GetApis"),
+        ("apigatewayv2", "GetIntegrations"),
+        ("apigatewayv2", "GetRoutes"),
+        ("apigatewayv2", "GetStages"),
         ("logs", "FilterLogEvents"),
         ("sqs", "GetQueueUrl"),
         ("sqs", "GetQueueAttributes"),

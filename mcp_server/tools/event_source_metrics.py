@@ -47,6 +47,14 @@ API_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
     ("client_errors", "4XXError", "Sum", "sum"),
     ("server_errors", "5XXError", "Sum", "sum"),
 )
+# An HTTP API stage's (ApiId and Stage dimensions; http-api-metrics.html).
+HTTP_API_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
+    ("requests", "Count", "Sum", "sum"),
+    ("client_errors", "4xx", "Sum", "sum"),
+    ("server_errors", "5xx", "Sum", "sum"),
+)
+# A stage's figures' key, its dimensions, and whether it is an HTTP API's.
+ApiStageMetrics = tuple[str, tuple[tuple[str, str], ...], bool]
 TOPIC_METRICS: tuple[tuple[str, str, str, Reduction], ...] = (
     ("notifications_failed", "NumberOfNotificationsFailed", "Sum", "sum"),
     ("notifications_delivered", "NumberOfNotificationsDelivered", "Sum", "sum"),
@@ -72,12 +80,11 @@ def queries(
     queue_arns: list[str],
     topic_arns: list[str],
     url: bool = False,
-    api_stages: tuple[tuple[str, str, str], ...] = (),
+    api_stages: tuple[ApiStageMetrics, ...] = (),
     stream: bool = False,
 ) -> list[Query]:
     """Every metric the answer shows, for these queues and topics and the target function (its URL's and
-    stream mappings' too, when it has them), and for the REST API stages in front of it: (figures' key,
-    API name, stage)."""
+    stream mappings' too, when it has them), and for the API stages in front of it."""
     function = tuple((d["Name"], d["Value"]) for d in function_dimensions(target))
     return [
         *(
@@ -99,11 +106,9 @@ def queries(
             for field, metric, stat, reduction in TOPIC_METRICS
         ),
         *(
-            Query(
-                (key, field), "AWS/ApiGateway", metric, (("ApiName", name), ("Stage", stage)), stat, reduction
-            )
-            for key, name, stage in api_stages
-            for field, metric, stat, reduction in API_METRICS
+            Query((key, field), "AWS/ApiGateway", metric, dimensions, stat, reduction)
+            for key, dimensions, is_http in api_stages
+            for field, metric, stat, reduction in (HTTP_API_METRICS if is_http else API_METRICS)
         ),
     ]
 

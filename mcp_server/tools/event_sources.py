@@ -25,7 +25,7 @@ from mcp_server.contract.event_sources import (
     Subscription,
 )
 from mcp_server.reads import Read
-from mcp_server.tools import api_callers
+from mcp_server.tools import api_callers, http_api_callers
 from mcp_server.tools import event_source_metrics as metrics
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.iam import listed
@@ -357,12 +357,12 @@ def _last_reads(
     end: datetime,
 ) -> list[Any]:
     """Concurrently: the dead-letter queues' attributes, then the one metrics read, then the API stages'
-    execution log failures (as one list)."""
-    stages = found.stage_names()
+    logged failures (by stage)."""
+    stages, failure_reads = found.failure_reads(ctx, start, end)
     *read, figures = ctx.reads.many(
         [
             *_queue_reads(ctx, redrive_arns),
-            *(api_callers.errors_read(ctx, api_id, stage, start, end) for api_id, _, stage in stages),
+            *failure_reads,
             Read(
                 "cloudwatch:GetMetricData",
                 f"the event paths' and APIs' metrics ({ctx.target.account})",
@@ -373,7 +373,7 @@ def _last_reads(
         ]
     )
     split = len(redrive_arns)
-    return [*read[:split], figures or {}, read[split:]]
+    return [*read[:split], figures or {}, dict(zip(stages, read[split:], strict=True))]
 
 
 def event_sources(
@@ -382,10 +382,14 @@ def event_sources(
     """Every path that invokes the function, over the last ``args.minutes`` minutes up to ``now``."""
     config = function_configuration(ctx)
     start, end = metric_window(now or datetime.now(UTC), args.minutes)
-    mappings, invoke, statements, url, subscribed, apis = ctx.reads.many(
-        [*_first_reads(ctx, config["FunctionArn"]), api_callers.apis_read(ctx)]
+    mappings, invoke, statements, url, subscribed, apis, http_apis = ctx.reads.many(
+        [
+            *_first_reads(ctx, config["FunctionArn"]),
+            api_callers.apis_read(ctx),
+            http_api_callers.apis_read(ctx),
+        ]
     )
-    found = api_callers.callers(ctx, apis, config["FunctionArn"])
+    found = api_callers.callers(ctx, apis, http_apis, config["FunctionArn"])
     targets = destinations(config, invoke)
     queue_arns = _queue_arns(mappings or [], targets)
     attributes = ctx.reads.many(_queue_reads(ctx, queue_arns))

@@ -286,6 +286,8 @@ def identify(environ: WSGIEnvironment) -> Call | None:
     body = _read_body(environ)
     request = Request({**environ, "wsgi.input": io.BytesIO(body)})
     service = _SERVICE_BY_SIGNING_NAME.get(signing_name, signing_name)
+    if service == "apigateway" and request.path.startswith("/v2/"):
+        service = "apigatewayv2"  # HTTP APIs: signed as API Gateway, served under /v2/
     try:
         operation, uri_params = get_service_router(service).match(request)
     except (NotFound, DataNotFoundError, NotImplementedError):

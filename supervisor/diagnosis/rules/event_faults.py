@@ -1,6 +1,6 @@
 """Existing fault classes on an event path, read from ``get_event_sources`` (which the function's users cannot
 write): a caller refused because no resource-policy statement lets it invoke the function, an SNS topic,
-the anonymous callers of a public function URL or a REST API's routes (permission_loss), and a source
+the anonymous callers of a public function URL or an API's routes (permission_loss), and a source
 queue whose visibility timeout is shorter than the function's timeout (configuration_error)."""
 
 from __future__ import annotations
@@ -152,10 +152,11 @@ def _refused_route(apis: list[Any]) -> tuple[int, int, dict[str, Any]] | None:
 
 
 def refused_api(c: Conversation) -> Finding | None:
-    """A REST API stage answering 5XX whose route the invoked function's (or alias's) policy no longer
-    lets API Gateway invoke: API Gateway refuses before the function runs ("Invalid permissions on Lambda
-    function"). Lambda's policies hold only Allow statements (AddPermission writes no Deny), so the fix is
-    the statement added back, for every route of the API as the console writes it."""
+    """A REST or HTTP API stage answering 5XX whose route the invoked function's (or alias's) policy no
+    longer lets API Gateway invoke: API Gateway refuses before the function runs ("Invalid permissions on
+    Lambda function"; an HTTP API's access log: "doesn't have permissions to call the integration").
+    Lambda's policies hold only Allow statements (AddPermission writes no Deny), so the fix is the statement
+    added back, for every route of the API as the console writes it."""
     apis = c.event_sources.get("apis")
     found = _refused_route(apis) if isinstance(apis, list) else None
     if found is None:
@@ -174,7 +175,7 @@ def refused_api(c: Conversation) -> Finding | None:
         "Principal": "apigateway.amazonaws.com",
         "SourceArn": stage.get("api_source_arn"),
     }
-    where = f"stage {stage.get('stage')} of REST API {api_name}"
+    where = f"stage {stage.get('stage')} of {stage.get('protocol') or 'REST'} API {api_name}"
     pointers = [
         Pointer(
             TOOL,
