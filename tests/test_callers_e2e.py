@@ -5,7 +5,8 @@ order-intake through its public function URL, or the one that lets orders-rest-a
 removed by the operator's own boto3 call, orders sent and refused before the function runs, then diagnosed
 by the `rules` model over MCP: permission_loss, the removal its trigger, and the statement added back,
 applied as a person approving it would, lets the next order through. The same for an HTTP API the operator
-puts in front of a new function, whose statement is then removed.
+puts in front of a new function, whose statement is then removed; and its healthy look-alike, a function
+answering through its HTTP API beside a second API nobody calls, whose statement is gone.
 
 A stream whose bad record blocks its shard: clicks on both shards of the clickstream, then a record that is
 not a click on the first; Lambda's poller (the sandbox's) retries its batch forever while the second shard
@@ -33,7 +34,7 @@ from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.stream_poller import StreamPoller
 from tests.fault_scenarios import RestoreSteps, Undo
 from tests.http_api_stage import STAGE as HTTP_STAGE
-from tests.http_api_stage import http_api
+from tests.http_api_stage import HttpApi, http_api
 from tests.stream_stage import TABLE_STREAM_READS, table_with_stream
 from tests.timeline_cases import diagnosed, own_world, restored_exactly
 from tests.timeline_scenarios import (
@@ -228,8 +229,47 @@ import json
 
 
 def handler(event, context):
+    if event["httpMethod"] == "GET":
+        return {"statusCode": 404, "body": json.dumps({"message": "no such order"})}
     return {"statusCode": 201, "body": json.dumps({"accepted": json.loads(event["body"])["order_id"]})}
 """
+
+
+def _http_function(stage: Stage, undo: Undo) -> str:
+    """The stage's new function, answering orders: its ARN."""
+    role = new_role(
+        stage, undo, f"{HTTP_FUNCTION}-role", "logs", [allowed(["logs:CreateLogStream", "logs:PutLogEvents"])]
+    )
+    create_function(stage, undo, role, HTTP_HANDLER, quiet=False)
+    return str(
+        stage.operator.client("lambda").get_function_configuration(FunctionName=HTTP_FUNCTION)["FunctionArn"]
+    )
+
+
+def _requests(
+    stage: Stage,
+    apis: HttpApis,
+    api: HttpApi,
+    phase: str,
+    method: str,
+    path: str,
+    statuses: list[int],
+    invoked: int,
+) -> None:
+    """One phase of requests to the API's stage: each answered with its status, ``invoked`` invocations."""
+    body = json.dumps({"order_id": DRILL_ORDER}) if method == "POST" else None
+
+    def run() -> list[Invocation]:
+        seen: list[Invocation] = []
+        stage.runtime.observers.append(seen.append)
+        try:
+            answers = [apis.request(api.api_id, HTTP_STAGE, method, path, body).status for _ in statuses]
+        finally:
+            stage.runtime.observers.remove(seen.append)
+        assert (answers, len(seen)) == (statuses, invoked), (phase, answers, seen)
+        return seen
+
+    stage.traffic(phase, run)
 
 
 def http_api_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
@@ -237,43 +277,19 @@ def http_api_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, un
     two orders answered 201; the function's statement for the API removed; two more, each answered 500 with
     no invocation. The function is its own, so that no other test's change to a policy is in its history."""
     stage = Stage(sandbox, runtime, HTTP_FUNCTION, None)
-    role = new_role(
-        stage, undo, f"{HTTP_FUNCTION}-role", "logs", [allowed(["logs:CreateLogStream", "logs:PutLogEvents"])]
-    )
-    create_function(stage, undo, role, HTTP_HANDLER, quiet=False)
-    lambda_ = stage.operator.client("lambda")
-    arn = lambda_.get_function_configuration(FunctionName=HTTP_FUNCTION)["FunctionArn"]
-    api = http_api(stage.operator, undo, arn, call=stage.call)
-    apis, body = (
-        HttpApis(runtime, sandbox.session(names.APIGATEWAY_SERVICE)),
-        json.dumps({"order_id": DRILL_ORDER}),
-    )
-
-    def post(phase: str, count: int, status: int, invoked: int) -> None:
-        def run() -> list[Invocation]:
-            seen: list[Invocation] = []
-            runtime.observers.append(seen.append)
-            try:
-                answers = [
-                    apis.request(api.api_id, HTTP_STAGE, "POST", "/orders", body).status for _ in range(count)
-                ]
-            finally:
-                runtime.observers.remove(seen.append)
-            assert (answers, len(seen)) == ([status] * count, invoked), (phase, answers, seen)
-            return seen
-
-        stage.traffic(phase, run)
-
+    api = http_api(stage.operator, undo, _http_function(stage, undo), call=stage.call)
+    apis = HttpApis(runtime, sandbox.session(names.APIGATEWAY_SERVICE))
     time.sleep(IAM_QUIET_SECONDS)  # what the operator made, well before the first order
-    post("answered", 2, 201, 2)
+    _requests(stage, apis, api, "answered", "POST", "/orders", [201, 201], 2)
+    lambda_ = stage.operator.client("lambda")
     stage.call(
         "RemovePermission20150331v2",
         lambda: lambda_.remove_permission(FunctionName=HTTP_FUNCTION, StatementId=api.statement_id),
     )
-    post("refused", 2, 500, 0)
+    _requests(stage, apis, api, "refused", "POST", "/orders", [500, 500], 0)
 
     def answers() -> str | None:
-        status = apis.request(api.api_id, HTTP_STAGE, "POST", "/orders", body).status
+        status = apis.request(api.api_id, HTTP_STAGE, "POST", "/orders", json.dumps({"order_id": "o"})).status
         return None if status == 201 else f"the HTTP API answered {status}"
 
     return stage.finish(None, works=answers, api=api)
@@ -302,6 +318,38 @@ async def test_an_http_api_refused_by_the_function_policy_is_permission_loss_and
         },
     )
     steps.restore()  # the function and its API gone again: the probe cannot be asked after the restore
+    assert world(sandbox) == before
+
+
+def http_api_answered(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """The healthy look-alike: the new function answers every order through its HTTP API and answers 404 for
+    an order it does not have (its own answer: the stage counts 4XX); a second HTTP API in front of it, whose
+    statement the operator removed, is called by no one (its routes refused, its stage with no 5XX)."""
+    stage = Stage(sandbox, runtime, HTTP_FUNCTION, None)
+    arn = _http_function(stage, undo)
+    api, unused = (http_api(stage.operator, undo, arn, call=stage.call) for _ in range(2))
+    lambda_ = stage.operator.client("lambda")
+    stage.call(
+        "RemovePermission20150331v2",
+        lambda: lambda_.remove_permission(FunctionName=HTTP_FUNCTION, StatementId=unused.statement_id),
+    )
+    apis = HttpApis(runtime, sandbox.session(names.APIGATEWAY_SERVICE))
+    time.sleep(IAM_QUIET_SECONDS)
+    _requests(stage, apis, api, "answered", "POST", "/orders", [201, 201, 201], 3)
+    _requests(stage, apis, api, "not found", "GET", "/orders/missing", [404], 1)
+    return stage.finish(None, works=lambda: None, api=api)
+
+
+async def test_a_function_answering_through_its_http_api_is_not_blamed_for_an_api_nobody_calls(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(http_api_answered, sandbox, mcp_server_url, runtime, steps)
+    assert "permission_loss" not in case.diagnosis.fault_types, case.why
+    steps.restore()
     assert world(sandbox) == before
 
 
