@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -12,9 +13,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import boto3
 import pytest
+from moto import mock_aws
 
 from chaos.sandbox import names
+from chaos.sandbox.extensions import cloudwatch_alarms, cloudwatch_reset
 from chaos.sandbox.extensions.metric_math import MetricMathError, Series, evaluate_queries
 from chaos.sandbox.sandbox import Sandbox
 
@@ -315,6 +319,40 @@ def test_an_evaluation_on_request_has_notified_when_it_returns(
     assert fired["NewStateValue"] == "ALARM"
     sandbox.evaluate_alarms()  # an alarm already in ALARM notifies no one again
     assert alerting.messages(alarm_name) == []
+
+
+def test_a_pass_waits_for_a_reset_in_progress_and_judges_what_it_left() -> None:
+    """In the emulator's own process (moto in-process): a pass that starts while CloudWatch is being reset
+    waits for it, so it cannot judge the datapoints the reset drops and put the alarm back in ALARM."""
+    with mock_aws():
+        cloudwatch = boto3.client("cloudwatch", region_name="us-east-1")
+        cloudwatch.put_metric_alarm(
+            AlarmName="errors",
+            Namespace="AWS/Lambda",
+            MetricName="Errors",
+            Dimensions=[{"Name": "FunctionName", "Value": "f"}],
+            Statistic="Sum",
+            Period=60,
+            EvaluationPeriods=1,
+            Threshold=1.0,
+            ComparisonOperator="GreaterThanOrEqualToThreshold",
+            TreatMissingData="notBreaching",
+        )
+        cloudwatch.put_metric_data(
+            Namespace="AWS/Lambda",
+            MetricData=[
+                {"MetricName": "Errors", "Dimensions": [{"Name": "FunctionName", "Value": "f"}], "Value": 1}
+            ],
+        )
+        with cloudwatch_reset.LOCK:  # a reset under way
+            judging = threading.Thread(target=cloudwatch_alarms._evaluate_all, args=(time.time(),))
+            judging.start()
+            judging.join(timeout=1.0)
+            assert judging.is_alive(), "the pass ran during the reset"
+            cloudwatch_reset.reset()
+        judging.join()
+        [alarm] = cloudwatch.describe_alarms(AlarmNames=["errors"])["MetricAlarms"]
+        assert alarm["StateValue"] == "OK"  # no datapoint left, treated as not breaching
 
 
 def test_log_silence_alarm_fires_when_invocations_bring_no_log_events(

@@ -62,13 +62,25 @@ def full_drill(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Com
     return _drill("--jobs", "3", "--report-dir", "reports", cwd=cwd), cwd
 
 
+def _failed_steps(stdout: str) -> str:
+    """Every line a failed scenario printed (its alarms, tool calls and checks), so that a failure seen only
+    in CI's log can be understood from it."""
+    lines = stdout.splitlines()
+
+    def scenario(line: str) -> str | None:  # "lane 2  [44/85] node-deploy-slow-init  23.5s  FAIL  ..."
+        words = line.split("] ", 1)[1].split() if "] " in line else []
+        return words[0] if words else None
+
+    failed = {scenario(line) for line in lines if "  FAIL  " in line} - {None}
+    return "\n".join(line for line in lines if scenario(line) in failed)
+
+
 @FULL_DRILL_TIMEOUT
 def test_the_full_drill_passes_and_writes_its_reports(
     full_drill: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
     ran, tmp_path = full_drill
-    failed = [line for line in ran.stdout.splitlines() if "  FAIL  " in line]
-    assert ran.returncode == 0, "\n".join(failed) or ran.stdout[-3000:] + ran.stderr[-3000:]
+    assert ran.returncode == 0, _failed_steps(ran.stdout) or ran.stdout[-3000:] + ran.stderr[-3000:]
     assert f"drill passed: {len(SCENARIOS)}/{len(SCENARIOS)} scenarios" in ran.stdout
     for scenario in SCENARIOS:  # one scorecard row each
         assert any(

@@ -288,6 +288,9 @@ THROTTLE_0 = Injection(THROTTLE, {"concurrency": 0})
 SETTLED_SECONDS = 12.0
 # How long the stream scenario waits once its clicks are written: past the IteratorAge alarm's threshold.
 STREAM_STALL_SECONDS = names.ITERATOR_AGE_ALARM_MS / 1000 + 1.0
+# How old a message redriven to the DLQ grew in the queue: younger than the age alarm's threshold.
+_BEFORE_REDRIVE = (1, names.QUEUE_AGE_ALARM_SECONDS - 1)
+_PAST_AGE_ALARM = (names.QUEUE_AGE_ALARM_SECONDS, 120)
 _ALARM_SOURCE = _one(DP, S3)  # infrastructure scenarios need a real alarm to investigate
 
 # The fixes the scenarios expect, written from what each injector did and what AWS needs to undo it: a
@@ -382,7 +385,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             "platform_refused",
             resources=("function", "key", "queue", "dead-letter-queue"),
             command=Command("kms enable-key", {"--key-id": saved(KEY_DISABLE, "key")}),
-            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": _BEFORE_REDRIVE},
             applies=Applies("queue-delivers"),
         ),
     ),
@@ -396,7 +399,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             resources=("function", "key", "queue", "dead-letter-queue"),
             # cancelling leaves the key disabled: the step's details name enable-key next
             command=Command("kms cancel-key-deletion", {"--key-id": saved(KEY_DISABLE, "key")}),
-            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": _BEFORE_REDRIVE},
         ),
     ),
     # The key enabled, the grant Lambda made for order-worker-role revoked: KMSAccessDeniedException. No one
@@ -411,7 +414,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             "platform_refused",
             resources=("function", "key", "queue", "dead-letter-queue"),
             named_gap=names.ORDER_WORKER_ROLE,
-            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": _BEFORE_REDRIVE},
         ),
     ),
     # order-worker, attached beside data-processor in the private subnet, then idle for weeks: Lambda took
@@ -432,7 +435,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             resources=("function", "subnet", "queue", "dead-letter-queue"),
             trigger="last",
             named_gap="free addresses",
-            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": _BEFORE_REDRIVE},
         ),
     ),
     # --- every fault class, on the function where it is natural -------------------------------------
@@ -1064,7 +1067,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             named_gap=names.ORDERS_DLQ,
             # the poison message's receives, maxReceiveCount x the visibility timeout: about 4 s, below the
             # queue-age alarm; the newest minute's Maximum may hold only the end of it
-            impact={"messages_in_dead_letter_queue": 1, "oldest_message_age_seconds": (1, 6)},
+            impact={"messages_in_dead_letter_queue": 1, "oldest_message_age_seconds": _BEFORE_REDRIVE},
         ),
     ),
     Scenario(
@@ -1117,7 +1120,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             "permission_loss",
             resources=("function", "role", "queue"),
             command=_deny_deleted(names.ORDER_WORKER_ROLE),
-            impact={"messages_waiting": 3, "oldest_message_age_seconds": (6, 120)},
+            impact={"messages_waiting": 3, "oldest_message_age_seconds": _PAST_AGE_ALARM},
             applies=Applies("queue-drains"),
         ),
     ),
@@ -1134,7 +1137,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             resources=("function", "role", "queue", "dead-letter-queue"),
             command=_deny_deleted(names.ORDER_WORKER_ROLE),
             # each message spent maxReceiveCount x the visibility timeout (4 s) in the queue
-            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": (1, 6)},
+            impact={"messages_in_dead_letter_queue": 3, "oldest_message_age_seconds": _BEFORE_REDRIVE},
             # the queue has emptied into the DLQ by now: a new order must be processed and stay out of it
             applies=Applies("queue-delivers"),
         ),

@@ -48,7 +48,7 @@ from moto.sns.models import sns_backends
 from werkzeug.wrappers import Request, Response
 
 from chaos.sandbox.emulator_env import ALARM_INTERVAL_ENV
-from chaos.sandbox.extensions import log_metrics, server_app
+from chaos.sandbox.extensions import cloudwatch_reset, log_metrics, server_app
 from chaos.sandbox.extensions.alarm_data import (
     STATISTICS,
     Datapoints,
@@ -124,7 +124,9 @@ def _evaluate_now(environ: WSGIEnvironment, start_response: StartResponse) -> It
 
 
 def _evaluate_all(now: float) -> None:
-    with _PASS:
+    # A pass never straddles a CloudWatch reset: one that read the datapoints before it would put an alarm
+    # the reset had cleared back in ALARM, and notify again, into the next scenario.
+    with _PASS, cloudwatch_reset.LOCK:
         _evaluate_pass(now)
 
 

@@ -18,7 +18,8 @@ from werkzeug.wrappers import Request, Response
 from chaos.sandbox.extensions import server_app
 
 RESET_PATH = "/_sandbox/cloudwatch/reset"
-# Held by a reset and by any emulator thread that writes datapoints, so none lands across a reset.
+# Held by a reset, by an alarm evaluation pass and by any emulator thread that writes datapoints, so none
+# lands (or is judged) across a reset.
 LOCK = threading.RLock()
 _listeners: list[Callable[[], None]] = []
 
