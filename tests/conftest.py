@@ -33,6 +33,12 @@ from tests.fixture_types import Undo as Undo
 from tests.pipeline_support import published_notifications
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slow tests first: handed out last, one would run alone at the end while the other worker idles
+    (xdist keeps this order among tests it does not group)."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _no_ambient_aws() -> None:
     """Nothing in the tests may reach a real account through the developer's environment."""

@@ -36,7 +36,9 @@ from tests.recheck_support import resend_overdue_recheck
 from watchdog.handler import build_watchdog
 from watchdog.sweep import Notices, SweepReport, fail_stale, find_stale
 
-# The whole drill runs inside the fixture these tests share: more than the suite's default per test.
+# The whole drill runs inside the fixture these tests share: more than the suite's default per test, and
+# once, on one worker (`--dist loadgroup`), which starts with it: xdist hands out its largest scopes first.
+FULL_DRILL = "full-drill"
 FULL_DRILL_TIMEOUT = pytest.mark.timeout(960)
 
 
@@ -76,6 +78,7 @@ def _failed_steps(stdout: str) -> str:
 
 
 @FULL_DRILL_TIMEOUT
+@pytest.mark.xdist_group(FULL_DRILL)
 def test_the_full_drill_passes_and_writes_its_reports(
     full_drill: tuple[subprocess.CompletedProcess[str], Path],
 ) -> None:
@@ -164,6 +167,7 @@ def test_the_full_drill_passes_and_writes_its_reports(
 
 
 @FULL_DRILL_TIMEOUT
+@pytest.mark.xdist_group(FULL_DRILL)
 def test_the_deployed_policies_grant_exactly_what_the_code_calls(
     full_drill: tuple[subprocess.CompletedProcess[str], Path], sandbox: Sandbox, incidents: IncidentStore
 ) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import boto3
@@ -23,8 +24,10 @@ from chaos.workload.api_gateway import ApiResponse
 from chaos.workload.http_apis import NO_PERMISSION, HttpApis, proxy_answer, render
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from mcp_server.aws import AwsClients
+from mcp_server.contract.changes import ChangeEventDetail, GetRecentChangesArgs, RecentChangesResponse
 from mcp_server.contract.event_sources import EventSourcesResponse, GetEventSourcesArgs
 from mcp_server.settings import ServerSettings
+from mcp_server.tools.changes import recent_changes
 from mcp_server.tools.event_sources import event_sources
 from mcp_server.tools.http_api_callers import failure_pattern, invoked
 from tests.conftest import Undo
@@ -162,6 +165,36 @@ def test_an_integration_timeout_shorter_than_the_work_is_a_503_while_the_functio
     [invocation] = seen
     assert invocation.duration_ms > 50
     assert _access_log(operator, api)[-1]["status"] == "503"
+
+
+def test_a_change_to_the_http_api_in_front_is_found_and_one_to_an_api_in_front_of_another_function_is_not(
+    sandbox: Sandbox, operator: boto3.Session, undo: Undo, api: HttpApi
+) -> None:
+    """get_recent_changes searches API Gateway's events for the APIs that route to the function: its REST API
+    and the HTTP API, each by the id its request names."""
+    processor = operator.client("lambda").get_function(FunctionName=names.FUNCTION_NAME)["Configuration"]
+    elsewhere = http_api(operator, undo, processor["FunctionArn"])
+    v2 = operator.client("apigatewayv2")
+    before = datetime.now(UTC)
+    for changed in (api, elsewhere):
+        v2.update_integration(
+            ApiId=changed.api_id, IntegrationId=changed.integration_id, TimeoutInMillis=5000
+        )
+    aws = AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
+    args = GetRecentChangesArgs(lambda_name=ORDERS, hours=1, detail=True)
+    answer: RecentChangesResponse = call_tool(aws, recent_changes, args)
+    label = f"REST API {sandbox.world.orders_rest_api_id} and HTTP API {api.api_id}"
+    assert label in answer.searched
+    found = [
+        event
+        for event in answer.events
+        if isinstance(event, ChangeEventDetail)
+        and event.event_name == "UpdateIntegration"
+        and datetime.fromisoformat(event.time) >= before
+    ]
+    assert [(e.matched, e.summary["apiId"], e.summary["timeoutInMillis"]) for e in found] == [
+        ([label], api.api_id, 5000)
+    ]
 
 
 @pytest.mark.parametrize("payload", ["1.0", "2.0"])

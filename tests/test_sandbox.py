@@ -515,7 +515,7 @@ def test_the_event_pipeline_s_alarms(sandbox: Sandbox) -> None:
     notifier = ("FunctionName", names.ORDER_NOTIFIER_FUNCTION)
     expected = [
         _threshold_alarm(
-            "orders-queue-oldest-message-age", *queue_age, ("QueueName", "orders-queue"), "Maximum", 6
+            "orders-queue-oldest-message-age", *queue_age, ("QueueName", "orders-queue"), "Maximum", 10
         ),
         _threshold_alarm("orders-queue-dlq-depth", *depth, ("QueueName", "orders-queue-dlq"), "Maximum", 1),
         _threshold_alarm(

@@ -131,6 +131,9 @@ GET_RECENT_CHANGES = ToolDeclaration(
         ("logs", "FilterLogEvents"),
         ("apigateway", "GetRestApis"),
         ("apigateway", "GetResources"),
+        ("apigatewayv2", "GetApis"),
+        ("apigatewayv2", "GetIntegrations"),
+        ("apigatewayv2", "GetRoutes"),
     ),
     order=50,
 )

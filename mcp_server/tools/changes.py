@@ -1,9 +1,9 @@
 """``get_recent_changes``: the CloudTrail management events that touched the function or what it relies on
 (its versions and aliases, execution role and attached policies, its environment variables' key, security
 groups, its subnets (the network interfaces made in them) and their network ACLs and route tables, its event
-paths: event source mappings, their source queues, the SNS topics that deliver to it, the REST APIs with a
-route to it; and the tables, buckets, queues, topics and keys its role grants by name or its errors name,
-:mod:`.dependencies`), newest first, each with who, when and a bounded summary.
+paths: event source mappings, their source queues, the SNS topics that deliver to it, the REST and HTTP APIs
+with a route to it; and the tables, buckets, queues, topics and keys its role grants by name or its errors
+name, :mod:`.dependencies`), newest first, each with who, when and a bounded summary.
 
 Each resource is a search by ``ResourceName``: in the function's region, or in us-east-1 for IAM, where
 CloudTrail records global services. The function is searched by name and by ARN, as CloudTrail may record
@@ -33,11 +33,12 @@ from mcp_server.contract import (
 from mcp_server.contract.changes import NAMED_BY_ERRORS
 from mcp_server.reads import Read
 from mcp_server.tools.api_callers import SERVICE as APIGATEWAY
-from mcp_server.tools.api_callers import apis_read, routes
+from mcp_server.tools.api_callers import apis_read, http_routes, routes
 from mcp_server.tools.change_lookups import Found, Lookups, Search
 from mcp_server.tools.context import ToolContext
 from mcp_server.tools.dependencies import called_resources, logged_lines_read, logged_resources
 from mcp_server.tools.event_sources import resource_policy, subscriptions_to, unqualified
+from mcp_server.tools.http_api_callers import apis_read as http_apis_read
 from mcp_server.tools.iam import listed
 from mcp_server.tools.lambda_config import function_configuration, log_group
 from mcp_server.tools.logs import truncate_message
@@ -131,6 +132,10 @@ def _related_reads(
         logged_lines_read(ctx, log_group(config, ctx.target.function_name), *window),
         replace(
             apis_read(ctx), meaning="changes to the REST APIs in front of the function were not searched"
+        ),
+        replace(
+            http_apis_read(ctx),
+            meaning="changes to the HTTP APIs in front of the function were not searched",
         ),
     ]
     if not subnets:
@@ -233,12 +238,13 @@ def _searches(ctx: ToolContext, config: dict[str, Any], window: tuple[int, int])
     name, region = ctx.target.function_name, ctx.clients.region
     role_name = config["Role"].rsplit("/", 1)[-1]  # arn:aws:iam::<account>:role/<optional path/><name>
     vpc = config.get("VpcConfig") or {}
-    policies, inline, mappings, subscriptions, statements, logged, apis, *tables = ctx.reads.many(
+    policies, inline, mappings, subscriptions, statements, logged, apis, http_apis, *tables = ctx.reads.many(
         _related_reads(ctx, config, role_name, window)
     )
     acls, route_tables = tables or (None, None)
     function_arn = unqualified(config["FunctionArn"])
-    api_ids = sorted({route.api_id for route in routes(ctx, apis, function_arn)})
+    rest_ids = sorted({route.api_id for route in routes(ctx, apis, function_arn)})
+    http_ids = sorted({route.api_id for route in http_routes(ctx, http_apis, function_arn)})
     searches = [
         Search(f"function {name}", name, region),
         Search(f"function {function_arn}", function_arn, region),
@@ -253,7 +259,7 @@ def _searches(ctx: ToolContext, config: dict[str, Any], window: tuple[int, int])
         *(Search(f"network ACL {acl}", acl, region) for acl in acls or []),
         *(Search(f"route table {table}", table, region) for table in route_tables or []),
         *_event_path_searches(name, region, mappings, _topics(subscriptions, statements)),
-        *([_api_search(api_ids, region)] if api_ids else []),
+        *([_api_search(rest_ids, http_ids, region)] if rest_ids or http_ids else []),
         *(
             Search(f"{kind} {arn}{NAMED_BY_ERRORS if only_logged else ''}", arn, arn.split(":")[3] or region)
             for kind, arn, only_logged in called_resources(
@@ -267,16 +273,21 @@ def _searches(ctx: ToolContext, config: dict[str, Any], window: tuple[int, int])
     return list(unique.values())
 
 
-def _api_search(api_ids: list[str], region: str) -> Search:
-    """API Gateway's changes to the REST APIs with a route that invokes the function (their integrations,
-    deployments, stages), by event source: CloudTrail's API Gateway events are kept by the ``restApiId``
-    their request names, not by a resource name."""
-    wanted = set(api_ids)
+def _api_search(rest_ids: list[str], http_ids: list[str], region: str) -> Search:
+    """API Gateway's changes to the REST and HTTP APIs with a route that invokes the function (their
+    integrations, routes, deployments, stages), by event source: CloudTrail's API Gateway events are kept by
+    the API their request names (``restApiId``, an HTTP API's ``apiId``), not by a resource name. One search
+    for both, as both are API Gateway's events."""
+    rest, http = set(rest_ids), set(http_ids)
 
     def names_api(record: dict[str, Any]) -> bool:
-        return (record.get("requestParameters") or {}).get("restApiId") in wanted
+        request = record.get("requestParameters") or {}
+        return request.get("restApiId") in rest or request.get("apiId") in http
 
-    return Search(f"REST API {', '.join(api_ids)}", APIGATEWAY, region, "EventSource", names_api)
+    label = " and ".join(
+        f"{kind} API {', '.join(ids)}" for kind, ids in (("REST", rest_ids), ("HTTP", http_ids)) if ids
+    )
+    return Search(label, APIGATEWAY, region, "EventSource", names_api)
 
 
 def _masked(access_key_id: str | None) -> str | None:
