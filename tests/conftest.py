@@ -34,9 +34,14 @@ from tests.pipeline_support import published_notifications
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The slow tests first: handed out last, one would run alone at the end while the other worker idles
-    (xdist keeps this order among tests it does not group)."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+    """The slow tests first, the longest first (``@pytest.mark.slow(seconds)``): handed out last, one would
+    run alone at the end while the other worker idles (xdist hands tests out in this order)."""
+
+    def expected_seconds(item: pytest.Item) -> float:
+        marker = item.get_closest_marker("slow")
+        return float(marker.args[0]) if marker else 0.0
+
+    items.sort(key=expected_seconds, reverse=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

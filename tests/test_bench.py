@@ -30,7 +30,7 @@ from mcp_server.tools.logs import ERROR_TERMS
 from supervisor.settings import SupervisorSettings
 
 
-@pytest.mark.slow
+@pytest.mark.slow(35)
 async def test_benchmark_runs_and_reports_every_figure(sandbox: Sandbox, tmp_path: Path) -> None:
     report = await run(sandbox, QUICK, tmp_path, progress=lambda _: None)
     assert [row.tool for row in report.latency] == list(TOOL_NAMES)
@@ -61,7 +61,7 @@ def test_the_verdict_takes_the_client_s_schema_check_off_only_when_the_target_is
     assert report.within(over, "http") == "no"  # 6.1 added, 4.1 without the check
 
 
-@pytest.mark.slow
+@pytest.mark.slow(20)
 def test_cold_import_benchmark_reports_every_case() -> None:
     rows = cold_import.run(runs=2)
     assert [row.case for row in rows] == list(cold_import.CASES)
@@ -70,7 +70,7 @@ def test_cold_import_benchmark_reports_every_case() -> None:
     assert "Target orchestrator/boto3 <= 1.5x" in cold_import.render(rows, 2)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(25)
 def test_sandbox_runtime_benchmark_reports_start_up_and_invocations() -> None:
     rows = sandbox_runtime.run(starts=1, invocations=1)
     assert [r.case for r in rows] == [
@@ -84,7 +84,7 @@ def test_sandbox_runtime_benchmark_reports_start_up_and_invocations() -> None:
     assert "goal of <= 6 s" in sandbox_runtime.render(rows)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(25)
 @pytest.mark.parametrize("log_format", ["text", "json"])
 def test_log_volume_benchmark_finds_the_newest_failures_where_oldest_first_does_not(log_format: str) -> None:
     result = log_volume.run(25_000, 50, 20, 3, runs=1, log_format=log_format)  # > one 20,000 scan
@@ -161,7 +161,7 @@ def test_redaction_benchmark_s_page_holds_json_records_and_an_environment_with_e
     assert redaction.page_ms(runs=3) > 0
 
 
-@pytest.mark.slow
+@pytest.mark.slow(45)
 def test_change_lookup_benchmark_finds_the_change_where_each_order_alone_does_not() -> None:
     # Past each single order's cap of 10 pages of 50: 600 reads of the role, 600 writes of another.
     assert change_lookups.BASELINE_PAGES * PAGE_SIZE == 500

@@ -69,7 +69,7 @@ def _reads_of_the_function_and_its_role(sandbox: Sandbox, count: int) -> int:
     return _many(reads)
 
 
-@pytest.mark.slow
+@pytest.mark.slow(35)
 async def test_the_trigger_is_found_under_thousands_of_reads(
     sandbox: Sandbox, runtime: LocalLambdaRuntime, tmp_path_factory: pytest.TempPathFactory
 ) -> None:

@@ -945,7 +945,7 @@ def _bundle(bundle: Bundle, tmp_path: Path) -> Path:
     return task
 
 
-@pytest.mark.slow
+@pytest.mark.slow(40)
 @pytest.mark.parametrize("bundle", [SUPERVISOR, WATCHDOG], ids=lambda b: b.name)
 def test_a_lambda_bundle_runs_its_handler_in_a_clean_environment(
     bundle: Bundle, sandbox: Sandbox, tmp_path: Path

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -36,9 +37,8 @@ from tests.recheck_support import resend_overdue_recheck
 from watchdog.handler import build_watchdog
 from watchdog.sweep import Notices, SweepReport, fail_stale, find_stale
 
-# The whole drill runs inside the fixture these tests share: more than the suite's default per test, and
-# once, on one worker (`--dist loadgroup`), which starts with it: xdist hands out its largest scopes first.
-FULL_DRILL = "full-drill"
+# The whole drill runs inside the one test that reads it (two would run it twice when xdist gives them to
+# two workers): more than the suite's default per test, and handed out first (conftest.py).
 FULL_DRILL_TIMEOUT = pytest.mark.timeout(960)
 
 
@@ -78,9 +78,9 @@ def _failed_steps(stdout: str) -> str:
 
 
 @FULL_DRILL_TIMEOUT
-@pytest.mark.xdist_group(FULL_DRILL)
-def test_the_full_drill_passes_and_writes_its_reports(
-    full_drill: tuple[subprocess.CompletedProcess[str], Path],
+@pytest.mark.slow(300)
+def test_the_full_drill_passes_and_writes_its_reports_and_its_identities_use_what_they_are_granted(
+    full_drill: tuple[subprocess.CompletedProcess[str], Path], sandbox: Sandbox, incidents: IncidentStore
 ) -> None:
     ran, tmp_path = full_drill
     assert ran.returncode == 0, _failed_steps(ran.stdout) or ran.stdout[-3000:] + ran.stderr[-3000:]
@@ -164,17 +164,15 @@ def test_the_full_drill_passes_and_writes_its_reports(
     supervisor_log = (tmp_path / "reports" / "supervisor.log").read_text()
     assert '"message":"agent_metrics"' in supervisor_log  # the pipeline's logs, not in the scorecard
     assert "agent_metrics" not in ran.stdout
+    _the_deployed_policies_grant_exactly_what_the_code_calls(report, sandbox, incidents)
 
 
-@FULL_DRILL_TIMEOUT
-@pytest.mark.xdist_group(FULL_DRILL)
-def test_the_deployed_policies_grant_exactly_what_the_code_calls(
-    full_drill: tuple[subprocess.CompletedProcess[str], Path], sandbox: Sandbox, incidents: IncidentStore
+def _the_deployed_policies_grant_exactly_what_the_code_calls(
+    report: dict[str, Any], sandbox: Sandbox, incidents: IncidentStore
 ) -> None:
     """Every AWS action the supervisor's identity took during the drill, against the template's role.
     The watchdog's sweep in the drill finds nothing stale and nothing unsent, so its writes are recorded
     here, failing and notifying a stale incident and losing a race, as its own identity."""
-    report = json.loads((full_drill[1] / "reports" / "drill-report.json").read_text())
     used_by_supervisor = set(report["aws_actions"][names.SUPERVISOR])
 
     session = sandbox.session(names.WATCHDOG)
