@@ -119,6 +119,7 @@ def event_sources(
     statements: Sequence[dict[str, Any]] = (),
     async_config: dict[str, Any] | None = None,
     apis: Sequence[dict[str, Any]] = (),
+    function_url: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A get_event_sources answer, validated by its contract model, as JSON-ready data."""
     raw = {
@@ -133,6 +134,7 @@ def event_sources(
         "policy_statements": list(statements),
         "subscriptions": list(subscriptions),
         **({"apis": list(apis)} if apis else {}),
+        **({"function_url": function_url} if function_url else {}),
     }
     return EventSourcesResponse.model_validate(raw).model_dump(mode="json")
 

@@ -4,7 +4,8 @@ A caller the function's resource policy no longer lets in: the statement that le
 order-intake through its public function URL, or the one that lets orders-rest-api invoke orders-api:live,
 removed by the operator's own boto3 call, orders sent and refused before the function runs, then diagnosed
 by the `rules` model over MCP: permission_loss, the removal its trigger, and the statement added back,
-applied as a person approving it would, lets the next order through. The same for an HTTP API the operator
+applied as a person approving it would, lets the next order through. The same for the statement that lets
+another account's user call report-builder's AWS_IAM URL, its requests signed; for an HTTP API the operator
 puts in front of a new function, whose statement is then removed; and its healthy look-alike, a function
 answering through its HTTP API beside a second API nobody calls, whose statement is gone.
 
@@ -28,7 +29,7 @@ from chaos.drill.event_traffic import DRILL_ORDER
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.api_gateway import RestApis
-from chaos.workload.function_urls import FunctionUrls
+from chaos.workload.function_urls import FunctionUrls, signed_headers
 from chaos.workload.http_apis import HttpApis
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from chaos.workload.stream_poller import StreamPoller
@@ -52,6 +53,8 @@ sandbox, mcp_server_url, before = own_world("callers")
 
 INTAKE, STATEMENT = names.ORDER_INTAKE_FUNCTION, names.ORDER_INTAKE_URL_INVOKE_STATEMENT
 ORDERS, ALIAS, API_STATEMENT = names.ORDERS_FUNCTION, names.ORDERS_ALIAS, names.ORDERS_API_STATEMENT
+REPORT = names.REPORT_FUNCTION
+READER_ARN = f"arn:aws:iam::{names.SECOND_ACCOUNT_ID}:user/{names.REPORT_READER}"
 
 
 def url_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
@@ -67,12 +70,7 @@ def url_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: U
 
     def post(phase: str, count: int, status: int) -> None:
         def run() -> list[Invocation]:
-            seen: list[Invocation] = []
-            runtime.observers.append(seen.append)
-            try:
-                answers = [urls.request(url, "POST", body).status for _ in range(count)]
-            finally:
-                runtime.observers.remove(seen.append)
+            answers, seen = _sent(runtime, lambda: urls.request(url, "POST", body).status, count)
             assert answers == [status] * count, (phase, answers)
             return seen
 
@@ -84,7 +82,7 @@ def url_statement_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: U
         "RemovePermission20150331v2",
         lambda: lambda_.remove_permission(FunctionName=INTAKE, StatementId=STATEMENT),
     )
-    undo(lambda: _added_back(lambda_, statement))
+    undo(lambda: _written_again(lambda_, INTAKE, STATEMENT, Principal="*", InvokedViaFunctionUrl=True))
     post("refused", 2, 403)
 
     def answers() -> str | None:
@@ -100,16 +98,25 @@ def _forget_order(table: Any) -> None:
     table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}})
 
 
-def _added_back(lambda_: Any, statement: dict[str, Any]) -> None:
-    present = json.loads(lambda_.get_policy(FunctionName=INTAKE)["Policy"])["Statement"]
-    if not any(s["Sid"] == statement["Sid"] for s in present):
-        lambda_.add_permission(
-            FunctionName=INTAKE,
-            StatementId=statement["Sid"],
-            Action=statement["Action"],
-            Principal="*",
-            InvokedViaFunctionUrl=True,
-        )
+def _sent(
+    runtime: LocalLambdaRuntime, send: Callable[[], int], count: int
+) -> tuple[list[int], list[Invocation]]:
+    """``count`` requests sent: the status of each answer, and the invocations they led to."""
+    seen: list[Invocation] = []
+    runtime.observers.append(seen.append)
+    try:
+        answers = [send() for _ in range(count)]
+    finally:
+        runtime.observers.remove(seen.append)
+    return answers, seen
+
+
+def _written_again(lambda_: Any, function: str, sid: str, **statement: Any) -> None:
+    """The function's statement ``sid`` added back, unless a fix already did (a staged removal's undo)."""
+    present = json.loads(lambda_.get_policy(FunctionName=function)["Policy"])["Statement"]
+    if not any(s["Sid"] == sid for s in present):
+        action = "lambda:InvokeFunctionUrl" if "FunctionUrlAuthType" in statement else "lambda:InvokeFunction"
+        lambda_.add_permission(FunctionName=function, StatementId=sid, Action=action, **statement)
 
 
 async def test_a_url_caller_refused_by_the_policy_is_permission_loss_and_the_statement_added_back(
@@ -132,6 +139,86 @@ async def test_a_url_caller_refused_by_the_policy_is_permission_loss_and_the_sta
             "Action": "lambda:InvokeFunction",
             "Principal": "*",
             "InvokedViaFunctionUrl": True,
+        },
+    )
+    restored_exactly(case, steps, before)
+
+
+def signed_caller_removed(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """Two reports GET through report-builder's AWS_IAM URL, signed by report-reader (another account),
+    answered 200; the statement that lets report-reader invoke it through the URL removed; two more, each
+    answered 403 with no invocation (report-reader's own policy still grants both actions)."""
+    stage = Stage(sandbox, runtime, REPORT, None)
+    lambda_, s3 = stage.operator.client("lambda"), stage.operator.client("s3")
+    urls, reader = sandbox.function_urls(runtime), sandbox.session(names.REPORT_READER)
+    url = sandbox.world.report_builder_url
+    policy = json.loads(lambda_.get_policy(FunctionName=REPORT)["Policy"])
+    [statement] = [s for s in policy["Statement"] if s["Sid"] == names.REPORT_URL_STATEMENT]
+    stored: list[Invocation] = []
+    undo(lambda: _forget_reports(s3, stored))
+
+    def signed_get() -> int:  # signed anew each time, as an SDK does
+        return urls.request(url, "GET", None, signed_headers(reader, url, "GET", None)).status
+
+    def get(count: int) -> tuple[list[int], list[Invocation]]:
+        answers, seen = _sent(runtime, signed_get, count)
+        stored.extend(seen)
+        return answers, seen
+
+    def traffic(phase: str, status: int) -> None:
+        def run() -> list[Invocation]:
+            answers, seen = get(2)
+            assert answers == [status] * 2, (phase, answers)
+            return seen
+
+        stage.traffic(phase, run)
+
+    time.sleep(IAM_QUIET_SECONDS)
+    traffic("answered", 200)
+    stage.call(
+        "RemovePermission20150331v2",
+        lambda: lambda_.remove_permission(FunctionName=REPORT, StatementId=names.REPORT_URL_STATEMENT),
+    )
+    undo(
+        lambda: _written_again(
+            lambda_, REPORT, names.REPORT_URL_STATEMENT, Principal=READER_ARN, FunctionUrlAuthType="AWS_IAM"
+        )
+    )
+    traffic("refused", 403)
+
+    def answers() -> str | None:
+        [status], _ = get(1)
+        return None if status == 200 else f"the URL answered {status}"
+
+    return stage.finish(None, works=answers, statement=statement)
+
+
+def _forget_reports(s3: Any, made: list[Invocation]) -> None:
+    for invocation in made:
+        s3.delete_object(Bucket=names.REPORT_BUCKET, Key=f"reports/{invocation.request_id}.json")
+
+
+async def test_a_signed_caller_the_policy_no_longer_names_is_permission_loss_and_its_statement_written_again(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    """The statement comes back as the AddPermission the change history holds wrote it: the principal, an
+    ARN of another account, is read from there, not assumed."""
+    case = await diagnosed(signed_caller_removed, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["permission_loss"], case.why
+    case.assert_trigger(case.staged.changes[-1], failed=False)
+    case.apply_first_command(
+        "lambda add-permission",
+        "AddPermission",
+        {
+            "FunctionName": REPORT,
+            "StatementId": names.REPORT_URL_STATEMENT,
+            "Action": "lambda:InvokeFunctionUrl",
+            "Principal": READER_ARN,
+            "FunctionUrlAuthType": "AWS_IAM",
         },
     )
     restored_exactly(case, steps, before)

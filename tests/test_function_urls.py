@@ -124,9 +124,10 @@ def test_a_function_error_is_502_and_an_unknown_url_404(
     assert front_door.request(unknown).status == 404
 
 
-def _answer(sandbox: Sandbox) -> EventSourcesResponse:
+def event_sources_of(sandbox: Sandbox, function: str = INTAKE) -> EventSourcesResponse:
+    """get_event_sources' answer for ``function``, read as the MCP server's identity."""
     aws = AwsClients.create(ServerSettings(), sandbox.session(names.MCP_SERVER))
-    answer: EventSourcesResponse = call_tool(aws, event_sources, GetEventSourcesArgs(lambda_name=INTAKE))
+    answer: EventSourcesResponse = call_tool(aws, event_sources, GetEventSourcesArgs(lambda_name=function))
     return answer
 
 
@@ -140,7 +141,7 @@ def test_the_event_sources_tool_reads_the_url_who_may_call_it_and_how_its_caller
     front_door, _ = urls
     url = sandbox.world.order_intake_url
     assert front_door.request(url, "POST", _body()).status == 201
-    answer = _answer(sandbox)
+    answer = event_sources_of(sandbox)
     assert answer.function_url is not None
     assert (answer.function_url.FunctionUrl, answer.function_url.AuthType) == (url, "NONE")
     assert answer.function_url.invoke_allowed is True
@@ -152,7 +153,7 @@ def test_the_event_sources_tool_reads_the_url_who_may_call_it_and_how_its_caller
 
     _without(operator, undo, names.ORDER_INTAKE_URL_INVOKE_STATEMENT)
     assert front_door.request(url, "POST", _body()).status == 403
-    refused = _answer(sandbox).function_url
+    refused = event_sources_of(sandbox).function_url
     assert refused is not None
     assert refused.invoke_allowed is False
     assert (refused.requests, refused.client_errors) == (2, 1)

@@ -133,6 +133,18 @@ CHANGE = {"event_name": "UpdateFunctionConfiguration20150331v2", "identity_arn":
 CHANGES = SentAnswer("get_recent_changes", {}, {"events": [CHANGE]})
 FAILED_CHANGES = SentAnswer("get_recent_changes", {}, {"events": [CHANGE | {"error_code": "AccessDenied"}]})
 ROLE_CHANGES = SentAnswer("get_recent_changes", {}, {"events": [{"event_name": "PutRolePolicy"}]})
+READER = "arn:aws:iam::210987654321:user/report-reader"
+_WROTE_FOR_URL = {
+    "event_name": "AddPermission20150331v2",
+    "summary": {"statementId": "s", "principal": READER, "functionUrlAuthType": "AWS_IAM"},
+}
+_REMOVED = {"event_name": "RemovePermission20150331v2", "summary": {"statementId": "s"}}
+URL_GRANT_TAKEN_OUT = SentAnswer(
+    "get_recent_changes", {}, {"events": [_REMOVED, _WROTE_FOR_URL]}
+)  # newest first
+URL_GRANT_PUT_BACK = SentAnswer(
+    "get_recent_changes", {}, {"events": [_WROTE_FOR_URL, _REMOVED, _WROTE_FOR_URL]}
+)
 
 
 def _minute(**values: float) -> dict[str, Any]:
@@ -208,6 +220,23 @@ def _values(answer: dict[str, Any], field: str) -> list[Any]:
 
 
 SUPPORT_CASES = [
+    *(
+        _case(
+            "permission_loss",
+            "get_event_sources",
+            "function_url.granted_callers",
+            "[]",
+            {"function_url": {"granted_callers": []}},
+            outcome,
+            *history,
+        )
+        for history, outcome in (
+            ((URL_GRANT_TAKEN_OUT,), GROUNDS),
+            ((URL_GRANT_PUT_BACK,), REFUSED),  # written again since: nobody was taken out
+            ((SentAnswer("get_recent_changes", {}, {"events": [_WROTE_FOR_URL]}),), REFUSED),
+            ((), REFUSED),
+        )
+    ),
     _case("throttling", METRICS, "throttles", "3.0", {"throttles": 3.0}, GROUNDS),
     _case("throttling", METRICS, "throttles", "0", {"throttles": 0.0}, REFUSED),
     _case("throttling", METRICS, "minutes.0.throttles", "2", {"minutes": [_minute(throttles=2)]}, GROUNDS),

@@ -93,6 +93,21 @@ def _sources(**fields: Any) -> dict[str, Any]:
     } | fields
 
 
+READER = "arn:aws:iam::210987654321:user/report-reader"
+URL_GRANT_REMOVED = {  # newest first, as the tool lists them
+    "events": [
+        {
+            "event_name": "RemovePermission20150331v2",
+            "time": "2026-11-21T10:05:00Z",
+            "summary": {"statementId": "s"},
+        },
+        {
+            "event_name": "AddPermission20150331v2",
+            "time": "2026-11-21T09:00:00Z",
+            "summary": {"statementId": "s", "principal": READER, "functionUrlAuthType": "AWS_IAM"},
+        },
+    ]
+}
 Case = tuple[Source, str, dict[str, Any], dict[str, Any], dict[str, list[Any]]]
 # (source, field, an answer in which the value means the fault, one in which it does not, the run's others)
 MALFORMED = "(r) Execution failed due to configuration error: Malformed Lambda proxy response"
@@ -350,6 +365,13 @@ CASES: list[Case] = [
         {"apis": [{"routes": [{"invoke_allowed": True}]}]},
         {},
     ),
+    (  # an AWS_IAM URL's callers without the one whose statement the history shows written, then removed
+        sources.PATH_REFUSED,
+        "function_url.granted_callers",
+        {"function_url": {"granted_callers": []}},
+        {"function_url": {"granted_callers": [READER]}},
+        {"get_recent_changes": [URL_GRANT_REMOVED]},
+    ),
 ]
 
 
@@ -435,3 +457,35 @@ def test_an_allow_scoped_elsewhere_supports_only_after_a_rewrite_that_could_have
 
     assert "refuses none of the calls" in _means(sources.POLICIES, field, elsewhere, run(WHEN))
     assert _means(sources.POLICIES, field, elsewhere, run("2026-11-21T10:03:00+00:00")) == ""
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"events": URL_GRANT_REMOVED["events"][1:]},  # written, never removed
+        {"events": URL_GRANT_REMOVED["events"][:1]},  # removed, but who it let in is not in the history
+        {
+            "events": [
+                {**e, "error_code": "AccessDenied"} if i == 0 else e
+                for i, e in enumerate(URL_GRANT_REMOVED["events"])
+            ]
+        },
+        {  # the statement written for a public URL's callers, not a signed one's
+            "events": [
+                URL_GRANT_REMOVED["events"][0],
+                {
+                    **URL_GRANT_REMOVED["events"][1],
+                    "summary": {"statementId": "s", "principal": "*", "functionUrlAuthType": "NONE"},
+                },
+            ]
+        },
+    ],
+    ids=["never-removed", "never-written", "removal-failed", "public-url"],
+)
+def test_granted_callers_mean_a_refused_caller_only_after_its_url_statement_was_written_then_removed(
+    changes: dict[str, Any],
+) -> None:
+    answer: dict[str, Any] = {"function_url": {"granted_callers": []}}
+    assert _means(
+        sources.PATH_REFUSED, "function_url.granted_callers", answer, {"get_recent_changes": [changes]}
+    )

@@ -276,6 +276,62 @@ async def test_a_caller_still_allowed_is_no_permission_loss() -> None:
     assert diagnosis.fault_types == ["unknown"]  # not permission_loss
 
 
+READER = "arn:aws:iam::210987654321:user/report-reader"
+URL_WRITTEN = (
+    "AddPermission20150331v2",
+    "lambda.amazonaws.com",
+    {
+        "functionName": FUNCTION,
+        "statementId": "reader-url",
+        "action": "lambda:InvokeFunctionUrl",
+        "principal": READER,
+        "functionUrlAuthType": "AWS_IAM",
+    },
+)
+URL_REMOVED = (
+    "RemovePermission20150331v2",
+    "lambda.amazonaws.com",
+    {"functionName": FUNCTION, "statementId": "reader-url"},
+)
+
+
+def _signed_url(granted: list[str], refused: float = 4) -> dict[str, Any]:
+    return {
+        "FunctionUrl": "https://abc.lambda-url.ca-central-1.on.aws/",
+        "AuthType": "AWS_IAM",
+        "invoke_allowed": None,
+        "granted_callers": granted,
+        "requests": 6.0,
+        "client_errors": refused,
+        "server_errors": 0.0,
+    }
+
+
+async def test_a_signed_caller_whose_url_statement_was_removed_gets_it_written_again_as_it_was() -> None:
+    sources = event_sources([], function_url=_signed_url([]))
+    diagnosis = await _diagnosis(event_world(sources, [(1, URL_WRITTEN), (20, URL_REMOVED)]))
+    assert diagnosis.fault_types == ["permission_loss"]
+    assert diagnosis.trigger is not None
+    assert (diagnosis.trigger.event_name, diagnosis.trigger.time) == ("RemovePermission20150331v2", at(20))
+    assert [s.command for s in diagnosis.remediation_plan] == [
+        f"aws lambda add-permission --function-name {FUNCTION} --statement-id reader-url "
+        f"--action lambda:InvokeFunctionUrl --principal {READER} --function-url-auth-type AWS_IAM "
+        "--region ca-central-1"
+    ]
+
+
+async def test_a_signed_caller_is_not_called_refused_without_who_the_statement_let_in_or_while_let_in() -> (
+    None
+):
+    for url, changes in (
+        (_signed_url([]), [(20, URL_REMOVED)]),  # the AddPermission is older than the history
+        (_signed_url([READER]), [(1, URL_WRITTEN), (20, URL_REMOVED)]),  # another statement lets it in
+        (_signed_url([], refused=0), [(1, URL_WRITTEN), (20, URL_REMOVED)]),  # nobody was refused
+    ):
+        diagnosis = await _diagnosis(event_world(event_sources([], function_url=url), changes))
+        assert "permission_loss" not in diagnosis.fault_types, (url, changes)
+
+
 async def test_a_visibility_timeout_below_the_function_timeout_is_a_configuration_error() -> None:
     diagnosis = await _diagnosis(event_world(event_sources([mapping(visibility=2)]), [(20, VISIBILITY_SET)]))
     assert diagnosis.fault_types == ["configuration_error"]

@@ -312,9 +312,9 @@ def test_every_function_has_its_role_log_group_and_three_alarms(sandbox: Sandbox
             else []
         )
         dead_letter = [f"{function}-dlq-depth"] if function == names.ORDER_NOTIFIER_FUNCTION else []
-        url = (  # the function called through its URL: requests answered 4XX or 5XX
+        url = (  # the functions called through their URLs: requests answered 4XX or 5XX
             [f"{function}-url4xxcount", f"{function}-url5xxcount"]
-            if function == names.ORDER_INTAKE_FUNCTION
+            if function in (names.ORDER_INTAKE_FUNCTION, names.REPORT_FUNCTION)
             else []
         )
         stream = [f"{function}-iteratorage"] if function == names.CLICK_FUNCTION else []

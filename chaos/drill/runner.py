@@ -54,7 +54,7 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.alarms import drain_envelopes, drain_sns_events
 from chaos.workload.api_gateway import ApiResponse, RestApis
-from chaos.workload.function_urls import FunctionUrls, UrlResponse
+from chaos.workload.function_urls import UrlResponse, signed_headers
 from chaos.workload.lambda_service import LambdaService
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime, RuntimeSettings
 from watchdog.handler import build_watchdog
@@ -63,6 +63,17 @@ MINUTE_EDGE_SECONDS = 6.0  # mixed event traffic starts at least this long befor
 CLOUDTRAIL_DELAY_SECONDS = 900.0  # CloudTrail's documented delivery is within about 5 minutes
 _NOT_CHANGES = ("ssm", "logs")  # the injectors' saved state, and log lines: not configuration changes
 # The functions the Lambda service invokes for the scenarios (pollers, asynchronous events).
+# The front doors a scenario's traffic may come through, as its progress names them.
+_DOORS: dict[str, str] = {
+    "url": "POSTed to order-intake's function URL",
+    "report-url": f"to report-builder's function URL, signed by {names.REPORT_READER}",
+    "api": f"POSTed to {names.ORDERS_REST_API} /orders",
+}
+_ANSWERS: dict[str, Traffic] = {
+    "url-answers": "url",
+    "report-url-answers": "report-url",
+    "api-answers": "api",
+}
 _POLLED = (names.ORDER_WORKER_FUNCTION, names.ORDER_NOTIFIER_FUNCTION, names.CLICK_FUNCTION)
 RECOVERED_PAGE = "/after-the-fix"  # the page of the click the stage writes to see the stream move on
 DRILL_ORDER = event_traffic.DRILL_ORDER  # the one order the drill's traffic writes (deleted after each)
@@ -365,10 +376,9 @@ class Drill:
         self, runtime: LocalLambdaRuntime, act: Act, stage: _StageLog, event: dict[str, Any]
     ) -> None:
         function = act.function
-        if act.traffic in ("url", "api"):
+        if act.traffic in _DOORS:
             invocations, answers = self._requests(runtime, act.traffic, act.count)
-            door = "its URL" if act.traffic == "url" else f"{names.ORDERS_REST_API} /orders"
-            self.progress.step(f"traffic: {act.count} POST(s) to {door}: {answers}")
+            self.progress.step(f"traffic: {act.count} request(s) {_DOORS[act.traffic]}: {answers}")
         elif act.traffic == "burst":
             count = self.settings.burst_size
             self.progress.step(f"traffic: a burst of {count} concurrent invocations of {function}")
@@ -405,15 +415,21 @@ class Drill:
     def _requests(
         self, runtime: LocalLambdaRuntime, door: Traffic, count: int
     ) -> tuple[list[Invocation], list[int]]:
-        """The everyday order POSTed ``count`` times through a front door: order-intake's function URL
-        (``url``) or orders-rest-api's ``/orders`` (``api``). The invocations it led to (none for a refused
-        request) and the status of each answer."""
+        """``count`` requests through a front door (``_DOORS``). The invocations they led to (none for a
+        refused request) and the status of each answer."""
         body = str(_everyday_event(names.ORDER_INTAKE_FUNCTION)["body"])
         world = self.sandbox.world
         send: Callable[[], UrlResponse | ApiResponse]
-        if door == "url":
-            urls = FunctionUrls(runtime, self.sandbox.session(names.LAMBDA_SERVICE))
-            send = functools.partial(urls.request, world.order_intake_url, "POST", body)
+        if door in ("url", "report-url"):
+            urls = self.sandbox.function_urls(runtime)
+            if door == "url":
+                send = functools.partial(urls.request, world.order_intake_url, "POST", body)
+            else:  # signed anew for each request, as an SDK does
+                reader, url = self.sandbox.session(names.REPORT_READER), world.report_builder_url
+
+                def send() -> UrlResponse:
+                    return urls.request(url, "GET", None, signed_headers(reader, url, "GET", None))
+
         else:
             apis = RestApis(runtime, self.sandbox.session(names.APIGATEWAY_SERVICE))
             send = functools.partial(
@@ -639,11 +655,11 @@ class _OperatorApplier(Applier):
             return self._failed_event_kept(wait)
         if applies.recovery == "stream-delivers":
             return self._click_counted(wait)
-        if applies.recovery in ("url-answers", "api-answers"):
-            door: Traffic = "url" if applies.recovery == "url-answers" else "api"
+        if applies.recovery in _ANSWERS:
+            door = _ANSWERS[applies.recovery]
             invocations, answers = self.drill._requests(self.runtime, door, 1)
-            self.drill._outputs += invocations  # the order it stored is the drill's, deleted after
-            return 200 <= answers[0] < 300, f"a POST through the {door} was answered {answers[0]}"
+            self.drill._outputs += invocations  # what it stored is the drill's, deleted after
+            return 200 <= answers[0] < 300, f"a request through the {door} was answered {answers[0]}"
         marker: list[Invocation] = []
         self.drill.events.runtime.observers.append(marker.append)
         try:

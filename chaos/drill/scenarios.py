@@ -47,6 +47,7 @@ from chaos.sandbox import names
 # JSON body cut short), count invocations in all, the first a good one. queue / publish:
 # order messages into orders-queue, order events to the order-events topic (poison-*: the last one
 # unreadable), as their callers send them. url: order-intake's everyday order POSTed to its function URL.
+# report-url: a GET of report-builder's AWS_IAM function URL, signed by report-reader (the second account).
 # api: an order POSTed to orders-rest-api's /orders (orders-api:live behind it). stream: clicks written to the
 # clickstream, its two shards in turn (click-aggregator reads it).
 Traffic = Literal[
@@ -61,6 +62,7 @@ Traffic = Literal[
     "publish",
     "poison-publish",
     "url",
+    "report-url",
     "api",
     "stream",
 ]
@@ -96,6 +98,7 @@ Figure = float | tuple[float, float]
 # publish-delivered: a message the stage publishes to the topic reaches the function;
 # async-delivered: an asynchronous event the stage sends reaches the function or its destination;
 # url-answers: an order POSTed to order-intake's function URL is answered 2XX;
+# report-url-answers: report-reader's signed GET of report-builder's function URL is answered 2XX;
 # api-answers: an order POSTed to orders-rest-api's /orders is answered 2XX;
 # stream-delivers: a click the stage writes to the clickstream's first shard is counted by click-aggregator.
 Recovery = Literal[
@@ -105,6 +108,7 @@ Recovery = Literal[
     "publish-delivered",
     "async-delivered",
     "url-answers",
+    "report-url-answers",
     "api-answers",
     "stream-delivers",
 ]
@@ -1186,6 +1190,35 @@ SCENARIOS: tuple[Scenario, ...] = (
                 },
             ),
             applies=Applies("url-answers"),
+        ),
+    ),
+    # report-builder's AWS_IAM URL without the statement that lets report-reader (another account) invoke it
+    # through the URL: its signed requests are answered 403 before the function runs, though its own policy
+    # still grants both actions; Url4xxCount alarms. The fix writes the statement again as the world's
+    # AddPermission wrote it, its principal read from the change history.
+    Scenario(
+        "report-url-permission-removed",
+        "the statement that lets report-reader call report-builder through its AWS_IAM function URL removed",
+        _one(
+            REPORT,
+            Injection(PERMISSION_REMOVE, {"statement_id": names.REPORT_URL_STATEMENT}),
+            traffic="report-url",
+            count=2,
+        ),
+        _incident(
+            REPORT,
+            "permission_loss",
+            command=Command(
+                "lambda add-permission",
+                {
+                    "--function-name": REPORT,
+                    "--statement-id": names.REPORT_URL_STATEMENT,
+                    "--action": "lambda:InvokeFunctionUrl",
+                    "--principal": f"arn:aws:iam::{names.SECOND_ACCOUNT_ID}:user/{names.REPORT_READER}",
+                    "--function-url-auth-type": "AWS_IAM",
+                },
+            ),
+            applies=Applies("report-url-answers"),
         ),
     ),
     # orders-api:live without the statement that lets orders-rest-api invoke it: API Gateway answers 500

@@ -341,6 +341,36 @@ def _configuration_changed(spot: Spot) -> bool:
     )
 
 
+_ADD_PERMISSION: Final = _api_name("AddPermission")
+_REMOVE_PERMISSION: Final = _api_name("RemovePermission")
+
+
+def _url_callers_taken_out(answers: Sequence[SentAnswer]) -> set[str]:
+    """Replaying each change history the server sent, oldest first: the principals a statement for a URL's
+    callers named when a RemovePermission took it out, and no AddPermission wrote it again since."""
+    out: set[str] = set()
+    for sent in answers:
+        if sent.tool != CHANGES:
+            continue
+        present: dict[Any, str] = {}
+        for event in reversed(sent.answer.get("events") or []):
+            if not isinstance(event, dict) or event.get("error_code") is not None:
+                continue
+            request, name = event.get("summary") or {}, str(event.get("event_name"))
+            sid = request.get("statementId")
+            for_url = "functionUrlAuthType" in request or request.get("invokedViaFunctionUrl") is True
+            if _ADD_PERMISSION.fullmatch(name) and for_url:
+                present[sid] = str(request.get("principal"))
+                out.discard(present[sid])
+            elif _REMOVE_PERMISSION.fullmatch(name) and sid in present:
+                out.add(present.pop(sid))
+    return out
+
+
+def _lacks_a_caller_taken_out(spot: Spot) -> bool:
+    return isinstance(spot.value, list) and bool(_url_callers_taken_out(spot.answers) - set(spot.value))
+
+
 def _is_true_after_a_change(spot: Spot) -> bool:
     return spot.value is True and _configuration_changed(spot)
 
@@ -522,6 +552,12 @@ MEANINGS: Final[dict[str, tuple[Meaning, ...]]] = {
         ),
         Meaning(SOURCES, "subscriptions.N.invoke_allowed", "counts only when false", _is_false),
         Meaning(SOURCES, "function_url.invoke_allowed", "counts only when false", _is_false),
+        Meaning(
+            SOURCES,
+            "function_url.granted_callers",
+            "counts only without a caller whose URL statement the change history shows taken out",
+            _lacks_a_caller_taken_out,
+        ),
         Meaning(SOURCES, "apis.N.routes.N.invoke_allowed", "counts only when false", _is_false),
         Meaning(LOGS, "events.N.**", "counts only in an access-denied error", _access_denied_error, True),
         _CHANGE,

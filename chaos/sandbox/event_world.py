@@ -213,6 +213,7 @@ def pipeline_alarms(alerts_topic_arn: str) -> list[Alarm]:
         *async_alarms(names.ORDER_NOTIFIER_FUNCTION, alerts_topic_arn),
         *caller_topic_alarms(names.ORDER_EVENTS_TOPIC, alerts_topic_arn),
         *url_alarms(names.ORDER_INTAKE_FUNCTION, alerts_topic_arn),  # order-intake's public URL
+        *url_alarms(names.REPORT_FUNCTION, alerts_topic_arn),  # report-builder's AWS_IAM URL
     ]
 
 

@@ -83,6 +83,12 @@ def policy_documents() -> dict[str, str]:
                     "ec2:GetManagedPrefixListEntries",
                     "kms:DescribeKey",  # may a new environment decrypt its variables (environment_key.py)
                     "kms:ListGrants",
+                    # an AWS_IAM function URL's caller: its own policies (function_urls.py)
+                    "iam:ListAttachedUserPolicies",
+                    "iam:GetPolicy",
+                    "iam:GetPolicyVersion",
+                    "iam:ListUserPolicies",
+                    "iam:GetUserPolicy",
                 ],
                 "Resource": "*",
             }
@@ -104,9 +110,24 @@ def policy_documents() -> dict[str, str]:
     }
 
 
-def _create(iam: Any, profile: str, document: str, user: str | None = None) -> AccessKey:
-    """The user ``user`` (the profile's name unless given) with the profile's policy and an access key."""
-    user = user or profile
+def report_reader_document() -> str:
+    """REPORT_READER's own grant: invoke report-builder through its function URL (both actions, as URLs made
+    since October 2025 need)."""
+    function = f"arn:aws:lambda:*:{names.ACCOUNT_ID}:function:{names.REPORT_FUNCTION}"
+    actions = ["lambda:InvokeFunctionUrl", "lambda:InvokeFunction"]
+    return _document({"Effect": "Allow", "Action": actions, "Resource": function})
+
+
+def user_arn(profile: str) -> str:
+    """The ARN of the user that holds ``profile``'s key."""
+    account = names.SECOND_ACCOUNT_ID if profile in names.SECOND_ACCOUNT_PROFILES else names.ACCOUNT_ID
+    user = names.LAMBDA_SERVICE if profile == names.SECOND_LAMBDA_SERVICE else profile
+    return f"arn:aws:iam::{account}:user/{user}"
+
+
+def _create(iam: Any, profile: str, document: str) -> AccessKey:
+    """The profile's user (``user_arn``) with the profile's policy and an access key."""
+    user = user_arn(profile).rsplit("/", 1)[1]
     policy_arn = iam.create_policy(PolicyName=f"sandbox-{profile}", PolicyDocument=document)["Policy"]["Arn"]
     iam.create_user(UserName=user, Tags=[{"Key": "sandbox-profile", "Value": profile}])
     iam.attach_user_policy(UserName=user, PolicyArn=policy_arn)
@@ -115,14 +136,15 @@ def _create(iam: Any, profile: str, document: str, user: str | None = None) -> A
 
 
 def bootstrap(iam: Any, second_account_iam: Any) -> dict[str, AccessKey]:
-    """Create every sandbox identity: the profiles of the main account, and the administrator and the Lambda
-    service of the second one (``second_account_iam`` is an IAM client of that account). Runs before IAM
-    enforcement."""
+    """Create every sandbox identity: the profiles of the main account, and the administrator, the Lambda
+    service and report-builder's URL caller of the second one (``second_account_iam`` is an IAM client of
+    that account). Runs before IAM enforcement."""
     documents = policy_documents()
     keys = {profile: _create(iam, profile, document) for profile, document in documents.items()}
     admin = _document({"Effect": "Allow", "Action": "*", "Resource": "*"})
     keys[names.SECOND_OPERATOR] = _create(second_account_iam, names.SECOND_OPERATOR, admin)
     keys[names.SECOND_LAMBDA_SERVICE] = _create(
-        second_account_iam, names.SECOND_LAMBDA_SERVICE, documents[names.LAMBDA_SERVICE], names.LAMBDA_SERVICE
+        second_account_iam, names.SECOND_LAMBDA_SERVICE, documents[names.LAMBDA_SERVICE]
     )
+    keys[names.REPORT_READER] = _create(second_account_iam, names.REPORT_READER, report_reader_document())
     return keys

@@ -36,6 +36,12 @@ ORDERS_API_STATEMENT = "orders-rest-api-invoke"  # orders-api:live's permission 
 REPORT_FUNCTION = "report-builder"
 REPORT_ROLE = "report-builder-role"
 REPORT_BUCKET = "report-builder-output"
+# Its function URL (AuthType AWS_IAM), called with SigV4 by REPORT_READER, a user of the second account, whom
+# the two statements below let invoke it through the URL (a caller from another account needs both its own
+# policy's grant and the function's).
+REPORT_READER = "report-reader"
+REPORT_URL_STATEMENT = "report-reader-url"
+REPORT_URL_INVOKE_STATEMENT = "report-reader-url-invoke"
 
 # A Node.js function: API Gateway POSTs of new orders into the orders table (ES module, AWS SDK v3).
 ORDER_INTAKE_FUNCTION = "order-intake"
@@ -119,6 +125,7 @@ SECOND_OPERATOR = "second-operator"  # admin of the second account
 # The Lambda service of the second account: its user there is also named LAMBDA_SERVICE, the principal
 # that account's execution roles trust; it runs (and only it may run) that account's functions.
 SECOND_LAMBDA_SERVICE = "second-lambda-service"
+SECOND_ACCOUNT_PROFILES = (SECOND_OPERATOR, SECOND_LAMBDA_SERVICE, REPORT_READER)
 PROFILES = (
     OPERATOR,
     MCP_SERVER,
@@ -129,6 +136,7 @@ PROFILES = (
     APIGATEWAY_SERVICE,
     SECOND_OPERATOR,
     SECOND_LAMBDA_SERVICE,
+    REPORT_READER,
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import configparser
 import functools
 import json
 import os
@@ -31,6 +32,8 @@ from chaos.sandbox.emulator_env import (
     UNPATCHED_ENV,
 )
 from chaos.workload.function_state import FUNCTION_STATES_PATH
+from chaos.workload.function_urls import Caller, FunctionUrls
+from chaos.workload.runtime import LocalLambdaRuntime
 
 STATE_FILE = "sandbox.json"
 LOG_FILE = "emulator.log"
@@ -60,6 +63,19 @@ class Sandbox:
     def lambda_accounts(self) -> dict[str, boto3.Session]:
         """The Lambda service of every account but the first: ``LocalLambdaRuntime(accounts=...)``."""
         return lambda_accounts(self.env)
+
+    def function_urls(self, runtime: LocalLambdaRuntime) -> FunctionUrls:
+        """Function URLs, served by the Lambda service through ``runtime``: an ``AWS_IAM`` one knows the
+        holder of every sandbox key (as IAM does) and reads a caller's own policies in its account."""
+        credentials = configparser.ConfigParser()
+        credentials.read(self.env["AWS_SHARED_CREDENTIALS_FILE"])
+        callers = {
+            credentials[p]["aws_access_key_id"]: Caller(
+                identities.user_arn(p), credentials[p]["aws_secret_access_key"]
+            )
+            for p in credentials.sections()
+        }
+        return FunctionUrls(runtime, self.session(names.LAMBDA_SERVICE), callers, self.lambda_accounts())
 
     def is_alive(self) -> bool:
         if self._process is not None:

@@ -5,7 +5,8 @@ in a second account, and what the incident-response toolkit itself needs.
   route goes to a NAT gateway, behind a network ACL and an HTTPS-only security group.
 - ``orders-api``: an API-style function over a DynamoDB table named in its environment, with published
   versions and a ``live`` alias, outside any VPC.
-- ``report-builder``: memory- and time-hungry, sized close to its limits, writing to its own bucket.
+- ``report-builder``: memory- and time-hungry, sized close to its limits, writing to its own bucket; a user
+  of the second account calls it through its ``AWS_IAM`` function URL.
 - ``order-intake``: a Node.js (ES module) API handler that puts submitted orders into the ``orders`` table
   with the AWS SDK for JavaScript v3.
 - ``order-worker``, ``order-notifier`` and ``click-aggregator``: the event-driven pipeline
@@ -33,7 +34,7 @@ from typing import Any
 
 import boto3
 
-from chaos.sandbox import names
+from chaos.sandbox import identities, names
 from chaos.sandbox.api_world import provision_rest_api
 from chaos.sandbox.event_world import EventPipeline, provision_pipeline
 from chaos.sandbox.vpc import Network, create_network
@@ -66,6 +67,7 @@ class World:
     function_arns: dict[str, str] = field(default_factory=dict)
     orders_alias_arn: str = ""
     order_intake_url: str = ""
+    report_builder_url: str = ""  # AuthType AWS_IAM: REPORT_READER's signed requests
     orders_rest_api_id: str = ""  # orders-rest-api, in front of orders-api:live (api_world.py)
     second_account_id: str = ""
     second_function_arn: str = ""
@@ -278,7 +280,9 @@ def _orders_api(session: boto3.Session, account: str) -> tuple[str, str]:
     return alias_arn, role_arn
 
 
-def _report_builder(operator: boto3.Session) -> str:
+def _report_builder(operator: boto3.Session) -> tuple[str, str]:
+    """report-builder, and its AWS_IAM function URL, which the resource policy lets REPORT_READER (another
+    account's user) invoke (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html). Its ARN and URL."""
     region = operator.region_name
     operator.client("s3").create_bucket(
         Bucket=names.REPORT_BUCKET, CreateBucketConfiguration={"LocationConstraint": region}
@@ -295,8 +299,9 @@ def _report_builder(operator: boto3.Session) -> str:
             "Resource": f"arn:aws:s3:::{names.REPORT_BUCKET}/reports/*",
         },
     )
-    return _create_function(
-        operator.client("lambda"),
+    lambda_ = operator.client("lambda")
+    arn = _create_function(
+        lambda_,
         names.REPORT_FUNCTION,
         role_arn,
         "report_builder",
@@ -307,6 +312,9 @@ def _report_builder(operator: boto3.Session) -> str:
         # Lambda's JSON log format, at the default levels: the world's function that logs in JSON.
         LoggingConfig={"LogFormat": "JSON", "ApplicationLogLevel": "INFO", "SystemLogLevel": "INFO"},
     )
+    reader = identities.user_arn(names.REPORT_READER)
+    statements = (names.REPORT_URL_STATEMENT, names.REPORT_URL_INVOKE_STATEMENT)
+    return arn, _function_url(lambda_, names.REPORT_FUNCTION, "AWS_IAM", reader, statements)
 
 
 def _order_intake(operator: boto3.Session) -> tuple[str, str]:
@@ -334,21 +342,25 @@ def _order_intake(operator: boto3.Session) -> tuple[str, str]:
         MemorySize=256,
         Environment={"Variables": {"TABLE_NAME": names.ORDERS_TABLE}},
     )
-    url: str = lambda_.create_function_url_config(FunctionName=name, AuthType="NONE")["FunctionUrl"]
-    public = {"FunctionName": name, "Principal": "*"}
+    statements = (names.ORDER_INTAKE_URL_STATEMENT, names.ORDER_INTAKE_URL_INVOKE_STATEMENT)
+    return arn, _function_url(lambda_, name, "NONE", "*", statements)
+
+
+def _function_url(
+    lambda_: Any, name: str, auth_type: str, principal: str, statements: tuple[str, str]
+) -> str:
+    """The function's URL, and the two statements (their ids) that let ``principal`` invoke it through the
+    URL, as URLs made since October 2025 need (https://docs.aws.amazon.com/lambda/latest/dg/urls-auth.html)."""
+    url: str = lambda_.create_function_url_config(FunctionName=name, AuthType=auth_type)["FunctionUrl"]
+    url_statement, invoke_statement = statements
+    caller = {"FunctionName": name, "Principal": principal}
     lambda_.add_permission(
-        **public,
-        StatementId=names.ORDER_INTAKE_URL_STATEMENT,
-        Action="lambda:InvokeFunctionUrl",
-        FunctionUrlAuthType="NONE",
+        **caller, StatementId=url_statement, Action="lambda:InvokeFunctionUrl", FunctionUrlAuthType=auth_type
     )
     lambda_.add_permission(
-        **public,
-        StatementId=names.ORDER_INTAKE_URL_INVOKE_STATEMENT,
-        Action="lambda:InvokeFunction",
-        InvokedViaFunctionUrl=True,
+        **caller, StatementId=invoke_statement, Action="lambda:InvokeFunction", InvokedViaFunctionUrl=True
     )
-    return arn, url
+    return url
 
 
 def create_incident_tables(
@@ -450,7 +462,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
     logs = operator.client("logs")
     function_arn, role_arn = _data_processor(operator, network)
     orders_alias_arn, _ = _orders_api(operator, names.ACCOUNT_ID)
-    report_arn = _report_builder(operator)
+    report_arn, report_url = _report_builder(operator)
     intake_arn, intake_url = _order_intake(operator)
     create_incident_tables(operator.client("dynamodb"))
     sns, sqs = operator.client("sns"), operator.client("sqs")
@@ -501,6 +513,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
         },
         orders_alias_arn=orders_alias_arn,
         order_intake_url=intake_url,
+        report_builder_url=report_url,
         orders_rest_api_id=rest_api_id,
         second_account_id=names.SECOND_ACCOUNT_ID,
         second_function_arn=second_function_arn,

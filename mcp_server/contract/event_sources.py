@@ -155,6 +155,11 @@ class FunctionUrl(ContractModel):
         "lambda:InvokeFunction (which URLs made since October 2025 need), and no Deny matches. None: "
         "AWS_IAM (each caller's own policy decides too), or the policy is unreadable (see gaps)."
     )
+    granted_callers: list[str] | None = omitted_when_null(
+        "AuthType AWS_IAM: the principals the resource policy lets invoke through the URL (both actions, no "
+        "Deny). A caller of another account must be here and granted by its own policies; one of the "
+        "function's account may be let in by its own policies alone."
+    )
     requests: float | None = Field(default=None, description="UrlRequestCount in the window (Sum).")
     client_errors: float | None = Field(default=None, description="Url4xxCount in the window (Sum).")
     server_errors: float | None = Field(default=None, description="Url5xxCount in the window (Sum).")

@@ -179,29 +179,51 @@ def invoke_allowed(statements: list[PolicyStatement], topic_arn: str) -> bool:
     return "Allow" in matching and "Deny" not in matching
 
 
-def _lets_everyone_call_the_url(found: PolicyStatement, action: str) -> bool:
-    """A statement for everyone (``*``) of ``action`` whose URL condition, if any, is the one a public URL
-    needs; a statement with any other condition does not apply to an anonymous caller."""
+_URL_ACTIONS = ("lambda:invokefunctionurl", "lambda:invokefunction")  # URLs made since October 2025 need both
+
+
+def _applies_to_the_url(found: PolicyStatement, action: str, auth_type: str) -> bool:
+    """A statement of ``action`` whose URL condition, if any, is the one a URL of ``auth_type`` needs; a
+    statement with any other condition does not apply to its callers."""
     actions = {a.strip().lower() for a in found.Action.split(",")}
     url = action == "lambda:invokefunctionurl"
-    condition = (found.FunctionUrlAuthType or "NONE") if url else (found.InvokedViaFunctionUrl or "true")
+    condition = (found.FunctionUrlAuthType or auth_type) if url else (found.InvokedViaFunctionUrl or "true")
     return (
-        found.Principal == "*"
-        and bool(actions & {action, "lambda:*", "*"})
+        bool(actions & {action, "lambda:*", "*"})
         and found.SourceArn is None
         and found.SourceAccount is None
-        and condition.lower() == ("none" if url else "true")
+        and condition.lower() == (auth_type.lower() if url else "true")
     )
 
 
-def url_allowed(statements: list[PolicyStatement]) -> bool:
-    """Whether an anonymous caller may use a NONE-auth URL: an Allow of both actions (URLs made since
-    October 2025 need both), and no Deny of either."""
-    for action in ("lambda:invokefunctionurl", "lambda:invokefunction"):
-        matching = [s.Effect for s in statements if _lets_everyone_call_the_url(s, action)]
+def _principals(found: PolicyStatement) -> set[str]:
+    return {p.strip() for p in found.Principal.split(",")}
+
+
+def _granted(statements: list[PolicyStatement], principal: str, auth_type: str) -> bool:
+    """An Allow of both actions naming ``principal`` (or everyone), and no Deny of either that does."""
+    for action in _URL_ACTIONS:
+        matching = [
+            s.Effect
+            for s in statements
+            if _principals(s) & {principal, "*"} and _applies_to_the_url(s, action, auth_type)
+        ]
         if "Allow" not in matching or "Deny" in matching:
             return False
     return True
+
+
+def url_allowed(statements: list[PolicyStatement]) -> bool:
+    """Whether an anonymous caller may use a NONE-auth URL: an Allow of both actions for everyone (URLs made
+    since October 2025 need both), and no Deny of either."""
+    return _granted(statements, "*", "NONE")
+
+
+def url_grantees(statements: list[PolicyStatement]) -> list[str]:
+    """The principals the policy lets call an AWS_IAM URL: each one some statement names, granted both
+    actions and denied neither."""
+    named = {p for s in statements for p in _principals(s) if ":" in p or p == "*" or p.isdigit()}
+    return sorted(p for p in named if _granted(statements, p, "AWS_IAM"))
 
 
 def _function_url(
@@ -210,10 +232,12 @@ def _function_url(
     if raw is None or raw is _ABSENT:
         return None
     auth = str(raw.get("AuthType", ""))
+    readable = statements is not None
     return FunctionUrl(
         FunctionUrl=str(raw.get("FunctionUrl", "")),
         AuthType=auth,
-        invoke_allowed=url_allowed(statements) if auth == "NONE" and statements is not None else None,
+        invoke_allowed=url_allowed(statements or []) if auth == "NONE" and readable else None,
+        granted_callers=url_grantees(statements or []) if auth == "AWS_IAM" and readable else None,
         **{field: figures.get((metrics.FUNCTION, field)) for field, *_ in metrics.URL_METRICS},
     )
 

@@ -160,11 +160,8 @@ _SETTING_NAMES: Final = {"environmentvariablenames": "environment", "ephemeralst
 
 
 def _configuration_changes(reading: Reading) -> Iterator[Mapping[str, Any]]:
-    for answer in reading.answers("get_recent_changes"):
-        for event in answer.get("events") or []:
-            name = operation(str(event.get("event_name", ""))) if isinstance(event, Mapping) else ""
-            if name in ("UpdateFunctionConfiguration", "CreateFunction") and not event.get("error_code"):
-                yield event
+    for _, event in _successful_changes(reading, "UpdateFunctionConfiguration", "CreateFunction"):
+        yield event
 
 
 _ASKED_FOR: Final = re.compile(
@@ -312,9 +309,39 @@ def answer_unusable(reading: Reading) -> str:
     return f"{reading.field} is {str(value)[:120]!r}: not API Gateway unable to use the function's answer"
 
 
+def _successful_changes(reading: Reading, *names: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """The run's changes that went through, of the operations ``names``: (operation, event)."""
+    for answer in reading.answers("get_recent_changes"):
+        for event in answer.get("events") or []:
+            name = operation(str(event.get("event_name", ""))) if isinstance(event, Mapping) else ""
+            if name in names and not event.get("error_code"):
+                yield name, event
+
+
+def _ungranted_url_callers(reading: Reading) -> set[str]:
+    """The principals an AddPermission in the change history let call the function through an AWS_IAM URL
+    whose statement a later RemovePermission took out."""
+    added, removed = [], []
+    for name, event in _successful_changes(reading, "AddPermission", "RemovePermission"):
+        summary = event.get("summary") or {}
+        if name == "RemovePermission":
+            removed.append((str(event.get("time")), summary.get("statementId")))
+        elif summary.get("functionUrlAuthType") == "AWS_IAM" or summary.get("invokedViaFunctionUrl") is True:
+            added.append((str(event.get("time")), summary.get("statementId"), str(summary.get("principal"))))
+    return {who for at, sid, who in added if any(s == sid and later > at for later, s in removed)}
+
+
 def path_refused(reading: Reading) -> str:
-    """An event path refused for lack of permission: a mapping's last result naming permissions, or a
-    subscription, function URL or API route the function's resource policy no longer lets invoke."""
+    """An event path refused for lack of permission: a mapping's last result naming permissions; a
+    subscription, public function URL or API route the function's resource policy no longer lets invoke;
+    or an AWS_IAM URL's callers without one the change history shows granted, then removed."""
+    if reading.segments[-1] == "granted_callers":
+        missing = _ungranted_url_callers(reading) - set(reading.value or [])
+        return (
+            ""
+            if missing
+            else f"{reading.field} lacks no caller the change history shows granted and then removed"
+        )
     if reading.segments[-1] == "invoke_allowed":
         return (
             "" if reading.value is False else f"{reading.field} is {reading.value!r}: the caller may invoke"

@@ -1,4 +1,4 @@
-"""The role no longer allows a call the function makes."""
+"""The role no longer allows a call the function makes, or the function's policy a caller's call."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from supervisor.faults.sources import IAM_CHANGE, PATH_REFUSED, POLICIES
 PERMISSION_LOSS = FaultClass(
     name="permission_loss",
     description=(
-        "the execution role does not allow an action the function calls, on that resource (a statement "
-        "removed or narrowed, a Deny, a permissions boundary)"
+        "the role, or the function's policy for a caller, does not allow a call (a statement removed or "
+        "narrowed, a Deny, a boundary)"
     ),
     corroboration=((POLICIES, IAM_CHANGE, PATH_REFUSED),),
     check="supervisor.diagnosis.rules.permissions:check",

@@ -100,17 +100,17 @@ SUCCEEDED_BESIDE = source(
 PATH_REFUSED = source(
     _EVENT_SOURCES,
     r"mappings\.\d+\.LastProcessingResult|subscriptions\.\d+\.invoke_allowed|function_url\.invoke_allowed"
-    r"|apis\.\d+\.routes\.\d+\.invoke_allowed",
-    "get_event_sources a refused path (mappings.<n>.LastProcessingResult naming permissions, "
-    "subscriptions.<n>.invoke_allowed, function_url.invoke_allowed or apis.<n>.routes.<m>.invoke_allowed "
-    "false)",
+    r"|apis\.\d+\.routes\.\d+\.invoke_allowed|function_url\.granted_callers",
+    "get_event_sources a refused path (mappings.<n>.LastProcessingResult naming permissions; "
+    "invoke_allowed false of subscriptions.<n>, function_url or apis.<n>.routes.<m>; "
+    "function_url.granted_callers missing one a change removed)",
     meanings.path_refused,
 )
 ANSWER_UNUSABLE = source(
     _EVENT_SOURCES,
     r"apis\.\d+\.execution_errors\.\d+\.message",
-    "get_event_sources apis.<n>.execution_errors.<m>.message: API Gateway's log line that the function's "
-    "answer was a malformed Lambda proxy response, or came after the integration timed out",
+    "get_event_sources apis.<n>.execution_errors.<m>.message: API Gateway's log line of a malformed Lambda "
+    "proxy response, or of an integration that timed out",
     meanings.answer_unusable,
 )
 PATH_STOPPED = source(

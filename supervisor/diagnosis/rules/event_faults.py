@@ -1,6 +1,7 @@
 """Existing fault classes on an event path, read from ``get_event_sources`` (which the function's users cannot
 write): a caller refused because no resource-policy statement lets it invoke the function, an SNS topic,
-the anonymous callers of a public function URL or an API's routes (permission_loss), and a source
+the anonymous callers of a public function URL, the signed callers of an AWS_IAM one, or an API's routes
+(permission_loss), and a source
 queue whose visibility timeout is shorter than the function's timeout (configuration_error)."""
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def refused_caller(c: Conversation) -> Finding | None:
             relevant_change=lambda e: e.operation == "RemovePermission",
             resources=(topic,),
         )
-    return refused_url(c) or refused_api(c)
+    return refused_url(c) or refused_signed_caller(c) or refused_api(c)
 
 
 # The two statements a public URL made since October 2025 needs (https://docs.aws.amazon.com/lambda/latest/
@@ -135,6 +136,77 @@ def refused_url(c: Conversation) -> Finding | None:
         "high",
         pointers,
         Remedy(f"Let callers use the function URL of {c.name} again", details, command_text, "low"),
+        relevant_change=lambda e: e.operation == "RemovePermission",
+        resources=(),
+    )
+
+
+# AddPermission's parameters as CloudTrail records them (lowerCamelCase), those that write a URL statement.
+_ADD_PERMISSION = (
+    "StatementId",
+    "Action",
+    "Principal",
+    "SourceAccount",
+    "PrincipalOrgID",
+    "FunctionUrlAuthType",
+    "InvokedViaFunctionUrl",
+)
+
+
+def _added_statement(c: Conversation, sid: str, removed: ChangeEvent) -> ChangeEvent | None:
+    """The AddPermission that wrote statement ``sid`` before it was removed, if the history reaches it."""
+    return next(
+        (
+            e
+            for e in change_events(c)
+            if e.operation == "AddPermission"
+            and e.time < removed.time
+            and (e.event.get("summary") or {}).get("statementId") == sid
+        ),
+        None,
+    )
+
+
+def refused_signed_caller(c: Conversation) -> Finding | None:
+    """An AWS_IAM function URL answering 4XX after a RemovePermission took out the statement an earlier
+    AddPermission wrote for a caller of the URL, whom the policy no longer lets in. Lambda writes no Deny:
+    the fix is the statement written again as that AddPermission wrote it. Without that AddPermission in the
+    history (older than the window), who was let in is unknown: no finding."""
+    url = c.event_sources.get("function_url") or {}
+    refused, removed = url.get("client_errors"), _removed_statement(c)
+    if url.get("AuthType") != "AWS_IAM" or not positive(refused) or removed is None:
+        return None
+    sid = (removed.event.get("summary") or {}).get("statementId")
+    added = _added_statement(c, str(sid), removed) if sid else None
+    request = (added.event.get("summary") or {}) if added else {}
+    principal, granted = request.get("principal"), url.get("granted_callers")
+    if added is None or not principal or not isinstance(granted, list) or principal in granted:
+        return None
+    members = {m[:1].lower() + m[1:]: m for m in _ADD_PERMISSION}
+    params = {"FunctionName": c.name} | {members[k]: v for k, v in request.items() if k in members}
+    pointers = [
+        Pointer(
+            TOOL,
+            "function_url.granted_callers",
+            granted,
+            f"{principal} is not among the callers the policy lets in",
+            "permission_loss",
+        ),
+        Pointer(TOOL, "function_url.client_errors", refused, f"{refused:g} requests were answered 4XX", None),
+    ]
+    return Finding(
+        "permission_loss",
+        f"The resource policy of {c.name} no longer has statement {sid}, which let {principal} invoke it "
+        f"through its AWS_IAM function URL ({url.get('FunctionUrl')}): its signed requests are refused "
+        "before the function runs.",
+        "high",
+        pointers,
+        Remedy(
+            f"Let {principal} invoke {c.name} through the URL again",
+            f"Write the statement again as the AddPermission of {added.event.get('time')} wrote it.",
+            command(c, "lambda", "AddPermission", params),
+            "low",
+        ),
         relevant_change=lambda e: e.operation == "RemovePermission",
         resources=(),
     )
