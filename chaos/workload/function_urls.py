@@ -168,6 +168,7 @@ class FunctionUrls:
         self._cloudwatch = platform.client("cloudwatch")
         self._callers = dict(callers or {})
         self._accounts = dict(accounts or {})
+        self._iam: dict[str, Any] = {}  # account -> its IAM client, made on a first signed request
 
     def _configuration(self, url: str) -> dict[str, Any] | None:
         host = urlsplit(url).hostname
@@ -234,8 +235,9 @@ class FunctionUrls:
 
     def _identity_decisions(self, caller: Caller, function_arn: str) -> dict[str, str]:
         """The caller's own policies' word on each action on the function: ``Deny``, ``Allow`` or ``""``."""
-        session = self._accounts.get(caller.account, self._platform)
-        iam, user = session.client("iam"), caller.arn.rsplit("/", 1)[1]
+        if caller.account not in self._iam:
+            self._iam[caller.account] = self._accounts.get(caller.account, self._platform).client("iam")
+        iam, user = self._iam[caller.account], caller.arn.rsplit("/", 1)[1]
         documents = [
             iam.get_user_policy(UserName=user, PolicyName=name)["PolicyDocument"]
             for name in iam.list_user_policies(UserName=user)["PolicyNames"]
