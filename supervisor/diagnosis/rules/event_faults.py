@@ -1,8 +1,8 @@
 """Existing fault classes on an event path, read from ``get_event_sources`` (which the function's users cannot
 write): a caller refused because no resource-policy statement lets it invoke the function, an SNS topic,
 the anonymous callers of a public function URL, the signed callers of an AWS_IAM one, or an API's routes
-(permission_loss), and a source
-queue whose visibility timeout is shorter than the function's timeout (configuration_error)."""
+(permission_loss), and a source queue whose visibility timeout is shorter than the function's timeout
+(configuration_error)."""
 
 from __future__ import annotations
 
@@ -141,7 +141,7 @@ def refused_url(c: Conversation) -> Finding | None:
     )
 
 
-# AddPermission's parameters as CloudTrail records them (lowerCamelCase), those that write a URL statement.
+# The AddPermission parameters that write a URL statement (CloudTrail records them in lowerCamelCase).
 _ADD_PERMISSION = (
     "StatementId",
     "Action",
