@@ -22,7 +22,8 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from chaos.sandbox.world import create_incident_tables
 from chaos.workload.alarms import drain_sns_events
-from chaos.workload.runtime import LocalLambdaRuntime
+from chaos.workload.function_urls import FunctionUrls
+from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore, dynamodb_client
 from supervisor.orchestrator import build_pipeline
@@ -157,6 +158,17 @@ def inject(sandbox: Sandbox, undo: Undo) -> Inject:
 def runtime(sandbox: Sandbox) -> Iterator[LocalLambdaRuntime]:
     with LocalLambdaRuntime(sandbox.session(names.LAMBDA_SERVICE), accounts=sandbox.lambda_accounts()) as rt:
         yield rt
+
+
+@pytest.fixture
+def urls(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> Iterator[tuple[FunctionUrls, list[Invocation]]]:
+    """Function URLs as Lambda serves them, and every invocation the runtime makes meanwhile; CloudWatch
+    reset first."""
+    sandbox.reset_cloudwatch()
+    seen: list[Invocation] = []
+    runtime.observers.append(seen.append)
+    yield sandbox.function_urls(runtime), seen
+    runtime.observers.remove(seen.append)
 
 
 @pytest.fixture

@@ -6,15 +6,15 @@ own code whether anonymous callers may use it, and counts how they fared."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 
 import boto3
 import pytest
 
+from chaos.faults.invoke_paths import add_permission_params
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.function_urls import FunctionUrls
-from chaos.workload.runtime import Invocation, LocalLambdaRuntime
+from chaos.workload.runtime import Invocation
 from mcp_server.aws import AwsClients
 from mcp_server.contract.event_sources import EventSourcesResponse, GetEventSourcesArgs, PolicyStatement
 from mcp_server.settings import ServerSettings
@@ -28,16 +28,6 @@ ORDER = "url-0001"
 
 
 @pytest.fixture
-def urls(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> Iterator[tuple[FunctionUrls, list[Invocation]]]:
-    """The front door, and every invocation the runtime makes meanwhile; CloudWatch reset first."""
-    sandbox.reset_cloudwatch()
-    seen: list[Invocation] = []
-    runtime.observers.append(seen.append)
-    yield FunctionUrls(runtime, sandbox.session(names.LAMBDA_SERVICE)), seen
-    runtime.observers.remove(seen.append)
-
-
-@pytest.fixture
 def order_deleted(operator: boto3.Session, undo: Undo) -> None:
     table = operator.client("dynamodb")
     undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": ORDER}}))
@@ -47,23 +37,13 @@ def _body() -> str:
     return str(names.order_submission(order_id=ORDER)["body"])
 
 
-def _without(operator: boto3.Session, undo: Undo, statement_id: str) -> None:
-    """The statement removed from order-intake's policy, and put back as the world made it afterwards."""
+def without(operator: boto3.Session, undo: Undo, statement_id: str, function: str = INTAKE) -> None:
+    """The statement removed from the function's policy, and written back exactly afterwards."""
     lambda_ = operator.client("lambda")
-    policy = json.loads(lambda_.get_policy(FunctionName=INTAKE)["Policy"])
+    policy = json.loads(lambda_.get_policy(FunctionName=function)["Policy"])
     [statement] = [s for s in policy["Statement"] if s["Sid"] == statement_id]
-    lambda_.remove_permission(FunctionName=INTAKE, StatementId=statement_id)
-    condition = statement["Condition"]
-    extra = (
-        {"FunctionUrlAuthType": condition["StringEquals"]["lambda:FunctionUrlAuthType"]}
-        if "StringEquals" in condition
-        else {"InvokedViaFunctionUrl": condition["Bool"]["lambda:InvokedViaFunctionUrl"] == "true"}
-    )
-    undo(
-        lambda: lambda_.add_permission(
-            FunctionName=INTAKE, StatementId=statement_id, Action=statement["Action"], Principal="*", **extra
-        )
-    )
+    lambda_.remove_permission(FunctionName=function, StatementId=statement_id)
+    undo(lambda: lambda_.add_permission(FunctionName=function, **add_permission_params(statement)))
 
 
 def test_the_url_statements_are_written_as_lambda_writes_them(operator: boto3.Session) -> None:
@@ -104,7 +84,7 @@ def test_without_either_statement_the_url_answers_403_and_the_function_never_run
     removed: str,
 ) -> None:
     front_door, seen = urls
-    _without(operator, undo, removed)
+    without(operator, undo, removed)
     response = front_door.request(sandbox.world.order_intake_url, "POST", _body())
     assert (response.status, json.loads(response.body)) == (403, {"Message": "Forbidden"})
     assert seen == []
@@ -151,7 +131,7 @@ def test_the_event_sources_tool_reads_the_url_who_may_call_it_and_how_its_caller
     assert by_sid[names.ORDER_INTAKE_URL_INVOKE_STATEMENT].InvokedViaFunctionUrl == "true"
     assert answer.gaps == []
 
-    _without(operator, undo, names.ORDER_INTAKE_URL_INVOKE_STATEMENT)
+    without(operator, undo, names.ORDER_INTAKE_URL_INVOKE_STATEMENT)
     assert front_door.request(url, "POST", _body()).status == 403
     refused = event_sources_of(sandbox).function_url
     assert refused is not None

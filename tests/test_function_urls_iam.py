@@ -7,7 +7,7 @@ get_event_sources names, with its own code, the callers the function's policy le
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -26,19 +26,10 @@ from mcp_server.contract.event_sources import PolicyStatement
 from mcp_server.tools.event_sources import url_grantees
 from tests.conftest import Undo
 from tests.test_async_invocation import _lambda_metric
-from tests.test_function_urls import event_sources_of
+from tests.test_function_urls import event_sources_of, without
 
 REPORT = names.REPORT_FUNCTION
 READER_ARN = f"arn:aws:iam::{names.SECOND_ACCOUNT_ID}:user/{names.REPORT_READER}"
-
-
-@pytest.fixture
-def urls(sandbox: Sandbox, runtime: LocalLambdaRuntime) -> Iterator[tuple[FunctionUrls, list[Invocation]]]:
-    sandbox.reset_cloudwatch()
-    seen: list[Invocation] = []
-    runtime.observers.append(seen.append)
-    yield sandbox.function_urls(runtime), seen
-    runtime.observers.remove(seen.append)
 
 
 @pytest.fixture
@@ -146,24 +137,7 @@ def test_a_caller_of_another_account_needs_the_function_s_grant_of_both_actions(
     removed: str,
 ) -> None:
     front_door, seen = urls
-    lambda_ = operator.client("lambda")
-    policy = json.loads(lambda_.get_policy(FunctionName=REPORT)["Policy"])
-    [statement] = [s for s in policy["Statement"] if s["Sid"] == removed]
-    lambda_.remove_permission(FunctionName=REPORT, StatementId=removed)
-    condition = (
-        {"FunctionUrlAuthType": "AWS_IAM"}
-        if "StringEquals" in statement["Condition"]
-        else {"InvokedViaFunctionUrl": True}
-    )
-    undo(
-        lambda: lambda_.add_permission(
-            FunctionName=REPORT,
-            StatementId=removed,
-            Action=statement["Action"],
-            Principal=READER_ARN,
-            **condition,
-        )
-    )
+    without(operator, undo, removed, REPORT)
     assert _get(sandbox, front_door, names.REPORT_READER) == 403  # its own policy still grants both
     assert seen == []
 
@@ -205,17 +179,7 @@ def test_the_event_sources_tool_names_the_callers_the_function_s_policy_lets_thr
     assert (url.FunctionUrl, url.AuthType) == (sandbox.world.report_builder_url, "AWS_IAM")
     assert (url.granted_callers, url.invoke_allowed) == ([READER_ARN], None)
 
-    lambda_ = operator.client("lambda")
-    lambda_.remove_permission(FunctionName=REPORT, StatementId=names.REPORT_URL_INVOKE_STATEMENT)
-    undo(
-        lambda: lambda_.add_permission(
-            FunctionName=REPORT,
-            StatementId=names.REPORT_URL_INVOKE_STATEMENT,
-            Action="lambda:InvokeFunction",
-            Principal=READER_ARN,
-            InvokedViaFunctionUrl=True,
-        )
-    )
+    without(operator, undo, names.REPORT_URL_INVOKE_STATEMENT, REPORT)
     assert _get(sandbox, front_door, names.REPORT_READER) == 403
     refused = event_sources_of(sandbox, REPORT).function_url
     assert refused is not None
