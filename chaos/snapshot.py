@@ -7,12 +7,13 @@ account's own managed policies with their default documents; the security groups
 and free subnet addresses of the functions' VPCs; the KMS keys of their environment variables (state, and who
 their grants let do what); the DynamoDB tables and S3 buckets the functions' environments name, with every
 item and every object; the event paths: every event source mapping (by function and source: state, batch size,
-batching window, response types), every queue's configuration attributes (visibility timeout, redrive policy,
-...; not its message counts) and every SNS subscription (topic, protocol, endpoint); and the names of every
-role, alarm, log group and topic (what an injector creates must be gone again). Lists whose order AWS does not
-promise are sorted; ids AWS assigns anew on every write (security group rule ids, revision ids, modification
-times) are left out, and so are a mapping's UUID and a subscription's ARN: a mapping or subscription deleted
-and created again by a restore comes back under a new one, and is the same configuration.
+batching window, response types, a stream's retries, record age, bisection and on-failure destination), every
+queue's configuration attributes (visibility timeout, redrive policy, ...; not its message counts) and every
+SNS subscription (topic, protocol, endpoint); and the names of every role, alarm, log group and topic (what an
+injector creates must be gone again). Lists whose order AWS does not promise are sorted; ids AWS assigns anew
+on every write (security group rule ids, revision ids, modification times) are left out, and so are a
+mapping's UUID and a subscription's ARN: a mapping or subscription deleted and created again by a restore
+comes back under a new one, and is the same configuration.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import weakref
+from collections.abc import Collection
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -41,7 +43,16 @@ _CONFIG_KEYS = (
     "DeadLetterConfig",
     "KMSKeyArn",
 )
-_MAPPING_KEYS = ("State", "BatchSize", "MaximumBatchingWindowInSeconds", "FunctionResponseTypes")
+_MAPPING_KEYS = (
+    "State",
+    "BatchSize",
+    "MaximumBatchingWindowInSeconds",
+    "FunctionResponseTypes",
+    "MaximumRetryAttempts",
+    "MaximumRecordAgeInSeconds",
+    "BisectBatchOnFunctionError",
+    "DestinationConfig",
+)
 _INVOKE_CONFIG_KEYS = ("MaximumRetryAttempts", "MaximumEventAgeInSeconds", "DestinationConfig")
 # What a queue is configured with; its counts and timestamps change with traffic and are left out.
 _QUEUE_KEYS = (
@@ -240,28 +251,39 @@ def _names(client: Any, operation: str, key: str, field: str) -> list[str]:
     return sorted(str(item[field]) for item in _pages(client, operation, key))
 
 
-def world_snapshot(session: boto3.Session) -> str:
-    """The state every injector can change (see the module docstring), as sorted, indented JSON. The
-    reads go out in parallel (clients are thread-safe): a drill takes one after every scenario."""
+def world_state(
+    session: boto3.Session, functions: Collection[str] | None = None, earlier: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The state every injector can change (see the module docstring). The reads go out in parallel
+    (clients are thread-safe). With ``functions``, only those functions are read: every other one's section
+    is ``earlier``'s (a state read before, when a drill scenario touched none of them), or None where
+    ``earlier`` had none (a function that appeared since)."""
     if session not in _CLIENTS:
         _CLIENTS[session] = {service: session.client(service) for service in _SERVICES}
     lambda_, iam, ec2, dynamodb, s3, cloudwatch, logs, sqs, sns, kms = _CLIENTS[session].values()
     with ThreadPoolExecutor(max_workers=8) as pool:
-        names = sorted(f["FunctionName"] for f in _pages(lambda_, "list_functions", "Functions"))
+        # ListFunctions returns every function's configuration: what the other resources are found from
+        configs = {f["FunctionName"]: f for f in _pages(lambda_, "list_functions", "Functions")}
+        names = sorted(configs)
+        read = [name for name in names if functions is None or name in functions]
         identities = pool.submit(_iam, iam)
-        functions = dict(zip(names, pool.map(lambda name: _function(lambda_, name), names), strict=True))
-        configs = [f["configuration"] for f in functions.values()]
-        roles = sorted({str(c["Role"]).rsplit("/", 1)[-1] for c in configs})
-        subnets = sorted({s for c in configs for s in (c.get("VpcConfig") or {}).get("SubnetIds") or []})
+        fresh = dict(zip(read, pool.map(lambda name: _function(lambda_, name), read), strict=True))
+        kept = (earlier or {}).get("functions", {})
+        roles = sorted({str(c["Role"]).rsplit("/", 1)[-1] for c in configs.values()})
+        subnets = sorted(
+            {s for c in configs.values() for s in (c.get("VpcConfig") or {}).get("SubnetIds") or []}
+        )
         vpcs = (
             sorted({s["VpcId"] for s in ec2.describe_subnets(SubnetIds=subnets)["Subnets"]})
             if subnets
             else []
         )
         named = {
-            str(v) for c in configs for v in ((c.get("Environment") or {}).get("Variables") or {}).values()
+            str(v)
+            for c in configs.values()
+            for v in ((c.get("Environment") or {}).get("Variables") or {}).values()
         }
-        keys = sorted({str(c["KMSKeyArn"]) for c in configs if c.get("KMSKeyArn")})
+        keys = sorted({str(c["KMSKeyArn"]) for c in configs.values() if c.get("KMSKeyArn")})
         tables = sorted(named & set(_pages(dynamodb, "list_tables", "TableNames")))
         buckets = sorted(named & {b["Name"] for b in s3.list_buckets().get("Buckets", [])})
         network = pool.submit(_network, ec2, vpcs)
@@ -275,8 +297,8 @@ def world_snapshot(session: boto3.Session) -> str:
             "queues": pool.submit(_queues, sqs),
             "subscriptions": pool.submit(_subscriptions, sns),
         }
-        snapshot = {
-            "functions": functions,
+        return {
+            "functions": {name: fresh[name] if name in fresh else kept.get(name) for name in names},
             "roles": {role: identities.result()["roles"].get(role) for role in roles},  # None: it is gone
             "tables": dict(zip(tables, pool.map(lambda t: _table(dynamodb, t), tables), strict=True)),
             "buckets": dict(zip(buckets, pool.map(lambda b: _bucket(s3, b), buckets), strict=True)),
@@ -287,4 +309,13 @@ def world_snapshot(session: boto3.Session) -> str:
             | {"roles": sorted(identities.result()["roles"])},
             **{kind: future.result() for kind, future in event_paths.items()},
         }
-    return json.dumps(snapshot, sort_keys=True, indent=1, default=str)
+
+
+def render(state: dict[str, Any]) -> str:
+    """A state as sorted, indented JSON: equal texts, equal worlds."""
+    return json.dumps(state, sort_keys=True, indent=1, default=str)
+
+
+def world_snapshot(session: boto3.Session) -> str:
+    """The whole state, rendered."""
+    return render(world_state(session))

@@ -21,7 +21,7 @@ from chaos.aws_actions import on_each_action
 from chaos.drill import event_traffic
 from chaos.drill.expected_command import Command
 from chaos.drill.progress import Progress
-from chaos.drill.runner import Drill, _OperatorApplier
+from chaos.drill.runner import Drill, _functions_named, _OperatorApplier
 from chaos.drill.scenarios import SCENARIOS, Act, Applies, ExpectedIncident, Injection, Scenario
 from chaos.faults.chaos import Chaos, Fault
 from chaos.faults.iam import IAM_DENY, REVOKE_S3
@@ -387,6 +387,36 @@ def test_an_inexact_restore_fails_the_scenario(drill: Drill, sandbox: Sandbox) -
     assert set(failed) == {"world restored", "healthy after restore"}
     assert '"reserved_concurrency": null → "reserved_concurrency": 0' in failed["world restored"]
     assert Chaos(operator, say=lambda _: None).ledger.load(names.FUNCTION_NAME, "leaky-throttle") is None
+
+
+def test_a_change_to_a_function_no_scenario_touched_is_found_at_the_lane_s_end(
+    drill: Drill, sandbox: Sandbox
+) -> None:
+    """A scenario reads again only the functions it touched; every other one is compared at the lane's
+    end, so a change to report-builder behind a data-processor scenario's back is still found."""
+    calm = Scenario("calm", "healthy traffic, no fault", (Act(names.FUNCTION_NAME),), ())
+    assert drill.run_scenario(calm).passed
+    lambda_ = sandbox.session(names.OPERATOR).client("lambda")
+    lambda_.put_function_concurrency(FunctionName=names.REPORT_FUNCTION, ReservedConcurrentExecutions=3)
+    try:
+        unchanged = drill.closing_checks()[0]
+    finally:
+        lambda_.delete_function_concurrency(FunctionName=names.REPORT_FUNCTION)
+    assert unchanged.name == "untouched functions unchanged"
+    assert not unchanged.ok
+    assert '"reserved_concurrency": null → "reserved_concurrency": 3' in unchanged.detail
+    assert drill.closing_checks()[0].ok
+
+
+def test_functions_named_by_any_form_of_function_name() -> None:
+    calls = [
+        {"FunctionName": "orders-api"},
+        {"FunctionName": "report-builder:live"},
+        {"FunctionName": "123456789012:function:order-worker"},
+        {"FunctionName": "arn:aws:lambda:ca-central-1:123456789012:function:order-intake:3"},
+        {"RoleName": "data-processor-role"},
+    ]
+    assert _functions_named(calls) == {"orders-api", "report-builder", "order-worker", "order-intake"}
 
 
 def test_an_alarm_that_never_comes_fails_the_scenario(drill: Drill) -> None:

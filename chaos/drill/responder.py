@@ -40,6 +40,9 @@ from supervisor.orchestrator import build_pipeline
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
 
 DRILL_INCIDENTS_PER_HOUR = 500
+# Between two reads of the alarm queue when it was empty: the drill stands in for Lambda's SNS trigger, and
+# each read is a request the sandbox serves on the lanes' two cores.
+POLL_SECONDS = 0.5
 
 
 @dataclass
@@ -342,8 +345,8 @@ class Responder:
 
             def recheck() -> bool:
                 """The re-checks whose time has come, handled; whether there were any. Only a provisional
-                diagnosis sends one: until then the queue is not polled (a request saved four times a
-                second)."""
+                diagnosis sends one: until then the queue is not polled (a request saved every
+                ``POLL_SECONDS``)."""
                 if self.rechecks is None or pipeline is None or not self._provisional():
                     return False
                 taken = self.rechecks.take()
@@ -362,7 +365,7 @@ class Responder:
                     events = self.alarms()
                     handle(events)
                     if not recheck() and not events:
-                        self._stop.wait(0.25)
+                        self._stop.wait(POLL_SECONDS)
                 handle(self.alarms())  # what reached SNS before the stop: the last pass's alarms among them
                 # Their re-checks come once the delivery bound has passed.
                 deadline = (

@@ -10,7 +10,7 @@ import threading
 import time
 import traceback
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
@@ -51,7 +51,7 @@ from chaos.faults.logs import PLANTED_DEMANDS, PLANTED_FAULTS, inject_lines, pla
 from chaos.sandbox import names
 from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox
-from chaos.snapshot import world_snapshot
+from chaos.snapshot import render, world_state
 from chaos.workload.alarms import drain_envelopes, drain_sns_events
 from chaos.workload.api_gateway import ApiResponse, RestApis
 from chaos.workload.function_urls import UrlResponse, signed_headers
@@ -163,7 +163,9 @@ class Drill:
         self.rechecks = RecheckQueue.of(self.operator, sandbox.world.recheck_queue_url)
         self._outputs: list[Invocation] = []  # invocations whose output is to be discarded
         self._runtimes: dict[int | None, LocalLambdaRuntime] = {}
-        self._world: str | None = None  # the last snapshot taken
+        # The world as last read; the functions a scenario did not touch, as read before it.
+        self._world: dict[str, Any] | None = None
+        self._commanded: set[str] = set()  # the functions remediation commands named since the last read
         self._changed_at: dict[str, float] = {}  # function -> when a restore last changed it (monotonic)
         self._event_traffic = False  # messages sent on the event paths since the last discard
         # The Lambda service's own paths (asynchronous events, SQS pollers), on the drill's everyday runtime.
@@ -220,7 +222,7 @@ class Drill:
         self._fresh_stage()
         self._quiet_before(scenario)
         # The world as the previous scenario's restore left it (checked then), or as it starts.
-        before = self._world or world_snapshot(self.operator)
+        before = self._world or world_state(self.operator)
         chaos = Chaos(self.operator, say=lambda _: None)
         applied: list[tuple[Fault, str]] = []
         evaluated: list[Check] | None = None
@@ -465,11 +467,13 @@ class Drill:
         self,
         chaos: Chaos,
         applied: list[tuple[Fault, str]],
-        before: str,
+        before: dict[str, Any],
         runtime: LocalLambdaRuntime,
         functions: tuple[str, ...],
     ) -> list[Check]:
-        """Restore in reverse order, then compare the world with the snapshot and invoke once more."""
+        """Restore in reverse order, then compare the world with the snapshot and invoke once more. Of the
+        functions, those the scenario touched are read again (its own, and any its injectors' calls or the
+        commands applied named); every other one is read at the lane's end (``closing_checks``)."""
         checks = []
         try:
             for fault, function in reversed(applied):
@@ -480,14 +484,12 @@ class Drill:
             checks.append(Check("restore", False, str(error)))
         self._settle()
         self._discard_outputs()
-        after = self._world = world_snapshot(self.operator)
+        touched = {*functions, *self._commanded, *_functions_named(call.params for call in chaos.calls)}
+        self._commanded.clear()
+        after = self._world = world_state(self.operator, touched, before)
         checks.append(
-            Check(
-                "world restored",
-                after == before,
-                "the whole world equals the pre-fault snapshot"
-                if after == before
-                else _first_difference(before, after),
+            _restored(
+                "world restored", before, after, "its functions and the rest equal the pre-fault snapshot"
             )
         )
         for function in functions:
@@ -582,8 +584,22 @@ class Drill:
         return resources | _EVENT_PATHS.get(function, {})
 
     def closing_checks(self) -> list[Check]:
-        """After every scenario: the watchdog's sweep (as its own identity) finds nothing stale and no
-        notification left unsent, and no incident is left RECEIVED or INVESTIGATING."""
+        """After every scenario: every function no scenario touched is as the lane's first snapshot read
+        it (a scenario's own check reads only the functions it touched); the watchdog's sweep (as its own
+        identity) finds nothing stale and no notification left unsent, and no incident is left RECEIVED or
+        INVESTIGATING."""
+        world = []
+        if self._world is not None:
+            self.progress.scenario(0, 0, "world")
+            world.append(
+                _restored(
+                    "untouched functions unchanged",
+                    self._world,
+                    world_state(self.operator),
+                    "every function equals its last snapshot",
+                )
+            )
+            self.progress.finish(world[0].ok, world[0].detail)
         self.progress.scenario(0, 0, "watchdog")
         watchdog = build_watchdog(
             self.identities[names.WATCHDOG],
@@ -614,7 +630,7 @@ class Drill:
             ),
         ]
         self.progress.finish(all(c.ok for c in checks), "; ".join(c.detail for c in checks))
-        return checks
+        return world + checks
 
 
 # The event path of each event-driven function: its source queue, dead-letter queue and calling topic.
@@ -639,6 +655,7 @@ class _OperatorApplier(Applier):
         self.act = act
 
     def apply(self, command: AwsCommand) -> None:
+        self.drill._commanded |= _functions_named([command.params])
         run_command(self.drill.operator, command)
 
     def recovered(self, applies: Applies) -> tuple[bool, str]:
@@ -821,10 +838,19 @@ def _light_event(function: str) -> dict[str, Any]:
     return _everyday_event(function)
 
 
-def _first_difference(before: str, after: str) -> str:
-    for old, new in zip(before.splitlines(), after.splitlines(), strict=False):
-        if old != new:
-            return (
-                f"differs from the pre-fault snapshot: {old.strip().rstrip(',')} → {new.strip().rstrip(',')}"
-            )
-    return "differs from the pre-fault snapshot in length"
+def _functions_named(calls: Iterable[dict[str, Any]]) -> set[str]:
+    """The functions the calls' ``FunctionName`` parameters name (a name, or a partial or whole ARN, with a
+    qualifier or not)."""
+    named = [str(params["FunctionName"]).split(":") for params in calls if "FunctionName" in params]
+    return {parts[parts.index("function") + 1] if "function" in parts else parts[0] for parts in named}
+
+
+def _restored(name: str, before: dict[str, Any], after: dict[str, Any], same: str) -> Check:
+    old, new = render(before), render(after)
+    if old == new:
+        return Check(name, True, same)
+    for was, now in zip(old.splitlines(), new.splitlines(), strict=False):
+        if was != now:
+            was, now = was.strip().rstrip(","), now.strip().rstrip(",")
+            return Check(name, False, f"differs from the earlier snapshot: {was} → {now}")
+    return Check(name, False, "differs from the earlier snapshot in length")
