@@ -733,6 +733,8 @@ def _changes(sandbox: Sandbox) -> list[tuple[str, Callable[[], object], Callable
     operator, world = sandbox.session(names.OPERATOR), sandbox.world
     lambda_, sqs, sns = operator.client("lambda"), operator.client("sqs"), operator.client("sns")
     mapping, notifier = world.orders_mapping_uuid, names.ORDER_NOTIFIER_FUNCTION
+    click = lambda_.get_event_source_mapping(UUID=world.click_mapping_uuid)
+    retries = {key: click[key] for key in ("MaximumRetryAttempts", "BisectBatchOnFunctionError")}
     extra: list[str] = []
 
     def subscribe() -> None:
@@ -752,6 +754,13 @@ def _changes(sandbox: Sandbox) -> list[tuple[str, Callable[[], object], Callable
             "mapping batch size",
             lambda: lambda_.update_event_source_mapping(UUID=mapping, BatchSize=1),
             lambda: lambda_.update_event_source_mapping(UUID=mapping, BatchSize=names.ORDERS_BATCH_SIZE),
+        ),
+        (
+            "stream mapping's retries",
+            lambda: lambda_.update_event_source_mapping(
+                UUID=world.click_mapping_uuid, MaximumRetryAttempts=2, BisectBatchOnFunctionError=True
+            ),
+            lambda: lambda_.update_event_source_mapping(UUID=world.click_mapping_uuid, **retries),
         ),
         (
             "visibility timeout",
