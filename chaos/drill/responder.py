@@ -40,9 +40,10 @@ from supervisor.orchestrator import build_pipeline
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
 
 DRILL_INCIDENTS_PER_HOUR = 500
-# Between two reads of the alarm queue when it was empty: the drill stands in for Lambda's SNS trigger, and
-# each read is a request the sandbox serves on the lanes' two cores.
-POLL_SECONDS = 0.5
+# Between two reads of the alarm queue when it was empty: the drill stands in for Lambda's SNS trigger. Not
+# longer: an alarm taken later starts its investigation later after the first failure, and a diagnosis
+# recorded past the delivery bound is final even when its history was read inside it (docs/limitations.md).
+POLL_SECONDS = 0.25
 
 
 @dataclass
