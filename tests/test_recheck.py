@@ -224,6 +224,38 @@ def test_without_a_queue_no_recheck_is_sent_and_the_gap_says_the_watchdog_decide
     assert logged["incident_id"] == incident_id
 
 
+def test_a_diagnosis_whose_investigation_began_inside_the_bound_stays_provisional_when_recorded_after(
+    sandbox: Sandbox, make_pipeline: MakePipeline, incidents: IncidentStore
+) -> None:
+    """Its reads of the change history are no later than its start: a slow investigation that ends past the
+    bound may still have missed a change, so the stage is judged when it began, not when it ended."""
+    pipeline = make_pipeline(cloudtrail_delivery_bound_seconds=BOUND)
+    clock = Clock(datetime.now(UTC))
+    fresh_logs(sandbox, names.FUNCTION_NAME)
+    sandbox.reset_cloudwatch()
+    alarm_at = datetime.now(UTC)
+    began = alarm_at + timedelta(seconds=BOUND - 5)  # 5 s of the window left when it begins
+    clock.now = began
+    pipeline.store.clock = clock
+    calls: list[str] = []
+
+    def slow(record: Any) -> None:  # each tool call takes the investigation a minute further
+        calls.append(record.tool)
+        clock.now += timedelta(minutes=1)
+
+    pipeline.on_record = lambda record: slow(record) if hasattr(record, "tool") else None
+    (outcome,) = pipeline.handle(direct_event(at=alarm_at), None)["outcomes"]
+    assert outcome["status"] == "DIAGNOSED", outcome
+    assert "get_recent_changes" in calls
+    assert clock.now > alarm_at + timedelta(seconds=BOUND)  # recorded after the bound
+    state = state_of(incidents, outcome["incident_id"])
+    assert (state["final"], state["recheck_at"]) == (False, recheck_at(alarm_at))
+    diagnosis = json.loads(_context(incidents, outcome["incident_id"])["diagnosis"])
+    (gap,) = [g for g in diagnosis["gaps"] if g["reason"].startswith("provisional:")]
+    window = f"changes made between {stamp(began - timedelta(seconds=BOUND))} and the first failure"
+    assert window in gap["reason"]
+
+
 def test_a_failed_recheck_leaves_the_provisional_diagnosis_final_with_its_reason(
     sandbox: Sandbox, make_pipeline: MakePipeline, incidents: IncidentStore, notified: Notified
 ) -> None:

@@ -331,6 +331,7 @@ class IncidentPipeline:
         from supervisor.schemas import AgentError  # the agent stack, paid for by investigated incidents
 
         incident_id = str(item["incident_id"])
+        began = self.store.clock()  # before any read of the change history: what its stage is judged by
         try:
             result = self.run_agent(signal.incident(), incident_id, signal.function_name, context)
         except AgentError as error:
@@ -343,7 +344,7 @@ class IncidentPipeline:
             )
             metrics.add_metric(name="IncidentsErrored", unit=MetricUnit.Count, value=1)
         else:
-            outcome = self._record(signal, item, result, metrics)
+            outcome = self._record(signal, item, result, metrics, began)
         return outcome
 
     def run_agent(
@@ -374,7 +375,9 @@ class IncidentPipeline:
         finally:
             loop.close()
 
-    def _record(self, signal: Signal, item: Item, result: AgentResult, metrics: EphemeralMetrics) -> Outcome:
+    def _record(
+        self, signal: Signal, item: Item, result: AgentResult, metrics: EphemeralMetrics, began: datetime
+    ) -> Outcome:
         from supervisor.incident.audit import context_item
 
         incident_id = str(item["incident_id"])
@@ -386,7 +389,7 @@ class IncidentPipeline:
             if diagnosis is not None
             else no_diagnosis_reason(result, self.settings.max_tokens_per_incident)
         )
-        stage, stored = self._staged(signal, diagnosis)
+        stage, stored = self._staged(signal, diagnosis, began)
         self.store.put_context(  # with its outcome first, so that a failed move below is finished later
             context_item(
                 incident_id=incident_id,
@@ -412,17 +415,19 @@ class IncidentPipeline:
         return self._finish(item, "FAILED", reason, None, "investigated")
 
     def _staged(
-        self, signal: Signal, diagnosis: Diagnosis | None
+        self, signal: Signal, diagnosis: Diagnosis | None, began: datetime
     ) -> tuple[dict[str, object] | None, Diagnosis | None]:
         """The stage of a diagnosis (``supervisor.incident.stage``) as the items record it, and the
-        diagnosis to store: a provisional one with the gap that names the window still open."""
+        diagnosis to store: a provisional one with the gap that names the window still open. Judged at
+        ``began``, when the investigation started: its reads of the change history are no older, so a
+        change undelivered then may be missing from them however long the investigation took."""
         from supervisor.incident.stage import first_failure, stage_of, window_gap
         from supervisor.schemas import DiagnosisGap
 
         if diagnosis is None:
             return None, None
         failed_at = first_failure(diagnosis.model_dump(mode="json"), signal.observed_at)
-        stage = stage_of(failed_at, self.store.clock(), self.settings.cloudtrail_delivery_bound_seconds)
+        stage = stage_of(failed_at, began, self.settings.cloudtrail_delivery_bound_seconds)
         if stage.final:
             return stage.attributes(), diagnosis
         gap = DiagnosisGap.model_validate(window_gap(stage, scheduled=bool(self.settings.recheck_queue_url)))
