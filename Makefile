@@ -95,7 +95,7 @@ browser:
 	@test -x $(CHROMIUM) || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
 
 unit: $(STAMP) $(PROXY_STAMP) $(NODE_STAMP) $(NODE_SDK_STAMP) $(LLM_STAMP) browser
-	$(BIN)/pytest -n 2  # two workers, each with its own sandbox and MCP server
+	$(BIN)/pytest -n 3  # three workers on 2 cores (many tests wait on the sandbox's clock), each with its own sandbox and MCP server
 
 sandbox: $(STAMP) $(NODE_SDK_STAMP)
 	$(BIN)/incident-sandbox up
