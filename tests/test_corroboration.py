@@ -482,7 +482,7 @@ CASES: list[Case] = [
             )
         ],
         None,
-        "needs get_event_sources apis.<n>.execution_errors.<m>.message",
+        "needs get_event_sources apis.<n>.execution_errors.<m>:",
         [0],
     ),
     (

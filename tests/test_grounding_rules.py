@@ -219,7 +219,29 @@ def _values(answer: dict[str, Any], field: str) -> list[Any]:
     return list(values_at(answer, field.split(".")))
 
 
+RAN_1004 = SentAnswer(METRICS, {}, {"minutes": [_minute(duration_max_ms=1004.5)]})
+
+
+def _http_stage(wait: int, status: int, protocol: str | None = "HTTP") -> dict[str, Any]:
+    stage = {"routes": [{"timeout_ms": wait}], "execution_errors": [{"message": "{}", "status": status}]}
+    return {"apis": [stage | ({"protocol": protocol} if protocol else {})]}
+
+
 SUPPORT_CASES = [
+    # an HTTP API's 503 or 504 beside a route that waits less than a minute's longest run; else nothing
+    *(
+        _case(
+            "invocation_contract", SOURCES, "apis.0.execution_errors.0.status", quote, answer, outcome, *ran
+        )
+        for quote, answer, outcome, ran in (
+            ("503", _http_stage(300, 503), GROUNDS, [RAN_1004]),
+            ("504", _http_stage(300, 504), GROUNDS, [RAN_1004]),
+            ("503", _http_stage(300, 503), REFUSED, []),  # no metrics answer: how long it ran is unknown
+            ("503", _http_stage(1200, 503), REFUSED, [RAN_1004]),  # the route waited long enough
+            ("500", _http_stage(300, 500), REFUSED, [RAN_1004]),  # the function's own failure
+            ("503", _http_stage(300, 503, protocol=None), REFUSED, [RAN_1004]),  # a REST stage's
+        )
+    ),
     *(
         _case(
             "permission_loss",

@@ -29,7 +29,7 @@ from mcp_server.contract.event_sources import EventSourcesResponse, GetEventSour
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.changes import recent_changes
 from mcp_server.tools.event_sources import event_sources
-from mcp_server.tools.http_api_callers import failure_pattern, invoked
+from mcp_server.tools.http_api_callers import failure_pattern, invoked, line_status
 from tests.conftest import Undo
 from tests.http_api_stage import STAGE, HttpApi, http_api
 from tests.test_async_invocation import _metric
@@ -150,11 +150,16 @@ def test_without_the_statement_the_api_answers_500_and_its_access_log_says_why(
         ("POST /orders", names.ORDERS_ALIAS, 30_000, False),
     ]
     assert json.loads(stage.execution_errors[-1].message)["integrationErrorMessage"] == NO_PERMISSION
+    assert stage.execution_errors[-1].status == 500  # read from the line's "status" field
     assert stage.api_source_arn == api.source_arn
 
 
 def test_an_integration_timeout_shorter_than_the_work_is_a_503_while_the_function_finishes(
-    operator: boto3.Session, apis: tuple[HttpApis, list[Invocation]], api: HttpApi, chaos: Chaos
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    apis: tuple[HttpApis, list[Invocation]],
+    api: HttpApi,
+    chaos: Chaos,
 ) -> None:
     v2 = operator.client("apigatewayv2")
     v2.update_integration(ApiId=api.api_id, IntegrationId=api.integration_id, TimeoutInMillis=50)
@@ -165,6 +170,11 @@ def test_an_integration_timeout_shorter_than_the_work_is_a_503_while_the_functio
     [invocation] = seen
     assert invocation.duration_ms > 50
     assert _access_log(operator, api)[-1]["status"] == "503"
+    stage = _http_stage(_sources(sandbox), api)
+    assert [(line.status, json.loads(line.message)["status"]) for line in stage.execution_errors] == [
+        (503, "503")
+    ]
+    assert {r.timeout_ms for r in stage.routes} == {50}
 
 
 def test_a_change_to_the_http_api_in_front_is_found_and_one_to_an_api_in_front_of_another_function_is_not(
@@ -263,6 +273,21 @@ def test_the_access_log_variables_are_replaced_and_unknown_ones_are_a_dash() -> 
 )
 def test_which_access_logs_show_the_failed_requests(log_format: str, pattern: str | None) -> None:
     assert failure_pattern(log_format) == pattern
+
+
+@pytest.mark.parametrize(
+    ("message", "status"),
+    [
+        ('{"requestId":"r1","code":"503"}', 503),
+        ('{"requestId":"r1","code":504}', 504),
+        ('{"requestId":"r1","code":"-"}', None),  # a request API Gateway answered no status to
+        ('{"requestId":"r1"}', None),
+        ("r1 503", None),  # not JSON
+        ('["r1", 503]', None),
+    ],
+)
+def test_the_status_of_an_access_log_line(message: str, status: int | None) -> None:
+    assert line_status(message, "code") == status
 
 
 def test_which_integration_uris_invoke_the_function() -> None:

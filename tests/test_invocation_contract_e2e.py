@@ -4,8 +4,9 @@ answered 502), or to one that takes longer than the integration waits (answered 
 succeeds; then diagnosed by the `rules` model over MCP: invocation_contract, the alias move its trigger, and
 the alias pointed back, applied as a person approving it would, lets the next order through. The same when
 the operator lowers the integration's timeout below the function's work: the UpdateIntegration is the
-trigger and the timeout the API's history shows before it is put back. A function that answers correctly
-behind the API is not blamed."""
+trigger and the timeout the API's history shows before it is put back; and the same for an HTTP API the
+operator puts in front of the alias, whose only sign is its access log's 503 beside a route that waits less
+than the function runs. A function that answers correctly behind the API is not blamed."""
 
 from __future__ import annotations
 
@@ -23,10 +24,13 @@ from chaos.drill.event_traffic import DRILL_ORDER
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.api_gateway import DEFAULT_TIMEOUT_MS, RestApis
+from chaos.workload.http_apis import HttpApis
 from chaos.workload.runtime import Invocation, LocalLambdaRuntime
 from tests.fault_scenarios import RestoreSteps, Undo
+from tests.http_api_stage import STAGE as HTTP_STAGE
+from tests.http_api_stage import http_api
 from tests.timeline_cases import diagnosed, own_world, restored_exactly
-from tests.timeline_scenarios import Situation, Stage, Staged, deploy
+from tests.timeline_scenarios import Situation, Stage, Staged, deploy, world
 
 sandbox, mcp_server_url, before = own_world("invocation-contract")
 
@@ -183,6 +187,60 @@ async def test_an_integration_timeout_cut_below_the_work_is_put_back(
         case.staged.detail["where"] | {"patchOperations": restore},
     )
     restored_exactly(case, steps, before)
+
+
+HTTP_SET_MS = 10_000  # what the operator tuned the HTTP API's integration to when it was put up
+
+
+def http_timeout_lowered(sandbox: Sandbox, runtime: LocalLambdaRuntime, undo: Undo) -> Staged:
+    """Release 2, which takes 1 s, on the live alias; an HTTP API put in front of it by the operator, its
+    integration tuned to wait 10 s; two orders answered 201; then its timeout cut to 300 ms with the
+    apigatewayv2 UpdateIntegration; two more answered 503 while the function succeeds (an HTTP API writes no
+    execution log: only its access log's status and the function's own durations show it)."""
+    stage, _, _ = deploy(sandbox, runtime, undo, STEADY_RELEASE)
+    lambda_, table = stage.operator.client("lambda"), stage.operator.client("dynamodb")
+    live = str(lambda_.get_alias(FunctionName=ORDERS, Name=ALIAS)["AliasArn"])
+    api = http_api(stage.operator, undo, live, call=stage.call)
+    v2 = stage.operator.client("apigatewayv2")
+
+    def timeout(ms: int) -> Any:
+        return v2.update_integration(ApiId=api.api_id, IntegrationId=api.integration_id, TimeoutInMillis=ms)
+
+    stage.call("UpdateIntegration", lambda: timeout(HTTP_SET_MS))
+    undo(lambda: table.delete_item(TableName=names.ORDERS_TABLE, Key={"order_id": {"S": DRILL_ORDER}}))
+    apis, body = (
+        HttpApis(runtime, sandbox.session(names.APIGATEWAY_SERVICE)),
+        json.dumps({"order_id": DRILL_ORDER}),
+    )
+
+    def post() -> int:
+        return apis.request(api.api_id, HTTP_STAGE, "POST", "/orders", body).status
+
+    _orders(stage, runtime, post, "answered", 2, 201)
+    stage.call("UpdateIntegration", lambda: timeout(LOWERED_MS))
+    _orders(stage, runtime, post, "timed out by the API", 2, 503)
+    return stage.finish(None, works=functools.partial(_answers, post, table), api=api)
+
+
+async def test_an_http_api_integration_timeout_cut_below_the_work_is_put_back(
+    sandbox: Sandbox,
+    mcp_server_url: str,
+    runtime: LocalLambdaRuntime,
+    before: dict[str, Any],
+    steps: RestoreSteps,
+) -> None:
+    case = await diagnosed(http_timeout_lowered, sandbox, mcp_server_url, runtime, steps)
+    assert case.diagnosis.fault_types == ["invocation_contract"], case.why
+    case.assert_trigger(case.staged.changes[-1])
+    assert case.staged.changes[-1].event_name == "UpdateIntegration"
+    api = case.staged.detail["api"]
+    case.apply_first_command(
+        "apigatewayv2 update-integration",
+        "UpdateIntegration",
+        {"ApiId": api.api_id, "IntegrationId": api.integration_id, "TimeoutInMillis": HTTP_SET_MS},
+    )
+    steps.restore()  # the API gone again: the probe cannot be asked after the restore
+    assert world(sandbox) == before
 
 
 def _answers(post: Callable[[], int], table: Any) -> str | None:

@@ -358,6 +358,21 @@ CASES: list[Case] = [
         {"apis": [{"execution_errors": [{"message": REFUSED}]}]},
         {},
     ),
+    (  # an HTTP API's 503 beside a route that waits less than the function ran; against one that waits more
+        sources.ANSWER_UNUSABLE,
+        "apis.0.execution_errors.0.status",
+        {
+            "apis": [
+                {"protocol": "HTTP", "routes": [{"timeout_ms": 300}], "execution_errors": [{"status": 503}]}
+            ]
+        },
+        {
+            "apis": [
+                {"protocol": "HTTP", "routes": [{"timeout_ms": 30000}], "execution_errors": [{"status": 503}]}
+            ]
+        },
+        {"get_function_metrics": [{"max_duration_ms": 1004.5}]},
+    ),
     (
         sources.PATH_REFUSED,
         "apis.0.routes.0.invoke_allowed",
@@ -399,6 +414,27 @@ def test_a_value_supports_only_when_it_means_the_fault(
     refusal = _means(source, field, dishonest, others)
     assert refusal
     assert field.split(".")[0] in refusal  # says which value, so the model can act on it
+
+
+@pytest.mark.parametrize(
+    ("stage", "status", "longest"),
+    [
+        ({"protocol": "HTTP", "routes": [{"timeout_ms": 300}]}, 500, 1004.5),  # the function failed
+        ({"routes": [{"timeout_ms": 300}]}, 503, 1004.5),  # a REST stage: its execution log says why
+        ({"protocol": "HTTP", "routes": [{"timeout_ms": 1200}]}, 503, 1004.5),  # it waited long enough
+        ({"protocol": "HTTP", "routes": [{"timeout_ms": 300}]}, "503", 1004.5),  # not a status read
+        ({"protocol": "HTTP", "routes": [{"timeout_ms": 300}]}, 503, None),  # the run's length unknown
+    ],
+)
+def test_an_http_api_s_status_means_a_timeout_only_beside_a_route_shorter_than_the_function_ran(
+    stage: dict[str, Any], status: Any, longest: float | None
+) -> None:
+    answer = {"apis": [stage | {"execution_errors": [{"status": status}]}]}
+    run = {"get_function_metrics": [{"max_duration_ms": longest}]}
+    assert _means(sources.ANSWER_UNUSABLE, "apis.0.execution_errors.0.status", answer, run)
+    if status == 503 and longest is None:  # with the run's length the same value means the timeout
+        run = {"get_function_metrics": [{"max_duration_ms": 1004.5}]}
+        assert _means(sources.ANSWER_UNUSABLE, "apis.0.execution_errors.0.status", answer, run) == ""
 
 
 def test_every_source_of_every_fault_class_is_shown_refusing_a_value() -> None:

@@ -24,7 +24,9 @@ from tests.fault_scenarios import OPERATOR_ARN, RestoreSteps, cloudtrail_reader
 from tests.timeline_scenarios import Change, Situation, Staged, world
 
 # Which resource, not what is set: a function and its alias, an API's integration.
-IDENTIFIERS = frozenset({"functionname", "name", "qualifier", "restapiid", "resourceid", "httpmethod"})
+IDENTIFIERS = frozenset(
+    {"functionname", "name", "qualifier", "restapiid", "resourceid", "httpmethod", "apiid", "integrationid"}
+)
 VERSIONED = re.compile(r"\d{8}(v\d+)?$")  # CloudTrail's API-version suffix of Lambda event names
 
 

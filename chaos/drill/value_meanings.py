@@ -400,6 +400,30 @@ def _answer_refused_by_the_api(spot: Spot) -> bool:
     )
 
 
+def _http_api_stopped_waiting(spot: Spot) -> bool:
+    """A 503 or 504 an HTTP API stage answered (its access line's status: it writes no execution log) with a
+    route whose integration timeout is below the longest run any minute of a metrics answer sent shows:
+    API Gateway stopped waiting before the function answered."""
+    stage = spot.up(2)
+    if (
+        _number(spot.value) not in (503.0, 504.0)
+        or not isinstance(stage, dict)
+        or stage.get("protocol") != "HTTP"
+    ):
+        return False
+    runs = [
+        run
+        for sent in spot.answers
+        if sent.tool == METRICS
+        for minute in sent.answer.get("minutes") or []
+        if (run := _number(minute.get("duration_max_ms"))) is not None
+    ]
+    waits = [
+        _number(route.get("timeout_ms")) for route in stage.get("routes") or [] if isinstance(route, dict)
+    ]
+    return bool(runs) and any(wait is not None and wait < max(runs) for wait in waits)
+
+
 def _cannot_connect(spot: Spot) -> bool:
     """Lambda's reason codes for a function it cannot give network interfaces in its VPC
     (API_FunctionConfiguration, StateReasonCode)."""
@@ -589,6 +613,12 @@ MEANINGS: Final[dict[str, tuple[Meaning, ...]]] = {
             "apis.N.execution_errors.N.message",
             "counts only as API Gateway unable to use the answer",
             _answer_refused_by_the_api,
+        ),
+        Meaning(
+            SOURCES,
+            "apis.N.execution_errors.N.status",
+            "counts only as an HTTP API's 503 or 504 beside a route that waits less than the function ran",
+            _http_api_stopped_waiting,
         ),
         _CHANGE,
     ),

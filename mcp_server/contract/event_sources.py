@@ -190,6 +190,10 @@ class ExecutionLogLine(ContractModel):
         description="'(<request id>) <message>' as API Gateway wrote it, e.g. 'Execution failed due to "
         "configuration error: Malformed Lambda proxy response'; an HTTP API's: its access log line."
     )
+    status: int | None = omitted_when_null(
+        "An HTTP API's line: the status its caller got ($context.status), e.g. 503 when the integration's "
+        "TimeoutInMillis ran out before the function answered."
+    )
 
 
 class ApiStage(ContractModel):

@@ -224,14 +224,16 @@ class Callers:
             api_id, _, name = stage
             group: str | None = f"API-Gateway-Execution-Logs_{api_id}/{name}"
             pattern: str | None = FAILURE_PATTERN
+            status: str | None = None
             if self.protocol(api_id) == http.HTTP:
                 access = self.settings(stage).get("accessLogSettings") or {}
-                group = http.access_log_group(access)
-                pattern = http.failure_pattern(str(access.get("Format") or ""))
+                log_format = str(access.get("Format") or "")
+                group, pattern = http.access_log_group(access), http.failure_pattern(log_format)
+                status = (http.status_field(log_format) or (None,))[0]
             if group is None or pattern is None:
                 continue
             stages.append(stage)
-            reads.append(_failures_read(ctx, group, pattern, start, end, f"stage {name}"))
+            reads.append(_failures_read(ctx, group, pattern, start, end, f"stage {name}", status))
         return stages, reads
 
 
@@ -249,8 +251,16 @@ def callers(
 
 
 def _failures_read(
-    ctx: ToolContext, group: str, pattern: str, start: datetime, end: datetime, stage: str
+    ctx: ToolContext,
+    group: str,
+    pattern: str,
+    start: datetime,
+    end: datetime,
+    stage: str,
+    status: str | None = None,
 ) -> Read:
+    """The newest failure lines of a stage's log; ``status``: the access log's field of the request's
+    status, read into each line."""
     logs = ctx.clients.logs
 
     def call() -> list[ExecutionLogLine]:
@@ -264,13 +274,17 @@ def _failures_read(
             events = newest_suffix(logs, params, MAX_LOG_EVENTS).events
         except logs.exceptions.ResourceNotFoundException:  # nothing logged yet
             return []
-        return [
-            ExecutionLogLine(
-                at=datetime.fromtimestamp(int(e.get("timestamp", 0)) / 1000, UTC).isoformat(),
-                message=str(e.get("message", "")).rstrip("\n"),
+        lines = []
+        for event in events[-MAX_ERROR_LINES:]:
+            message = str(event.get("message", "")).rstrip("\n")
+            lines.append(
+                ExecutionLogLine(
+                    at=datetime.fromtimestamp(int(event.get("timestamp", 0)) / 1000, UTC).isoformat(),
+                    message=message,
+                    status=http.line_status(message, status) if status else None,
+                )
             )
-            for e in events[-MAX_ERROR_LINES:]
-        ]
+        return lines
 
     return Read(
         "logs:FilterLogEvents",

@@ -104,9 +104,9 @@ def stages_read(ctx: ToolContext, api_id: str) -> Read:
     )
 
 
-def failure_pattern(log_format: str) -> str | None:
-    """The filter pattern that finds an access log's 5XX requests: the log must be JSON with a field holding
-    ``$context.status`` (as a string or a number); None when it is not."""
+def status_field(log_format: str) -> tuple[str, bool] | None:
+    """The field of a JSON access log's format that holds ``$context.status``, and whether as a number;
+    None when the log is not JSON with one."""
     try:
         fields = json.loads(log_format)
     except ValueError:
@@ -114,9 +114,29 @@ def failure_pattern(log_format: str) -> str | None:
     if isinstance(fields, dict):
         named = next((k for k, v in fields.items() if v == _STATUS and re.fullmatch(r"[\w-]+", k)), None)
         if named:
-            return f'{{ $.{named} = "5*" }}'
+            return named, False
     number = _NUMBER_FIELD.search(log_format) if log_format.lstrip().startswith("{") else None
-    return f"{{ $.{number.group(1)} >= 500 }}" if number else None
+    return (number.group(1), True) if number else None
+
+
+def failure_pattern(log_format: str) -> str | None:
+    """The filter pattern that finds an access log's 5XX requests (the log must be JSON with a field holding
+    ``$context.status``, as a string or a number); None when it is not."""
+    found = status_field(log_format)
+    if found is None:
+        return None
+    name, numeric = found
+    return f"{{ $.{name} >= 500 }}" if numeric else f'{{ $.{name} = "5*" }}'
+
+
+def line_status(message: str, field: str) -> int | None:
+    """The status an access log line records in ``field``; None when the line does not say one."""
+    try:
+        line = json.loads(message)
+    except ValueError:
+        return None
+    value = str(line.get(field, "")) if isinstance(line, dict) else ""
+    return int(value) if value.isdigit() else None
 
 
 def access_log_group(settings: dict[str, Any] | None) -> str | None:

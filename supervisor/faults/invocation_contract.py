@@ -8,8 +8,8 @@ from supervisor.faults.sources import ANSWER_UNUSABLE
 INVOCATION_CONTRACT = FaultClass(
     name="invocation_contract",
     description=(
-        "The function answers but its caller cannot use the answer: API Gateway reads a malformed Lambda "
-        "proxy response, or its integration times out before the function is done"
+        "The function answers but API Gateway cannot use the answer: a malformed Lambda proxy response, or "
+        "its integration stopped waiting first"
     ),
     corroboration=((ANSWER_UNUSABLE,),),
     check="supervisor.diagnosis.rules.callers:check",

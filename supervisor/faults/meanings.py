@@ -298,15 +298,46 @@ MALFORMED_PROXY_RESPONSE: Final = (
     "Execution failed due to configuration error: Malformed Lambda proxy response"
 )
 INTEGRATION_TIMEOUT: Final = "Execution failed due to a timeout error"
+# An HTTP API writes no execution log: an integration that stopped waiting shows only as its access line's
+# status, 503 as its callers report it, 504 as AWS's page on 504 errors names HTTP APIs too
+# (https://repost.aws/knowledge-center/api-gateway-504-errors); no text says why, so the status means a
+# timeout only beside a route that waits less than the function's longest run.
+STOPPED_WAITING: Final = frozenset({503, 504})
 
 
 def answer_unusable(reading: Reading) -> str:
     """An API Gateway execution log line saying the function's answer could not be used: a malformed Lambda
-    proxy response, or the integration timed out first."""
+    proxy response, or the integration timed out first; an HTTP API's access line whose status says its
+    integration stopped waiting (:func:`stopped_waiting`)."""
     value = reading.value
+    if reading.segments[-1] == "status":
+        return stopped_waiting(reading)
     if isinstance(value, str) and (MALFORMED_PROXY_RESPONSE in value or INTEGRATION_TIMEOUT in value):
         return ""
     return f"{reading.field} is {str(value)[:120]!r}: not API Gateway unable to use the function's answer"
+
+
+def stopped_waiting(reading: Reading) -> str:
+    """A 503 or 504 on an HTTP API stage with a route whose integration timeout is below the longest
+    duration ``get_function_metrics`` read of the function: the API stopped waiting before it answered."""
+    value, stage = reading.value, reading.near(2)
+    if _number(value) not in STOPPED_WAITING:
+        return f"{reading.field} is {value!r}: not the 503 or 504 of an integration that stopped waiting"
+    if not isinstance(stage, Mapping) or stage.get("protocol") != "HTTP":
+        return f"{reading.field} is not on an HTTP API stage"
+    longest = max(
+        (d for a in reading.answers("get_function_metrics") if (d := _number(a.get("max_duration_ms")))),
+        default=None,
+    )
+    if longest is None:
+        return f"{reading.field} is {value!r}, but no get_function_metrics answer shows how long it ran"
+    waits = [_number(r.get("timeout_ms")) for r in stage.get("routes") or [] if isinstance(r, Mapping)]
+    if not any(w is not None and w < longest for w in waits):
+        return (
+            f"{reading.field} is {value!r}, but no route of the stage waits less than the function's longest "
+            f"run ({longest:g} ms): not a timeout"
+        )
+    return ""
 
 
 def _successful_changes(reading: Reading, *names: str) -> Iterator[tuple[str, Mapping[str, Any]]]:

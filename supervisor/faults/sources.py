@@ -108,9 +108,9 @@ PATH_REFUSED = source(
 )
 ANSWER_UNUSABLE = source(
     _EVENT_SOURCES,
-    r"apis\.\d+\.execution_errors\.\d+\.message",
-    "get_event_sources apis.<n>.execution_errors.<m>.message: API Gateway's log line of a malformed Lambda "
-    "proxy response, or of an integration that timed out",
+    r"apis\.\d+\.execution_errors\.\d+\.(message|status)",
+    "get_event_sources apis.<n>.execution_errors.<m>: a message of a malformed proxy response or a timeout; "
+    "an HTTP API's status 503/504 beside a route shorter than max_duration_ms",
     meanings.answer_unusable,
 )
 PATH_STOPPED = source(

@@ -1,17 +1,21 @@
-"""Invocation contract: the function answers, and the REST API in front of it cannot use the answer.
+"""Invocation contract: the function answers, and the API in front of it cannot use the answer.
 
-Read from the event-sources tool's ``apis``: API Gateway's own execution log, which the function's users
-cannot write, says a request failed on the function's answer ("Malformed Lambda proxy response": a result
-that is not ``{statusCode, headers, body}`` with a string body) or on the integration's timeout, and the
-stage counts the 5XX answers. The function's own metrics show no error, so no other check sees it. The
-trigger is the deployment that changed what the function answers (or how long it works), or the change to
-the API's integration (``PutIntegration``, ``UpdateIntegration``) that made it wait less: then the fix puts
-back the timeout the history shows the integration had before.
+Read from the event-sources tool's ``apis``: a REST API's execution log, which the function's users cannot
+write, says a request failed on the function's answer ("Malformed Lambda proxy response": a result that is
+not ``{statusCode, headers, body}`` with a string body) or on the integration's timeout; an HTTP API, which
+writes no execution log, shows a timeout only as its access line's status (503 or 504), which means one
+only beside a route whose integration waits less than the function's longest run
+(``supervisor.faults.meanings.stopped_waiting``). The stage counts the 5XX answers. The function's own
+metrics show no error, so no other check sees it. The trigger is the deployment that changed what the
+function answers (or how long it works), or the change to the API's integration (``PutIntegration``,
+``UpdateIntegration``) that made it wait less: then the fix puts back the timeout the history shows the
+integration had before.
 
-The integration is read from the change's request as the sandbox records it (``restApiId``, ``resourceId``,
-``httpMethod`` and ``timeoutInMillis`` or a ``replace`` of ``/timeoutInMillis`` in ``patchOperations``);
-AWS does not document the shape of API Gateway's CloudTrail requests, so a record shaped otherwise is no
-timeout change and the gap stays.
+The integration is read from the change's request as the sandbox records it: a REST API's ``restApiId``,
+``resourceId``, ``httpMethod`` and ``timeoutInMillis`` or a ``replace`` of ``/timeoutInMillis`` in
+``patchOperations``; an HTTP API's ``apiId``, ``integrationId`` and ``timeoutInMillis``. AWS does not
+document the shape of API Gateway's CloudTrail requests, so a record shaped otherwise is no timeout change
+and the gap stays.
 """
 
 from __future__ import annotations
@@ -26,12 +30,14 @@ from supervisor.diagnosis.rules.conversation import Conversation, instant
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Gap, Pointer, Remedy, Verdict
 from supervisor.diagnosis.rules.trigger_remedy import DEPLOY_OPERATIONS, alias_rollback
 from supervisor.diagnosis.rules.triggers import change_events, change_pointers
-from supervisor.faults.meanings import INTEGRATION_TIMEOUT, MALFORMED_PROXY_RESPONSE
+from supervisor.faults.meanings import INTEGRATION_TIMEOUT, MALFORMED_PROXY_RESPONSE, STOPPED_WAITING
 
 _FAULT = "invocation_contract"
 _SOURCES = "get_event_sources"
 _INTEGRATION_CALLS = frozenset({"PutIntegration", "UpdateIntegration"})
 _TIMEOUT_PATH = "/timeoutInMillis"
+_HTTP = "HTTP"
+_LONGEST = "max_duration_ms"
 
 
 def _relevant(event: ChangeEvent) -> bool:
@@ -40,11 +46,11 @@ def _relevant(event: ChangeEvent) -> bool:
 
 @dataclass(frozen=True)
 class _TimeoutSet:
-    """A change that set an integration's timeout: the integration (API, resource, method), the
-    milliseconds, and where the answer shows them."""
+    """A change that set an integration's timeout: the integration (a REST API's API, resource and method,
+    or an HTTP API's API and integration id), the milliseconds, and where the answer shows them."""
 
     event: ChangeEvent
-    integration: tuple[str, str, str]
+    integration: tuple[str, ...]
     ms: int
     path: str
     shown: Any
@@ -55,10 +61,18 @@ class _TimeoutSet:
 
 def _timeout_set(event: ChangeEvent) -> _TimeoutSet | None:
     summary = event.event.get("summary") or {}
-    api, resource, method = (str(summary.get(k) or "") for k in ("restApiId", "resourceId", "httpMethod"))
-    if event.operation not in _INTEGRATION_CALLS or not (api and resource and method):
+    if event.operation not in _INTEGRATION_CALLS:
         return None
-    where, key = f"events.{event.index}.summary", (api, resource, method)
+    where = f"events.{event.index}.summary"
+    http = tuple(str(summary.get(k) or "") for k in ("apiId", "integrationId"))
+    if all(http):
+        value = summary.get("timeoutInMillis")
+        return (
+            _TimeoutSet(event, http, value, f"{where}.timeoutInMillis", value) if type(value) is int else None
+        )
+    key = tuple(str(summary.get(k) or "") for k in ("restApiId", "resourceId", "httpMethod"))
+    if not all(key):
+        return None
     if event.operation == "PutIntegration":
         value = summary.get("timeoutInMillis")
         return (
@@ -72,6 +86,24 @@ def _timeout_set(event: ChangeEvent) -> _TimeoutSet | None:
         if patch.get("op") == "replace" and patch.get("path") == _TIMEOUT_PATH and value.isdigit():
             found = _TimeoutSet(event, key, int(value), f"{where}.patchOperations.{n}.value", value)
     return found
+
+
+def _put_back_command(c: Conversation, lowered: _TimeoutSet, ms: int) -> tuple[str, str]:
+    """What the integration is, and the command that sets its timeout to ``ms``."""
+    if len(lowered.integration) == 2:
+        api, integration = lowered.integration
+        params: dict[str, Any] = {"ApiId": api, "IntegrationId": integration, "TimeoutInMillis": ms}
+        return f"integration {integration} of HTTP API {api}", command(
+            c, "apigatewayv2", "UpdateIntegration", params
+        )
+    api, resource, method = lowered.integration
+    params = {
+        "restApiId": api,
+        "resourceId": resource,
+        "httpMethod": method,
+        "patchOperations": [{"op": "replace", "path": _TIMEOUT_PATH, "value": str(ms)}],
+    }
+    return f"{method} on REST API {api}", command(c, "apigateway", "UpdateIntegration", params)
 
 
 def _timeout_put_back(c: Conversation, first: datetime) -> tuple[Remedy, list[Pointer]] | None:
@@ -91,22 +123,12 @@ def _timeout_put_back(c: Conversation, first: datetime) -> tuple[Remedy, list[Po
     before = next(earlier, None)
     if before is None or before.ms <= lowered.ms:
         return None
-    api, resource, method = lowered.integration
+    what, fix = _put_back_command(c, lowered, before.ms)
     remedy = Remedy(
-        f"Put back the {before.ms:,} ms integration timeout of {method} on REST API {api}",
-        f"Set the integration's timeoutInMillis back from {lowered.ms:,} to {before.ms:,} ms, what it was "
-        f"before {lowered.event.operation}; then the API waits for {c.name} as it did.",
-        command(
-            c,
-            "apigateway",
-            "UpdateIntegration",
-            {
-                "restApiId": api,
-                "resourceId": resource,
-                "httpMethod": method,
-                "patchOperations": [{"op": "replace", "path": _TIMEOUT_PATH, "value": str(before.ms)}],
-            },
-        ),
+        f"Put back the {before.ms:,} ms integration timeout of {what}",
+        f"Set the integration's timeout back from {lowered.ms:,} to {before.ms:,} ms, what it was before "
+        f"{lowered.event.operation}; then the API waits for {c.name} as it did.",
+        fix,
         "low",
     )
     pointers = [
@@ -119,30 +141,61 @@ def _timeout_put_back(c: Conversation, first: datetime) -> tuple[Remedy, list[Po
 
 @dataclass(frozen=True)
 class _Refusal:
-    """A line saying API Gateway could not use an answer, and where it is in the answer."""
+    """A line saying API Gateway could not use an answer, and where it is in the answer: its ``message``
+    (a REST API's execution log) or its ``status`` (an HTTP API's access log)."""
 
     at: datetime
     stage: int
     line: int
-    message: str
+    field: str
+    value: Any
 
     def pointer(self, shown: str, supports: str | None) -> Pointer:
-        path = f"apis.{self.stage}.execution_errors.{self.line}.message"
-        return Pointer(_SOURCES, path, self.message, shown, supports)
+        path = f"apis.{self.stage}.execution_errors.{self.line}.{self.field}"
+        return Pointer(_SOURCES, path, self.value, shown, supports)
+
+    @property
+    def malformed(self) -> bool:
+        return self.field == "message" and MALFORMED_PROXY_RESPONSE in str(self.value)
+
+
+def _short_route(c: Conversation, stage: Any) -> tuple[int, int] | None:
+    """An HTTP stage's route whose integration waits less than the function's longest run: (its index, its
+    timeout); None for a REST stage, or when no route does."""
+    longest = c.metrics.get(_LONGEST)
+    if not isinstance(stage, dict) or stage.get("protocol") != _HTTP or not isinstance(longest, (int, float)):
+        return None
+    waits = [
+        (n, r["timeout_ms"])
+        for n, r in enumerate(stage.get("routes") or [])
+        if isinstance(r, dict) and isinstance(r.get("timeout_ms"), int) and r["timeout_ms"] < longest
+    ]
+    return min(waits, key=lambda w: w[1], default=None)
+
+
+def _stage_refusals(c: Conversation, n: int, stage: Any) -> list[_Refusal]:
+    lines = (stage.get("execution_errors") or []) if isinstance(stage, dict) else []
+    short = _short_route(c, stage)
+    found = []
+    for m, line in enumerate(lines):
+        at = instant(line.get("at"))
+        message, status = str(line.get("message", "")), line.get("status")
+        if at is None:
+            continue
+        if MALFORMED_PROXY_RESPONSE in message or INTEGRATION_TIMEOUT in message:
+            found.append(_Refusal(at, n, m, "message", message))
+        elif short is not None and isinstance(status, int) and status in STOPPED_WAITING:
+            found.append(_Refusal(at, n, m, "status", status))
+    return found
 
 
 def _refusals(c: Conversation, apis: list[Any]) -> list[_Refusal]:
     """The lines saying API Gateway could not use an answer, oldest first; none when a deployment came
     after the newest of them (it may have fixed the answer: those lines are its past)."""
     deployed = max((e.time for e in change_events(c) if _relevant(e)), default=None)
-    found = []
-    for n, stage in enumerate(apis):
-        lines = (stage.get("execution_errors") or []) if isinstance(stage, dict) else []
-        for m, line in enumerate(lines):
-            message, at = str(line.get("message", "")), instant(line.get("at"))
-            if at is not None and (MALFORMED_PROXY_RESPONSE in message or INTEGRATION_TIMEOUT in message):
-                found.append(_Refusal(at, n, m, message))
-    found.sort(key=lambda r: r.at)
+    found = sorted(
+        (r for n, stage in enumerate(apis) for r in _stage_refusals(c, n, stage)), key=lambda r: r.at
+    )
     if not found or (deployed is not None and found[-1].at < deployed):
         return []
     return [r for r in found if deployed is None or r.at >= deployed]
@@ -162,10 +215,11 @@ def _remedy(
         remedy, pointers = alias_rollback_remedy(c, move, _FAULT, then)
         return remedy, (), pointers
     if not malformed:
+        limit = "30,000 ms" if "HTTP API" in where else "29,000 ms unless AWS raised the quota"
         gap = Gap(
             "remediation",
-            f"Raise the integration timeout of {where} (timeoutInMillis, up to 29,000 ms unless AWS raised "
-            "the quota) or shorten the function's work: the time the function needs is not recorded.",
+            f"Raise the integration timeout of {where} (up to {limit}) or shorten the function's work: the "
+            "change history shows no earlier timeout or build to put back.",
         )
         return Remedy(f"Let {where} wait for {c.name}, or make it faster", gap.reason), (gap,), []
     gap = Gap(
@@ -185,17 +239,37 @@ def check(c: Conversation) -> Verdict:
         return None
     first, newest = refusals[0], refusals[-1]
     stage = apis[newest.stage]
-    malformed = MALFORMED_PROXY_RESPONSE in newest.message
-    where = f"stage {stage.get('stage')} of REST API {stage.get('api_name')}"
-    what = "a malformed Lambda proxy response" if malformed else "an answer after the integration timed out"
+    http = stage.get("protocol") == _HTTP
+    where = f"stage {stage.get('stage')} of {'HTTP' if http else 'REST'} API {stage.get('api_name')}"
+    what = (
+        "a malformed Lambda proxy response"
+        if newest.malformed
+        else "an answer after the integration timed out"
+    )
     pointers = [newest.pointer(f"API Gateway could not use {what}", _FAULT)]
+    short = _short_route(c, stage) if newest.field == "status" else None
+    if short is not None:
+        n, ms = short
+        pointers += [
+            Pointer(
+                _SOURCES, f"apis.{newest.stage}.routes.{n}.timeout_ms", ms, f"The route waits {ms:,} ms", None
+            ),
+            Pointer(
+                "get_function_metrics",
+                _LONGEST,
+                c.metrics[_LONGEST],
+                f"{c.name} ran for up to {c.metrics[_LONGEST]:,g} ms",
+                None,
+            ),
+        ]
     if stage.get("server_errors"):
         shown = f"{where} answered {stage['server_errors']:g} requests 5XX"
         pointers.append(
             Pointer(_SOURCES, f"apis.{newest.stage}.server_errors", stage["server_errors"], shown, None)
         )
-    remedy, gaps, cited = _remedy(c, malformed, where, first.at)
+    remedy, gaps, cited = _remedy(c, newest.malformed, where, first.at)
     region = str(c.event_sources.get("function_arn", "")).split(":")[3:4] or [""]
+    resource = f"/apis/{stage.get('api_id')}" if http else f"/restapis/{stage.get('api_id')}"
     return Finding(
         _FAULT,
         f"{c.name} answers, but {where} cannot use the answer ({what}): its callers get 5XX errors while "
@@ -206,6 +280,6 @@ def check(c: Conversation) -> Verdict:
         relevant_change=_relevant,
         first_failure=(first.at, first.pointer("The first answer API Gateway could not use", None)),
         last_failure=(newest.at, pointers[0]),
-        resources=(f"arn:aws:apigateway:{region[0]}::/restapis/{stage.get('api_id')}",),
+        resources=(f"arn:aws:apigateway:{region[0]}::{resource}",),
         gaps=gaps,
     )
