@@ -26,8 +26,9 @@ def free_port() -> int:
         return port
 
 
-def wait_healthy(base_url: str, timeout: float = 20.0, alive: object = None, path: str = "/healthz") -> None:
-    """Poll ``{base_url}{path}`` until it answers 200; ``alive()`` (if given) False stops the wait."""
+def wait_healthy(base_url: str, timeout: float = 60.0, alive: object = None, path: str = "/healthz") -> None:
+    """Poll ``{base_url}{path}`` until it answers 200; ``alive()`` (if given) False stops the wait. A minute:
+    a server's cold start in a clean environment took over 20 s on a busy 2-core machine."""
     deadline = time.monotonic() + timeout
     with httpx.Client(timeout=1) as client:  # one client: each new one loads the CA bundle again
         while time.monotonic() < deadline:

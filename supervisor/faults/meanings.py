@@ -298,10 +298,9 @@ MALFORMED_PROXY_RESPONSE: Final = (
     "Execution failed due to configuration error: Malformed Lambda proxy response"
 )
 INTEGRATION_TIMEOUT: Final = "Execution failed due to a timeout error"
-# An HTTP API writes no execution log: an integration that stopped waiting shows only as its access line's
-# status, 503 as its callers report it, 504 as AWS's page on 504 errors names HTTP APIs too
-# (https://repost.aws/knowledge-center/api-gateway-504-errors); no text says why, so the status means a
-# timeout only beside a route that waits less than the function's longest run.
+# An HTTP API's integration that stopped waiting shows only as its access line's status: 503 as callers
+# report it, 504 as https://repost.aws/knowledge-center/api-gateway-504-errors names HTTP APIs too. No text
+# says why: it means a timeout only beside a route that waits less than the function's longest run.
 STOPPED_WAITING: Final = frozenset({503, 504})
 
 
@@ -332,12 +331,9 @@ def stopped_waiting(reading: Reading) -> str:
     if longest is None:
         return f"{reading.field} is {value!r}, but no get_function_metrics answer shows how long it ran"
     waits = [_number(r.get("timeout_ms")) for r in stage.get("routes") or [] if isinstance(r, Mapping)]
-    if not any(w is not None and w < longest for w in waits):
-        return (
-            f"{reading.field} is {value!r}, but no route of the stage waits less than the function's longest "
-            f"run ({longest:g} ms): not a timeout"
-        )
-    return ""
+    if any(w is not None and w < longest for w in waits):
+        return ""
+    return f"{reading.field} is {value!r}, but no route waits less than the longest run ({longest:g} ms)"
 
 
 def _successful_changes(reading: Reading, *names: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
