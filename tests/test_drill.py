@@ -40,6 +40,7 @@ from watchdog.sweep import Notices, SweepReport, fail_stale, find_stale
 # The whole drill runs inside the one test that reads it (two would run it twice when xdist gives them to
 # two workers): more than the suite's default per test, and handed out first (conftest.py).
 FULL_DRILL_TIMEOUT = pytest.mark.timeout(1260)
+DRILL_LANES = 2  # see full_drill
 
 
 def _drill(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -62,7 +63,7 @@ def full_drill(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Com
     lanes beside one worker; a handler's init retry beside it, once with three beside two); its output and
     working directory."""
     cwd = tmp_path_factory.mktemp("drill")
-    return _drill("--jobs", "2", "--report-dir", "reports", cwd=cwd), cwd
+    return _drill("--jobs", str(DRILL_LANES), "--report-dir", "reports", cwd=cwd), cwd
 
 
 def _failed_steps(stdout: str) -> str:
@@ -154,9 +155,9 @@ def test_the_full_drill_passes_and_writes_its_reports_and_its_identities_use_wha
     restored = [c["ok"] for s in report["scenarios"] for c in s["checks"] if c["name"] == "world restored"]
     assert restored == [True] * len(SCENARIOS)  # one check per scenario, each passed
 
-    # one report per lane (three here), and the whole drill's report holds every scenario once
+    # one report per lane, and the whole drill's report holds every scenario once
     lanes = [json.loads(p.read_text()) for p in sorted((tmp_path / "reports" / "lanes").glob("*/*.json"))]
-    assert len(lanes) == 3
+    assert len(lanes) == DRILL_LANES
     assert sorted(s["name"] for lane in lanes for s in lane["scenarios"]) == sorted(s.name for s in SCENARIOS)
     assert any(line.startswith("lane 2  [") for line in ran.stdout.splitlines())
 
