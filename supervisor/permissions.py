@@ -1,7 +1,9 @@
-"""The AWS actions the supervisor needs: its two tables, the MCP key parameter, the diagnoses topic and
-the re-check queue, nothing else."""
+"""The AWS actions the supervisor needs: its two tables, the MCP key parameter, the diagnoses topic, the
+re-check queue and the reads a remediation plan's preconditions take, nothing else."""
 
 from __future__ import annotations
+
+from supervisor.remediation.operations import READ_ACTIONS
 
 TABLE_ACTIONS: tuple[str, ...] = (
     "dynamodb:GetItem",
@@ -14,3 +16,4 @@ NOTIFY_ACTIONS: tuple[str, ...] = ("sns:Publish",)  # one message per incident o
 RECHECK_ACTIONS: tuple[str, ...] = ("sqs:SendMessage",)  # a provisional diagnosis's delayed re-check
 # What Lambda's event source mapping does with the function's role to deliver the re-checks to it.
 RECHECK_POLL_ACTIONS: tuple[str, ...] = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+PLAN_READ_ACTIONS: tuple[str, ...] = READ_ACTIONS  # each allowlisted operation's fresh read (read-only)

@@ -22,7 +22,7 @@ import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-# The product's folders (DESIGN.md principle 6); ``executor`` joins once it exists.
+# The product's folders (DESIGN.md principle 6).
 PRODUCT = tuple(
     name
     for name in ("mcp_server", "supervisor", "watchdog", "console", "deploy", "executor")

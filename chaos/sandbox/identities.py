@@ -9,7 +9,13 @@ from typing import Any
 from chaos.sandbox import names
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
-from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, RECHECK_ACTIONS, TABLE_ACTIONS
+from supervisor.permissions import (
+    NOTIFY_ACTIONS,
+    PARAMETER_ACTIONS,
+    PLAN_READ_ACTIONS,
+    RECHECK_ACTIONS,
+    TABLE_ACTIONS,
+)
 from watchdog.permissions import CONTEXT_ACTIONS as WATCHDOG_CONTEXT_ACTIONS
 from watchdog.permissions import QUEUE_ACTIONS as WATCHDOG_QUEUE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
@@ -46,7 +52,13 @@ def policy_documents() -> dict[str, str]:
         names.SUPERVISOR: _document(
             {
                 "Effect": "Allow",
-                "Action": [*TABLE_ACTIONS, *PARAMETER_ACTIONS, *NOTIFY_ACTIONS, *RECHECK_ACTIONS],
+                "Action": [
+                    *TABLE_ACTIONS,
+                    *PARAMETER_ACTIONS,
+                    *NOTIFY_ACTIONS,
+                    *RECHECK_ACTIONS,
+                    *PLAN_READ_ACTIONS,
+                ],
                 "Resource": "*",
             }
         ),

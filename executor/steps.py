@@ -1,0 +1,115 @@
+"""Applying a plan's steps and undoing them. Before each call the state it changes is read again and must
+equal the step's precondition (a world that moved since the plan voids the rest); each call is recorded
+with its request id and the state before and after. An undo applies the inverses of the applied steps in
+reverse order and checks that each put back the state the step found."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from botocore import xform_name
+from botocore.exceptions import BotoCoreError, ClientError
+
+from supervisor.remediation.operations import BY_CALL, Operation, Reader, ReadError, settled
+from supervisor.remediation.plan import ApiCall, Plan, PlanStep
+
+Writer = Callable[[str], Any]  # a botocore service name -> a boto3 client that may apply the step
+
+
+class StepRefused(Exception):
+    """A step was not applied: what the executor found instead of what the plan expected."""
+
+    def __init__(self, step: int, reason: str) -> None:
+        super().__init__(f"step {step}: {reason}")
+        self.step = step
+
+
+@dataclass(frozen=True)
+class AppliedCall:
+    step: int  # 1-based, in the plan
+    call: ApiCall
+    request_id: str | None
+    before: dict[str, Any]
+    after: dict[str, Any]
+
+
+def apply_steps(
+    plan: Plan, *, read: Reader, write: Writer, applied: Callable[[AppliedCall], None]
+) -> list[AppliedCall]:
+    """Apply the plan's steps in order, each after its precondition is read true; ``applied`` is told of
+    each call as soon as it returned. Raises :class:`StepRefused` at the first step that may not run (the
+    steps before it stay applied: the caller undoes them)."""
+    done: list[AppliedCall] = []
+    for number, step in enumerate(plan.steps, start=1):
+        operation = _allowlisted(number, step.call)
+        before = _read(number, operation, read, step.call.params)
+        if before != step.precondition:
+            raise StepRefused(number, f"the world moved since the plan: {_difference(step, before)}")
+        response = _call(number, write, step.call)
+        record = AppliedCall(
+            number, step.call, _request_id(response), before, _read(number, operation, read, step.call.params)
+        )
+        applied(record)
+        done.append(record)
+    return done
+
+
+def undo_steps(plan: Plan, done: list[AppliedCall], *, read: Reader, write: Writer) -> list[str]:
+    """Apply the inverses of ``done`` in reverse order; what could not be put back, one line each (empty
+    when the world is back as each step found it, revision ids aside)."""
+    left: list[str] = []
+    for record in reversed(done):
+        inverse = plan.steps[record.step - 1].inverse
+        try:
+            operation = _allowlisted(record.step, inverse)
+            _call(record.step, write, inverse)
+            now = _read(
+                record.step, BY_CALL[(record.call.service, record.call.operation)], read, record.call.params
+            )
+        except StepRefused as error:
+            left.append(str(error))
+            continue
+        if settled(now) != settled(record.before):
+            left.append(
+                f"step {record.step}: {operation.name} left {settled(now)}, not {settled(record.before)}"
+            )
+    return left
+
+
+def _allowlisted(number: int, call: ApiCall) -> Operation:
+    operation = BY_CALL.get((call.service, call.operation))
+    if operation is None:
+        raise StepRefused(number, f"{call.service} {call.operation} is not an allowlisted operation")
+    return operation
+
+
+def _read(number: int, operation: Operation, read: Reader, params: Mapping[str, Any]) -> dict[str, Any]:
+    try:
+        return operation.read(read, params)
+    except (ReadError, ClientError, BotoCoreError) as error:
+        raise StepRefused(number, f"reading what it changes failed: {error}") from error
+
+
+def _call(number: int, write: Writer, call: ApiCall) -> Mapping[str, Any]:
+    try:
+        response: Mapping[str, Any] = getattr(write(call.service), xform_name(call.operation))(**call.params)
+    except (ClientError, BotoCoreError) as error:
+        raise StepRefused(number, f"{call.operation} failed: {error}") from error
+    return response
+
+
+def _request_id(response: Mapping[str, Any]) -> str | None:
+    metadata = response.get("ResponseMetadata")
+    return str(metadata["RequestId"]) if isinstance(metadata, Mapping) and "RequestId" in metadata else None
+
+
+def _difference(step: PlanStep, now: Mapping[str, Any]) -> str:
+    keys = sorted(set(step.precondition) | set(now))
+    changed = [
+        f"{k} {step.precondition.get(k)!r} → {now.get(k)!r}"
+        for k in keys
+        if step.precondition.get(k) != now.get(k)
+    ]
+    return ", ".join(changed)

@@ -1,0 +1,79 @@
+"""The Critic, in code: every draft step is reviewed before anyone sees it. A step passes only if its
+operation is on the allowlist with parameters it accepts on the state read, it changes only the incident's
+function and the resources the diagnosis verified, it quotes no redacted value, and its undo is itself an
+allowlisted call on the same resources. The risk of a step that passes is the allowlist's."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from mcp_server.secret_kinds import quotes_a_placeholder
+from supervisor.remediation.operations import BY_CALL, function_name
+from supervisor.remediation.plan import DraftStep, Plan, PlanStep, Recovery, RecoveryKind
+from supervisor.schemas import Diagnosis
+
+RECORDS_FLOW: frozenset[str] = frozenset({"event_source_stopped"})  # faults whose recovery is records moving
+
+
+@dataclass(frozen=True)
+class Refusal:
+    step: int  # 1-based, in the draft
+    reason: str
+
+
+@dataclass
+class Review:
+    refusals: list[Refusal] = field(default_factory=list)
+    plan: Plan | None = None  # when every step passed
+
+
+def review(
+    steps: list[DraftStep],
+    diagnosis: Diagnosis,
+    *,
+    incident_id: str,
+    function: str,
+    recovery_seconds: int,
+) -> Review:
+    """Review the Resolver's ``steps`` for the incident on ``function``; a plan only when all pass."""
+    verified = {function, *(function_name(name) for name in diagnosis.affected_resources)}
+    result = Review()
+    passed: list[PlanStep] = []
+    for number, step in enumerate(steps, start=1):
+        reason = _refusal(step, verified)
+        if reason is not None:
+            result.refusals.append(Refusal(number, reason))
+            continue
+        risk = BY_CALL[(step.call.service, step.call.operation)].risk
+        passed.append(PlanStep(**step.model_dump(), risk=risk))
+    if passed and not result.refusals:
+        kind: RecoveryKind = (
+            "records_flow" if RECORDS_FLOW & set(diagnosis.fault_types) else "invocations_succeed"
+        )
+        recovery = Recovery(kind=kind, function=function, within_seconds=recovery_seconds)
+        result.plan = Plan(incident_id=incident_id, function=function, steps=tuple(passed), recovery=recovery)
+    return result
+
+
+def _refusal(step: DraftStep, verified: set[str]) -> str | None:
+    call, undo = step.call, step.inverse
+    operation = BY_CALL.get((call.service, call.operation))
+    if operation is None:
+        return f"{call.service} {call.operation} is not on the allowlist of remediation operations"
+    if (reason := operation.refusal(call.params, step.precondition)) is not None:
+        return reason
+    touched = set(operation.targets(call.params, step.precondition))
+    if outside := sorted(touched - verified):
+        return (
+            f"it changes {', '.join(outside)}: neither the incident's function nor a resource the diagnosis "
+            "verified"
+        )
+    if quotes_a_placeholder(json.dumps(call.params)):
+        return "it quotes a redacted value's placeholder: it would set the placeholder, not the value"
+    inverse = BY_CALL.get((undo.service, undo.operation))
+    if inverse is None:
+        return f"its undo, {undo.service} {undo.operation}, is not an allowlisted operation"
+    if set(inverse.targets(undo.params, step.precondition)) != touched:
+        return "its undo does not change the same resources as the step"
+    return None

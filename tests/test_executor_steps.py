@@ -1,0 +1,126 @@
+"""The executor's steps on the sandbox: applied only on the state the plan read, recorded with their request
+ids, and undone in reverse order back to the state each found; the world is checked with the operator's own
+reads, never with the executor's."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from executor.steps import AppliedCall, StepRefused, apply_steps, undo_steps
+from supervisor.diagnosis.cli_commands import build_command
+from supervisor.remediation.critic import review
+from supervisor.remediation.plan import ApiCall, Plan
+from supervisor.remediation.resolver import resolve
+from tests.test_remediation_plan import _diagnosis
+
+TIMEOUT = {"FunctionName": names.FUNCTION_NAME, "Timeout": 9}
+RESERVED = {"FunctionName": names.FUNCTION_NAME, "ReservedConcurrentExecutions": 4}
+
+
+def _world(operator: boto3.Session) -> dict[str, Any]:
+    lambda_ = operator.client("lambda")
+    config = lambda_.get_function_configuration(FunctionName=names.FUNCTION_NAME)
+    reserved = lambda_.get_function_concurrency(FunctionName=names.FUNCTION_NAME)
+    return {"Timeout": config["Timeout"], "Reserved": reserved.get("ReservedConcurrentExecutions")}
+
+
+@pytest.fixture
+def original(operator: boto3.Session) -> Iterator[dict[str, Any]]:
+    """The function's timeout and reservation before the test, put back by the operator after it."""
+    before = _world(operator)
+    yield before
+    lambda_ = operator.client("lambda")
+    lambda_.update_function_configuration(FunctionName=names.FUNCTION_NAME, Timeout=before["Timeout"])
+    if before["Reserved"] is None:
+        lambda_.delete_function_concurrency(FunctionName=names.FUNCTION_NAME)
+
+
+def _plan(sandbox: Sandbox, *calls: tuple[str, dict[str, Any]]) -> Plan:
+    commands = [
+        build_command("lambda", operation, params, region=sandbox.region) for operation, params in calls
+    ]
+    draft = resolve(_diagnosis(*commands), final=True, read=sandbox.session(names.SUPERVISOR).client)
+    assert draft.unplanned == []
+    reviewed = review(
+        draft.steps, _diagnosis(), incident_id="i-1", function=names.FUNCTION_NAME, recovery_seconds=60
+    )
+    assert reviewed.plan is not None, reviewed.refusals
+    return reviewed.plan
+
+
+def test_the_steps_are_applied_in_order_and_undone_back_to_the_world_they_found(
+    sandbox: Sandbox, operator: boto3.Session, original: dict[str, Any]
+) -> None:
+    plan = _plan(sandbox, ("UpdateFunctionConfiguration", TIMEOUT), ("PutFunctionConcurrency", RESERVED))
+    told: list[AppliedCall] = []
+    reader = sandbox.session(names.SUPERVISOR).client
+    done = apply_steps(plan, read=reader, write=operator.client, applied=told.append)
+    assert told == done
+    assert [record.call.operation for record in done] == [
+        "UpdateFunctionConfiguration",
+        "PutFunctionConcurrency",
+    ]
+    assert all(record.request_id for record in done)
+    assert _world(operator) == {"Timeout": 9, "Reserved": 4}
+    assert undo_steps(plan, done, read=reader, write=operator.client) == []
+    assert _world(operator) == original
+
+
+def test_a_world_that_moved_since_the_plan_stops_the_step_before_its_call(
+    sandbox: Sandbox, operator: boto3.Session, original: dict[str, Any]
+) -> None:
+    plan = _plan(sandbox, ("UpdateFunctionConfiguration", TIMEOUT), ("PutFunctionConcurrency", RESERVED))
+    operator.client("lambda").put_function_concurrency(  # someone reserves concurrency meanwhile
+        FunctionName=names.FUNCTION_NAME, ReservedConcurrentExecutions=2
+    )
+    told: list[AppliedCall] = []
+    reader = sandbox.session(names.SUPERVISOR).client
+    with pytest.raises(StepRefused) as refused:
+        apply_steps(plan, read=reader, write=operator.client, applied=told.append)
+    assert refused.value.step == 2
+    assert "the world moved since the plan: ReservedConcurrentExecutions None → 2" in str(refused.value)
+    assert [record.step for record in told] == [1]  # the first step ran; the second never did
+    assert _world(operator) == {"Timeout": 9, "Reserved": 2}
+    assert undo_steps(plan, told, read=reader, write=operator.client) == []
+    assert _world(operator) == {"Timeout": original["Timeout"], "Reserved": 2}  # the other change is theirs
+
+
+def test_a_step_off_the_allowlist_is_never_called(sandbox: Sandbox, operator: boto3.Session) -> None:
+    plan = _plan(sandbox, ("UpdateFunctionConfiguration", TIMEOUT))
+    forged = plan.model_copy(
+        update={
+            "steps": (
+                plan.steps[0].model_copy(
+                    update={
+                        "call": ApiCall(
+                            service="lambda",
+                            operation="DeleteFunction",
+                            params={"FunctionName": names.FUNCTION_NAME},
+                        )
+                    }
+                ),
+            )
+        }
+    )
+    with pytest.raises(StepRefused, match="lambda DeleteFunction is not an allowlisted operation"):
+        apply_steps(forged, read=operator.client, write=operator.client, applied=lambda _: None)
+    operator.client("lambda").get_function(FunctionName=names.FUNCTION_NAME)  # still there
+
+
+def test_an_undo_that_cannot_put_the_state_back_says_what_is_left(
+    sandbox: Sandbox, operator: boto3.Session, original: dict[str, Any]
+) -> None:
+    plan = _plan(sandbox, ("UpdateFunctionConfiguration", TIMEOUT))
+    reader = sandbox.session(names.SUPERVISOR).client
+    done = apply_steps(plan, read=reader, write=operator.client, applied=lambda _: None)
+    denied = sandbox.session(names.SUPERVISOR).client  # the supervisor may not write: the undo is refused
+    left = undo_steps(plan, done, read=reader, write=denied)
+    assert len(left) == 1
+    assert left[0].startswith("step 1: UpdateFunctionConfiguration failed: An error occurred (AccessDenied")
+    assert _world(operator)["Timeout"] == 9

@@ -1,0 +1,422 @@
+"""The Resolver's steps on the sandbox: each allowlisted operation read afresh, applied and undone by the
+inverse built from that read, the world checked by the operator's own reads (not the product's); and the
+Critic's refusals, each on a step that differs from a passing one only in what the rule checks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import pytest
+from botocore import xform_name
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from supervisor.diagnosis.cli_commands import build_command
+from supervisor.permissions import PLAN_READ_ACTIONS
+from supervisor.remediation.critic import review
+from supervisor.remediation.operations import OPERATIONS
+from supervisor.remediation.plan import ApiCall, DraftStep, plan_digest
+from supervisor.remediation.resolver import resolve
+from supervisor.schemas import Diagnosis
+
+LOGS_POLICY_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.LOGS_POLICY_NAME}"
+NARROW = {
+    "Version": "2012-10-17",
+    "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/k"}],
+}
+
+
+def _diagnosis(
+    *commands: str, affected: tuple[str, ...] = (), faults: tuple[str, ...] = ("timeout",)
+) -> Diagnosis:
+    return Diagnosis.model_validate(
+        {
+            "root_cause": "a change broke the function",
+            "fault_types": list(faults),
+            "affected_resources": list(affected),
+            "severity": "high",
+            "confidence": 0.9,
+            "evidence": [
+                {
+                    "tool": "get_recent_logs",
+                    "field": "f",
+                    "value": "v",
+                    "interpretation": "i",
+                    "supports": None,
+                }
+            ],
+            "remediation_plan": [
+                {
+                    "action": f"fix {n}",
+                    "details": "d",
+                    "evidence_basis": [0],
+                    "risk_level": "low",
+                    "requires_approval": True,
+                    "command": command,
+                }
+                for n, command in enumerate(commands)
+            ],
+            "verification": {
+                "pointers": [],
+                "unsupported_fault_types": [],
+                "refinement_turns": 0,
+                "claimed_confidence": 0.9,
+            },
+        }
+    )
+
+
+def _apply(session: boto3.Session, call: ApiCall) -> None:
+    getattr(session.client(call.service), xform_name(call.operation))(**call.params)
+
+
+@dataclass(frozen=True)
+class Case:
+    service: str
+    operation: str
+    params: Callable[[boto3.Session], dict[str, Any]]  # read with the operator's session
+    affected: tuple[str, ...]
+    observe: Callable[[boto3.Session], object]  # the operator's own read of what the call changes
+
+
+def _mapping(operator: boto3.Session) -> dict[str, Any]:
+    mappings = operator.client("lambda").list_event_source_mappings(FunctionName=names.CLICK_FUNCTION)
+    return dict(mappings["EventSourceMappings"][0])
+
+
+def _inline(operator: boto3.Session, name: str) -> object:
+    iam = operator.client("iam")
+    try:
+        return iam.get_role_policy(RoleName=names.ROLE_NAME, PolicyName=name)["PolicyDocument"]
+    except iam.exceptions.NoSuchEntityException:
+        return None
+
+
+CASES = {
+    "alias moved": Case(
+        "lambda",
+        "UpdateAlias",
+        lambda _: {
+            "FunctionName": names.ORDERS_FUNCTION,
+            "Name": names.ORDERS_ALIAS,
+            "FunctionVersion": "$LATEST",
+        },
+        (),
+        lambda s: s.client("lambda").get_alias(FunctionName=names.ORDERS_FUNCTION, Name=names.ORDERS_ALIAS)[
+            "FunctionVersion"
+        ],
+    ),
+    "settings": Case(
+        "lambda",
+        "UpdateFunctionConfiguration",
+        lambda _: {"FunctionName": names.FUNCTION_NAME, "Timeout": 7, "MemorySize": 384},
+        (),
+        lambda s: {
+            k: v
+            for k, v in s.client("lambda")
+            .get_function_configuration(FunctionName=names.FUNCTION_NAME)
+            .items()
+            if k in ("Timeout", "MemorySize")
+        },
+    ),
+    "concurrency reserved": Case(
+        "lambda",
+        "PutFunctionConcurrency",
+        lambda _: {"FunctionName": names.FUNCTION_NAME, "ReservedConcurrentExecutions": 5},
+        (),
+        lambda s: (
+            s.client("lambda")
+            .get_function_concurrency(FunctionName=names.FUNCTION_NAME)
+            .get("ReservedConcurrentExecutions")
+        ),
+    ),
+    "inline policy replaced": Case(
+        "iam",
+        "PutRolePolicy",
+        lambda _: {
+            "RoleName": names.ROLE_NAME,
+            "PolicyName": names.INLINE_POLICY_NAME,
+            "PolicyDocument": json.dumps(NARROW),
+        },
+        (names.ROLE_NAME,),
+        lambda s: _inline(s, names.INLINE_POLICY_NAME),
+    ),
+    "inline policy added": Case(
+        "iam",
+        "PutRolePolicy",
+        lambda _: {
+            "RoleName": names.ROLE_NAME,
+            "PolicyName": "remediation-test",
+            "PolicyDocument": json.dumps(NARROW),
+        },
+        (names.ROLE_NAME,),
+        lambda s: _inline(s, "remediation-test"),
+    ),
+    "mapping's retries": Case(
+        "lambda",
+        "UpdateEventSourceMapping",
+        lambda s: {
+            "UUID": _mapping(s)["UUID"],
+            "MaximumRetryAttempts": 2,
+            "BisectBatchOnFunctionError": True,
+        },
+        (),
+        lambda s: {k: _mapping(s).get(k) for k in ("MaximumRetryAttempts", "BisectBatchOnFunctionError")},
+    ),
+    "managed policy detached": Case(
+        "iam",
+        "DetachRolePolicy",
+        lambda _: {"RoleName": names.ROLE_NAME, "PolicyArn": LOGS_POLICY_ARN},
+        (names.ROLE_NAME,),
+        lambda s: sorted(
+            p["PolicyArn"]
+            for p in s.client("iam").list_attached_role_policies(RoleName=names.ROLE_NAME)["AttachedPolicies"]
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_a_step_is_applied_on_its_precondition_and_its_inverse_puts_the_world_back(
+    name: str, sandbox: Sandbox, operator: boto3.Session
+) -> None:
+    case = CASES[name]
+    before, params = case.observe(operator), case.params(operator)
+    command = build_command(case.service, case.operation, params, region=sandbox.region)
+    draft = resolve(_diagnosis(command), final=True, read=sandbox.session(names.SUPERVISOR).client)
+    assert draft.unplanned == []
+    (step,) = draft.steps
+    assert step.call.params == params
+    try:
+        _apply(operator, step.call)
+        assert case.observe(operator) != before, "the step changed nothing"
+    finally:
+        _apply(operator, step.inverse)
+    assert case.observe(operator) == before
+
+
+def test_every_allowlisted_operation_is_applied_or_undone_by_a_tested_case() -> None:
+    """Each declaration's call or inverse runs on the sandbox above (a new one needs a case)."""
+    inverses = {"UpdateAlias", "UpdateFunctionConfiguration", "DeleteFunctionConcurrency", "DeleteRolePolicy"}
+    inverses |= {"AttachRolePolicy"}
+    covered = {case.operation for case in CASES.values()} | inverses
+    assert {operation.name for operation in OPERATIONS} <= covered
+
+
+def _step(
+    service: str, operation: str, params: dict[str, Any], state: dict[str, Any], undo: ApiCall
+) -> DraftStep:
+    return DraftStep(
+        action="a",
+        call=ApiCall(service=service, operation=operation, params=params),
+        precondition=state,
+        inverse=undo,
+    )
+
+
+_CONCURRENCY = {"FunctionName": names.FUNCTION_NAME}
+_PUT_BACK = ApiCall(
+    service="lambda",
+    operation="PutFunctionConcurrency",
+    params={"FunctionName": names.FUNCTION_NAME, "ReservedConcurrentExecutions": 0},
+)
+
+
+def _reviewed(step: DraftStep, affected: tuple[str, ...] = ()) -> list[str]:
+    result = review(
+        [step],
+        _diagnosis(affected=affected),
+        incident_id="i-1",
+        function=names.FUNCTION_NAME,
+        recovery_seconds=60,
+    )
+    assert (result.plan is None) == bool(result.refusals)
+    return [refusal.reason for refusal in result.refusals]
+
+
+def test_the_critic_passes_a_reservation_removed_and_gives_it_the_allowlists_risk() -> None:
+    step = _step(
+        "lambda", "DeleteFunctionConcurrency", _CONCURRENCY, {"ReservedConcurrentExecutions": 0}, _PUT_BACK
+    )
+    result = review(
+        [step], _diagnosis(), incident_id="i-1", function=names.FUNCTION_NAME, recovery_seconds=60
+    )
+    assert result.refusals == []
+    assert result.plan is not None
+    assert [s.risk for s in result.plan.steps] == ["low"]
+    assert result.plan.recovery.kind == "invocations_succeed"
+
+
+@pytest.mark.parametrize(
+    ("step", "affected", "reason"),
+    [
+        (
+            _step("lambda", "DeleteFunction", _CONCURRENCY, {}, _PUT_BACK),
+            (),
+            "lambda DeleteFunction is not on the allowlist of remediation operations",
+        ),
+        (
+            _step(
+                "lambda",
+                "DeleteFunctionConcurrency",
+                {"FunctionName": names.ORDERS_FUNCTION},
+                {"ReservedConcurrentExecutions": 0},
+                _PUT_BACK,
+            ),
+            (),
+            f"it changes {names.ORDERS_FUNCTION}: neither the incident's function nor a resource the "
+            "diagnosis verified",
+        ),
+        (
+            _step(
+                "lambda",
+                "UpdateFunctionConfiguration",
+                {"FunctionName": names.FUNCTION_NAME, "Environment": {"Variables": {"A": "b"}}},
+                {},
+                _PUT_BACK,
+            ),
+            (),
+            "UpdateFunctionConfiguration may set only EphemeralStorage, FunctionName, Handler, MemorySize, "
+            "Timeout, not Environment",
+        ),
+        (
+            _step(
+                "lambda",
+                "DeleteFunctionConcurrency",
+                _CONCURRENCY,
+                {"ReservedConcurrentExecutions": None},
+                _PUT_BACK,
+            ),
+            (),
+            "the function reserves no concurrency: nothing to delete",
+        ),
+        (
+            _step(
+                "lambda",
+                "UpdateFunctionConfiguration",
+                {"FunctionName": names.FUNCTION_NAME, "Handler": "[REDACTED:email]"},
+                {"Handler": "app.handler"},
+                ApiCall(service="lambda", operation="UpdateFunctionConfiguration", params=_CONCURRENCY),
+            ),
+            (),
+            "it quotes a redacted value's placeholder: it would set the placeholder, not the value",
+        ),
+        (
+            _step(
+                "lambda",
+                "DeleteFunctionConcurrency",
+                _CONCURRENCY,
+                {"ReservedConcurrentExecutions": 0},
+                ApiCall(service="lambda", operation="DeleteFunction", params=_CONCURRENCY),
+            ),
+            (),
+            "its undo, lambda DeleteFunction, is not an allowlisted operation",
+        ),
+        (
+            _step(
+                "lambda",
+                "DeleteFunctionConcurrency",
+                _CONCURRENCY,
+                {"ReservedConcurrentExecutions": 0},
+                ApiCall(
+                    service="lambda",
+                    operation="DeleteFunctionConcurrency",
+                    params={"FunctionName": names.ORDERS_FUNCTION},
+                ),
+            ),
+            (names.ORDERS_FUNCTION,),
+            "its undo does not change the same resources as the step",
+        ),
+    ],
+    ids=[
+        "not allowlisted",
+        "another function",
+        "environment",
+        "nothing to do",
+        "placeholder",
+        "undo",
+        "undo elsewhere",
+    ],
+)
+def test_the_critic_refuses(step: DraftStep, affected: tuple[str, ...], reason: str) -> None:
+    assert _reviewed(step, affected) == [reason]
+
+
+@pytest.mark.parametrize(
+    ("document", "reason"),
+    [
+        ({"Effect": "Allow", "Action": "*", "Resource": "arn:aws:s3:::b/k"}, "the document allows *"),
+        ({"Effect": "Allow", "Action": "s3:*", "Resource": "arn:aws:s3:::b/k"}, "the document allows s3:*"),
+        (
+            {"Effect": "Allow", "Action": ["iam:PassRole"], "Resource": "arn:aws:iam::1:role/r"},
+            "the document allows iam:PassRole",
+        ),
+        (
+            {"Effect": "Allow", "Action": "sts:Assume*", "Resource": "arn:aws:iam::1:role/r"},
+            "the document allows sts:Assume*",
+        ),
+        (
+            {"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"},
+            "the document allows its actions on every resource (*)",
+        ),
+        (
+            {"Effect": "Allow", "NotAction": "s3:GetObject", "Resource": "arn:aws:s3:::b/k"},
+            "an Allow with NotAction or NotResource grants everything it does not name",
+        ),
+    ],
+    ids=["everything", "a service", "pass role", "sts wildcard", "every resource", "not action"],
+)
+def test_the_critic_refuses_a_policy_wider_than_one_action_on_named_resources(
+    document: dict[str, Any], reason: str
+) -> None:
+    names_ = {"RoleName": names.ROLE_NAME, "PolicyName": "p"}
+    undo = ApiCall(service="iam", operation="DeleteRolePolicy", params=names_)
+    wide = {"Version": "2012-10-17", "Statement": [document]}
+    step = _step(
+        "iam", "PutRolePolicy", {**names_, "PolicyDocument": json.dumps(wide)}, {"PolicyDocument": None}, undo
+    )
+    assert _reviewed(step, (names.ROLE_NAME,)) == [reason]
+    narrow = {**names_, "PolicyDocument": json.dumps(NARROW)}
+    assert (
+        _reviewed(_step("iam", "PutRolePolicy", narrow, {"PolicyDocument": None}, undo), (names.ROLE_NAME,))
+        == []
+    )
+
+
+def test_a_provisional_diagnosis_gets_no_steps(sandbox: Sandbox) -> None:
+    command = build_command("lambda", "DeleteFunctionConcurrency", _CONCURRENCY, region=sandbox.region)
+    draft = resolve(_diagnosis(command), final=False, read=sandbox.session(names.SUPERVISOR).client)
+    assert draft.steps == []
+    assert draft.unplanned == ["the diagnosis is provisional: its change history may still lack the trigger"]
+
+
+def test_the_digest_binds_every_parameter_and_precondition() -> None:
+    step = _step(
+        "lambda", "DeleteFunctionConcurrency", _CONCURRENCY, {"ReservedConcurrentExecutions": 0}, _PUT_BACK
+    )
+    plan = review(
+        [step], _diagnosis(), incident_id="i-1", function=names.FUNCTION_NAME, recovery_seconds=60
+    ).plan
+    assert plan is not None
+    document = plan.model_dump(mode="json")
+    assert plan.digest == plan_digest(json.loads(json.dumps(document)))
+    document["steps"][0]["precondition"]["ReservedConcurrentExecutions"] = 1
+    assert plan_digest(document) != plan.digest
+    document = plan.model_dump(mode="json")
+    document["steps"][0]["inverse"]["params"]["ReservedConcurrentExecutions"] = 1
+    assert plan_digest(document) != plan.digest
+
+
+def test_the_reads_a_plan_takes_are_read_only_and_the_supervisor_may_take_no_other_step(
+    sandbox: Sandbox,
+) -> None:
+    """The supervisor's identity gains the plan's reads, and still cannot write what a plan would."""
+    assert PLAN_READ_ACTIONS
+    assert all(action.split(":")[1].startswith(("Get", "List")) for action in PLAN_READ_ACTIONS)
+    lambda_ = sandbox.session(names.SUPERVISOR).client("lambda")
+    with pytest.raises(lambda_.exceptions.ClientError, match="AccessDenied"):
+        lambda_.delete_function_concurrency(FunctionName=names.FUNCTION_NAME)
