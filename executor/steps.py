@@ -12,7 +12,8 @@ from typing import Any
 from botocore import xform_name
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.remediation.operations import BY_CALL, Operation, Reader, ReadError, settled
+from supervisor.remediation.operation import Operation, Reader, ReadError, settled
+from supervisor.remediation.operations import BY_CALL
 from supervisor.remediation.plan import ApiCall, Plan, PlanStep
 
 Writer = Callable[[str], Any]  # a botocore service name -> a boto3 client that may apply the step

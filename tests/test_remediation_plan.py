@@ -18,7 +18,8 @@ from chaos.sandbox.sandbox import Sandbox
 from supervisor.diagnosis.cli_commands import build_command
 from supervisor.permissions import PLAN_READ_ACTIONS
 from supervisor.remediation.critic import review
-from supervisor.remediation.operations import OPERATIONS
+from supervisor.remediation.operation import function_name
+from supervisor.remediation.operations import BY_CALL, OPERATIONS
 from supervisor.remediation.plan import ApiCall, DraftStep, plan_digest
 from supervisor.remediation.resolver import resolve
 from supervisor.schemas import Diagnosis
@@ -96,6 +97,19 @@ def _inline(operator: boto3.Session, name: str) -> object:
         return None
 
 
+def _statements(operator: boto3.Session, function: str) -> dict[str, Any]:
+    lambda_ = operator.client("lambda")
+    try:
+        policy = json.loads(lambda_.get_policy(FunctionName=function)["Policy"])
+    except lambda_.exceptions.ResourceNotFoundException:
+        return {}
+    return {statement["Sid"]: statement for statement in policy["Statement"]}
+
+
+def _key_arn(operator: boto3.Session) -> str:
+    return str(operator.client("kms").describe_key(KeyId=names.ORDER_WORKER_KEY_ALIAS)["KeyMetadata"]["Arn"])
+
+
 CASES = {
     "alias moved": Case(
         "lambda",
@@ -167,6 +181,26 @@ CASES = {
         (),
         lambda s: {k: _mapping(s).get(k) for k in ("MaximumRetryAttempts", "BisectBatchOnFunctionError")},
     ),
+    "statement added": Case(
+        "lambda",
+        "AddPermission",
+        lambda _: {
+            "FunctionName": names.FUNCTION_NAME,
+            "StatementId": "remediation-test",
+            "Action": "lambda:InvokeFunction",
+            "Principal": "sns.amazonaws.com",
+            "SourceArn": f"arn:aws:sns:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:remediation-test",
+        },
+        (),
+        lambda s: _statements(s, names.FUNCTION_NAME).get("remediation-test"),
+    ),
+    "key disabled": Case(
+        "kms",
+        "DisableKey",
+        lambda s: {"KeyId": _key_arn(s)},
+        (),
+        lambda s: s.client("kms").describe_key(KeyId=_key_arn(s))["KeyMetadata"]["KeyState"],
+    ),
     "managed policy detached": Case(
         "iam",
         "DetachRolePolicy",
@@ -202,9 +236,31 @@ def test_a_step_is_applied_on_its_precondition_and_its_inverse_puts_the_world_ba
 def test_every_allowlisted_operation_is_applied_or_undone_by_a_tested_case() -> None:
     """Each declaration's call or inverse runs on the sandbox above (a new one needs a case)."""
     inverses = {"UpdateAlias", "UpdateFunctionConfiguration", "DeleteFunctionConcurrency", "DeleteRolePolicy"}
-    inverses |= {"AttachRolePolicy"}
+    inverses |= {"AttachRolePolicy", "RemovePermission", "EnableKey"}
     covered = {case.operation for case in CASES.values()} | inverses
     assert {operation.name for operation in OPERATIONS} <= covered
+
+
+@pytest.mark.parametrize(
+    ("function", "sid"),
+    [
+        (names.ORDER_INTAKE_FUNCTION, names.ORDER_INTAKE_URL_INVOKE_STATEMENT),
+        (names.ORDER_NOTIFIER_FUNCTION, names.ORDER_EVENTS_STATEMENT),
+    ],
+    ids=["function URL", "topic"],
+)
+def test_a_statement_taken_out_is_put_back_exactly_by_its_inverse(
+    function: str, sid: str, sandbox: Sandbox, operator: boto3.Session
+) -> None:
+    """A statement read, removed and added back by the inverse built from the read is the same statement."""
+    remove = BY_CALL[("lambda", "RemovePermission")]
+    params = {"FunctionName": function, "StatementId": sid}
+    state = remove.read(sandbox.session(names.SUPERVISOR).client, params)
+    before = _statements(operator, function)[sid]
+    operator.client("lambda").remove_permission(**params)
+    assert sid not in _statements(operator, function)
+    _apply(operator, remove.inverse(params, state))
+    assert _statements(operator, function)[sid] == before
 
 
 def _step(
@@ -416,7 +472,84 @@ def test_the_reads_a_plan_takes_are_read_only_and_the_supervisor_may_take_no_oth
 ) -> None:
     """The supervisor's identity gains the plan's reads, and still cannot write what a plan would."""
     assert PLAN_READ_ACTIONS
-    assert all(action.split(":")[1].startswith(("Get", "List")) for action in PLAN_READ_ACTIONS)
+    assert all(action.split(":")[1].startswith(("Get", "List", "Describe")) for action in PLAN_READ_ACTIONS)
     lambda_ = sandbox.session(names.SUPERVISOR).client("lambda")
     with pytest.raises(lambda_.exceptions.ClientError, match="AccessDenied"):
         lambda_.delete_function_concurrency(FunctionName=names.FUNCTION_NAME)
+
+
+_KEY = f"arn:aws:kms:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+_KEY_UNDO = ApiCall(service="kms", operation="DisableKey", params={"KeyId": _KEY})
+_INVOKE = {"FunctionName": names.FUNCTION_NAME, "StatementId": "s", "Action": "lambda:InvokeFunction"}
+_REMOVE = ApiCall(service="lambda", operation="RemovePermission", params={**_CONCURRENCY, "StatementId": "s"})
+
+
+@pytest.mark.parametrize(
+    ("step", "reason"),
+    [
+        (
+            _step("kms", "EnableKey", {"KeyId": _KEY}, {"KeyState": "Enabled"}, _KEY_UNDO),
+            f"key {_KEY} is Enabled, not Disabled: enabling it is not the fix",
+        ),
+        (
+            _step("kms", "DisableKey", {"KeyId": _KEY}, {"KeyState": "Enabled"}, _KEY_UNDO),
+            "DisableKey is on the allowlist only to undo a fix, never as a fix",
+        ),
+        (
+            _step("lambda", "AddPermission", {**_INVOKE, "Principal": "*"}, {"Statement": None}, _REMOVE),
+            "the statement would let anyone invoke the function, by any path",
+        ),
+        (
+            _step(
+                "lambda",
+                "AddPermission",
+                {**_INVOKE, "Action": "lambda:UpdateFunctionCode", "Principal": "sns.amazonaws.com"},
+                {"Statement": None},
+                _REMOVE,
+            ),
+            "a fix lets a caller invoke the function, not lambda:UpdateFunctionCode",
+        ),
+    ],
+    ids=["key not disabled", "disable", "anyone", "not invoke"],
+)
+def test_the_critic_refuses_what_opens_the_function_or_touches_a_key_wrongly(
+    step: DraftStep, reason: str
+) -> None:
+    assert _reviewed(step, (_KEY,)) == [reason]
+
+
+def test_a_key_enabled_again_passes_as_a_high_risk_step_and_a_scoped_statement_too() -> None:
+    enable = _step("kms", "EnableKey", {"KeyId": _KEY}, {"KeyState": "Disabled"}, _KEY_UNDO)
+    url = {**_INVOKE, "Principal": "*", "InvokedViaFunctionUrl": True}
+    statement = _step("lambda", "AddPermission", url, {"Statement": None}, _REMOVE)
+    result = review(
+        [enable, statement],
+        _diagnosis(affected=(_KEY,)),
+        incident_id="i-1",
+        function=names.FUNCTION_NAME,
+        recovery_seconds=60,
+    )
+    assert result.refusals == []
+    assert result.plan is not None
+    assert [step.risk for step in result.plan.steps] == ["high", "high"]
+
+
+@pytest.mark.parametrize(
+    ("value", "name"),
+    [
+        ("data-processor", "data-processor"),
+        ("data-processor:live", "data-processor"),
+        (f"{names.ACCOUNT_ID}:function:data-processor", "data-processor"),
+        (
+            f"arn:aws:lambda:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:function:data-processor:7",
+            "data-processor",
+        ),
+        (_KEY, _KEY),
+        (
+            f"arn:aws:sqs:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:orders-queue",
+            f"arn:aws:sqs:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:orders-queue",
+        ),
+    ],
+)
+def test_a_function_is_named_from_any_form_and_another_arn_is_kept_whole(value: str, name: str) -> None:
+    assert function_name(value) == name

@@ -9,7 +9,8 @@ import json
 from dataclasses import dataclass, field
 
 from mcp_server.secret_kinds import quotes_a_placeholder
-from supervisor.remediation.operations import BY_CALL, function_name
+from supervisor.remediation.operation import function_name
+from supervisor.remediation.operations import BY_CALL
 from supervisor.remediation.plan import DraftStep, Plan, PlanStep, Recovery, RecoveryKind
 from supervisor.schemas import Diagnosis
 

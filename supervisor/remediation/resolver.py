@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from botocore.exceptions import BotoCoreError, ClientError
 
 from supervisor.diagnosis.cli_commands import CommandError, parse_command
-from supervisor.remediation.operations import BY_CALL, Reader, ReadError
+from supervisor.remediation.operation import Reader, ReadError
+from supervisor.remediation.operations import BY_CALL
 from supervisor.remediation.plan import ApiCall, DraftStep
 from supervisor.schemas import Diagnosis
 

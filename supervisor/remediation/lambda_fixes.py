@@ -1,0 +1,286 @@
+"""The allowlisted fixes on a Lambda function itself: its alias, its recorded settings, its reserved
+concurrency, its event-source mapping, a statement of its resource policy put back."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+from supervisor.remediation.operation import Operation, Params, Reader, ReadError, State, function_name
+from supervisor.remediation.plan import ApiCall
+
+
+def _function(params: Params, _state: State) -> tuple[str, ...]:
+    return (function_name(params["FunctionName"]),)
+
+
+def _read_alias(client: Reader, params: Params) -> State:
+    alias = client("lambda").get_alias(FunctionName=params["FunctionName"], Name=params["Name"])
+    return {
+        "FunctionVersion": alias["FunctionVersion"],
+        "RoutingConfig": alias.get("RoutingConfig") or {"AdditionalVersionWeights": {}},
+        "RevisionId": alias.get("RevisionId"),
+    }
+
+
+def _alias_back(params: Params, state: State) -> ApiCall:
+    return ApiCall(
+        service="lambda",
+        operation="UpdateAlias",
+        params={
+            "FunctionName": params["FunctionName"],
+            "Name": params["Name"],
+            "FunctionVersion": state["FunctionVersion"],
+            "RoutingConfig": state["RoutingConfig"],
+        },
+    )
+
+
+def _unmoved_alias(params: Params, state: State) -> str | None:
+    if params["FunctionVersion"] == state["FunctionVersion"]:
+        return f"alias {params['Name']} already points at version {state['FunctionVersion']}: nothing to do"
+    return None
+
+
+SETTINGS: Final = ("Timeout", "MemorySize", "Handler", "EphemeralStorage")  # never Environment: sensitive
+
+
+def _read_settings(client: Reader, params: Params) -> State:
+    config = client("lambda").get_function_configuration(FunctionName=params["FunctionName"])
+    state = {key: config.get(key) for key in SETTINGS if key in params}
+    state["RevisionId"] = config.get("RevisionId")
+    return state
+
+
+def _settings_back(params: Params, state: State) -> ApiCall:
+    previous = {key: state[key] for key in SETTINGS if key in params}
+    return ApiCall(
+        service="lambda",
+        operation="UpdateFunctionConfiguration",
+        params={"FunctionName": params["FunctionName"], **previous},
+    )
+
+
+def _unchanged_settings(params: Params, state: State) -> str | None:
+    if not any(key in params for key in SETTINGS):
+        return "the call sets none of the settings a remediation may put back"
+    if all(params[key] == state[key] for key in SETTINGS if key in params):
+        return "the function already has these settings: nothing to do"
+    return None
+
+
+def _read_concurrency(client: Reader, params: Params) -> State:
+    reserved = client("lambda").get_function_concurrency(FunctionName=params["FunctionName"])
+    return {"ReservedConcurrentExecutions": reserved.get("ReservedConcurrentExecutions")}
+
+
+def _concurrency_back(params: Params, state: State) -> ApiCall:
+    reserved = state["ReservedConcurrentExecutions"]
+    if reserved is None:
+        return ApiCall(
+            service="lambda",
+            operation="DeleteFunctionConcurrency",
+            params={"FunctionName": params["FunctionName"]},
+        )
+    return ApiCall(
+        service="lambda",
+        operation="PutFunctionConcurrency",
+        params={"FunctionName": params["FunctionName"], "ReservedConcurrentExecutions": reserved},
+    )
+
+
+def _no_reservation(_params: Params, state: State) -> str | None:
+    if state["ReservedConcurrentExecutions"] is None:
+        return "the function reserves no concurrency: nothing to delete"
+    return None
+
+
+MAPPING_SETTINGS: Final = (
+    "Enabled",
+    "BatchSize",
+    "MaximumRetryAttempts",
+    "MaximumRecordAgeInSeconds",
+    "BisectBatchOnFunctionError",
+)
+
+
+def _read_mapping(client: Reader, params: Params) -> State:
+    mapping = client("lambda").get_event_source_mapping(UUID=params["UUID"])
+    state: State = {"FunctionArn": mapping["FunctionArn"]}
+    for key in MAPPING_SETTINGS:
+        if key == "Enabled":
+            state[key] = mapping.get("State") in ("Enabled", "Enabling", "Creating", "Updating")
+        elif key in params:
+            state[key] = mapping.get(key)
+    return state
+
+
+def _mapping_back(params: Params, state: State) -> ApiCall:
+    previous = {key: state[key] for key in MAPPING_SETTINGS if key in params}
+    return ApiCall(
+        service="lambda", operation="UpdateEventSourceMapping", params={"UUID": params["UUID"], **previous}
+    )
+
+
+def _mapping_function(_params: Params, state: State) -> tuple[str, ...]:
+    return (function_name(state["FunctionArn"]),)
+
+
+def _unset_mapping(params: Params, state: State) -> str | None:
+    settings = [key for key in MAPPING_SETTINGS if key in params]
+    if not settings:
+        return "the call sets none of the mapping settings a remediation may put back"
+    if any(state[key] is None for key in settings):
+        return "the mapping does not report every setting the call changes, so its undo is unknown"
+    return None
+
+
+# A resource-policy statement as AddPermission writes it: each condition key and the parameter it came from.
+_CONDITIONS: Final = {
+    ("ArnLike", "AWS:SourceArn"): "SourceArn",
+    ("StringEquals", "AWS:SourceAccount"): "SourceAccount",
+    ("StringEquals", "lambda:FunctionUrlAuthType"): "FunctionUrlAuthType",
+    ("Bool", "lambda:InvokedViaFunctionUrl"): "InvokedViaFunctionUrl",
+}
+_INVOKE_ACTIONS: Final = ("lambda:InvokeFunction", "lambda:InvokeFunctionUrl")
+
+
+def _where(params: Params) -> dict[str, Any]:
+    where = {"FunctionName": params["FunctionName"]}
+    return where | ({"Qualifier": params["Qualifier"]} if "Qualifier" in params else {})
+
+
+def _rebuilt(statement: dict[str, Any]) -> dict[str, Any]:
+    """The AddPermission parameters that write ``statement`` again; ReadError when it holds more."""
+    principal = statement.get("Principal")
+    if isinstance(principal, dict) and len(principal) == 1:
+        principal = next(iter(principal.values()))
+    params: dict[str, Any] = {"Action": statement.get("Action"), "Principal": principal}
+    for operator, keys in (statement.get("Condition") or {}).items():
+        for key, value in keys.items():
+            name = _CONDITIONS.get((operator, key))
+            if name is None:
+                raise ReadError(
+                    f"statement {statement.get('Sid')} has a condition AddPermission cannot write"
+                )
+            params[name] = value == "true" if name == "InvokedViaFunctionUrl" else value
+    return params
+
+
+def _read_statement(client: Reader, params: Params) -> State:
+    lambda_ = client("lambda")
+    try:
+        policy = lambda_.get_policy(**_where(params))
+    except lambda_.exceptions.ResourceNotFoundException:
+        return {"Statement": None}
+    statements = json.loads(policy["Policy"]).get("Statement") or []
+    found = next((s for s in statements if s.get("Sid") == params["StatementId"]), None)
+    return {
+        "Statement": None if found is None else _rebuilt(found),
+        "RevisionId": policy.get("RevisionId"),
+    }
+
+
+def _statement_back(params: Params, state: State) -> ApiCall:
+    names = {**_where(params), "StatementId": params["StatementId"]}
+    if state["Statement"] is None:
+        return ApiCall(service="lambda", operation="RemovePermission", params=names)
+    return ApiCall(service="lambda", operation="AddPermission", params={**names, **state["Statement"]})
+
+
+def _wide_statement(params: Params, state: State) -> str | None:
+    if state["Statement"] is not None:
+        return f"statement {params['StatementId']} is already in the policy: nothing to add"
+    if params["Action"] not in _INVOKE_ACTIONS:
+        return f"a fix lets a caller invoke the function, not {params['Action']}"
+    scoped = ("SourceArn", "SourceAccount", "FunctionUrlAuthType", "InvokedViaFunctionUrl")
+    if params["Principal"] == "*" and not any(key in params for key in scoped):
+        return "the statement would let anyone invoke the function, by any path"
+    return None
+
+
+FIXES: Final[tuple[Operation, ...]] = (
+    Operation(
+        "lambda",
+        "UpdateAlias",
+        "low",
+        "move an alias back to the version it held",
+        frozenset({"FunctionName", "Name", "FunctionVersion"}),
+        ("lambda:GetAlias",),
+        _read_alias,
+        _alias_back,
+        _function,
+        _unmoved_alias,
+    ),
+    Operation(
+        "lambda",
+        "UpdateFunctionConfiguration",
+        "low",
+        "put back a recorded setting (timeout, memory, handler, ephemeral storage)",
+        frozenset({"FunctionName", *SETTINGS}),
+        ("lambda:GetFunctionConfiguration",),
+        _read_settings,
+        _settings_back,
+        _function,
+        _unchanged_settings,
+    ),
+    Operation(
+        "lambda",
+        "PutFunctionConcurrency",
+        "low",
+        "put back reserved concurrency",
+        frozenset({"FunctionName", "ReservedConcurrentExecutions"}),
+        ("lambda:GetFunctionConcurrency",),
+        _read_concurrency,
+        _concurrency_back,
+        _function,
+    ),
+    Operation(
+        "lambda",
+        "DeleteFunctionConcurrency",
+        "low",
+        "remove a concurrency reservation",
+        frozenset({"FunctionName"}),
+        ("lambda:GetFunctionConcurrency",),
+        _read_concurrency,
+        _concurrency_back,
+        _function,
+        _no_reservation,
+    ),
+    Operation(
+        "lambda",
+        "UpdateEventSourceMapping",
+        "low",
+        "re-enable a mapping or put back its retry settings",
+        frozenset({"UUID", *MAPPING_SETTINGS}),
+        ("lambda:GetEventSourceMapping",),
+        _read_mapping,
+        _mapping_back,
+        _mapping_function,
+        _unset_mapping,
+    ),
+    Operation(
+        "lambda",
+        "AddPermission",
+        "high",
+        "put back the statement that let a caller invoke the function",
+        frozenset({"FunctionName", "Qualifier", "StatementId", "Action", "Principal", *_CONDITIONS.values()}),
+        ("lambda:GetPolicy",),
+        _read_statement,
+        _statement_back,
+        _function,
+        _wide_statement,
+    ),
+    Operation(
+        "lambda",
+        "RemovePermission",
+        "high",
+        "take a statement out of the resource policy again (the undo of adding it)",
+        frozenset({"FunctionName", "Qualifier", "StatementId"}),
+        ("lambda:GetPolicy",),
+        _read_statement,
+        _statement_back,
+        _function,
+        fix=False,
+    ),
+)
