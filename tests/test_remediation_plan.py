@@ -15,6 +15,7 @@ from botocore import xform_name
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from chaos.sandbox.world import World
 from supervisor.diagnosis.cli_commands import build_command
 from supervisor.permissions import PLAN_READ_ACTIONS
 from supervisor.remediation.critic import review
@@ -79,9 +80,9 @@ def _apply(session: boto3.Session, call: ApiCall) -> None:
 class Case:
     service: str
     operation: str
-    params: Callable[[boto3.Session], dict[str, Any]]  # read with the operator's session
+    params: Callable[[boto3.Session, World], dict[str, Any]]  # read with the operator's session
     affected: tuple[str, ...]
-    observe: Callable[[boto3.Session], object]  # the operator's own read of what the call changes
+    observe: Callable[[boto3.Session, World], object]  # the operator's own read of what the call changes
 
 
 def _mapping(operator: boto3.Session) -> dict[str, Any]:
@@ -110,26 +111,46 @@ def _key_arn(operator: boto3.Session) -> str:
     return str(operator.client("kms").describe_key(KeyId=names.ORDER_WORKER_KEY_ALIAS)["KeyMetadata"]["Arn"])
 
 
+_PORT_8443 = {"IpProtocol": "tcp", "FromPort": 8443, "ToPort": 8443, "IpRanges": [{"CidrIp": "10.9.0.0/16"}]}
+
+
+def _egress(operator: boto3.Session, world: World) -> object:
+    groups = operator.client("ec2").describe_security_groups(GroupIds=[world.security_group_id])
+    return sorted(
+        json.dumps(rule, sort_keys=True) for rule in groups["SecurityGroups"][0]["IpPermissionsEgress"]
+    )
+
+
+def _acl_entries(operator: boto3.Session, world: World) -> object:
+    acls = operator.client("ec2").describe_network_acls(NetworkAclIds=[world.network_acl_id])
+    return sorted(json.dumps(entry, sort_keys=True) for entry in acls["NetworkAcls"][0]["Entries"])
+
+
+def _routes(operator: boto3.Session, world: World) -> object:
+    tables = operator.client("ec2").describe_route_tables(RouteTableIds=[world.route_table_id])
+    return sorted(json.dumps(route, sort_keys=True) for route in tables["RouteTables"][0]["Routes"])
+
+
 CASES = {
     "alias moved": Case(
         "lambda",
         "UpdateAlias",
-        lambda _: {
+        lambda _s, _w: {
             "FunctionName": names.ORDERS_FUNCTION,
             "Name": names.ORDERS_ALIAS,
             "FunctionVersion": "$LATEST",
         },
         (),
-        lambda s: s.client("lambda").get_alias(FunctionName=names.ORDERS_FUNCTION, Name=names.ORDERS_ALIAS)[
-            "FunctionVersion"
-        ],
+        lambda s, w: s.client("lambda").get_alias(
+            FunctionName=names.ORDERS_FUNCTION, Name=names.ORDERS_ALIAS
+        )["FunctionVersion"],
     ),
     "settings": Case(
         "lambda",
         "UpdateFunctionConfiguration",
-        lambda _: {"FunctionName": names.FUNCTION_NAME, "Timeout": 7, "MemorySize": 384},
+        lambda _s, _w: {"FunctionName": names.FUNCTION_NAME, "Timeout": 7, "MemorySize": 384},
         (),
-        lambda s: {
+        lambda s, w: {
             k: v
             for k, v in s.client("lambda")
             .get_function_configuration(FunctionName=names.FUNCTION_NAME)
@@ -140,9 +161,9 @@ CASES = {
     "concurrency reserved": Case(
         "lambda",
         "PutFunctionConcurrency",
-        lambda _: {"FunctionName": names.FUNCTION_NAME, "ReservedConcurrentExecutions": 5},
+        lambda _s, _w: {"FunctionName": names.FUNCTION_NAME, "ReservedConcurrentExecutions": 5},
         (),
-        lambda s: (
+        lambda s, w: (
             s.client("lambda")
             .get_function_concurrency(FunctionName=names.FUNCTION_NAME)
             .get("ReservedConcurrentExecutions")
@@ -151,40 +172,40 @@ CASES = {
     "inline policy replaced": Case(
         "iam",
         "PutRolePolicy",
-        lambda _: {
+        lambda _s, _w: {
             "RoleName": names.ROLE_NAME,
             "PolicyName": names.INLINE_POLICY_NAME,
             "PolicyDocument": json.dumps(NARROW),
         },
         (names.ROLE_NAME,),
-        lambda s: _inline(s, names.INLINE_POLICY_NAME),
+        lambda s, w: _inline(s, names.INLINE_POLICY_NAME),
     ),
     "inline policy added": Case(
         "iam",
         "PutRolePolicy",
-        lambda _: {
+        lambda _s, _w: {
             "RoleName": names.ROLE_NAME,
             "PolicyName": "remediation-test",
             "PolicyDocument": json.dumps(NARROW),
         },
         (names.ROLE_NAME,),
-        lambda s: _inline(s, "remediation-test"),
+        lambda s, w: _inline(s, "remediation-test"),
     ),
     "mapping's retries": Case(
         "lambda",
         "UpdateEventSourceMapping",
-        lambda s: {
+        lambda s, w: {
             "UUID": _mapping(s)["UUID"],
             "MaximumRetryAttempts": 2,
             "BisectBatchOnFunctionError": True,
         },
         (),
-        lambda s: {k: _mapping(s).get(k) for k in ("MaximumRetryAttempts", "BisectBatchOnFunctionError")},
+        lambda s, w: {k: _mapping(s).get(k) for k in ("MaximumRetryAttempts", "BisectBatchOnFunctionError")},
     ),
     "statement added": Case(
         "lambda",
         "AddPermission",
-        lambda _: {
+        lambda _s, _w: {
             "FunctionName": names.FUNCTION_NAME,
             "StatementId": "remediation-test",
             "Action": "lambda:InvokeFunction",
@@ -192,21 +213,50 @@ CASES = {
             "SourceArn": f"arn:aws:sns:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:remediation-test",
         },
         (),
-        lambda s: _statements(s, names.FUNCTION_NAME).get("remediation-test"),
+        lambda s, w: _statements(s, names.FUNCTION_NAME).get("remediation-test"),
     ),
     "key disabled": Case(
         "kms",
         "DisableKey",
-        lambda s: {"KeyId": _key_arn(s)},
+        lambda s, w: {"KeyId": _key_arn(s)},
         (),
-        lambda s: s.client("kms").describe_key(KeyId=_key_arn(s))["KeyMetadata"]["KeyState"],
+        lambda s, w: s.client("kms").describe_key(KeyId=_key_arn(s))["KeyMetadata"]["KeyState"],
+    ),
+    "egress authorized": Case(
+        "ec2",
+        "AuthorizeSecurityGroupEgress",
+        lambda _s, w: {"GroupId": w.security_group_id, "IpPermissions": [_PORT_8443]},
+        (),
+        lambda s, w: _egress(s, w),
+    ),
+    "deny entry added": Case(
+        "ec2",
+        "CreateNetworkAclEntry",
+        lambda _s, w: {
+            "NetworkAclId": w.network_acl_id,
+            "RuleNumber": 97,
+            "Egress": True,
+            "Protocol": "6",
+            "RuleAction": "deny",
+            "CidrBlock": "0.0.0.0/0",
+            "PortRange": {"From": 443, "To": 443},
+        },
+        (),
+        lambda s, w: _acl_entries(s, w),
+    ),
+    "route deleted": Case(
+        "ec2",
+        "DeleteRoute",
+        lambda _s, w: {"RouteTableId": w.route_table_id, "DestinationCidrBlock": "0.0.0.0/0"},
+        (),
+        lambda s, w: _routes(s, w),
     ),
     "managed policy detached": Case(
         "iam",
         "DetachRolePolicy",
-        lambda _: {"RoleName": names.ROLE_NAME, "PolicyArn": LOGS_POLICY_ARN},
+        lambda _s, _w: {"RoleName": names.ROLE_NAME, "PolicyArn": LOGS_POLICY_ARN},
         (names.ROLE_NAME,),
-        lambda s: sorted(
+        lambda s, w: sorted(
             p["PolicyArn"]
             for p in s.client("iam").list_attached_role_policies(RoleName=names.ROLE_NAME)["AttachedPolicies"]
         ),
@@ -219,7 +269,7 @@ def test_a_step_is_applied_on_its_precondition_and_its_inverse_puts_the_world_ba
     name: str, sandbox: Sandbox, operator: boto3.Session
 ) -> None:
     case = CASES[name]
-    before, params = case.observe(operator), case.params(operator)
+    before, params = case.observe(operator, sandbox.world), case.params(operator, sandbox.world)
     command = build_command(case.service, case.operation, params, region=sandbox.region)
     draft = resolve(_diagnosis(command), final=True, read=sandbox.session(names.SUPERVISOR).client)
     assert draft.unplanned == []
@@ -227,16 +277,17 @@ def test_a_step_is_applied_on_its_precondition_and_its_inverse_puts_the_world_ba
     assert step.call.params == params
     try:
         _apply(operator, step.call)
-        assert case.observe(operator) != before, "the step changed nothing"
+        assert case.observe(operator, sandbox.world) != before, "the step changed nothing"
     finally:
         _apply(operator, step.inverse)
-    assert case.observe(operator) == before
+    assert case.observe(operator, sandbox.world) == before
 
 
 def test_every_allowlisted_operation_is_applied_or_undone_by_a_tested_case() -> None:
     """Each declaration's call or inverse runs on the sandbox above (a new one needs a case)."""
     inverses = {"UpdateAlias", "UpdateFunctionConfiguration", "DeleteFunctionConcurrency", "DeleteRolePolicy"}
-    inverses |= {"AttachRolePolicy", "RemovePermission", "EnableKey"}
+    inverses |= {"AttachRolePolicy", "RemovePermission", "EnableKey", "RevokeSecurityGroupEgress"}
+    inverses |= {"DeleteNetworkAclEntry", "CreateRoute"}
     covered = {case.operation for case in CASES.values()} | inverses
     assert {operation.name for operation in OPERATIONS} <= covered
 
@@ -553,3 +604,59 @@ def test_a_key_enabled_again_passes_as_a_high_risk_step_and_a_scoped_statement_t
 )
 def test_a_function_is_named_from_any_form_and_another_arn_is_kept_whole(value: str, name: str) -> None:
     assert function_name(value) == name
+
+
+_GROUP = {"GroupId": "sg-1"}
+_ACL = {"NetworkAclId": "acl-1", "RuleNumber": 99, "Egress": True}
+_TABLE = {"RouteTableId": "rtb-1", "DestinationCidrBlock": "0.0.0.0/0"}
+_HTTPS = {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}
+
+
+@pytest.mark.parametrize(
+    ("step", "reason"),
+    [
+        (
+            _step(
+                "ec2",
+                "AuthorizeSecurityGroupEgress",
+                {**_GROUP, "IpPermissions": [{"IpProtocol": "-1", "IpRanges": [{"CidrIp": "0.0.0.0/0"}]}]},
+                {"IpPermissionsEgress": []},
+                ApiCall(service="ec2", operation="RevokeSecurityGroupEgress", params=_GROUP),
+            ),
+            "the rule would allow every protocol and port: a fix puts back one port range",
+        ),
+        (
+            _step(
+                "ec2",
+                "AuthorizeSecurityGroupEgress",
+                {**_GROUP, "IpPermissions": [_HTTPS]},
+                {"IpPermissionsEgress": [_HTTPS]},
+                ApiCall(service="ec2", operation="RevokeSecurityGroupEgress", params=_GROUP),
+            ),
+            "sg-1 already allows part of it: its undo would take away what was there",
+        ),
+        (
+            _step(
+                "ec2",
+                "DeleteNetworkAclEntry",
+                _ACL,
+                {"Entry": {"RuleAction": "allow", "Protocol": "6", "CidrBlock": "0.0.0.0/0"}},
+                ApiCall(service="ec2", operation="CreateNetworkAclEntry", params=_ACL),
+            ),
+            "rule 99 allows: deleting it would block, not fix",
+        ),
+        (
+            _step(
+                "ec2",
+                "CreateRoute",
+                {**_TABLE, "NatGatewayId": "nat-1", "GatewayId": "igw-1"},
+                {"Route": None},
+                ApiCall(service="ec2", operation="DeleteRoute", params=_TABLE),
+            ),
+            "a route put back names exactly one target",
+        ),
+    ],
+    ids=["every protocol", "already there", "an allow entry", "two targets"],
+)
+def test_the_critic_refuses_a_network_step_wider_than_what_was_taken(step: DraftStep, reason: str) -> None:
+    assert _reviewed(step, ("sg-1", "acl-1", "rtb-1")) == [reason]

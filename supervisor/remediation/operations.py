@@ -6,7 +6,7 @@ it is never applied.
 
 Risk is the declaration's, never the model's: low for a setting put back on the incident's own function
 (an alias moved back, a recorded setting, concurrency, a mapping's setting), high for who may do what (the
-role's policies, the function's resource policy) and for keys.
+role's policies, the function's resource policy), the network path and keys.
 """
 
 from __future__ import annotations
@@ -14,9 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
-from supervisor.remediation import iam_fixes, kms_fixes, lambda_fixes
+from supervisor.remediation import iam_fixes, kms_fixes, lambda_fixes, network_fixes
 from supervisor.remediation.operation import Operation
 
-OPERATIONS: Final[tuple[Operation, ...]] = (*lambda_fixes.FIXES, *iam_fixes.FIXES, *kms_fixes.FIXES)
+OPERATIONS: Final[tuple[Operation, ...]] = (
+    *lambda_fixes.FIXES,
+    *iam_fixes.FIXES,
+    *network_fixes.FIXES,
+    *kms_fixes.FIXES,
+)
 BY_CALL: Final[Mapping[tuple[str, str], Operation]] = {operation.key: operation for operation in OPERATIONS}
 READ_ACTIONS: Final[tuple[str, ...]] = tuple(sorted({action for op in OPERATIONS for action in op.reads}))
