@@ -50,7 +50,7 @@ _PYTHON = {
     "slow": (
         "def {handler}(event, context):\n"
         "    import time\n"
-        "    time.sleep(context.get_remaining_time_in_millis() / 1000 + 2)\n"
+        "    time.sleep(max(context.get_remaining_time_in_millis(), 0) / 1000 + 2)\n"
     ),
     "memory-hog": (
         "def {handler}(event, context):\n"
@@ -58,7 +58,7 @@ _PYTHON = {
         "    held = []\n"
         f"    for _ in range(int(context.memory_limit_in_mb) // {CHUNK_MB} + 8):\n"
         f"        held.append(b'\\x01' * ({CHUNK_MB} << 20))\n"
-        "    time.sleep(context.get_remaining_time_in_millis() / 1000 + 2)  # held until it is killed\n"
+        "    time.sleep(max(context.get_remaining_time_in_millis(), 0) / 1000 + 2)  # held until killed\n"
         "    return len(held)\n"
     ),
     # The build's own handler does its work; its answer's body is then an object, not the JSON text a
@@ -85,8 +85,10 @@ _PYTHON = {
         "    return _chaos_built_handler(event, context)\n"
     ),
 }
+# At least 2 s past the deadline, also when the work before it ran past the deadline already (a slow host).
 _PAST_THE_DEADLINE = (
-    "await new Promise((resolve) => setTimeout(resolve, context.getRemainingTimeInMillis() + 2000));"
+    "await new Promise((resolve) => "
+    "setTimeout(resolve, Math.max(context.getRemainingTimeInMillis(), 0) + 2000));"
 )
 # The bodies of the Node.js handler: an async function of (event, context), as Lambda calls it.
 _NODE_BODIES = {
