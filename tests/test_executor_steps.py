@@ -15,9 +15,9 @@ from chaos.sandbox.sandbox import Sandbox
 from executor.steps import AppliedCall, StepRefused, apply_steps, undo_steps
 from supervisor.diagnosis.cli_commands import build_command
 from supervisor.remediation.critic import review
-from supervisor.remediation.plan import ApiCall, Plan
+from supervisor.remediation.plan import ApiCall, Plan, PlanStep, Recovery
 from supervisor.remediation.resolver import resolve
-from tests.test_remediation_plan import _diagnosis
+from tests.test_remediation_plan import CASES, _diagnosis
 
 TIMEOUT = {"FunctionName": names.FUNCTION_NAME, "Timeout": 9}
 RESERVED = {"FunctionName": names.FUNCTION_NAME, "ReservedConcurrentExecutions": 4}
@@ -124,3 +124,33 @@ def test_an_undo_that_cannot_put_the_state_back_says_what_is_left(
     assert len(left) == 1
     assert left[0].startswith("step 1: UpdateFunctionConfiguration failed: An error occurred (AccessDenied")
     assert _world(operator)["Timeout"] == 9
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["egress authorized", "inline policy added", "statement added", "deny entry added", "route deleted"],
+)
+def test_the_executor_finds_its_own_undo_complete_for_each_kind_of_step(
+    name: str, sandbox: Sandbox, operator: boto3.Session
+) -> None:
+    """The executor's own check after an undo (its read, revision ids aside) agrees with the operator's: no
+    step it put back exactly is reported as left over."""
+    case = CASES[name]
+    before, params = case.observe(operator, sandbox.world), case.params(operator, sandbox.world)
+    reader = sandbox.session(names.SUPERVISOR).client
+    draft = resolve(
+        _diagnosis(build_command(case.service, case.operation, params, region=sandbox.region)),
+        final=True,
+        read=reader,
+    )
+    (step,) = draft.steps
+    plan = Plan(
+        incident_id="i-1",
+        function=names.FUNCTION_NAME,
+        steps=(PlanStep(**step.model_dump(), risk="high"),),
+        recovery=Recovery(kind="invocations_succeed", function=names.FUNCTION_NAME, within_seconds=60),
+    )
+    done = apply_steps(plan, read=reader, write=operator.client, applied=lambda _: None)
+    assert case.observe(operator, sandbox.world) != before
+    assert undo_steps(plan, done, read=reader, write=operator.client) == []
+    assert case.observe(operator, sandbox.world) == before
