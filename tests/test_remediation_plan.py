@@ -4,6 +4,7 @@ Critic's refusals, each on a step that differs from a passing one only in what t
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -511,6 +512,10 @@ def test_the_digest_binds_every_parameter_and_precondition() -> None:
     assert plan is not None
     document = plan.model_dump(mode="json")
     assert plan.digest == plan_digest(json.loads(json.dumps(document)))
+    # The same digest from the test's own reading of "SHA-256 of the canonical JSON", keys in any order.
+    reordered = json.loads(json.dumps(document, sort_keys=True))
+    canonical = json.dumps(reordered, sort_keys=True, separators=(",", ":")).encode()
+    assert plan.digest == "sha256:" + hashlib.sha256(canonical).hexdigest()
     document["steps"][0]["precondition"]["ReservedConcurrentExecutions"] = 1
     assert plan_digest(document) != plan.digest
     document = plan.model_dump(mode="json")
