@@ -25,6 +25,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
+from supervisor.incident.lifecycle import STATUSES
 from supervisor.incident.signals import stamp
 from supervisor.incident.stage import is_provisional
 from supervisor.incident.store import (
@@ -33,7 +34,6 @@ from supervisor.incident.store import (
     INDEXES,
     RECENT_INDEX,
     STATUS_INDEX,
-    STATUSES,
     from_item,
     is_incident_id,
 )

@@ -13,7 +13,7 @@ from starlette.routing import Route
 from console import render
 from console.data import BadFilter, BadToken, IncidentReader, Page, account_region
 from console.templating import Render
-from supervisor.incident.store import STATUSES
+from supervisor.incident.lifecycle import STATUSES
 
 WINDOWS: Final[dict[str, timedelta | None]] = {
     "1h": timedelta(hours=1),

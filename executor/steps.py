@@ -37,17 +37,24 @@ class AppliedCall:
 
 
 def apply_steps(
-    plan: Plan, *, read: Reader, write: Writer, applied: Callable[[AppliedCall], None]
+    plan: Plan,
+    *,
+    read: Reader,
+    write: Writer,
+    applied: Callable[[AppliedCall], None],
+    calling: Callable[[int], None] = lambda step: None,
 ) -> list[AppliedCall]:
-    """Apply the plan's steps in order, each after its precondition is read true; ``applied`` is told of
-    each call as soon as it returned. Raises :class:`StepRefused` at the first step that may not run (the
-    steps before it stay applied: the caller undoes them)."""
+    """Apply the plan's steps in order, each after its precondition is read true; ``calling`` is told of
+    each step just before its call (so that a run that dies in the call knows to look at it), ``applied``
+    of each call as soon as it returned. Raises :class:`StepRefused` at the first step that may not run
+    (the steps before it stay applied: the caller undoes them)."""
     done: list[AppliedCall] = []
     for number, step in enumerate(plan.steps, start=1):
         operation = _allowlisted(number, step.call)
         before = _read(number, operation, read, step.call.params)
         if before != step.precondition:
             raise StepRefused(number, f"the world moved since the plan: {_difference(step, before)}")
+        calling(number)
         response = _call(number, write, step.call)
         record = AppliedCall(
             number, step.call, _request_id(response), before, _read(number, operation, read, step.call.params)
@@ -114,3 +121,13 @@ def _difference(step: PlanStep, now: Mapping[str, Any]) -> str:
         if step.precondition.get(k) != now.get(k)
     ]
     return ", ".join(changed)
+
+
+def interrupted(plan: Plan, step: int, *, read: Reader) -> AppliedCall | None:
+    """Step ``step`` as a run that died during its call may have left it: a record to undo when what it
+    changes no longer reads as its precondition (revision ids aside), else None (the call never landed)."""
+    planned = plan.steps[step - 1]
+    now = _read(step, _allowlisted(step, planned.call), read, planned.call.params)
+    if settled(now) == settled(planned.precondition):
+        return None
+    return AppliedCall(step, planned.call, None, dict(planned.precondition), now)

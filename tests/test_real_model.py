@@ -17,7 +17,7 @@ from evals import cli
 from evals.local_model import ALIAS, llama_server
 from mcp_server.contract.registry import TOOLS
 from supervisor.agent.openai_chat import CompatibleChatOpenAI
-from supervisor.incident.store import TERMINAL
+from supervisor.incident.lifecycle import TERMINAL
 
 MODEL = f"openai:{ALIAS}"
 CASE = "revoke-s3"

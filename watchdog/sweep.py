@@ -19,9 +19,10 @@ from datetime import timedelta
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
+from supervisor.incident.lifecycle import Status
 from supervisor.incident.outcome import RecordedOutcome, recorded_outcome
 from supervisor.incident.signals import stamp
-from supervisor.incident.store import IncidentStore, Item, Status, TransitionConflict
+from supervisor.incident.store import IncidentStore, Item, TransitionConflict
 from watchdog.rechecks import RecheckCover, cover_rechecks
 from watchdog.report import Notices as Notices  # where the handler and the tests import them from
 from watchdog.report import SweepReport as SweepReport

@@ -20,9 +20,10 @@ from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics, MetricUnit
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from supervisor.incident.lifecycle import TERMINAL
 from supervisor.incident.notification import build_notification
 from supervisor.incident.stage import is_provisional
-from supervisor.incident.store import NOTIFY_STAGES, TERMINAL
+from supervisor.incident.store import NOTIFY_STAGES
 
 if TYPE_CHECKING:
     from supervisor.incident.store import IncidentStore

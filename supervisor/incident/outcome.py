@@ -14,8 +14,9 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
+from supervisor.incident.lifecycle import TERMINAL
 from supervisor.incident.stage import FINAL, FIRST_FAILURE_AT, RECHECK_AT
-from supervisor.incident.store import TERMINAL, IncidentStore, from_item, to_item
+from supervisor.incident.store import IncidentStore, from_item, to_item
 
 OUTCOME_STATUS: Final[str] = "outcome_status"
 OUTCOME_REASON: Final[str] = "outcome_reason"

@@ -17,12 +17,13 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics, MetricUnit
 from botocore.exceptions import BotoCoreError, ClientError
 
+from supervisor.incident.lifecycle import INVESTIGATED, TERMINAL
 from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, notify_once
 from supervisor.incident.outcome import outcome_attributes, recorded_outcome
 from supervisor.incident.runs import NO_DIAGNOSIS_REASON as NO_DIAGNOSIS_REASON  # where tests import it
 from supervisor.incident.runs import log_run, no_diagnosis_reason
 from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
-from supervisor.incident.store import TERMINAL, IncidentStore, Item, TransitionConflict, incident_id_for
+from supervisor.incident.store import IncidentStore, Item, TransitionConflict, incident_id_for
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -236,7 +237,7 @@ class IncidentPipeline:
         incident_id, status = str(item["incident_id"]), str(item["status"])
         now = self.store.clock()
         if not created:
-            if status in TERMINAL:
+            if status in INVESTIGATED:
                 return Outcome("duplicate", None, incident_id, status, f"already {status}")
             age = _age_seconds(str(item["updated_at"]), now)
             if not _resumable(item, signal) and age < self.settings.stale_after_seconds:

@@ -1,10 +1,6 @@
 """Incident state in DynamoDB: claiming an incident for a signal, and status transitions as conditional
-writes, so two handlers (or a handler and the watchdog) can never both move the same incident.
-
-    RECEIVED -> INVESTIGATING -> DIAGNOSED | FAILED | ERROR
-    RECEIVED -> FAILED | ERROR                  (circuit breaker, watchdog, a fault before the agent)
-    INVESTIGATING -> INVESTIGATING              (a stale or released investigation re-entered)
-    DIAGNOSED, final false -> final true        (a provisional diagnosis: supervisor.incident.stage)
+writes, so two handlers (or a handler and the watchdog) can never both move the same incident. The
+statuses and their moves: ``supervisor.incident.lifecycle``.
 
 Shared by the orchestrator and the watchdog. boto3 only: it is on the orchestrator's cold path.
 """
@@ -14,21 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
+from supervisor.incident.lifecycle import TRANSITIONS, Status
 from supervisor.incident.signals import MAX_AHEAD, Signal, stamp
 
-Status = Literal["RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"]
-STATUSES: Final[tuple[Status, ...]] = ("RECEIVED", "INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR")
-TERMINAL: Final[frozenset[str]] = frozenset({"DIAGNOSED", "FAILED", "ERROR"})
-TRANSITIONS: Final[dict[str, frozenset[str]]] = {
-    "RECEIVED": frozenset({"INVESTIGATING", "FAILED", "ERROR"}),
-    "INVESTIGATING": frozenset({"INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"}),
-}
 STATUS_INDEX: Final[str] = "status-updated_at-index"
 FUNCTION_INDEX: Final[str] = "function_name-updated_at-index"
 RECENT_INDEX: Final[str] = "kind-updated_at-index"  # every incident, newest first, in one range query
@@ -166,23 +156,23 @@ class IncidentStore:
         )
         return from_item(response["Item"]) if "Item" in response else None
 
-    def _query(self, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    def _query(self, index: str = STATUS_INDEX, **kwargs: Any) -> Iterator[dict[str, Any]]:
         paginator = self.dynamodb.get_paginator("query")
-        yield from paginator.paginate(TableName=self.state_table, IndexName=STATUS_INDEX, **kwargs)
+        yield from paginator.paginate(TableName=self.state_table, IndexName=index, **kwargs)
 
     def created_since(self, since: datetime) -> int:
-        """Incidents created at or after ``since``, counted on the status index: an incident created
-        then was also updated then, so each status needs one range query, never a table scan."""
+        """Incidents created at or after ``since``, counted in one range query on the index of every
+        incident by its last update (an incident created then was also updated then), never a scan."""
         total = 0
-        for status in STATUSES:
-            for page in self._query(
-                KeyConditionExpression="#s = :status AND updated_at >= :since",
-                FilterExpression="created_at >= :since",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={":status": {"S": status}, ":since": {"S": stamp(since)}},
-                Select="COUNT",
-            ):
-                total += int(page["Count"])
+        for page in self._query(
+            RECENT_INDEX,
+            KeyConditionExpression="#k = :kind AND updated_at >= :since",
+            FilterExpression="created_at >= :since",
+            ExpressionAttributeNames={"#k": "kind"},
+            ExpressionAttributeValues={":kind": {"S": INCIDENT_KIND}, ":since": {"S": stamp(since)}},
+            Select="COUNT",
+        ):
+            total += int(page["Count"])
         return total
 
     def not_updated_since(self, status: Status, cutoff: datetime) -> list[Item]:
@@ -442,3 +432,14 @@ class IncidentStore:
         )
         item: dict[str, dict[str, Any]] | None = response.get("Item")
         return item
+
+    def update_context(self, incident_id: str, values: dict[str, object]) -> None:
+        """Set ``values`` on ``incident_id``'s incident-context item (created when there is none)."""
+        names = {f"#c{n}": name for n, name in enumerate(values)}
+        self.dynamodb.update_item(
+            TableName=self._context(),
+            Key={"incident_id": {"S": incident_id}},
+            UpdateExpression="SET " + ", ".join(f"#c{n} = :c{n}" for n in range(len(values))),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=to_item({f":c{n}": value for n, value in enumerate(values.values())}),
+        )

@@ -1,0 +1,200 @@
+"""One run of the executor on one incident: redeem the approval, apply the plan, verify recovery, and undo
+what it applied when recovery is not shown.
+
+    AWAITING_APPROVAL -> APPLYING      the approval of the stored plan's digest redeemed (once), or the
+                                       plan approved automatically when every step's risk may be
+    APPLYING -> VERIFYING              every step applied, each after its precondition read true
+    VERIFYING -> REMEDIATED            recovery shown within the plan's window
+    APPLYING | VERIFYING -> NOT_REMEDIATED | UNDO_FAILED
+                                       a step refused, or no recovery: the applied steps undone in reverse
+                                       (UNDO_FAILED says what is left for a person)
+
+A run that finds the incident APPLYING or VERIFYING with its last update older than the lease (the run
+before it died) undoes what that run recorded and ends there: no step is ever applied twice. Each call,
+the verification and the undo are recorded in incident-context (``execution``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from executor.approvals import ApprovalRefused, Approvals, Approver
+from executor.recovery import Verdict
+from executor.steps import AppliedCall, StepRefused, Writer, apply_steps, interrupted, undo_steps
+from supervisor.incident.signals import stamp
+from supervisor.incident.store import IncidentStore, Item, TransitionConflict
+from supervisor.remediation.operation import Reader
+from supervisor.remediation.operations import BY_CALL
+from supervisor.remediation.plan import ApiCall, Plan
+from supervisor.remediation.planning import PLAN_DIGEST, stored_plan
+
+EXECUTION: Final[str] = "execution"  # incident-context: what the executor did, as JSON
+AUTOMATIC: Final[str] = "automatic (every step's risk may apply without a person)"
+
+Verify = Callable[[Plan, datetime], Verdict]
+
+
+@dataclass
+class Record:
+    """What a run did, kept in incident-context after each change."""
+
+    run: str
+    approval: dict[str, Any] = field(default_factory=dict)
+    calling: int | None = None  # the step whose call was started last
+    calls: list[dict[str, Any]] = field(default_factory=list)
+    verification: list[str] = field(default_factory=list)
+    undo: list[str] = field(default_factory=list)
+
+    def as_json(self) -> str:
+        return json.dumps(self.__dict__, default=str)
+
+
+@dataclass
+class Executor:
+    store: IncidentStore
+    approvals: Approvals
+    approver: Approver
+    read: Reader
+    write: Writer
+    verify: Verify
+    auto_apply: frozenset[str] = frozenset()  # risks that apply without a person
+    lease: timedelta = timedelta(minutes=15)
+    poll_seconds: float = 2.0
+    sleep: Callable[[float], None] = time.sleep
+
+    def run(self, incident_id: str, run_id: str) -> str:
+        """Take ``incident_id`` as far as this run may; what happened, for the log."""
+        item = self.store.get(incident_id)
+        status = None if item is None else str(item["status"])
+        if item is None or status not in {"AWAITING_APPROVAL", "APPLYING", "VERIFYING"}:
+            return f"nothing to do: the incident is {status or 'unknown'}"
+        found = stored_plan(self.store, incident_id)
+        if found is None:
+            return "nothing to do: no plan is stored"
+        plan, digest = found
+        if status != "AWAITING_APPROVAL":
+            return self._resume(item, plan, run_id)
+        if digest != item.get(PLAN_DIGEST):
+            return f"refused: the stored plan's digest {digest} is not the one awaiting approval"
+        try:
+            approval = self._approval(item, plan, digest)
+        except ApprovalRefused as refused:
+            return f"refused: {refused}"
+        if approval is None:
+            return "waiting: the plan awaits a person's approval"
+        if approval.get("decision") == "REJECTED":
+            reason = f"rejected by {approval.get('rejected_by')} at {approval.get('decided_at')}"
+            return self._end(item, "REJECTED", reason)
+        try:
+            redeemed = self.approvals.redeem(incident_id, digest, run_id)
+            applying = self.store.transition(
+                incident_id, "AWAITING_APPROVAL", "APPLYING", expected_updated_at=str(item["updated_at"])
+            )
+        except (ApprovalRefused, TransitionConflict) as refused:
+            return f"refused: {refused}"
+        return self._apply(applying, plan, Record(run_id, approval=redeemed))
+
+    def _approval(self, item: Item, plan: Plan, digest: str) -> Item | None:
+        """The decision on the plan; an automatic approval when every step's risk may apply without a
+        person. Raises ApprovalRefused for an approval given by someone who is not an approver."""
+        incident_id = str(item["incident_id"])
+        approval = self.approvals.get(incident_id, digest)
+        risks = {BY_CALL[(s.call.service, s.call.operation)].risk for s in plan.steps}  # never the plan's
+        automatic = bool(self.auto_apply) and risks <= self.auto_apply
+        if approval is None and automatic:
+            approval = self.approvals.decide(item, digest, AUTOMATIC, "APPROVED")
+        if approval is None:
+            return None
+        decided_by = str(approval.get("approved_by") or approval.get("rejected_by"))
+        if not (self.approver.identity(decided_by) or (decided_by == AUTOMATIC and automatic)):
+            raise ApprovalRefused(f"{decided_by} is not an approver: the decision does not count")
+        return approval
+
+    def _apply(self, item: Item, plan: Plan, record: Record) -> str:
+        incident_id = str(item["incident_id"])
+        self._save(incident_id, record)
+
+        def calling(step: int) -> None:
+            record.calling = step
+            self._save(incident_id, record)
+
+        def applied(call: AppliedCall) -> None:
+            record.calls.append({**call.__dict__, "call": call.call.model_dump(), "at": stamp(self._now())})
+            self._save(incident_id, record)
+
+        try:
+            done = apply_steps(plan, read=self.read, write=self.write, applied=applied, calling=calling)
+        except StepRefused as refused:
+            return self._undo(item, plan, _records(record), record, f"not applied: {refused}")
+        verifying = self.store.transition(
+            incident_id, "APPLYING", "VERIFYING", expected_updated_at=str(item["updated_at"])
+        )
+        return self._verify(verifying, plan, done, record)
+
+    def _verify(self, item: Item, plan: Plan, done: list[AppliedCall], record: Record) -> str:
+        since = self._now()
+        deadline = since + timedelta(seconds=plan.recovery.within_seconds)
+        while True:
+            verdict = self.verify(plan, since)
+            record.verification.append(f"{stamp(self._now())}: {verdict.why}")
+            if verdict.recovered is not None or self._now() >= deadline:
+                break
+            self.sleep(self.poll_seconds)
+        self._save(str(item["incident_id"]), record)
+        if verdict.recovered:
+            return self._end(item, "REMEDIATED", f"recovered: {verdict.why}")
+        why = verdict.why if verdict.recovered is False else f"no recovery within {deadline - since}"
+        return self._undo(item, plan, done, record, f"the fix did not help: {why}")
+
+    def _undo(self, item: Item, plan: Plan, done: list[AppliedCall], record: Record, why: str) -> str:
+        record.undo = undo_steps(plan, done, read=self.read, write=self.write)
+        self._save(str(item["incident_id"]), record)
+        if record.undo:
+            return self._end(item, "UNDO_FAILED", f"{why}; the undo left: {'; '.join(record.undo)}")
+        undone = f"{len(done)} applied step(s) undone, the world read back as before" if done else "nothing"
+        return self._end(item, "NOT_REMEDIATED", f"{why}; {undone}")
+
+    def _resume(self, item: Item, plan: Plan, run_id: str) -> str:
+        """An APPLYING or VERIFYING incident: left alone while its run may be alive, else undone."""
+        if self._now() - _instant(str(item["updated_at"])) < self.lease:
+            return f"nothing to do: another run has had it {item['status']} since {item['updated_at']}"
+        context = self.store.get_context(str(item["incident_id"])) or {}
+        text = context.get(EXECUTION, {}).get("S")
+        record = Record(**json.loads(text) | {"run": run_id}) if text else Record(run_id)
+        done = _records(record)
+        recorded = {call.step for call in done}
+        if record.calling is not None and record.calling not in recorded:
+            lost = interrupted(plan, record.calling, read=self.read)
+            done += [lost] if lost else []
+        return self._undo(item, plan, done, record, "the executor's run died before it finished")
+
+    def _end(self, item: Item, status: str, reason: str) -> str:
+        incident_id, source, seen = str(item["incident_id"]), str(item["status"]), str(item["updated_at"])
+        try:
+            self.store.transition(incident_id, source, status, expected_updated_at=seen, reason=reason)
+        except TransitionConflict as conflict:
+            return f"lost: {conflict}"
+        return f"{status}: {reason}"
+
+    def _save(self, incident_id: str, record: Record) -> None:
+        self.store.update_context(incident_id, {EXECUTION: record.as_json()})
+
+    def _now(self) -> datetime:
+        return self.store.clock()
+
+
+def _records(record: Record) -> list[AppliedCall]:
+    """The calls a record holds, as the undo takes them."""
+    return [
+        AppliedCall(c["step"], ApiCall(**c["call"]), c.get("request_id"), c["before"], c["after"])
+        for c in record.calls
+    ]
+
+
+def _instant(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -1,0 +1,73 @@
+"""An incident's lifecycle, declared once: every status, the moves between them, and which are ends.
+
+    RECEIVED -> INVESTIGATING -> DIAGNOSED | FAILED | ERROR
+    RECEIVED -> FAILED | ERROR                  (circuit breaker, watchdog, a fault before the agent)
+    INVESTIGATING -> INVESTIGATING              (a stale or released investigation re-entered)
+    DIAGNOSED, final false -> final true        (a provisional diagnosis: supervisor.incident.stage)
+
+A final diagnosis may go on to be remediated (``supervisor.remediation.lifecycle``):
+
+    DIAGNOSED -> PLANNING -> AWAITING_APPROVAL -> APPLYING -> VERIFYING -> REMEDIATED
+    PLANNING -> NO_PLAN                         (no step the Critic passes: the gap goes to people)
+    AWAITING_APPROVAL -> REJECTED | EXPIRED
+    APPLYING -> NOT_REMEDIATED | UNDO_FAILED    (a step refused, or the world moved: the applied ones undone)
+    VERIFYING -> NOT_REMEDIATED | UNDO_FAILED   (no recovery within the window: undone, or not all of it)
+
+Every move is a conditional write (``IncidentStore.transition``).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+Status = Literal[
+    "RECEIVED",
+    "INVESTIGATING",
+    "DIAGNOSED",
+    "FAILED",
+    "ERROR",
+    "PLANNING",
+    "AWAITING_APPROVAL",
+    "APPLYING",
+    "VERIFYING",
+    "REMEDIATED",
+    "NO_PLAN",
+    "REJECTED",
+    "EXPIRED",
+    "NOT_REMEDIATED",
+    "UNDO_FAILED",
+]
+INVESTIGATION_STATUSES: Final[tuple[Status, ...]] = (
+    "RECEIVED",
+    "INVESTIGATING",
+    "DIAGNOSED",
+    "FAILED",
+    "ERROR",
+)
+REMEDIATION_STATUSES: Final[tuple[Status, ...]] = (
+    "PLANNING",
+    "AWAITING_APPROVAL",
+    "APPLYING",
+    "VERIFYING",
+    "REMEDIATED",
+    "NO_PLAN",
+    "REJECTED",
+    "EXPIRED",
+    "NOT_REMEDIATED",
+    "UNDO_FAILED",
+)
+STATUSES: Final[tuple[Status, ...]] = INVESTIGATION_STATUSES + REMEDIATION_STATUSES
+TERMINAL: Final[frozenset[str]] = frozenset({"DIAGNOSED", "FAILED", "ERROR"})  # the investigation's ends
+REMEDIATION_ENDS: Final[frozenset[str]] = frozenset(
+    {"REMEDIATED", "NO_PLAN", "REJECTED", "EXPIRED", "NOT_REMEDIATED", "UNDO_FAILED"}
+)
+INVESTIGATED: Final[frozenset[str]] = TERMINAL | frozenset(REMEDIATION_STATUSES)  # no longer investigated
+TRANSITIONS: Final[dict[str, frozenset[str]]] = {
+    "RECEIVED": frozenset({"INVESTIGATING", "FAILED", "ERROR"}),
+    "INVESTIGATING": frozenset({"INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"}),
+    "DIAGNOSED": frozenset({"PLANNING"}),
+    "PLANNING": frozenset({"AWAITING_APPROVAL", "NO_PLAN"}),
+    "AWAITING_APPROVAL": frozenset({"APPLYING", "REJECTED", "EXPIRED"}),
+    "APPLYING": frozenset({"VERIFYING", "NOT_REMEDIATED", "UNDO_FAILED"}),
+    "VERIFYING": frozenset({"REMEDIATED", "NOT_REMEDIATED", "UNDO_FAILED"}),
+}

@@ -1,0 +1,324 @@
+"""The remediation loop on the sandbox, from a final diagnosis to its end: planned by the supervisor, decided
+by a person in incident-approvals, applied by the executor, verified through the MCP server's logs tool
+from the function's own invocations, and undone when recovery is not shown. The world is read with the
+operator's own reads, never with the executor's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import boto3
+import pytest
+from mcp import Client
+
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from executor.approvals import ApprovalRefused, Approvals, Approver, approvals_table_schema
+from executor.recovery import Verdict, check_invocations
+from executor.run import AUTOMATIC, EXECUTION, Executor
+from mcp_server.aws import AwsClients
+from mcp_server.server import build_server
+from mcp_server.settings import ServerSettings
+from supervisor.agent.providers import McpToolProvider
+from supervisor.diagnosis.cli_commands import build_command
+from supervisor.incident.signals import Signal
+from supervisor.incident.store import IncidentStore, Item
+from supervisor.remediation.plan import Plan
+from supervisor.remediation.planning import PLAN, PlanningLimits, plan_incident, stored_plan
+from tests.test_remediation_plan import _diagnosis
+
+PERSON = "arn:aws:iam::123456789012:role/on-call-approver"
+FUNCTION = names.FUNCTION_NAME
+UNTHROTTLE = ("DeleteFunctionConcurrency", {"FunctionName": FUNCTION})
+TIMEOUT_9 = ("UpdateFunctionConfiguration", {"FunctionName": FUNCTION, "Timeout": 9})
+
+
+@pytest.fixture
+def approvals(sandbox: Sandbox, incidents: IncidentStore) -> Iterator[Approvals]:
+    """A fresh incident-approvals table, written as the operator (a person), on the incidents' clock."""
+    table = f"incident-approvals-{uuid.uuid4().hex[:8]}"
+    dynamodb = sandbox.session(names.OPERATOR).client("dynamodb")
+    dynamodb.create_table(TableName=table, BillingMode="PAY_PER_REQUEST", **approvals_table_schema())
+    yield Approvals(dynamodb, table)
+    dynamodb.delete_table(TableName=table)
+
+
+@pytest.fixture
+def throttled(operator: boto3.Session) -> Iterator[dict[str, Any]]:
+    """The function throttled (reserved concurrency 0); its timeout and reservation put back after."""
+    lambda_ = operator.client("lambda")
+    timeout = lambda_.get_function_configuration(FunctionName=FUNCTION)["Timeout"]
+    lambda_.put_function_concurrency(FunctionName=FUNCTION, ReservedConcurrentExecutions=0)
+    yield {"Timeout": timeout, "Reserved": 0}
+    lambda_.update_function_configuration(FunctionName=FUNCTION, Timeout=timeout)
+    lambda_.delete_function_concurrency(FunctionName=FUNCTION)
+
+
+def _world(operator: boto3.Session) -> dict[str, Any]:
+    lambda_ = operator.client("lambda")
+    return {
+        "Timeout": lambda_.get_function_configuration(FunctionName=FUNCTION)["Timeout"],
+        "Reserved": lambda_.get_function_concurrency(FunctionName=FUNCTION).get(
+            "ReservedConcurrentExecutions"
+        ),
+    }
+
+
+def _planned(sandbox: Sandbox, store: IncidentStore, *calls: tuple[str, dict[str, Any]]) -> Item:
+    """A final DIAGNOSED incident whose diagnosis names ``calls``, planned by the supervisor."""
+    signal = Signal(str(uuid.uuid4()), "direct", FUNCTION, "Errors", "failing", datetime.now(UTC))
+    item, _ = store.claim(signal, window_seconds=0)
+    incident_id = str(item["incident_id"])
+    store.transition(incident_id, "RECEIVED", "INVESTIGATING")
+    diagnosed = store.transition(incident_id, "INVESTIGATING", "DIAGNOSED", headline={"final": True})
+    commands = [build_command("lambda", op, params, region=sandbox.region) for op, params in calls]
+    limits = PlanningLimits(recovery_seconds=20, approval_seconds=3600)
+    read = sandbox.session(names.SUPERVISOR).client
+    return plan_incident(store, diagnosed, _diagnosis(*commands), read=read, limits=limits)
+
+
+def _executor(
+    sandbox: Sandbox, runtime: LocalLambdaRuntime, store: IncidentStore, approvals: Approvals, **changes: Any
+) -> Executor:
+    """The executor as the operator (its own role comes with the deploy), verifying through an MCP server
+    on the sandbox; before each check the workload sends the function one request, as traffic would."""
+    settings = ServerSettings()
+    server = build_server(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
+
+    async def check(plan: Plan, since: datetime) -> Verdict:
+        async with Client(server) as client:
+            provider = McpToolProvider(client.session)
+            return await check_invocations(provider.call_tool, plan, since, datetime.now(UTC))
+
+    def verify(plan: Plan, since: datetime) -> Verdict:
+        runtime.invoke(FUNCTION, names.input_event())
+        return asyncio.run(check(plan, since))
+
+    executor = Executor(
+        store=store,
+        approvals=approvals,
+        approver=Approver(frozenset({PERSON})),
+        read=sandbox.session(names.SUPERVISOR).client,
+        write=sandbox.session(names.OPERATOR).client,
+        verify=verify,
+        poll_seconds=0.5,
+    )
+    return replace(executor, **changes)
+
+
+def _approve(store: IncidentStore, approvals: Approvals, incident_id: str, who: str = PERSON) -> Item:
+    incident = store.get(incident_id)
+    assert incident is not None
+    return approvals.decide(incident, str(incident["plan_digest"]), who, "APPROVED")
+
+
+def _execution(store: IncidentStore, incident_id: str) -> dict[str, Any]:
+    context = store.get_context(incident_id) or {}
+    return dict(json.loads(context[EXECUTION]["S"]))
+
+
+def test_an_approved_fix_is_applied_verified_by_the_functions_own_invocations_and_ends_remediated(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    incidents: IncidentStore,
+    approvals: Approvals,
+    throttled: dict[str, Any],
+) -> None:
+    planned = _planned(sandbox, incidents, UNTHROTTLE)
+    incident_id = str(planned["incident_id"])
+    assert planned["status"] == "AWAITING_APPROVAL"
+    found = stored_plan(incidents, incident_id)
+    assert found is not None
+    assert found[1] == planned["plan_digest"] == found[0].digest
+    executor = _executor(sandbox, runtime, incidents, approvals)
+    assert executor.run(incident_id, "run-0") == "waiting: the plan awaits a person's approval"
+    assert _world(operator) == throttled  # nothing applied without a person
+
+    _approve(incidents, approvals, incident_id)
+    outcome = executor.run(incident_id, "run-1")
+
+    assert outcome.startswith("REMEDIATED: recovered: "), outcome
+    assert _world(operator) == throttled | {"Reserved": None}
+    incident = incidents.get(incident_id)
+    assert incident is not None
+    assert incident["status"] == "REMEDIATED"
+    execution = _execution(incidents, incident_id)
+    assert execution["approval"]["approved_by"] == PERSON
+    assert execution["approval"]["redeemed_by"] == "run-1"
+    [call] = execution["calls"]
+    assert call["call"]["operation"] == "DeleteFunctionConcurrency"
+    assert call["request_id"]
+    assert call["before"] == {"ReservedConcurrentExecutions": 0}
+    assert call["after"] == {"ReservedConcurrentExecutions": None}
+    # replayed: the incident is done and the approval used; nothing runs twice
+    assert executor.run(incident_id, "run-2") == "nothing to do: the incident is REMEDIATED"
+    with pytest.raises(ApprovalRefused, match=r"it was used at .*an approval is good for one run"):
+        approvals.redeem(incident_id, str(planned["plan_digest"]), "run-3")
+
+
+def test_a_fix_that_shows_no_recovery_in_its_window_is_undone_and_ends_not_remediated(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    incidents: IncidentStore,
+    approvals: Approvals,
+    throttled: dict[str, Any],
+) -> None:
+    planned = _planned(sandbox, incidents, TIMEOUT_9)  # the timeout is not why it fails
+    incident_id = str(planned["incident_id"])
+    _approve(incidents, approvals, incident_id)
+    outcome = _executor(sandbox, runtime, incidents, approvals).run(incident_id, "run-1")
+    assert outcome.startswith("NOT_REMEDIATED: the fix did not help: no recovery within"), outcome
+    assert "1 applied step(s) undone, the world read back as before" in outcome
+    assert _world(operator) == throttled
+    execution = _execution(incidents, incident_id)
+    assert [c["call"]["params"]["Timeout"] for c in execution["calls"]] == [9]
+    assert all("0 of 2 invocations seen since the fix" in line for line in execution["verification"])
+
+
+@pytest.mark.parametrize("refusal", ["not an approver", "revoked", "tampered", "expired"])
+def test_an_approval_that_does_not_hold_applies_nothing(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    incidents: IncidentStore,
+    approvals: Approvals,
+    throttled: dict[str, Any],
+    refusal: str,
+) -> None:
+    planned = _planned(sandbox, incidents, UNTHROTTLE)
+    incident_id, digest = str(planned["incident_id"]), str(planned["plan_digest"])
+    executor = _executor(sandbox, runtime, incidents, approvals)
+    _approve(
+        incidents,
+        approvals,
+        incident_id,
+        "arn:aws:iam::123456789012:role/supervisor" if refusal == "not an approver" else PERSON,
+    )
+    if refusal == "revoked":
+        approvals.revoke(incident_id, digest, PERSON)
+    elif refusal == "tampered":  # the stored plan changed after it was approved
+        context = incidents.get_context(incident_id) or {}
+        document = json.loads(context[PLAN]["S"])
+        document["steps"][0]["call"]["params"]["FunctionName"] = "another-function"
+        incidents.update_context(incident_id, {PLAN: json.dumps(document)})
+    elif refusal == "expired":
+        later = datetime.now(UTC) + timedelta(hours=2)
+        executor = replace(executor, approvals=Approvals(approvals.dynamodb, approvals.table, lambda: later))
+    expected = {
+        "not an approver": "refused: arn:aws:iam::123456789012:role/supervisor is not an approver",
+        "revoked": f"refused: cannot use the approval of {incident_id}'s plan {digest}: {PERSON} revoked it",
+        "tampered": "refused: the stored plan's digest sha256:",
+        "expired": f"refused: cannot use the approval of {incident_id}'s plan {digest}: it expired at",
+    }[refusal]
+    assert executor.run(incident_id, "run-1").startswith(expected)
+    assert _world(operator) == throttled
+    incident = incidents.get(incident_id)
+    assert incident is not None
+    assert incident["status"] == "AWAITING_APPROVAL"
+
+
+def test_a_rejected_plan_ends_rejected_and_a_decision_is_made_once(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    incidents: IncidentStore,
+    approvals: Approvals,
+    throttled: dict[str, Any],
+) -> None:
+    planned = _planned(sandbox, incidents, UNTHROTTLE)
+    incident_id, digest = str(planned["incident_id"]), str(planned["plan_digest"])
+    approvals.decide(planned, digest, PERSON, "REJECTED")
+    with pytest.raises(ApprovalRefused, match=f"{PERSON} already decided \\(REJECTED\\)"):
+        approvals.decide(planned, digest, PERSON, "APPROVED")
+    with pytest.raises(ApprovalRefused, match="is not the plan awaiting approval"):
+        approvals.decide(planned, "sha256:" + "0" * 64, PERSON, "APPROVED")
+    outcome = _executor(sandbox, runtime, incidents, approvals).run(incident_id, "run-1")
+    assert outcome.startswith(f"REJECTED: rejected by {PERSON}")
+    assert _world(operator) == throttled
+
+
+def test_low_risk_applies_without_a_person_only_when_the_setting_says_so(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    incidents: IncidentStore,
+    approvals: Approvals,
+    throttled: dict[str, Any],
+) -> None:
+    planned = _planned(sandbox, incidents, UNTHROTTLE)
+    incident_id = str(planned["incident_id"])
+    high_only = _executor(sandbox, runtime, incidents, approvals, auto_apply=frozenset({"high"}))
+    assert high_only.run(incident_id, "run-0").startswith("waiting")
+    low = replace(high_only, auto_apply=frozenset({"low"}))
+    assert low.run(incident_id, "run-1").startswith("REMEDIATED")
+    assert _execution(incidents, incident_id)["approval"]["approved_by"] == AUTOMATIC
+    assert _world(operator)["Reserved"] is None
+
+
+def test_a_world_that_moved_before_the_approval_voids_the_plan_and_nothing_is_applied(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    incidents: IncidentStore,
+    approvals: Approvals,
+    throttled: dict[str, Any],
+) -> None:
+    planned = _planned(sandbox, incidents, UNTHROTTLE)
+    incident_id = str(planned["incident_id"])
+    operator.client("lambda").put_function_concurrency(FunctionName=FUNCTION, ReservedConcurrentExecutions=3)
+    _approve(incidents, approvals, incident_id)
+    outcome = _executor(sandbox, runtime, incidents, approvals).run(incident_id, "run-1")
+    assert outcome.startswith("NOT_REMEDIATED: not applied: step 1: the world moved since the plan")
+    assert outcome.endswith("; nothing")
+    assert _world(operator) == throttled | {"Reserved": 3}  # the operator's change stands
+
+
+class _Died(BaseException):
+    """The executor's process ending in the middle of a call (Lambda's timeout, a crash)."""
+
+
+def test_a_run_that_died_mid_plan_is_undone_by_the_next_run_after_its_lease(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    incidents: IncidentStore,
+    approvals: Approvals,
+    throttled: dict[str, Any],
+) -> None:
+    planned = _planned(sandbox, incidents, TIMEOUT_9, UNTHROTTLE)
+    incident_id = str(planned["incident_id"])
+    _approve(incidents, approvals, incident_id)
+    executor = _executor(sandbox, runtime, incidents, approvals)
+    calls: list[str] = []
+
+    def dying_writer(service: str) -> Any:
+        client = operator.client(service)
+        calls.append(service)
+        if len(calls) == 2:  # the second call lands, then the process dies before it returns
+            client.delete_function_concurrency(FunctionName=FUNCTION)
+            raise _Died
+        return client
+
+    with pytest.raises(_Died):
+        replace(executor, write=dying_writer).run(incident_id, "run-1")
+    assert _world(operator) == {"Timeout": 9, "Reserved": None}
+    assert executor.run(incident_id, "run-2").startswith("nothing to do: another run has had it APPLYING")
+    later = datetime.now(UTC) + timedelta(minutes=16)
+    late = replace(
+        executor,
+        store=IncidentStore(
+            incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: later
+        ),
+    )
+    outcome = late.run(incident_id, "run-3")
+    assert outcome.startswith("NOT_REMEDIATED: the executor's run died before it finished; 2 applied step(s)")
+    assert _world(operator) == throttled
