@@ -87,7 +87,7 @@ def _planned(sandbox: Sandbox, store: IncidentStore, *calls: tuple[str, dict[str
 def _executor(
     sandbox: Sandbox, runtime: LocalLambdaRuntime, store: IncidentStore, approvals: Approvals, **changes: Any
 ) -> Executor:
-    """The executor as the operator (its own role comes with the deploy), verifying through an MCP server
+    """The executor as its own sandbox identity, verifying through an MCP server
     on the sandbox; before each check the workload sends the function one request, as traffic would."""
     settings = ServerSettings()
     server = build_server(settings, AwsClients.create(settings, sandbox.session(names.MCP_SERVER)))
@@ -106,7 +106,7 @@ def _executor(
         approvals=approvals,
         approver=Approver(frozenset({PERSON})),
         read=sandbox.session(names.SUPERVISOR).client,
-        write=sandbox.session(names.OPERATOR).client,
+        write=sandbox.session(names.EXECUTOR).client,
         verify=verify,
         poll_seconds=0.5,
     )
@@ -301,7 +301,7 @@ def test_a_run_that_died_mid_plan_is_undone_by_the_next_run_after_its_lease(
     calls: list[str] = []
 
     def dying_writer(service: str) -> Any:
-        client = operator.client(service)
+        client = sandbox.session(names.EXECUTOR).client(service)
         calls.append(service)
         if len(calls) == 2:  # the second call lands, then the process dies before it returns
             client.delete_function_concurrency(FunctionName=FUNCTION)

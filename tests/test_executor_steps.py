@@ -23,6 +23,11 @@ TIMEOUT = {"FunctionName": names.FUNCTION_NAME, "Timeout": 9}
 RESERVED = {"FunctionName": names.FUNCTION_NAME, "ReservedConcurrentExecutions": 4}
 
 
+def _writer(sandbox: Sandbox) -> Any:
+    """The executor's own identity: it applies plans."""
+    return sandbox.session(names.EXECUTOR).client
+
+
 def _world(operator: boto3.Session) -> dict[str, Any]:
     lambda_ = operator.client("lambda")
     config = lambda_.get_function_configuration(FunctionName=names.FUNCTION_NAME)
@@ -60,7 +65,7 @@ def test_the_steps_are_applied_in_order_and_undone_back_to_the_world_they_found(
     plan = _plan(sandbox, ("UpdateFunctionConfiguration", TIMEOUT), ("PutFunctionConcurrency", RESERVED))
     told: list[AppliedCall] = []
     reader = sandbox.session(names.SUPERVISOR).client
-    done = apply_steps(plan, read=reader, write=operator.client, applied=told.append)
+    done = apply_steps(plan, read=reader, write=_writer(sandbox), applied=told.append)
     assert told == done
     assert [record.call.operation for record in done] == [
         "UpdateFunctionConfiguration",
@@ -68,7 +73,7 @@ def test_the_steps_are_applied_in_order_and_undone_back_to_the_world_they_found(
     ]
     assert all(record.request_id for record in done)
     assert _world(operator) == {"Timeout": 9, "Reserved": 4}
-    assert undo_steps(plan, done, read=reader, write=operator.client) == []
+    assert undo_steps(plan, done, read=reader, write=_writer(sandbox)) == []
     assert _world(operator) == original
 
 
@@ -82,12 +87,12 @@ def test_a_world_that_moved_since_the_plan_stops_the_step_before_its_call(
     told: list[AppliedCall] = []
     reader = sandbox.session(names.SUPERVISOR).client
     with pytest.raises(StepRefused) as refused:
-        apply_steps(plan, read=reader, write=operator.client, applied=told.append)
+        apply_steps(plan, read=reader, write=_writer(sandbox), applied=told.append)
     assert refused.value.step == 2
     assert "the world moved since the plan: ReservedConcurrentExecutions None → 2" in str(refused.value)
     assert [record.step for record in told] == [1]  # the first step ran; the second never did
     assert _world(operator) == {"Timeout": 9, "Reserved": 2}
-    assert undo_steps(plan, told, read=reader, write=operator.client) == []
+    assert undo_steps(plan, told, read=reader, write=_writer(sandbox)) == []
     assert _world(operator) == {"Timeout": original["Timeout"], "Reserved": 2}  # the other change is theirs
 
 
@@ -109,7 +114,7 @@ def test_a_step_off_the_allowlist_is_never_called(sandbox: Sandbox, operator: bo
         }
     )
     with pytest.raises(StepRefused, match="lambda DeleteFunction is not an allowlisted operation"):
-        apply_steps(forged, read=operator.client, write=operator.client, applied=lambda _: None)
+        apply_steps(forged, read=operator.client, write=_writer(sandbox), applied=lambda _: None)
     operator.client("lambda").get_function(FunctionName=names.FUNCTION_NAME)  # still there
 
 
@@ -118,7 +123,7 @@ def test_an_undo_that_cannot_put_the_state_back_says_what_is_left(
 ) -> None:
     plan = _plan(sandbox, ("UpdateFunctionConfiguration", TIMEOUT))
     reader = sandbox.session(names.SUPERVISOR).client
-    done = apply_steps(plan, read=reader, write=operator.client, applied=lambda _: None)
+    done = apply_steps(plan, read=reader, write=_writer(sandbox), applied=lambda _: None)
     denied = sandbox.session(names.SUPERVISOR).client  # the supervisor may not write: the undo is refused
     left = undo_steps(plan, done, read=reader, write=denied)
     assert len(left) == 1
@@ -150,7 +155,7 @@ def test_the_executor_finds_its_own_undo_complete_for_each_kind_of_step(
         steps=(PlanStep(**step.model_dump(), risk="high"),),
         recovery=Recovery(kind="invocations_succeed", function=names.FUNCTION_NAME, within_seconds=60),
     )
-    done = apply_steps(plan, read=reader, write=operator.client, applied=lambda _: None)
+    done = apply_steps(plan, read=reader, write=_writer(sandbox), applied=lambda _: None)
     assert case.observe(operator, sandbox.world) != before
-    assert undo_steps(plan, done, read=reader, write=operator.client) == []
+    assert undo_steps(plan, done, read=reader, write=_writer(sandbox)) == []
     assert case.observe(operator, sandbox.world) == before

@@ -276,11 +276,12 @@ def test_a_step_is_applied_on_its_precondition_and_its_inverse_puts_the_world_ba
     assert draft.unplanned == []
     (step,) = draft.steps
     assert step.call.params == params
+    executor = sandbox.session(names.EXECUTOR)  # the identity the executor applies plans as
     try:
-        _apply(operator, step.call)
+        _apply(executor, step.call)
         assert case.observe(operator, sandbox.world) != before, "the step changed nothing"
     finally:
-        _apply(operator, step.inverse)
+        _apply(executor, step.inverse)
     assert case.observe(operator, sandbox.world) == before
 
 
@@ -311,7 +312,7 @@ def test_a_statement_taken_out_is_put_back_exactly_by_its_inverse(
     before = _statements(operator, function)[sid]
     operator.client("lambda").remove_permission(**params)
     assert sid not in _statements(operator, function)
-    _apply(operator, remove.inverse(params, state))
+    _apply(sandbox.session(names.EXECUTOR), remove.inverse(params, state))
     assert _statements(operator, function)[sid] == before
 
 

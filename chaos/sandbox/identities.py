@@ -8,6 +8,7 @@ from typing import Any
 
 from chaos.sandbox import names
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
+from executor import permissions as executor
 from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import (
     NOTIFY_ACTIONS,
@@ -77,6 +78,7 @@ def policy_documents() -> dict[str, str]:
             }
         ),
         names.CONSOLE: _document({"Effect": "Allow", "Action": list(CONSOLE_TABLE_ACTIONS), "Resource": "*"}),
+        names.EXECUTOR: _executor_document(),
         names.LAMBDA_SERVICE: _document(
             {
                 "Effect": "Allow",
@@ -120,6 +122,23 @@ def policy_documents() -> dict[str, str]:
             }
         ),
     }
+
+
+def _executor_document() -> str:
+    """The executor's identity: its tables, queue and key, the plan's reads, and the allowlisted writes on the
+    sandbox's functions and their roles (``executor.permissions``)."""
+    own = [
+        *executor.TABLE_ACTIONS,
+        *executor.PARAMETER_ACTIONS,
+        *executor.QUEUE_ACTIONS,
+        *executor.PLAN_READ_ACTIONS,
+    ]
+    functions = [f"arn:aws:lambda:*:{names.ACCOUNT_ID}:function:{name}" for name in names.FUNCTIONS]
+    roles = [f"arn:aws:iam::{names.ACCOUNT_ID}:role/{role}" for role in names.FUNCTION_ROLES]
+    return _document(
+        {"Effect": "Allow", "Action": own, "Resource": "*"},
+        *executor.write_statements(functions, roles, conditions=False),
+    )
 
 
 def report_reader_document() -> str:

@@ -49,7 +49,7 @@ from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 from moto.iam import access_control
 from moto.kinesis.responses import KinesisResponse
 
-JSON_PROTOCOL_SERVICES = frozenset({"lambda", "logs", "dynamodb", "ssm", "sqs"})
+JSON_PROTOCOL_SERVICES = frozenset({"lambda", "logs", "dynamodb", "ssm", "sqs", "kms"})
 _BODYLESS_METHODS = frozenset({"GET", "HEAD", "DELETE"})
 _IAM_PREFIXES = {"monitoring": "cloudwatch"}  # signing name -> IAM action prefix, where they differ
 

@@ -89,6 +89,15 @@ CLICK_TIMEOUT_SECONDS = 3
 # one invocation can run waited behind another batch.
 ITERATOR_AGE_ALARM_MS = 6000
 
+FUNCTION_ROLES = (
+    ROLE_NAME,
+    ORDERS_ROLE,
+    REPORT_ROLE,
+    ORDER_INTAKE_ROLE,
+    ORDER_WORKER_ROLE,
+    ORDER_NOTIFIER_ROLE,
+    CLICK_ROLE,
+)
 FUNCTIONS = (
     FUNCTION_NAME,
     ORDERS_FUNCTION,
@@ -119,6 +128,7 @@ MCP_SERVER = "mcp-server"
 SUPERVISOR = "supervisor"
 WATCHDOG = "watchdog"
 CONSOLE = "console"  # incident-console: reads the incident tables
+EXECUTOR = "executor"  # the executor: the allowlisted writes on the watched functions' resources
 LAMBDA_SERVICE = "lambda-service"  # plays the Lambda service
 APIGATEWAY_SERVICE = "apigateway-service"  # plays API Gateway: reads the API, writes its logs and metrics
 SECOND_OPERATOR = "second-operator"  # admin of the second account
@@ -132,6 +142,7 @@ PROFILES = (
     SUPERVISOR,
     WATCHDOG,
     CONSOLE,
+    EXECUTOR,
     LAMBDA_SERVICE,
     APIGATEWAY_SERVICE,
     SECOND_OPERATOR,

@@ -55,6 +55,11 @@ class Operation:
     def key(self) -> tuple[str, str]:
         return self.service, self.name
 
+    @property
+    def action(self) -> str:
+        """The IAM action of the call (the allowlist's services name their actions as botocore does)."""
+        return f"{self.service}:{self.name}"
+
     def refusal(self, params: Params, state: State) -> str | None:
         """Why the call may not be applied with these parameters on this state; None when it may."""
         if not self.fix:

@@ -18,6 +18,7 @@ def install(base_url: str) -> None:
         lambda_kms,
         lambda_logging,
         lambda_policies,
+        lambda_resources,
         lambda_storage,
         lambda_urls,
         lambda_vpc,
@@ -44,4 +45,5 @@ def install(base_url: str) -> None:
     event_source_mappings.install()
     sqs_metrics.install()
     async_invoke.install()
+    lambda_resources.install()
     sns_lambda.install()

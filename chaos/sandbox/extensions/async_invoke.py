@@ -11,10 +11,8 @@ subscription, in Docker. The sandbox's Lambda service runs on the client side in
 
 moto authorizes ``Invoke`` as ``lambda:Invoke``; the IAM action is ``lambda:InvokeFunction``
 (https://docs.aws.amazon.com/lambda/latest/dg/permissions-function-services.html), so a caller whose
-policy grants it, as every real policy does, would be refused. We authorize ``lambda:InvokeFunction``. moto
-also authorizes every Lambda request against the resource ``*``, so a grant scoped to a function's ARN
-refuses everything; an ``Invoke`` is authorized against the function's ARN, qualified when the request
-names a qualifier, as AWS does (other Lambda operations keep moto's ``*``).
+policy grants it, as every real policy does, would be refused. We authorize ``lambda:InvokeFunction``
+(against the function's ARN: ``lambda_resources``).
 
 ``POST /_sandbox/lambda/async-events`` answers the queued events as JSON and empties the queue. Each is
 ``{id, account, region, function_arn (qualified when the caller named a qualifier), qualifier, payload (the
@@ -104,16 +102,6 @@ def install() -> None:
         enqueue(function, named, payload, "invoke", account=self.current_account, region=self.region)
         return 202, {"status": "202", "Content-Length": "0"}, b""
 
-    def invoked_resource(self: LambdaResponse) -> str:
-        if not self.path.rstrip("/").endswith("/invocations"):
-            return "*"
-        name = unquote(self.path.rstrip("/").rsplit("/", 2)[-2])
-        qualifier = qualifier_of(name, self.querystring.get("Qualifier", [None])[0])
-        bare = name.split(":")[6] if name.startswith("arn:") else name.split(":")[0]
-        account = name.split(":")[4] if name.startswith("arn:") else self.current_account
-        arn = f"arn:aws:lambda:{self.region}:{account}:function:{bare}"
-        return f"{arn}:{qualifier}" if qualifier else arn
-
     original_iam_init = access_control.IAMRequestBase.__init__
 
     def iam_init(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -122,6 +110,5 @@ def install() -> None:
             self._action = "lambda:InvokeFunction"
 
     setattr(LambdaResponse, "invoke", invoke)  # noqa: B010
-    setattr(LambdaResponse, "_determine_resource", invoked_resource)  # noqa: B010
     setattr(access_control.IAMRequestBase, "__init__", iam_init)  # noqa: B010
     server_app.mount(EVENTS_PATH, _serve)
