@@ -20,9 +20,9 @@ from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
+from supervisor.incident.lifecycle import APPROVAL_DEADLINE, PLAN_DIGEST
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import Clock, Item, from_item, to_item, utc_now
-from supervisor.remediation.planning import APPROVAL_DEADLINE, PLAN_DIGEST
 
 Decision = Literal["APPROVED", "REJECTED"]
 

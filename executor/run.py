@@ -26,12 +26,13 @@ from typing import Any, Final
 from executor.approvals import ApprovalRefused, Approvals, Approver
 from executor.recovery import Verdict
 from executor.steps import AppliedCall, StepRefused, Writer, apply_steps, interrupted, undo_steps
+from supervisor.incident.lifecycle import PLAN_DIGEST
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict
 from supervisor.remediation.operation import Reader
 from supervisor.remediation.operations import BY_CALL
 from supervisor.remediation.plan import ApiCall, Plan
-from supervisor.remediation.planning import PLAN_DIGEST, stored_plan
+from supervisor.remediation.planning import stored_plan
 
 EXECUTION: Final[str] = "execution"  # incident-context: what the executor did, as JSON
 AUTOMATIC: Final[str] = "automatic (every step's risk may apply without a person)"
@@ -140,7 +141,10 @@ class Executor:
         since = self._now()
         deadline = since + timedelta(seconds=plan.recovery.within_seconds)
         while True:
-            verdict = self.verify(plan, since)
+            try:
+                verdict = self.verify(plan, since)
+            except Exception as error:  # the check could not be made: not a verdict, tried again
+                verdict = Verdict(None, f"the check failed: {type(error).__name__}: {error}")
             record.verification.append(f"{stamp(self._now())}: {verdict.why}")
             if verdict.recovered is not None or self._now() >= deadline:
                 break

@@ -7,9 +7,11 @@ from urllib.parse import urlparse
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from supervisor.agent.mcp_settings import McpClientSettings
 from supervisor.incident.notify_settings import NotificationSettings
 from supervisor.incident.recheck_settings import RecheckQueueSettings
-from supervisor.incident.resources import CONTEXT_TABLE, MCP_KEY_PARAMETER, STATE_TABLE
+from supervisor.incident.resources import CONTEXT_TABLE, STATE_TABLE
+from supervisor.remediation.queue import RemediationQueueSettings
 
 
 def _env(name: str) -> AliasChoices:
@@ -18,7 +20,9 @@ def _env(name: str) -> AliasChoices:
     return AliasChoices(name, name.lower())
 
 
-class SupervisorSettings(BaseSettings, NotificationSettings, RecheckQueueSettings):
+class SupervisorSettings(
+    BaseSettings, McpClientSettings, NotificationSettings, RecheckQueueSettings, RemediationQueueSettings
+):
     """Everything else is read from SUPERVISOR_<FIELD>, e.g. SUPERVISOR_RECURSION_LIMIT."""
 
     model_config = SettingsConfigDict(env_prefix="SUPERVISOR_", extra="ignore", populate_by_name=True)
@@ -41,23 +45,6 @@ class SupervisorSettings(BaseSettings, NotificationSettings, RecheckQueueSetting
         description="For 'openai:<model>': the server's key; unset: OPENAI_API_KEY (a local server that "
         "asks for none needs neither).",
     )
-    mcp_server_url: str = Field(
-        validation_alias=_env("MCP_SERVER_URL"),
-        default="http://127.0.0.1:8080/sse",
-        description="The MCP server: '.../sse' for SSE, '.../mcp' for Streamable HTTP.",
-    )
-    mcp_api_key: SecretStr | None = Field(
-        validation_alias=_env("MCP_API_KEY"),
-        default=None,
-        description="Bearer key for the MCP server; read from SSM when unset.",
-    )
-    mcp_api_key_ssm_parameter: str = Field(
-        validation_alias=_env("MCP_API_KEY_SSM_PARAMETER"),
-        default=MCP_KEY_PARAMETER,
-        description="SecureString holding the MCP key, read when MCP_API_KEY is unset.",
-    )
-    mcp_connect_timeout: float = Field(default=10.0, gt=0, description="Seconds to open the MCP connection.")
-    mcp_init_timeout: float = Field(default=10.0, gt=0, description="Seconds for the MCP handshake.")
     attempts: int = Field(default=2, ge=1, le=5, description="Runs tried on a retryable failure.")
     backoff_base: float = Field(default=2.0, ge=0, description="Seconds before retry n are base**n.")
     recursion_limit: int = Field(default=12, ge=3, description="Graph steps before the run gives up.")
@@ -131,22 +118,28 @@ class SupervisorSettings(BaseSettings, NotificationSettings, RecheckQueueSetting
         "have delivered the change that started it yet. It is re-checked once the first failure is this "
         "old (at most 900, SQS's longest message delay); 0: every diagnosis is final at once.",
     )
+    remediation: bool = Field(
+        validation_alias=_env("REMEDIATION"),
+        default=False,
+        description="Plan a fix for each final diagnosis (DIAGNOSED -> PLANNING -> AWAITING_APPROVAL, or "
+        "NO_PLAN with why) and send it to the executor's queue (REMEDIATION_QUEUE_URL). Off: incidents end "
+        "at DIAGNOSED.",
+    )
+    approval_seconds: int = Field(
+        default=3600, ge=60, le=86_400, description="How long a plan awaits a person's approval."
+    )
+    recovery_seconds: int = Field(
+        default=180,
+        ge=10,
+        le=600,
+        description="How long an applied plan is given to show recovery before it is undone.",
+    )
     incident_window_seconds: int = Field(
         default=3600,
         ge=0,
         description="Alarms for a function within this long of its last incident join that incident; "
         "0 makes every alarm episode its own incident.",
     )
-
-    @field_validator("mcp_server_url")
-    @classmethod
-    def _http_url(cls, value: str) -> str:
-        url = urlparse(value)
-        if url.scheme not in ("http", "https") or not url.netloc:
-            raise ValueError(
-                f"MCP_SERVER_URL must be an http(s) URL such as http://host:8080/sse, not {value!r}"
-            )
-        return value
 
     @field_validator("openai_base_url")
     @classmethod
@@ -168,8 +161,3 @@ class SupervisorSettings(BaseSettings, NotificationSettings, RecheckQueueSetting
                 f"'bedrock:us.anthropic.claude-sonnet-4-5-20250929-v1:0'), not {value!r}"
             )
         return value
-
-    @property
-    def mcp_transport(self) -> str:
-        """'http' for a Streamable HTTP endpoint (path ending in /mcp), else 'sse'."""
-        return "http" if urlparse(self.mcp_server_url).path.rstrip("/").endswith("/mcp") else "sse"

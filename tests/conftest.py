@@ -238,8 +238,9 @@ def incidents(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Inci
     test is marked ``open_incidents``."""
     suffix = uuid.uuid4().hex[:8]
     state, context = f"incident-state-{suffix}", f"incident-context-{suffix}"
+    approvals = f"incident-approvals-{suffix}"  # tests/test_executor_run.py finds it by the suffix
     operator = sandbox.session(names.OPERATOR).client("dynamodb")
-    create_incident_tables(operator, state, context)
+    create_incident_tables(operator, state, context, approvals)
     store = IncidentStore(dynamodb_client(sandbox.session(names.SUPERVISOR)), state, context)
     yield store
     try:
@@ -252,7 +253,7 @@ def incidents(sandbox: Sandbox, request: pytest.FixtureRequest) -> Iterator[Inci
             ]
             assert not left, f"incidents left in a non-terminal state: {left}"
     finally:
-        for table in (state, context):
+        for table in (state, context, approvals):
             operator.delete_table(TableName=table)
 
 

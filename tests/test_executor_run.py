@@ -20,7 +20,7 @@ from mcp import Client
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from executor.approvals import ApprovalRefused, Approvals, Approver, approvals_table_schema
+from executor.approvals import ApprovalRefused, Approvals, Approver
 from executor.recovery import Verdict, check_invocations
 from executor.run import AUTOMATIC, EXECUTION, Executor
 from mcp_server.aws import AwsClients
@@ -41,13 +41,11 @@ TIMEOUT_9 = ("UpdateFunctionConfiguration", {"FunctionName": FUNCTION, "Timeout"
 
 
 @pytest.fixture
-def approvals(sandbox: Sandbox, incidents: IncidentStore) -> Iterator[Approvals]:
-    """A fresh incident-approvals table, written as the operator (a person), on the incidents' clock."""
-    table = f"incident-approvals-{uuid.uuid4().hex[:8]}"
-    dynamodb = sandbox.session(names.OPERATOR).client("dynamodb")
-    dynamodb.create_table(TableName=table, BillingMode="PAY_PER_REQUEST", **approvals_table_schema())
-    yield Approvals(dynamodb, table)
-    dynamodb.delete_table(TableName=table)
+def approvals(sandbox: Sandbox, incidents: IncidentStore) -> Approvals:
+    """The test's incident-approvals table (made with its incident tables), written as the operator (a
+    person)."""
+    table = incidents.state_table.replace("incident-state-", "incident-approvals-")
+    return Approvals(sandbox.session(names.OPERATOR).client("dynamodb"), table)
 
 
 @pytest.fixture

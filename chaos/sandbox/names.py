@@ -117,8 +117,10 @@ TOPIC_NAME = resources.ALERTS_TOPIC
 DIAGNOSES_TOPIC_NAME = resources.DIAGNOSES_TOPIC
 STATE_TABLE = resources.STATE_TABLE
 CONTEXT_TABLE = resources.CONTEXT_TABLE
+APPROVALS_TABLE = resources.APPROVALS_TABLE
 MCP_KEY_PARAMETER = resources.MCP_KEY_PARAMETER
 RECHECK_QUEUE = resources.RECHECK_QUEUE
+REMEDIATION_QUEUE = resources.REMEDIATION_QUEUE
 TRIGGER_QUEUE_NAME = "incident-alerts-lambda-trigger"  # on the alerts topic, as Lambda's SNS trigger
 DIAGNOSES_QUEUE_NAME = "incident-diagnoses-reader"  # on the diagnoses topic, read by the drill and tests
 

@@ -40,6 +40,7 @@ from chaos.sandbox.event_world import EventPipeline, provision_pipeline
 from chaos.sandbox.vpc import Network, create_network
 from chaos.workload import functions
 from deploy.alarms import function_alarms
+from executor.approvals import approvals_table_schema
 from mcp_server.permissions import READ_OPERATIONS, iam_actions
 from supervisor.incident.store import state_table_schema
 
@@ -75,6 +76,7 @@ class World:
     diagnoses_topic_arn: str = ""
     diagnoses_queue_url: str = ""
     recheck_queue_url: str = ""  # the supervisor's re-checks of provisional diagnoses (RECHECK_QUEUE_URL)
+    remediation_queue_url: str = ""  # the executor's requests (REMEDIATION_QUEUE_URL)
     # The event-driven pipeline (event_world.py).
     orders_queue_url: str = ""
     orders_queue_arn: str = ""
@@ -364,10 +366,16 @@ def _function_url(
 
 
 def create_incident_tables(
-    dynamodb: Any, state_table: str = names.STATE_TABLE, context_table: str = names.CONTEXT_TABLE
+    dynamodb: Any,
+    state_table: str = names.STATE_TABLE,
+    context_table: str = names.CONTEXT_TABLE,
+    approvals_table: str = names.APPROVALS_TABLE,
 ) -> None:
-    """The supervisor's two tables, as the deploy template defines them."""
+    """The incident tables, as the deploy template defines them."""
     dynamodb.create_table(TableName=state_table, BillingMode="PAY_PER_REQUEST", **state_table_schema())
+    dynamodb.create_table(
+        TableName=approvals_table, BillingMode="PAY_PER_REQUEST", **approvals_table_schema()
+    )
     dynamodb.create_table(
         TableName=context_table,
         BillingMode="PAY_PER_REQUEST",
@@ -473,6 +481,7 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
         sns, sqs, names.DIAGNOSES_TOPIC_NAME, names.DIAGNOSES_QUEUE_NAME
     )
     recheck_queue_url = sqs.create_queue(QueueName=names.RECHECK_QUEUE)["QueueUrl"]
+    remediation_queue_url = sqs.create_queue(QueueName=names.REMEDIATION_QUEUE)["QueueUrl"]
     pipeline = _event_pipeline(operator, topic_arn)
     rest_api_id = provision_rest_api(operator, orders_alias_arn, topic_arn)
     cloudwatch = operator.client("cloudwatch")
@@ -521,5 +530,6 @@ def provision(operator: boto3.Session, second_operator: boto3.Session) -> World:
         diagnoses_topic_arn=diagnoses_topic_arn,
         diagnoses_queue_url=diagnoses_queue_url,
         recheck_queue_url=recheck_queue_url,
+        remediation_queue_url=remediation_queue_url,
         **{k: v for k, v in asdict(pipeline).items() if k not in _FUNCTION_ARNS},
     )

@@ -6,11 +6,11 @@ import boto3
 from aws_lambda_powertools.utilities.parameters import SSMProvider
 from aws_lambda_powertools.utilities.parameters.exceptions import GetParameterError
 
+from supervisor.agent.mcp_settings import McpClientSettings
 from supervisor.schemas import AgentError
-from supervisor.settings import SupervisorSettings
 
 
-def resolve_mcp_key(settings: SupervisorSettings, session: boto3.Session | None = None) -> str:
+def resolve_mcp_key(settings: McpClientSettings, session: boto3.Session | None = None) -> str:
     """The first key, when the value holds several (comma-separated) during a rotation. A parameter that
     cannot be read fails closed with AgentError('config')."""
     if settings.mcp_api_key is not None and settings.mcp_api_key.get_secret_value().strip():

@@ -25,6 +25,7 @@ from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait
 
 from supervisor.agent.accounting import Accounting
 from supervisor.agent.graph import AgentState, StopReason, build_graph, initial_state, run_graph
+from supervisor.agent.mcp_settings import McpClientSettings
 from supervisor.agent.models import build_model
 from supervisor.agent.providers import McpToolProvider, SchemaCachingSession
 from supervisor.schemas import (
@@ -171,7 +172,7 @@ def _mcp_http_client(headers: dict[str, str]) -> httpx2.AsyncClient:
 
 
 @asynccontextmanager
-async def mcp_session(settings: SupervisorSettings, api_key: str | None) -> AsyncIterator[ClientSession]:
+async def mcp_session(settings: McpClientSettings, api_key: str | None) -> AsyncIterator[ClientSession]:
     """An initialised MCP session to ``settings.mcp_server_url``; failures become AgentErrors."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = settings.mcp_server_url

@@ -13,7 +13,8 @@ A final diagnosis may go on to be remediated (``supervisor.remediation.lifecycle
     APPLYING -> NOT_REMEDIATED | UNDO_FAILED    (a step refused, or the world moved: the applied ones undone)
     VERIFYING -> NOT_REMEDIATED | UNDO_FAILED   (no recovery within the window: undone, or not all of it)
 
-Every move is a conditional write (``IncidentStore.transition``).
+Every move is a conditional write (``IncidentStore.transition``). An incident AWAITING_APPROVAL carries
+the digest of its plan and the time its approval lapses (``PLAN_DIGEST``, ``APPROVAL_DEADLINE``).
 """
 
 from __future__ import annotations
@@ -71,3 +72,5 @@ TRANSITIONS: Final[dict[str, frozenset[str]]] = {
     "APPLYING": frozenset({"VERIFYING", "NOT_REMEDIATED", "UNDO_FAILED"}),
     "VERIFYING": frozenset({"REMEDIATED", "NOT_REMEDIATED", "UNDO_FAILED"}),
 }
+PLAN_DIGEST: Final[str] = "plan_digest"
+APPROVAL_DEADLINE: Final[str] = "approval_expires_at"

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from supervisor.agent.run import AgentResult
     from supervisor.incident.recheck import Rechecks
+    from supervisor.remediation.planning import Remediation
     from supervisor.schemas import Diagnosis, LlmCallRecord, ToolCallRecord
     from supervisor.settings import SupervisorSettings
 
@@ -51,6 +52,7 @@ class Outcome:
     status: str | None = None
     reason: str | None = None
     notification: str | None = None  # "published", "failed: ...", or why none was sent; None when off
+    remediation: str | None = None  # where planning left a DIAGNOSED incident; None when off
 
 
 class NotificationsNotSent(RuntimeError):
@@ -102,6 +104,7 @@ class IncidentPipeline:
         self._api_key: str | None = None  # read once per cold start
         self.on_record: Callable[[LlmCallRecord | ToolCallRecord], None] | None = None  # live progress
         self._rechecks: Rechecks | None = None
+        self._remediation: Remediation | None = None
 
     @property
     def rechecks(self) -> Rechecks:
@@ -111,6 +114,14 @@ class IncidentPipeline:
 
             self._rechecks = Rechecks(self)
         return self._rechecks
+
+    def remediate(self, incident_id: str) -> str | None:
+        """Plan a final DIAGNOSED incident (``Remediation.begin``); None when ``REMEDIATION`` is off."""
+        if self.settings.remediation and self._remediation is None:
+            from supervisor.remediation.planning import Remediation
+
+            self._remediation = Remediation.configured(self.store, self.session, self.settings, self.logger)
+        return self._remediation.begin(incident_id) if self._remediation else None
 
     def handle(self, event: object, context: Any) -> dict[str, Any]:
         """An SNS event of alarms, or an SQS event of re-checks (``supervisor.incident.recheck``)."""
@@ -226,9 +237,12 @@ class IncidentPipeline:
         """Publish the notification of a terminal incident, exactly once over every delivery (and every
         watchdog sweep): ``notify_once``. Whatever happens, the outcome stands."""
         incident_id = outcome.incident_id
-        if self.notifier is None or incident_id is None or outcome.status not in TERMINAL:
+        if incident_id is None or outcome.status not in TERMINAL:
             return outcome
-        outcome.notification = notify_once(self.store, self.notifier, incident_id, seen, metrics)
+        if self.notifier is not None:
+            outcome.notification = notify_once(self.store, self.notifier, incident_id, seen, metrics)
+        if outcome.status == "DIAGNOSED" and not (outcome.notification or "").startswith("failed"):
+            outcome.remediation = self.remediate(incident_id)  # after the diagnosis's own notification
         return outcome
 
     def _start(self, signal: Signal, item: Item, created: bool, metrics: EphemeralMetrics) -> Item | Outcome:

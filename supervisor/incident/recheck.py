@@ -75,6 +75,7 @@ class RecheckOutcome:
     incident_id: str | None = None
     reason: str | None = None
     notification: str | None = None  # as for an alarm's outcome; None when notifications are off
+    remediation: str | None = None  # where planning left the final diagnosis; None when off
 
     @property
     def retry(self) -> bool:
@@ -95,6 +96,8 @@ class Pipeline(Protocol):
     def run_agent(
         self, incident: dict[str, Any], incident_id: str, function_name: str, context: Any
     ) -> AgentResult: ...
+
+    def remediate(self, incident_id: str) -> str | None: ...
 
 
 class Rechecks:
@@ -164,8 +167,12 @@ class Rechecks:
             return RecheckOutcome("rejected", message_id, reason=reason)
         outcome = self._recheck(incident_id, message_id, context, metrics)
         pipeline.logger.info(f"recheck_{outcome.action}", extra=asdict(outcome))
-        if pipeline.notifier is not None and outcome.action in ("finalised", "stands", "already_final"):
+        if outcome.action not in ("finalised", "stands", "already_final"):
+            return outcome
+        if pipeline.notifier is not None:
             outcome.notification = notify_once(pipeline.store, pipeline.notifier, incident_id, None, metrics)
+        if not (outcome.notification or "").startswith("failed"):
+            outcome.remediation = pipeline.remediate(incident_id)  # a final diagnosis now
         return outcome
 
     def _recheck(

@@ -11,22 +11,29 @@ carries the digest and the deadline the approval gate checks (``executor.approva
 from __future__ import annotations
 
 import json
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
+from aws_lambda_powertools import Logger
+from botocore.exceptions import BotoCoreError, ClientError
+
+from supervisor.incident.lifecycle import APPROVAL_DEADLINE, PLAN_DIGEST
 from supervisor.incident.signals import stamp
-from supervisor.incident.store import IncidentStateError, IncidentStore, Item
+from supervisor.incident.store import IncidentStateError, IncidentStore, Item, TransitionConflict
 from supervisor.remediation.critic import review
 from supervisor.remediation.operation import Reader
 from supervisor.remediation.plan import Plan, plan_digest
+from supervisor.remediation.queue import send_request
 from supervisor.remediation.resolver import resolve
 from supervisor.schemas import Diagnosis
 
+if TYPE_CHECKING:
+    from supervisor.settings import SupervisorSettings
+
 PLAN: Final[str] = "plan"  # incident-context: the plan's JSON, exactly as its digest was computed
 PLAN_REVIEW: Final[str] = "plan_review"  # incident-context: the Resolver's and the Critic's findings
-PLAN_DIGEST: Final[str] = "plan_digest"
-APPROVAL_DEADLINE: Final[str] = "approval_expires_at"
 
 
 @dataclass(frozen=True)
@@ -47,23 +54,35 @@ def plan_incident(
     planning = store.transition(
         incident_id, "DIAGNOSED", "PLANNING", expected_updated_at=str(incident["updated_at"])
     )
-    draft = resolve(diagnosis, final=True, read=read)
-    verdict = review(
-        draft.steps,
-        diagnosis,
-        incident_id=incident_id,
-        function=function,
-        recovery_seconds=limits.recovery_seconds,
-    )
-    findings = {
-        "unplanned": draft.unplanned,
-        "refused": [{"step": r.step, "reason": r.reason} for r in verdict.refusals],
-    }
-    plan = verdict.plan
-    stored: dict[str, object] = {PLAN_REVIEW: json.dumps(findings)}
-    if plan is not None:
-        stored[PLAN] = json.dumps(plan.model_dump(mode="json"))
-    store.update_context(incident_id, stored)
+    try:
+        draft = resolve(diagnosis, final=True, read=read)
+        verdict = review(
+            draft.steps,
+            diagnosis,
+            incident_id=incident_id,
+            function=function,
+            recovery_seconds=limits.recovery_seconds,
+        )
+        findings = {
+            "unplanned": draft.unplanned,
+            "refused": [{"step": r.step, "reason": r.reason} for r in verdict.refusals],
+        }
+        plan = verdict.plan
+        stored: dict[str, object] = {PLAN_REVIEW: json.dumps(findings)}
+        if plan is not None:
+            stored[PLAN] = json.dumps(plan.model_dump(mode="json"))
+        store.update_context(incident_id, stored)
+    except Exception as error:  # nothing is planned: the incident ends NO_PLAN with why, then it is raised
+        why = f"planning failed: {type(error).__name__}: {error}"
+        with suppress(ClientError, BotoCoreError, TransitionConflict):  # else the watchdog ends it
+            store.transition(
+                incident_id,
+                "PLANNING",
+                "NO_PLAN",
+                expected_updated_at=str(planning["updated_at"]),
+                reason=why,
+            )
+        raise
     seen = str(planning["updated_at"])
     if plan is None:
         reasons = draft.unplanned + [f"step {r.step} refused: {r.reason}" for r in verdict.refusals]
@@ -88,3 +107,55 @@ def stored_plan(store: IncidentStore, incident_id: str) -> tuple[Plan, str] | No
         return None
     document = json.loads(text)
     return Plan.model_validate(document), plan_digest(document)
+
+
+@dataclass
+class Remediation:
+    """The supervisor's part of a remediation: plan a final diagnosis, then ask the executor to take it
+    (it applies the plan once a person approves, or at once when its risk may apply without one)."""
+
+    store: IncidentStore
+    read: Reader
+    limits: PlanningLimits
+    logger: Logger
+    sqs: Any = None  # the executor queue's client; None: no request is sent
+    queue_url: str | None = None
+
+    @classmethod
+    def configured(
+        cls, store: IncidentStore, session: Any, settings: SupervisorSettings, logger: Logger
+    ) -> Remediation:
+        """As the supervisor's settings say: its limits, and the executor's queue when one is set."""
+        from supervisor.incident.stage import sqs_client
+
+        limits = PlanningLimits(settings.recovery_seconds, settings.approval_seconds)
+        queue = settings.remediation_queue_url
+        return cls(store, session.client, limits, logger, sqs_client(session) if queue else None, queue)
+
+    def begin(self, incident_id: str) -> str:
+        """Plan ``incident_id`` if it is a final DIAGNOSED incident; what happened. Never raises: the
+        diagnosis stands whatever planning meets, and the watchdog ends a plan that never finished."""
+        log = {"incident_id": incident_id}
+        try:
+            item = self.store.get(incident_id)
+            if item is None or item.get("status") != "DIAGNOSED" or item.get("final") is False:
+                return f"not planned: {'not found' if item is None else 'not a final diagnosis'}"
+            context = self.store.get_context(incident_id) or {}
+            diagnosis = Diagnosis.model_validate_json(context["diagnosis"]["S"])
+            planned = plan_incident(self.store, item, diagnosis, read=self.read, limits=self.limits)
+        except TransitionConflict as conflict:
+            return f"not planned: {conflict}"
+        except Exception as error:  # a read refused, a diagnosis unreadable: the diagnosis stands
+            self.logger.exception("remediation_not_planned", extra=log)
+            return f"not planned: {type(error).__name__}: {error}"
+        status = str(planned["status"])
+        self.logger.info("remediation_planned", extra=log | {"status": status})
+        if status != "AWAITING_APPROVAL" or not self.queue_url:
+            return status
+        try:
+            message_id = send_request(self.sqs, self.queue_url, incident_id)
+        except (ClientError, BotoCoreError) as error:
+            self.logger.exception("remediation_request_not_sent", extra=log)
+            return f"{status}; the executor was not asked ({type(error).__name__}): an approval asks it again"
+        self.logger.info("remediation_requested", extra=log | {"sqs_message_id": message_id})
+        return status
