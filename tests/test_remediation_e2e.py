@@ -1,0 +1,132 @@
+"""Remediation end to end on the sandbox: a real fault, its alarm into the supervisor's pipeline (rules model,
+the MCP server as shipped), a plan awaiting approval, a person's decision, the executor's handler taking
+the queue's message as its own identity, recovery shown by the function's own invocations, and the world
+read back by the operator equal to what it was before the fault."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import boto3
+import pytest
+from aws_lambda_powertools import Logger
+
+from chaos.faults.iam import REVOKE_S3
+from chaos.sandbox import names
+from chaos.sandbox.sandbox import Sandbox
+from chaos.workload.runtime import LocalLambdaRuntime
+from executor.approvals import Approvals
+from executor.handler import build_executor, handle
+from supervisor.incident.pipeline import IncidentPipeline
+from supervisor.incident.store import IncidentStore
+from supervisor.remediation.planning import PLAN, PLAN_REVIEW
+from tests.conftest import Inject
+from tests.fault_scenarios import fresh_logs
+from tests.pipeline_support import outcomes
+
+PERSON = f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}"
+
+
+def _policy(operator: boto3.Session) -> dict[str, Any]:
+    """The role's inline policies, each by name with its document, as the operator reads them."""
+    iam = operator.client("iam")
+    return {
+        name: iam.get_role_policy(RoleName=names.ROLE_NAME, PolicyName=name)["PolicyDocument"]
+        for name in iam.list_role_policies(RoleName=names.ROLE_NAME)["PolicyNames"]
+    }
+
+
+@pytest.fixture
+def traffic(runtime: LocalLambdaRuntime) -> Iterator[Callable[[], None]]:
+    """``start()``: the function invoked every half second until the test ends, as its callers would."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(0.5):
+            runtime.invoke(names.FUNCTION_NAME, names.input_event())
+
+    thread = threading.Thread(target=loop, daemon=True)
+    yield thread.start
+    stop.set()
+    if thread.is_alive():
+        thread.join(timeout=30)
+
+
+def _requests(sandbox: Sandbox) -> list[dict[str, Any]]:
+    """The executor queue's messages as Lambda's mapping would hand them over (an SQS event's records)."""
+    sqs = sandbox.session(names.OPERATOR).client("sqs")
+    url = sandbox.world.remediation_queue_url
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    messages = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get(
+        "Messages", []
+    )
+    for message in messages:
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    return [
+        {"messageId": m["MessageId"], "body": m["Body"], "eventSource": "aws:sqs", "eventSourceARN": arn}
+        for m in messages
+    ]
+
+
+def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_as_before(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    alarm_events: Callable[..., list[dict[str, Any]]],
+    inject: Inject,
+    make_pipeline: Callable[..., IncidentPipeline],
+    incidents: IncidentStore,
+    mcp_server_url: str,
+    traffic: Callable[[], None],
+) -> None:
+    before = _policy(operator)
+    _requests(sandbox)  # what earlier tests left on the queue
+    fresh_logs(sandbox, names.FUNCTION_NAME)
+    inject(REVOKE_S3)
+    assert _policy(operator) != before
+    assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
+    (event,) = alarm_events(wait_seconds=2)
+    pipeline = make_pipeline(remediation=True, remediation_queue_url=sandbox.world.remediation_queue_url)
+
+    (outcome,) = outcomes(pipeline.handle(event, None))
+
+    assert outcome["status"] == "DIAGNOSED"  # the investigation's outcome; planning came after it
+    incident_id = outcome["incident_id"]
+    assert outcome["remediation"] == "AWAITING_APPROVAL", incidents.get_context(incident_id)
+    context = incidents.get_context(incident_id) or {}
+    plan = json.loads(context[PLAN]["S"])
+    assert [(s["call"]["operation"], s["risk"]) for s in plan["steps"]] == [("PutRolePolicy", "high")]
+    assert json.loads(context[PLAN_REVIEW]["S"]) == {"unplanned": [], "refused": []}
+    incident = incidents.get(incident_id)
+    assert incident is not None
+    assert incident["status"] == "AWAITING_APPROVAL"
+    (request,) = _requests(sandbox)
+
+    executor = build_executor(
+        sandbox.session(names.EXECUTOR),
+        incident_state_table=incidents.state_table,
+        incident_context_table=incidents.context_table,
+        incident_approvals_table=incidents.state_table.replace("incident-state-", "incident-approvals-"),
+        approvers=PERSON,
+        mcp_server_url=f"{mcp_server_url}/sse",
+        poll_seconds=0.5,
+    )
+    logger = Logger(service="test-executor")
+    waiting = handle(executor, {"Records": [request]}, None, logger)
+    assert waiting["outcomes"][0]["outcome"] == "waiting: the plan awaits a person's approval"
+    assert _policy(operator) != before  # nothing applied before a person decided
+
+    approvals = Approvals(operator.client("dynamodb"), executor.approvals.table)
+    approvals.decide(incident, str(incident["plan_digest"]), PERSON, "APPROVED")
+    traffic()
+    done = handle(executor, {"Records": [request]}, None, logger)  # the approval's request
+
+    assert done["batchItemFailures"] == []
+    assert done["outcomes"][0]["outcome"].startswith("REMEDIATED: recovered: "), done
+    assert _policy(operator) == before
+    final = incidents.get(incident_id)
+    assert final is not None
+    assert final["status"] == "REMEDIATED"
