@@ -35,6 +35,7 @@ SETTINGS: Mapping[str, str] = {
     "sandbox-runtime": "chaos.workload.runtime:RuntimeSettings",
     "eval": "evals.settings:EvalSettings",
     "console": "console.settings:ConsoleSettings",
+    "executor": "executor.settings:ExecutorSettings",
 }
 
 # The caller's settings of this project, which must not leak into a rendered default.
@@ -48,6 +49,8 @@ PROJECT_VARIABLES = (
     "EVAL_",
     "SANDBOX_",
     "CONSOLE_",
+    "EXECUTOR_",
+    "REMEDIATION_",
 )
 
 

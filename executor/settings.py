@@ -11,6 +11,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from supervisor.agent.mcp_settings import McpClientSettings
 from supervisor.incident.resources import APPROVALS_TABLE, CONTEXT_TABLE, STATE_TABLE
 from supervisor.remediation.plan import Risk
+from supervisor.remediation.queue import RemediationQueueSettings
 
 PRINCIPAL_ARN: Final = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(user|role)/[\w+=,.@/-]+")
 RISKS: Final[frozenset[str]] = frozenset({"low", "high"})
@@ -20,7 +21,7 @@ def _names(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-class ExecutorSettings(BaseSettings, McpClientSettings):
+class ExecutorSettings(BaseSettings, McpClientSettings, RemediationQueueSettings):
     model_config = SettingsConfigDict(env_prefix="EXECUTOR_", extra="ignore", populate_by_name=True)
 
     incident_state_table: str = Field(

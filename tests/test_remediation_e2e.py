@@ -1,7 +1,7 @@
 """Remediation end to end on the sandbox: a real fault, its alarm into the supervisor's pipeline (rules model,
-the MCP server as shipped), a plan awaiting approval, a person's decision, the executor's handler taking
-the queue's message as its own identity, recovery shown by the function's own invocations, and the world
-read back by the operator equal to what it was before the fault."""
+the MCP server as shipped), a plan awaiting approval, a person's decision with `incident-remediate`, the
+executor's handler taking the queue's message as its own identity, recovery shown by the function's own
+invocations, and the world read back by the operator equal to what it was before the fault."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from chaos.faults.iam import REVOKE_S3
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
-from executor.approvals import Approvals
+from executor.cli import main as remediate
 from executor.handler import build_executor, handle
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore
@@ -81,6 +81,8 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
     incidents: IncidentStore,
     mcp_server_url: str,
     traffic: Callable[[], None],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     before = _policy(operator)
     _requests(sandbox)  # what earlier tests left on the queue
@@ -119,10 +121,28 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
     assert waiting["outcomes"][0]["outcome"] == "waiting: the plan awaits a person's approval"
     assert _policy(operator) != before  # nothing applied before a person decided
 
-    approvals = Approvals(operator.client("dynamodb"), executor.approvals.table)
-    approvals.decide(incident, str(incident["plan_digest"]), PERSON, "APPROVED")
+    tables = {
+        "INCIDENT_STATE_TABLE": incidents.state_table,
+        "INCIDENT_CONTEXT_TABLE": str(incidents.context_table),
+        "INCIDENT_APPROVALS_TABLE": executor.approvals.table,
+        "REMEDIATION_APPROVERS": PERSON,
+        "REMEDIATION_QUEUE_URL": sandbox.world.remediation_queue_url,
+    }
+    for name, value in (sandbox.env | tables).items():  # a terminal where the sandbox's env file is sourced
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_PROFILE", names.SUPERVISOR)  # the supervisor's identity is no approver
+    assert remediate(["approve", incident_id, "--digest", str(incident["plan_digest"])]) == 1
+    assert f"user/{names.SUPERVISOR} is not an approver" in capsys.readouterr().err
+    monkeypatch.setenv("AWS_PROFILE", names.OPERATOR)  # a person named in REMEDIATION_APPROVERS
+    assert remediate(["show", incident_id]) == 0
+    shown = capsys.readouterr().out
+    assert f"digest: {incident['plan_digest']}" in shown
+    assert "iam PutRolePolicy" in shown
+    assert remediate(["approve", incident_id, "--digest", str(incident["plan_digest"])]) == 0
+    assert capsys.readouterr().out == f"approved by {PERSON}; the executor was asked to take it on\n"
+    (request,) = _requests(sandbox)  # the approval's request
     traffic()
-    done = handle(executor, {"Records": [request]}, None, logger)  # the approval's request
+    done = handle(executor, {"Records": [request]}, None, logger)
 
     assert done["batchItemFailures"] == []
     assert done["outcomes"][0]["outcome"].startswith("REMEDIATED: recovered: "), done
