@@ -69,13 +69,18 @@ def _world(operator: boto3.Session) -> dict[str, Any]:
     }
 
 
-def _planned(sandbox: Sandbox, store: IncidentStore, *calls: tuple[str, dict[str, Any]]) -> Item:
-    """A final DIAGNOSED incident whose diagnosis names ``calls``, planned by the supervisor."""
+def _planned(
+    sandbox: Sandbox, store: IncidentStore, *calls: tuple[str, dict[str, Any]], plan: bool = True
+) -> Item:
+    """A final DIAGNOSED incident whose diagnosis names ``calls``, planned by the supervisor (unless not
+    ``plan``)."""
     signal = Signal(str(uuid.uuid4()), "direct", FUNCTION, "Errors", "failing", datetime.now(UTC))
     item, _ = store.claim(signal, window_seconds=0)
     incident_id = str(item["incident_id"])
     store.transition(incident_id, "RECEIVED", "INVESTIGATING")
     diagnosed = store.transition(incident_id, "INVESTIGATING", "DIAGNOSED", headline={"final": True})
+    if not plan:
+        return diagnosed
     commands = [build_command("lambda", op, params, region=sandbox.region) for op, params in calls]
     limits = PlanningLimits(recovery_seconds=20, approval_seconds=3600)
     read = sandbox.session(names.SUPERVISOR).client

@@ -14,6 +14,7 @@ from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, sns_client
 from supervisor.incident.stage import sqs_client
 from supervisor.incident.store import IncidentStore, dynamodb_client
 from watchdog.rechecks import RecheckCover
+from watchdog.remediations import RemediationCover
 from watchdog.settings import WatchdogSettings
 from watchdog.sweep import Notices, SweepReport, sweep
 
@@ -34,7 +35,7 @@ class Watchdog:
         self.settings = settings
         self.logger = logger
         self.notifier = notifier  # None: notifications are off
-        self.sqs = sqs  # the re-check queue's client; None without RECHECK_QUEUE_URL
+        self.sqs = sqs  # the queues' client; None without RECHECK_QUEUE_URL or REMEDIATION_QUEUE_URL
 
     def run(self) -> SweepReport:
         """One sweep; its metrics (in embedded metric format, namespace ``IncidentResponse``) are
@@ -52,8 +53,16 @@ class Watchdog:
         rechecks = RecheckCover(
             self.sqs, self.settings.recheck_queue_url, timedelta(seconds=self.settings.recheck_grace_seconds)
         )
+        remediations = RemediationCover(
+            timedelta(seconds=self.settings.stale_after_seconds),
+            timedelta(seconds=self.settings.executor_lease_seconds),
+            self.sqs,
+            self.settings.remediation_queue_url,
+        )
         try:
-            report = sweep(self.store, self.settings.stale_after_seconds, self.logger, notices, rechecks)
+            report = sweep(
+                self.store, self.settings.stale_after_seconds, self.logger, notices, rechecks, remediations
+            )
             metrics.add_metric(name="StaleIncidentsFailed", unit=MetricUnit.Count, value=len(report.failed))
             resent, made_final = len(report.rechecks_resent), len(report.provisional_made_final)
             metrics.add_metric(name="RechecksResent", unit=MetricUnit.Count, value=resent)
@@ -75,7 +84,7 @@ def build_watchdog(session: boto3.Session | None = None, **overrides: Any) -> Wa
         if settings.diagnoses_topic_arn
         else None
     )
-    sqs = sqs_client(session) if settings.recheck_queue_url else None
+    sqs = sqs_client(session) if settings.recheck_queue_url or settings.remediation_queue_url else None
     return Watchdog(store, settings, logger, notifier, sqs)
 
 

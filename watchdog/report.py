@@ -24,6 +24,9 @@ class SweepReport:
     rechecks_resent: list[str] = field(default_factory=list)  # a re-check that never ran, sent again
     recheck_failed: list[dict[str, Any]] = field(default_factory=list)  # sending it again failed
     provisional_made_final: list[str] = field(default_factory=list)  # still never re-checked: stands
+    remediations_ended: list[dict[str, Any]] = field(default_factory=list)  # NO_PLAN, EXPIRED, UNDO_FAILED
+    remediations_resent: list[str] = field(default_factory=list)  # a dead run: the executor asked again
+    remediation_failed: list[dict[str, Any]] = field(default_factory=list)  # asking it again failed
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -37,6 +40,9 @@ class SweepReport:
             "rechecks_resent": self.rechecks_resent,
             "recheck_failed": self.recheck_failed,
             "provisional_made_final": self.provisional_made_final,
+            "remediations_ended": self.remediations_ended,
+            "remediations_resent": self.remediations_resent,
+            "remediation_failed": self.remediation_failed,
         }
 
 

@@ -8,9 +8,10 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from supervisor.incident.notify_settings import NotificationSettings
 from supervisor.incident.recheck_settings import RecheckQueueSettings
 from supervisor.incident.resources import CONTEXT_TABLE, STATE_TABLE
+from supervisor.remediation.queue import RemediationQueueSettings
 
 
-class WatchdogSettings(BaseSettings, NotificationSettings, RecheckQueueSettings):
+class WatchdogSettings(BaseSettings, NotificationSettings, RecheckQueueSettings, RemediationQueueSettings):
     model_config = SettingsConfigDict(env_prefix="WATCHDOG_", extra="ignore", populate_by_name=True)
 
     incident_state_table: str = Field(
@@ -29,7 +30,8 @@ class WatchdogSettings(BaseSettings, NotificationSettings, RecheckQueueSettings)
     stale_after_seconds: int = Field(
         default=600,
         ge=60,
-        description="An incident RECEIVED or INVESTIGATING without an update for this long is failed.",
+        description="An incident RECEIVED or INVESTIGATING without an update for this long is failed; one "
+        "PLANNING this long ends NO_PLAN.",
     )
     notify_retry_hours: int = Field(
         default=24,
@@ -48,4 +50,11 @@ class WatchdogSettings(BaseSettings, NotificationSettings, RecheckQueueSettings)
         ge=60,
         description="A provisional diagnosis whose re-check time is this far past gets its re-check sent "
         "again (once); still provisional this long after that, it is made final as it stands.",
+    )
+    executor_lease_seconds: int = Field(
+        default=900,
+        ge=60,
+        le=3600,
+        description="The executor's lease (EXECUTOR_LEASE_SECONDS): a run APPLYING or VERIFYING this long "
+        "without an update died; the executor is asked to undo it, and a lease later it ends UNDO_FAILED.",
     )

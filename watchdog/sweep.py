@@ -1,5 +1,6 @@
-"""Fail incidents whose investigation died: RECEIVED or INVESTIGATING, not updated for too long; and
-cover provisional diagnoses whose re-check never ran (``watchdog.rechecks``).
+"""Fail incidents whose investigation died: RECEIVED or INVESTIGATING, not updated for too long; cover
+provisional diagnoses whose re-check never ran (``watchdog.rechecks``) and remediations in flight
+(``watchdog.remediations``).
 
 Each is moved to FAILED by a conditional write on the status and ``updated_at`` the sweep saw, so an
 incident that moved on in the meantime (a late diagnosis, a re-entry) is left as it is. An investigation
@@ -24,6 +25,7 @@ from supervisor.incident.outcome import RecordedOutcome, recorded_outcome
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict
 from watchdog.rechecks import RecheckCover, cover_rechecks
+from watchdog.remediations import RemediationCover, cover_remediations
 from watchdog.report import Notices as Notices  # where the handler and the tests import them from
 from watchdog.report import SweepReport as SweepReport
 
@@ -117,12 +119,15 @@ def sweep(
     logger: Logger,
     notices: Notices | None = None,
     rechecks: RecheckCover | None = None,
+    remediations: RemediationCover | None = None,
 ) -> SweepReport:
     cutoff, items = find_stale(store, stale_after_seconds)
     report = SweepReport(cutoff=cutoff)
     fail_stale(store, items, report, logger, notices)
     if rechecks is not None:  # provisional diagnoses whose re-check never ran (watchdog.rechecks)
         cover_rechecks(store, rechecks, report, logger, notices)
+    if remediations is not None:  # plans, approvals and runs in flight (watchdog.remediations)
+        cover_remediations(store, remediations, report, logger)
     if notices is not None:  # after the failures: those are within the grace, so not tried twice
         retry_unsent(store, notices, report, logger)
     logger.info("watchdog_sweep", extra=report.as_dict())
