@@ -44,6 +44,14 @@ SUPERVISOR = Bundle(
 WATCHDOG = Bundle(
     "watchdog", ("watchdog", "supervisor", "mcp_server"), (*_STATE, _REDACTION), "watchdog.handler:handler"
 )
+# The executor applies plans and verifies recovery through the MCP client (supervisor.agent.mcp_client); it
+# reads the plan with the supervisor's remediation code, which validates names with mcp_server.
+EXECUTOR = Bundle(
+    "executor",
+    ("executor", "supervisor", "mcp_server"),
+    (*_STATE, "mcp", "httpx2", "anyio", _REDACTION),
+    "executor.handler:handler",
+)
 # The image also runs the incident console (its own service in the template), which reads incidents
 # through supervisor.incident and prices LLM calls with supervisor.agent.prices: source only, none of their
 # distributions (langchain and the rest are never imported by the console).
@@ -67,4 +75,4 @@ MCP_SERVER = Bundle(
     ),
     "mcp_server.cli:main",
 )
-LAMBDA_BUNDLES = (SUPERVISOR, WATCHDOG)
+LAMBDA_BUNDLES = (SUPERVISOR, WATCHDOG, EXECUTOR)

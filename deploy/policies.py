@@ -13,7 +13,14 @@ from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from deploy.cfn import get_att, ref, sub
 from deploy.mcp_parameters import HAS_CROSS_ACCOUNT_ROLES
 from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
-from supervisor.permissions import NOTIFY_ACTIONS, PARAMETER_ACTIONS, RECHECK_ACTIONS, RECHECK_POLL_ACTIONS
+from supervisor.permissions import (
+    NOTIFY_ACTIONS,
+    PARAMETER_ACTIONS,
+    PLAN_READ_ACTIONS,
+    RECHECK_ACTIONS,
+    RECHECK_POLL_ACTIONS,
+    REMEDIATION_ACTIONS,
+)
 from supervisor.permissions import TABLE_ACTIONS as SUPERVISOR_TABLE_ACTIONS
 from watchdog.permissions import CONTEXT_ACTIONS as WATCHDOG_CONTEXT_ACTIONS
 from watchdog.permissions import QUEUE_ACTIONS as WATCHDOG_QUEUE_ACTIONS
@@ -42,9 +49,7 @@ def log_streams_arn(log_group: str) -> dict[str, str]:
     return sub(f"arn:${{AWS::Partition}}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:{log_group}:*")
 
 
-def _allow(
-    sid: str, actions: tuple[str, ...] | list[str], resources: list[Any] | dict[str, Any]
-) -> Statement:
+def allow(sid: str, actions: tuple[str, ...] | list[str], resources: list[Any] | dict[str, Any]) -> Statement:
     return {"Sid": sid, "Effect": "Allow", "Action": sorted(actions), "Resource": resources}
 
 
@@ -78,15 +83,15 @@ def bedrock_statements(profile_id_ref: str) -> list[Statement]:
     profile = inference_profile_arn(profile_id_ref)
     through_profile = {"StringEquals": {"bedrock:InferenceProfileArn": profile}}
     return [
-        _allow("BedrockInferenceProfile", BEDROCK_ACTIONS, [profile]),
-        _allow("BedrockModelThroughProfile", BEDROCK_ACTIONS, [profile_model_arn(profile_id_ref)])
+        allow("BedrockInferenceProfile", BEDROCK_ACTIONS, [profile]),
+        allow("BedrockModelThroughProfile", BEDROCK_ACTIONS, [profile_model_arn(profile_id_ref)])
         | {"Condition": through_profile},
     ]
 
 
 def supervisor_statements(log_group: str) -> list[Statement]:
     return [
-        _allow(
+        allow(
             "IncidentTables",
             SUPERVISOR_TABLE_ACTIONS,
             [
@@ -95,27 +100,29 @@ def supervisor_statements(log_group: str) -> list[Statement]:
                 get_att("ContextTable"),
             ],
         ),
-        _allow("McpKeyParameter", PARAMETER_ACTIONS, [parameter_arn("McpKeyParameterName")]),
+        allow("McpKeyParameter", PARAMETER_ACTIONS, [parameter_arn("McpKeyParameterName")]),
         *bedrock_statements("BedrockInferenceProfileId"),
-        _allow("DiagnosesTopic", NOTIFY_ACTIONS, [ref("DiagnosesTopic")]),
-        _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
-        _allow("DeadLetterQueue", DEAD_LETTER_ACTIONS, [get_att("SupervisorDeadLetterQueue")]),
+        allow("DiagnosesTopic", NOTIFY_ACTIONS, [ref("DiagnosesTopic")]),
+        allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
+        allow("DeadLetterQueue", DEAD_LETTER_ACTIONS, [get_att("SupervisorDeadLetterQueue")]),
         # Sends each re-check; Lambda's event source mapping receives and deletes them as this role.
-        _allow("RecheckQueue", [*RECHECK_ACTIONS, *RECHECK_POLL_ACTIONS], [get_att("RecheckQueue")]),
+        allow("RecheckQueue", [*RECHECK_ACTIONS, *RECHECK_POLL_ACTIONS], [get_att("RecheckQueue")]),
+        allow("PlanReads", PLAN_READ_ACTIONS, ["*"]),  # a plan's preconditions: reads only
+        allow("RemediationQueue", REMEDIATION_ACTIONS, [get_att("RemediationQueue")]),
     ]
 
 
 def watchdog_statements(log_group: str) -> list[Statement]:
     return [
-        _allow(
+        allow(
             "IncidentStateTable",
             WATCHDOG_TABLE_ACTIONS,
             [get_att("StateTable"), sub("${StateTable.Arn}/index/*")],
         ),
-        _allow("IncidentContextTable", WATCHDOG_CONTEXT_ACTIONS, [get_att("ContextTable")]),
-        _allow("DiagnosesTopic", WATCHDOG_TOPIC_ACTIONS, [ref("DiagnosesTopic")]),
-        _allow("RecheckQueue", WATCHDOG_QUEUE_ACTIONS, [get_att("RecheckQueue")]),
-        _allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
+        allow("IncidentContextTable", WATCHDOG_CONTEXT_ACTIONS, [get_att("ContextTable")]),
+        allow("DiagnosesTopic", WATCHDOG_TOPIC_ACTIONS, [ref("DiagnosesTopic")]),
+        allow("Queues", WATCHDOG_QUEUE_ACTIONS, [get_att("RecheckQueue"), get_att("RemediationQueue")]),
+        allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
     ]
 
 
@@ -124,12 +131,12 @@ def mcp_server_statements() -> list[Any]:
     take no resource ARN are granted on "*"), the key parameter, read once at startup, and, when other
     accounts are configured, sts:AssumeRole on their read-only roles only."""
     return [
-        _allow("DiagnosticReads", iam_actions(READ_OPERATIONS), ["*"]),
-        _allow("McpKeyParameter", iam_actions(STARTUP_OPERATIONS), [parameter_arn("McpKeyParameterName")]),
+        allow("DiagnosticReads", iam_actions(READ_OPERATIONS), ["*"]),
+        allow("McpKeyParameter", iam_actions(STARTUP_OPERATIONS), [parameter_arn("McpKeyParameterName")]),
         {
             "Fn::If": [
                 HAS_CROSS_ACCOUNT_ROLES,
-                _allow(
+                allow(
                     "OtherAccountsReadOnlyRoles", iam_actions(ASSUME_OPERATIONS), ref("CrossAccountRoleArns")
                 ),
                 ref("AWS::NoValue"),
@@ -150,7 +157,7 @@ def console_statements(indexes: Iterable[str]) -> list[Statement]:
     """The console reads the two tables (made by the other stack, named by parameters) and the state
     table's indexes, and nothing else: no Scan, no writes."""
     return [
-        _allow(
+        allow(
             "IncidentTablesRead",
             CONSOLE_TABLE_ACTIONS,
             [
@@ -165,7 +172,7 @@ def console_statements(indexes: Iterable[str]) -> list[Statement]:
 def injected_secret(sid: str, secret_logical_id: str) -> Statement:
     """An ECS task execution role's grant to read one Secrets Manager secret of the template (its Ref is
     the ARN), to inject it into a container: that secret, no other."""
-    return _allow(sid, SECRET_INJECTION_ACTIONS, [ref(secret_logical_id)])
+    return allow(sid, SECRET_INJECTION_ACTIONS, [ref(secret_logical_id)])
 
 
 def role(statements: list[Statement], service: str, description: str) -> dict[str, Any]:

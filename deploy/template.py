@@ -1,13 +1,14 @@
 """The main CloudFormation stack: incident tables, the alert topic, the supervisor and watchdog Lambdas,
-the re-check queue of provisional diagnoses, the stale-check schedule, the workload's alarms (its
-function's, and those of its event paths: event_alarms.py), and least-privilege roles. Written to
+the executor's (``executor_stack``), the re-check queue of provisional diagnoses, the stale-check
+schedule, the workload's alarms (its function's, and those of its event paths: event_alarms.py), and
+least-privilege roles. Written to
 ``deploy/incident-response.template.json`` by ``python -m deploy.build``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from deploy import event_alarms, policies
+from deploy import event_alarms, executor_stack, policies
 from deploy.alarms import function_alarms
 from deploy.bundles import SUPERVISOR, WATCHDOG
 from deploy.cfn import get_att, ref, sub, substituted
@@ -211,6 +212,8 @@ def _supervisor_function() -> Template:
                     "SUPERVISOR_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
                     "SUPERVISOR_CONSOLE_URL": ref("ConsoleUrl"),
                     "RECHECK_QUEUE_URL": ref("RecheckQueue"),
+                    "REMEDIATION": ref("Remediation"),
+                    "REMEDIATION_QUEUE_URL": ref("RemediationQueue"),
                 }
             },
         },
@@ -238,6 +241,8 @@ def _watchdog_function() -> Template:
                     "WATCHDOG_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
                     "WATCHDOG_CONSOLE_URL": ref("ConsoleUrl"),
                     "RECHECK_QUEUE_URL": ref("RecheckQueue"),
+                    "REMEDIATION_QUEUE_URL": ref("RemediationQueue"),
+                    "WATCHDOG_EXECUTOR_LEASE_SECONDS": str(executor_stack.EXECUTOR_TIMEOUT),
                 }
             },
         },
@@ -267,7 +272,7 @@ def _functions() -> Template:
             policies.supervisor_statements(_log_group_name(SUPERVISOR_FUNCTION)),
             "lambda.amazonaws.com",
             "incident-supervisor: its two tables, its SSM parameter, one Bedrock profile, its topic, "
-            "its re-check queue",
+            "its re-check queue, a plan's reads, sending to the executor's queue",
         ),
         "SupervisorFunction": _supervisor_function(),
         "SupervisorTopicPermission": _invoke_permission(
@@ -278,7 +283,7 @@ def _functions() -> Template:
             policies.watchdog_statements(_log_group_name(WATCHDOG_FUNCTION)),
             "lambda.amazonaws.com",
             "incident-watchdog: the state table, diagnoses in the context table, the diagnoses topic, "
-            "sending to the re-check queue",
+            "sending to the re-check and the executor's queues",
         ),
         "WatchdogFunction": _watchdog_function(),
         "StaleCheckRule": _stale_check_rule(),
@@ -321,11 +326,14 @@ def build() -> Template:
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "incident-response: the supervisor and watchdog Lambdas, incident state in DynamoDB, "
         "the alert and diagnoses topics and the workload's alarms",
-        "Parameters": _parameters() | event_alarms.parameters(),
+        "Parameters": _parameters() | executor_stack.parameters() | event_alarms.parameters(),
         "Conditions": event_alarms.conditions(),
         "Resources": _tables()
         | _functions()
         | _rechecks()
+        | executor_stack.resources(
+            _log_group(executor_stack.EXECUTOR_FUNCTION), _log_group_name(executor_stack.EXECUTOR_FUNCTION)
+        )
         | _topics()
         | _workload_alarms()
         | event_alarms.resources(ref("AlertsTopic")),
@@ -339,5 +347,6 @@ def build() -> Template:
             "DeadLetterQueueUrl": {"Value": ref("SupervisorDeadLetterQueue")},
             "RecheckQueueUrl": {"Value": ref("RecheckQueue")},
             "RecheckDeadLetterQueueUrl": {"Value": ref("RecheckDeadLetterQueue")},
+            **executor_stack.outputs(),
         },
     }

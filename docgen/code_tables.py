@@ -231,6 +231,14 @@ def iam_permissions() -> str:
     )
 
 
+def allowlist_table() -> str:
+    """The remediation allowlist: every AWS call a plan may make, its risk, and what it puts back."""
+    from supervisor.remediation.operations import OPERATIONS
+
+    rows = [[code(op.action), op.risk, "fix" if op.fix else "undo only", op.fixes] for op in OPERATIONS]
+    return table(["call", "risk", "as", "what it does"], rows)
+
+
 def _option(action: argparse.Action) -> str:
     if not action.option_strings:
         return code(str(action.metavar or action.dest.upper()))
@@ -276,6 +284,7 @@ SHOW: Mapping[str, Callable[..., str]] = {
     "fault-classes": fault_classes_table,
     "corroboration": corroboration_table,
     "iam-permissions": iam_permissions,
+    "allowlist": allowlist_table,
     "flags": flags_table,
     "scripts": scripts_table,
 }

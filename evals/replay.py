@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from evals.corpus import Case, RecordedCall, canonical_arguments
 from supervisor.agent.accounting import Accounting
 from supervisor.agent.graph import StopReason, build_graph, initial_state, run_graph
+from supervisor.agent.mcp_client import classify
 from supervisor.agent.prices import Price
 from supervisor.agent.providers import ToolCallFailed
-from supervisor.agent.run import classify
 from supervisor.schemas import AgentError, Diagnosis, LlmCallRecord
 from supervisor.settings import SupervisorSettings
 

@@ -23,12 +23,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import ValidationError
 
 from executor.approvals import ApprovalRefused, Approvals, Approver
-from executor.run import EXECUTION
 from executor.settings import ExecutorSettings
-from supervisor.incident.lifecycle import APPROVAL_DEADLINE, PLAN_DIGEST
+from supervisor.incident.lifecycle import APPROVAL_DEADLINE, EXECUTION, PLAN, PLAN_DIGEST, PLAN_REVIEW
 from supervisor.incident.stage import sqs_client
 from supervisor.incident.store import IncidentStore, Item, dynamodb_client, from_item, is_incident_id
-from supervisor.remediation.planning import PLAN, PLAN_REVIEW
 from supervisor.remediation.queue import send_request
 
 EXIT_REFUSED, EXIT_USAGE = 1, 2

@@ -46,8 +46,8 @@ class McpRecovery:
         return asyncio.run(self._check(plan, since, self._key))
 
     async def _check(self, plan: Plan, since: datetime, key: str) -> Verdict:
+        from supervisor.agent.mcp_client import mcp_session
         from supervisor.agent.providers import McpToolProvider
-        from supervisor.agent.run import mcp_session
 
         async with mcp_session(self.settings, key) as session:
             provider = McpToolProvider(session, incident_id=plan.incident_id)

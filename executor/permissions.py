@@ -4,7 +4,6 @@ action, on the watched functions' own resources only; reads are the operations' 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Final
 
 from supervisor.remediation.operations import OPERATIONS, READ_ACTIONS
@@ -23,31 +22,41 @@ QUEUE_ACTIONS: Final[tuple[str, ...]] = ("sqs:ReceiveMessage", "sqs:DeleteMessag
 
 
 def write_statements(
-    function_arns: Iterable[str], role_arns: Iterable[str], *, conditions: bool = True
+    functions: list[Any], roles: list[Any], *, conditions: bool = True
 ) -> list[dict[str, Any]]:
-    """The writes, each family on its own resources: a function's operations on the watched functions (any
-    version or alias), the role-policy operations on their roles; with ``conditions``, a mapping's on the
-    mappings of those functions (``lambda:FunctionArn``) and the network and key operations on resources
-    tagged ``WATCHED_TAG``. Without (the sandbox, whose emulator evaluates no condition key), those two
-    families are on every mapping and on ``*`` (docs/limitations.md)."""
-    functions = sorted(function_arns)
+    """The writes, each family on its own resources: a function's operations on ``functions`` (the watched
+    functions' ARNs, and each with ``:*`` for its versions and aliases), the role-policy operations on
+    ``roles``; with ``conditions``, a mapping's on the mappings of those functions (``lambda:FunctionArn``)
+    and the network and key operations on resources tagged ``WATCHED_TAG``. Without (the sandbox, whose
+    emulator evaluates no condition key), those two families are on every mapping and on ``*``
+    (docs/limitations.md). Resources are strings, or CloudFormation expressions in the deploy template."""
     by_prefix: dict[str, list[str]] = {}
     for action in WRITE_ACTIONS:
         if action not in MAPPING_ACTIONS:
             by_prefix.setdefault(action.split(":")[0], []).append(action)
-    function_resources = functions + [f"{arn}:*" for arn in functions]
+    mappings = "arn:aws:lambda:*:*:event-source-mapping:*"
     statements: list[dict[str, Any]] = [
-        {"Effect": "Allow", "Action": by_prefix.pop("lambda"), "Resource": function_resources},
-        {"Effect": "Allow", "Action": by_prefix.pop("iam"), "Resource": sorted(role_arns)},
         {
+            "Sid": "WatchedFunctions",
+            "Effect": "Allow",
+            "Action": by_prefix.pop("lambda"),
+            "Resource": functions,
+        },
+        {"Sid": "WatchedRoles", "Effect": "Allow", "Action": by_prefix.pop("iam"), "Resource": roles},
+        {
+            "Sid": "WatchedMappings",
             "Effect": "Allow",
             "Action": sorted(MAPPING_ACTIONS),
-            "Resource": "arn:aws:lambda:*:*:event-source-mapping:*",
+            "Resource": mappings,
         },
     ]
-    statements += [{"Effect": "Allow", "Action": actions, "Resource": "*"} for actions in by_prefix.values()]
+    sids = {"ec2": "WatchedNetwork", "kms": "WatchedKeys"}
+    statements += [
+        {"Sid": sids[prefix], "Effect": "Allow", "Action": actions, "Resource": "*"}
+        for prefix, actions in by_prefix.items()
+    ]
     if conditions:
-        statements[2]["Condition"] = {"ArnLike": {"lambda:FunctionArn": function_resources}}
+        statements[2]["Condition"] = {"ArnLike": {"lambda:FunctionArn": functions}}
         for statement in statements[3:]:
             statement["Condition"] = {"StringEquals": {f"aws:ResourceTag/{WATCHED_TAG}": "true"}}
     return statements

@@ -26,7 +26,7 @@ from typing import Any, Final
 from executor.approvals import ApprovalRefused, Approvals, Approver
 from executor.recovery import Verdict
 from executor.steps import AppliedCall, StepRefused, Writer, apply_steps, interrupted, undo_steps
-from supervisor.incident.lifecycle import PLAN_DIGEST
+from supervisor.incident.lifecycle import EXECUTION, PLAN_DIGEST
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict
 from supervisor.remediation.operation import Reader
@@ -34,7 +34,6 @@ from supervisor.remediation.operations import BY_CALL
 from supervisor.remediation.plan import ApiCall, Plan
 from supervisor.remediation.planning import stored_plan
 
-EXECUTION: Final[str] = "execution"  # incident-context: what the executor did, as JSON
 AUTOMATIC: Final[str] = "automatic (every step's risk may apply without a person)"
 
 Verify = Callable[[Plan, datetime], Verdict]

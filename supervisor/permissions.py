@@ -1,5 +1,6 @@
 """The AWS actions the supervisor needs: its two tables, the MCP key parameter, the diagnoses topic, the
-re-check queue and the reads a remediation plan's preconditions take, nothing else."""
+re-check queue, the reads a remediation plan's preconditions take and sending to the executor's queue,
+nothing else: it never writes to a watched function's resources."""
 
 from __future__ import annotations
 
@@ -17,3 +18,4 @@ RECHECK_ACTIONS: tuple[str, ...] = ("sqs:SendMessage",)  # a provisional diagnos
 # What Lambda's event source mapping does with the function's role to deliver the re-checks to it.
 RECHECK_POLL_ACTIONS: tuple[str, ...] = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
 PLAN_READ_ACTIONS: tuple[str, ...] = READ_ACTIONS  # each allowlisted operation's fresh read (read-only)
+REMEDIATION_ACTIONS: tuple[str, ...] = ("sqs:SendMessage",)  # a plan handed to the executor's queue

@@ -32,22 +32,29 @@ from console.app import create_app
 from console.auth import sign_in
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from console.settings import ConsoleSettings
-from deploy import build, mcp_service, policies, template
+from deploy import build, executor_stack, mcp_service, policies, template
 from deploy.alarms import QUEUE_AGE_THRESHOLD_SECONDS
-from deploy.bundles import MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
+from deploy.bundles import EXECUTOR, MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
 from deploy.console_service import CONSOLE_PORT, SESSION_SECRET
 from deploy.fargate import LOAD_BALANCER_SOURCES
 from deploy.mcp_parameters import HAS_CONSOLE
 from deploy.package import build as build_bundle
+from executor.permissions import PARAMETER_ACTIONS as EXECUTOR_PARAMETER_ACTIONS
+from executor.permissions import QUEUE_ACTIONS as EXECUTOR_QUEUE_ACTIONS
+from executor.permissions import TABLE_ACTIONS as EXECUTOR_TABLE_ACTIONS
+from executor.permissions import WRITE_ACTIONS
 from mcp_server.oauth import oauth_mode
 from mcp_server.permissions import required_iam_actions
 from mcp_server.settings import ServerSettings
+from supervisor.incident.resources import REMEDIATION_QUEUE
 from supervisor.incident.store import FUNCTION_INDEX, INDEXES, RECENT_INDEX, STATUS_INDEX, IncidentStore
 from supervisor.permissions import (
     NOTIFY_ACTIONS,
     PARAMETER_ACTIONS,
+    PLAN_READ_ACTIONS,
     RECHECK_ACTIONS,
     RECHECK_POLL_ACTIONS,
+    REMEDIATION_ACTIONS,
     TABLE_ACTIONS,
 )
 from tests.cfn_support import LOAD_BALANCER_NAME, ResolvedStack
@@ -200,13 +207,14 @@ def test_the_generated_deploy_files_are_current() -> None:
 
 @pytest.fixture(scope="module")
 def account(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox, boto3.Session]]:
-    """A sandbox of its own, without the world's incident tables and re-check queue (the stack creates
-    them), with the Lambda zips in an artifact bucket."""
+    """A sandbox of its own, without the world's incident tables and queues (the stack creates them),
+    with the Lambda zips in an artifact bucket."""
     with running_sandbox(tmp_path_factory.mktemp("deploy")) as sandbox:
         operator = sandbox.session(names.OPERATOR)
-        for table in (names.STATE_TABLE, names.CONTEXT_TABLE):
+        for table in (names.STATE_TABLE, names.CONTEXT_TABLE, names.APPROVALS_TABLE):
             operator.client("dynamodb").delete_table(TableName=table)
-        operator.client("sqs").delete_queue(QueueUrl=sandbox.world.recheck_queue_url)
+        for queue in (sandbox.world.recheck_queue_url, sandbox.world.remediation_queue_url):
+            operator.client("sqs").delete_queue(QueueUrl=queue)
         s3 = operator.client("s3")
         s3.create_bucket(
             Bucket="incident-artifacts", CreateBucketConfiguration={"LocationConstraint": sandbox.region}
@@ -214,7 +222,7 @@ def account(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Sandbox,
         archive = io.BytesIO()
         with zipfile.ZipFile(archive, "w") as bundle:
             bundle.writestr("placeholder.py", "")
-        for key in ("lambda/supervisor.zip", "lambda/watchdog.zip"):
+        for key in ("lambda/supervisor.zip", "lambda/watchdog.zip", "lambda/executor.zip"):
             s3.put_object(Bucket="incident-artifacts", Key=key, Body=archive.getvalue())
         yield sandbox, operator
 
@@ -317,7 +325,10 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
         *policies.DEAD_LETTER_ACTIONS,
         *RECHECK_ACTIONS,
         *RECHECK_POLL_ACTIONS,
+        *PLAN_READ_ACTIONS,
+        *REMEDIATION_ACTIONS,
     }
+    assert all(granted[action] == ["*"] for action in PLAN_READ_ACTIONS)  # reads, never a write
     assert set(granted["dynamodb:PutItem"]) == {table_arn, f"{table_arn}/index/*", context["TableArn"]}
     assert granted["ssm:GetParameter"] == [
         f"arn:aws:ssm:{sandbox.region}:{names.ACCOUNT_ID}:parameter{names.MCP_KEY_PARAMETER}"
@@ -352,6 +363,7 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     assert watchdog_variables["WATCHDOG_DIAGNOSES_TOPIC_ARN"] == diagnoses_topic
     assert watchdog_variables["INCIDENT_CONTEXT_TABLE"] == names.CONTEXT_TABLE
     _check_recheck_queue(operator, supervisor, variables, watchdog_variables, granted, watchdog_granted)
+    _check_executor(operator, sandbox.region, granted, watchdog_granted)
 
 
 def _check_recheck_queue(
@@ -386,8 +398,52 @@ def _check_recheck_queue(
     for action in RECHECK_POLL_ACTIONS:
         assert granted[action] == [queue_arn]
     dead_letters = queue_arn.replace(template.RECHECK_QUEUE, template.DEAD_LETTER_QUEUE)
-    assert sorted(granted["sqs:SendMessage"]) == sorted([dead_letters, queue_arn])  # its DLQ, and this
-    assert watchdog_granted["sqs:SendMessage"] == [queue_arn]
+    remediations = queue_arn.replace(template.RECHECK_QUEUE, REMEDIATION_QUEUE)
+    assert sorted(granted["sqs:SendMessage"]) == sorted([dead_letters, queue_arn, remediations])
+    assert sorted(watchdog_granted["sqs:SendMessage"]) == sorted([queue_arn, remediations])
+
+
+def _check_executor(
+    operator: boto3.Session,
+    region: str,
+    granted: dict[str, list[str]],
+    watchdog_granted: dict[str, list[str]],
+) -> None:
+    """The executor: its function takes its queue's messages one at a time; its role alone holds the
+    allowlisted writes, each on the watched function's own resources (or under a condition that scopes it
+    to them); the supervisor's and the watchdog's hold none."""
+    lambda_ = operator.client("lambda")
+    executor = lambda_.get_function_configuration(FunctionName=executor_stack.EXECUTOR_FUNCTION)
+    assert (executor["Handler"], executor["Timeout"]) == ("executor.handler.handler", 900)
+    variables = executor["Environment"]["Variables"]
+    assert variables["INCIDENT_APPROVALS_TABLE"] == names.APPROVALS_TABLE
+    assert variables["EXECUTOR_AUTO_APPLY"] == ""  # nothing applies without a person by default
+    document = _policy(operator.client("iam"), executor["Role"])
+    executor_granted = _granted(document)
+    assert set(executor_granted) == {
+        *EXECUTOR_TABLE_ACTIONS,
+        *EXECUTOR_PARAMETER_ACTIONS,
+        *EXECUTOR_QUEUE_ACTIONS,
+        *PLAN_READ_ACTIONS,
+        *WRITE_ACTIONS,
+        *policies.LOG_ACTIONS,
+    }
+    function = f"arn:aws:lambda:{region}:{names.ACCOUNT_ID}:function:{names.FUNCTION_NAME}"
+    assert executor_granted["lambda:UpdateAlias"] == [function, f"{function}:*"]
+    assert executor_granted["iam:PutRolePolicy"] == [
+        f"arn:aws:iam::{names.ACCOUNT_ID}:role/{names.ROLE_NAME}"
+    ]
+    for statement in document["Statement"]:
+        if set(statement["Action"]) & set(WRITE_ACTIONS) and "*" in statement["Resource"]:
+            assert statement["Condition"], statement  # a mapping, the network, a key: scoped by condition
+    assert not set(WRITE_ACTIONS) & (set(granted) | set(watchdog_granted))
+    sqs = operator.client("sqs")
+    url = sqs.get_queue_url(QueueName=REMEDIATION_QUEUE)["QueueUrl"]
+    queue_arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    (mapping,) = lambda_.list_event_source_mappings(EventSourceArn=queue_arn)["EventSourceMappings"]
+    assert mapping["FunctionArn"] == executor["FunctionArn"]
+    table = operator.client("dynamodb").describe_table(TableName=names.APPROVALS_TABLE)["Table"]
+    assert [k["AttributeName"] for k in table["KeySchema"]] == ["incident_id", "digest"]
 
 
 # The sandbox world's event paths, as the template's parameters name them.
@@ -946,17 +1002,21 @@ def _bundle(bundle: Bundle, tmp_path: Path) -> Path:
 
 
 @pytest.mark.slow(40)
-@pytest.mark.parametrize("bundle", [SUPERVISOR, WATCHDOG], ids=lambda b: b.name)
+@pytest.mark.parametrize("bundle", [SUPERVISOR, WATCHDOG, EXECUTOR], ids=lambda b: b.name)
 def test_a_lambda_bundle_runs_its_handler_in_a_clean_environment(
     bundle: Bundle, sandbox: Sandbox, tmp_path: Path
 ) -> None:
     """The supervisor rejects a malformed record (no AWS call) and then imports its agent stack; the
-    watchdog sweeps the session sandbox's incident-state as the watchdog identity."""
+    watchdog sweeps the session sandbox's incident-state as the watchdog identity; the executor rejects a
+    message that is not a request and then imports what it verifies recovery with."""
     task = _bundle(bundle, tmp_path)
     module, function = bundle.entry_point.split(":")
     if bundle is SUPERVISOR:
         event = json.loads((ROOT / "tests" / "events" / "sns_message_not_json.json").read_text())
         then = "import supervisor.agent.run, langchain_aws, langgraph"
+    elif bundle is EXECUTOR:
+        event = {"Records": [{"messageId": "m-1", "eventSource": "aws:sqs", "body": "not a request"}]}
+        then = "import supervisor.agent.mcp_client, supervisor.agent.providers"
     else:
         event = json.loads((ROOT / "tests" / "events" / "eventbridge_scheduled.json").read_text())
         then = ""
@@ -968,6 +1028,9 @@ def test_a_lambda_bundle_runs_its_handler_in_a_clean_environment(
     result = json.loads(ran.stdout.splitlines()[-1])
     if bundle is SUPERVISOR:
         assert [o["action"] for o in result["outcomes"]] == ["rejected"]
+    elif bundle is EXECUTOR:
+        assert result["batchItemFailures"] == []
+        assert result["outcomes"][0]["outcome"].startswith("rejected: the body is not JSON")
     else:
         assert set(result) == {
             "cutoff",
@@ -980,6 +1043,9 @@ def test_a_lambda_bundle_runs_its_handler_in_a_clean_environment(
             "rechecks_resent",
             "recheck_failed",
             "provisional_made_final",
+            "remediations_ended",
+            "remediations_resent",
+            "remediation_failed",
         }
 
 

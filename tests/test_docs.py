@@ -72,7 +72,7 @@ def test_every_settings_class_of_the_code_has_its_table() -> None:
     declared = set()
     sources = [path for package in repo_packages() - {"tests"} for path in (ROOT / package).rglob("*.py")]
     for path in sources:
-        for name in re.findall(r"^class (\w+)\(BaseSettings\b", path.read_text(), flags=re.MULTILINE):
+        for name in re.findall(r"^class (\w+)\(\s*BaseSettings\b", path.read_text(), flags=re.MULTILINE):
             module = ".".join(path.relative_to(ROOT).with_suffix("").parts)
             declared.add(f"{module}:{name}")
     assert declared == set(SETTINGS.values())

@@ -22,16 +22,17 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from executor.approvals import ApprovalRefused, Approvals, Approver
 from executor.recovery import Verdict, check_invocations
-from executor.run import AUTOMATIC, EXECUTION, Executor
+from executor.run import AUTOMATIC, Executor
 from mcp_server.aws import AwsClients
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from supervisor.agent.providers import McpToolProvider
 from supervisor.diagnosis.cli_commands import build_command
+from supervisor.incident.lifecycle import EXECUTION, PLAN
 from supervisor.incident.signals import Signal
 from supervisor.incident.store import IncidentStore, Item
 from supervisor.remediation.plan import Plan
-from supervisor.remediation.planning import PLAN, PlanningLimits, plan_incident, stored_plan
+from supervisor.remediation.planning import PlanningLimits, plan_incident, stored_plan
 from tests.test_remediation_plan import _diagnosis
 
 PERSON = "arn:aws:iam::123456789012:role/on-call-approver"

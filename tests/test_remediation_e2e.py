@@ -20,9 +20,9 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from executor.cli import main as remediate
 from executor.handler import build_executor, handle
+from supervisor.incident.lifecycle import PLAN, PLAN_REVIEW
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore
-from supervisor.remediation.planning import PLAN, PLAN_REVIEW
 from tests.conftest import Inject
 from tests.fault_scenarios import fresh_logs
 from tests.pipeline_support import outcomes

@@ -11,4 +11,4 @@ TABLE_ACTIONS: tuple[str, ...] = ("dynamodb:GetItem", "dynamodb:Query", "dynamod
 # stored outcome of a stale investigation, which it finishes rather than fails.
 CONTEXT_ACTIONS: tuple[str, ...] = ("dynamodb:GetItem",)
 TOPIC_ACTIONS: tuple[str, ...] = ("sns:Publish",)  # the diagnoses topic only
-QUEUE_ACTIONS: tuple[str, ...] = ("sqs:SendMessage",)  # the re-check queue only
+QUEUE_ACTIONS: tuple[str, ...] = ("sqs:SendMessage",)  # the re-check and the executor's queues only

@@ -22,11 +22,9 @@ from typing import Any, Final
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
-from executor.run import EXECUTION
-from supervisor.incident.lifecycle import APPROVAL_DEADLINE, Status
+from supervisor.incident.lifecycle import APPROVAL_DEADLINE, EXECUTION, PLAN, Status
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict
-from supervisor.remediation.planning import PLAN
 from supervisor.remediation.queue import send_request
 from watchdog.report import SweepReport
 

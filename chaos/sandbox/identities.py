@@ -133,7 +133,11 @@ def _executor_document() -> str:
         *executor.QUEUE_ACTIONS,
         *executor.PLAN_READ_ACTIONS,
     ]
-    functions = [f"arn:aws:lambda:*:{names.ACCOUNT_ID}:function:{name}" for name in names.FUNCTIONS]
+    functions = [
+        f"arn:aws:lambda:*:{names.ACCOUNT_ID}:function:{name}{q}"
+        for name in names.FUNCTIONS
+        for q in ("", ":*")
+    ]
     roles = [f"arn:aws:iam::{names.ACCOUNT_ID}:role/{role}" for role in names.FUNCTION_ROLES]
     return _document(
         {"Effect": "Allow", "Action": own, "Resource": "*"},

@@ -49,8 +49,8 @@ class NoConsumer(ValueError):
 
 async def _ask(settings: SupervisorSettings, api_key: str, resource: AlarmedResource) -> tuple[bool, str]:
     """(answered, text): the tool's answer, or its error message (the tool ran and failed)."""
+    from supervisor.agent.mcp_client import mcp_session
     from supervisor.agent.providers import McpToolProvider, ToolCallFailed
-    from supervisor.agent.run import mcp_session
 
     async with mcp_session(settings, api_key) as session:
         try:  # inside the session: its task group would wrap the error

@@ -14,7 +14,9 @@ A final diagnosis may go on to be remediated (``supervisor.remediation.lifecycle
     VERIFYING -> NOT_REMEDIATED | UNDO_FAILED   (no recovery within the window: undone, or not all of it)
 
 Every move is a conditional write (``IncidentStore.transition``). An incident AWAITING_APPROVAL carries
-the digest of its plan and the time its approval lapses (``PLAN_DIGEST``, ``APPROVAL_DEADLINE``).
+the digest of its plan and the time its approval lapses (``PLAN_DIGEST``, ``APPROVAL_DEADLINE``); its
+incident-context item the plan, its review, and what the executor's runs did (``PLAN``, ``PLAN_REVIEW``,
+``EXECUTION``, JSON each).
 """
 
 from __future__ import annotations
@@ -74,3 +76,6 @@ TRANSITIONS: Final[dict[str, frozenset[str]]] = {
 }
 PLAN_DIGEST: Final[str] = "plan_digest"
 APPROVAL_DEADLINE: Final[str] = "approval_expires_at"
+PLAN: Final[str] = "plan"  # exactly the JSON its digest was computed from
+PLAN_REVIEW: Final[str] = "plan_review"  # what the Resolver left out and the Critic refused
+EXECUTION: Final[str] = "execution"  # the approval redeemed, each call, the verification, the undo

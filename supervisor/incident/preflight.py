@@ -26,8 +26,8 @@ _NOT_FOUND: Final[str] = "AWS error ResourceNotFoundException while reading func
 
 
 async def _answer(settings: SupervisorSettings, api_key: str, function: str) -> str | None:
+    from supervisor.agent.mcp_client import mcp_session
     from supervisor.agent.providers import McpToolProvider, ToolCallFailed
-    from supervisor.agent.run import mcp_session
 
     async with mcp_session(settings, api_key) as session:
         try:

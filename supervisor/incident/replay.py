@@ -10,9 +10,10 @@ from langchain_core.language_models import BaseChatModel
 
 from supervisor.agent.accounting import Accounting
 from supervisor.agent.graph import build_graph, initial_state, run_graph
+from supervisor.agent.mcp_client import classify
 from supervisor.agent.models import build_model
 from supervisor.agent.providers import RecordedToolProvider
-from supervisor.agent.run import AgentResult, classify
+from supervisor.agent.run import AgentResult
 from supervisor.incident.audit import RecordedIncident, read_context, replay_hash
 from supervisor.incident.store import IncidentStore
 from supervisor.schemas import AgentError

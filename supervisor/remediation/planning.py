@@ -14,12 +14,12 @@ import json
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.incident.lifecycle import APPROVAL_DEADLINE, PLAN_DIGEST
+from supervisor.incident.lifecycle import APPROVAL_DEADLINE, PLAN, PLAN_DIGEST, PLAN_REVIEW
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStateError, IncidentStore, Item, TransitionConflict
 from supervisor.remediation.critic import review
@@ -31,9 +31,6 @@ from supervisor.schemas import Diagnosis
 
 if TYPE_CHECKING:
     from supervisor.settings import SupervisorSettings
-
-PLAN: Final[str] = "plan"  # incident-context: the plan's JSON, exactly as its digest was computed
-PLAN_REVIEW: Final[str] = "plan_review"  # incident-context: the Resolver's and the Critic's findings
 
 
 @dataclass(frozen=True)
