@@ -98,9 +98,10 @@ def run(
 ) -> Result:
     suffix = uuid.uuid4().hex[:8]
     state, context = f"bench-incident-state-{suffix}", f"bench-incident-context-{suffix}"
+    approvals = f"bench-incident-approvals-{suffix}"
     with _sandbox(sandbox) as world:
         operator = world.session(names.OPERATOR).client("dynamodb")
-        create_incident_tables(operator, state, context)
+        create_incident_tables(operator, state, context, approvals)
         try:
             session = world.session(names.SUPERVISOR)
             dynamodb = dynamodb_client(session)
@@ -140,7 +141,7 @@ def run(
                 rows.append(Row(case, round(median, 1), round(median / baseline, 1)))
             return Result(incidents, settings.page_size, rows)
         finally:
-            for table in (state, context):
+            for table in (state, context, approvals):
                 operator.delete_table(TableName=table)
 
 

@@ -18,6 +18,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 BUDGET_SECONDS = 180.0
 
@@ -40,24 +41,35 @@ class DrillCost:
         return self.scenario_seconds / self.start_up_seconds if self.start_up_seconds else 0.0
 
 
-def run(scenarios: list[str] | None = None) -> DrillCost:
+def drill_report(
+    scenarios: list[str] | None = None, env: dict[str, str] | None = None
+) -> tuple[dict[str, Any], str, float]:
+    """Run ``incident-drill`` (only ``scenarios``, if named; ``env`` its environment): its JSON report,
+    what it printed and its wall time."""
     with tempfile.TemporaryDirectory(prefix="bench-drill-") as work:
         args = [sys.executable, "-m", "chaos.drill.cli", "--report-dir", work]
         for name in scenarios or []:
             args += ["--scenario", name]
         started = time.perf_counter()
-        ran = subprocess.run(args, capture_output=True, text=True, timeout=900, check=False)  # noqa: S603
+        ran = subprocess.run(  # noqa: S603
+            args, env=env, capture_output=True, text=True, timeout=1200, check=False
+        )
         wall = time.perf_counter() - started
         if ran.returncode not in (0, 1):
             raise RuntimeError(f"incident-drill exited {ran.returncode}: {ran.stderr[-2000:]}")
-        report = json.loads((Path(work) / "drill-report.json").read_text())
+        report: dict[str, Any] = json.loads((Path(work) / "drill-report.json").read_text())
+    return report, ran.stdout, wall
+
+
+def run(scenarios: list[str] | None = None) -> DrillCost:
+    report, stdout, wall = drill_report(scenarios)
     rows = [(s["name"], float(s["seconds"])) for s in report["scenarios"]]
     spent = sum(seconds for _, seconds in rows)
     return DrillCost(
         scenarios=len(rows),
         passed=bool(report["passed"]),
         wall_seconds=wall,
-        start_up_seconds=_start_up(ran.stdout),
+        start_up_seconds=_start_up(stdout),
         scenario_seconds=spent,
         slowest=sorted(rows, key=lambda row: -row[1])[:5],
     )

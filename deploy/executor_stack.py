@@ -11,13 +11,6 @@ from deploy import policies
 from deploy.bundles import EXECUTOR
 from deploy.cfn import get_att, ref, sub
 from executor.approvals import approvals_table_schema
-from executor.permissions import (
-    PARAMETER_ACTIONS,
-    PLAN_READ_ACTIONS,
-    QUEUE_ACTIONS,
-    TABLE_ACTIONS,
-    write_statements,
-)
 from supervisor.incident.resources import APPROVALS_TABLE, REMEDIATION_QUEUE
 
 EXECUTOR_FUNCTION = "incident-executor"
@@ -59,23 +52,6 @@ def parameters() -> Template:
         },
         "ExecutorCodeKey": {"Type": "String", "Default": "lambda/executor.zip"},
     }
-
-
-def _statements(log_group: str) -> list[Any]:
-    tables = [get_att("StateTable"), get_att("ContextTable"), get_att("ApprovalsTable")]
-    function = (
-        "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${WorkloadFunctionName}"
-    )
-    functions = [sub(function), sub(function + ":*")]
-    roles = [sub("arn:${AWS::Partition}:iam::${AWS::AccountId}:role/${WorkloadRoleName}")]
-    return [
-        policies.allow("IncidentTables", TABLE_ACTIONS, tables),
-        policies.allow("McpKeyParameter", PARAMETER_ACTIONS, [policies.parameter_arn("McpKeyParameterName")]),
-        policies.allow("RemediationQueue", QUEUE_ACTIONS, [get_att("RemediationQueue")]),
-        policies.allow("PlanReads", PLAN_READ_ACTIONS, ["*"]),  # the preconditions, read before each call
-        *write_statements(functions, roles, conditions=True),
-        policies.allow("OwnLogs", policies.LOG_ACTIONS, [policies.log_streams_arn(log_group)]),
-    ]
 
 
 def _function() -> Template:
@@ -166,7 +142,7 @@ def resources(log_group: Any, log_group_name: str) -> Template:
         },
         "ExecutorLogGroup": log_group,
         "ExecutorRole": policies.role(
-            _statements(log_group_name),
+            policies.executor_statements(log_group_name),
             "lambda.amazonaws.com",
             "incident-executor: the allowlisted writes on the watched function's own resources, its tables "
             "and queue",

@@ -1,6 +1,6 @@
 """The IAM policies of the deployed identities, built from the code's own permission lists
-(``supervisor/permissions.py``, ``watchdog/permissions.py``, ``mcp_server/permissions.py``,
-``console/permissions.py``), so the
+(``supervisor/permissions.py``, ``watchdog/permissions.py``, ``executor/permissions.py``,
+``mcp_server/permissions.py``, ``console/permissions.py``), so the
 template, the sandbox identities and docs/tools.md cannot drift apart. Resources are CloudFormation
 expressions: each identity reaches only its own tables, parameter, model, topic, log group and queues."""
 
@@ -12,6 +12,11 @@ from typing import Any
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from deploy.cfn import get_att, ref, sub
 from deploy.mcp_parameters import HAS_CROSS_ACCOUNT_ROLES
+from executor.permissions import PARAMETER_ACTIONS as EXECUTOR_PARAMETER_ACTIONS
+from executor.permissions import PLAN_READ_ACTIONS as EXECUTOR_READ_ACTIONS
+from executor.permissions import QUEUE_ACTIONS as EXECUTOR_QUEUE_ACTIONS
+from executor.permissions import TABLE_ACTIONS as EXECUTOR_TABLE_ACTIONS
+from executor.permissions import write_statements
 from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import (
     NOTIFY_ACTIONS,
@@ -122,6 +127,25 @@ def watchdog_statements(log_group: str) -> list[Statement]:
         allow("IncidentContextTable", WATCHDOG_CONTEXT_ACTIONS, [get_att("ContextTable")]),
         allow("DiagnosesTopic", WATCHDOG_TOPIC_ACTIONS, [ref("DiagnosesTopic")]),
         allow("Queues", WATCHDOG_QUEUE_ACTIONS, [get_att("RecheckQueue"), get_att("RemediationQueue")]),
+        allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
+    ]
+
+
+def executor_statements(log_group: str) -> list[Any]:
+    """The only role that writes: the allowlisted calls on the watched function's own resources
+    (``executor.permissions``), the plan's reads, its three tables, its queue and the MCP key."""
+    tables = [get_att("StateTable"), get_att("ContextTable"), get_att("ApprovalsTable")]
+    function = (
+        "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${WorkloadFunctionName}"
+    )
+    functions = [sub(function), sub(function + ":*")]
+    roles = [sub("arn:${AWS::Partition}:iam::${AWS::AccountId}:role/${WorkloadRoleName}")]
+    return [
+        allow("IncidentTables", EXECUTOR_TABLE_ACTIONS, tables),
+        allow("McpKeyParameter", EXECUTOR_PARAMETER_ACTIONS, [parameter_arn("McpKeyParameterName")]),
+        allow("RemediationQueue", EXECUTOR_QUEUE_ACTIONS, [get_att("RemediationQueue")]),
+        allow("PlanReads", EXECUTOR_READ_ACTIONS, ["*"]),  # the preconditions, read before each call
+        *write_statements(functions, roles, conditions=True),
         allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
     ]
 

@@ -51,7 +51,10 @@ async def check_invocations(
         )
     if len(after) >= min_invocations:
         return Verdict(True, f"{len(after)} invocations started after the fix, none failed")
-    return Verdict(None, f"{len(after)} of {min_invocations} invocations seen since the fix")
+    seen = f"{len(after)} of {min_invocations} invocations seen since the fix"
+    if not answer.get("invocations"):
+        seen += " (the logs hold no invocation report in the window: none ran, or its log level drops them)"
+    return Verdict(None, seen)
 
 
 def _instant(text: str) -> datetime:

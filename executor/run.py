@@ -73,7 +73,10 @@ class Executor:
         status = None if item is None else str(item["status"])
         if item is None or status not in {"AWAITING_APPROVAL", "APPLYING", "VERIFYING"}:
             return f"nothing to do: the incident is {status or 'unknown'}"
-        found = stored_plan(self.store, incident_id)
+        try:
+            found = stored_plan(self.store, incident_id)
+        except ValueError as unreadable:  # not JSON, or not a plan: nothing is applied from it
+            return f"refused: the stored plan cannot be read ({str(unreadable)[:200]})"
         if found is None:
             return "nothing to do: no plan is stored"
         plan, digest = found
@@ -104,7 +107,10 @@ class Executor:
         person. Raises ApprovalRefused for an approval given by someone who is not an approver."""
         incident_id = str(item["incident_id"])
         approval = self.approvals.get(incident_id, digest)
-        risks = {BY_CALL[(s.call.service, s.call.operation)].risk for s in plan.steps}  # never the plan's
+        operations = [BY_CALL.get((s.call.service, s.call.operation)) for s in plan.steps]
+        if None in operations:
+            raise ApprovalRefused("the plan holds a call off the allowlist: nothing of it is applied")
+        risks = {operation.risk for operation in operations if operation}  # the allowlist's, never the plan's
         automatic = bool(self.auto_apply) and risks <= self.auto_apply
         if approval is None and automatic:
             approval = self.approvals.decide(item, digest, AUTOMATIC, "APPROVED")

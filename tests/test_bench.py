@@ -15,6 +15,7 @@ from bench import (
     drill,
     log_volume,
     redaction,
+    remediation,
     sandbox_runtime,
     tokens,
 )
@@ -129,6 +130,18 @@ def test_drill_benchmark_reports_wall_time_against_the_budget() -> None:
     assert 0 < cost.start_up_seconds < cost.wall_seconds
     assert cost.scenario_seconds < cost.wall_seconds
     assert f"{cost.budget_ratio:.2f}x the 180 s budget" in drill.render(cost)
+
+
+def test_remediation_benchmark_times_an_auto_applied_fix_and_one_a_person_approved() -> None:
+    """bad-deploy's alias rollback is low risk: the executor applies it on its own; revoke-s3's policy is
+    high risk: the drill's person approves it first. Both end REMEDIATED, each timed from its alarm."""
+    figures = remediation.run(["bad-deploy", "revoke-s3"])
+    assert figures.passed
+    assert (figures.with_command, figures.remediated) == (2, 2)
+    assert [name for name, _ in figures.auto] == ["bad-deploy"]
+    assert [name for name, _ in figures.approved] == ["revoke-s3"]
+    assert all(0 < seconds < 60 for _, seconds in figures.auto + figures.approved)
+    assert "REMEDIATED           2 of 2 incidents with a fix command (100%)" in remediation.render(figures)
 
 
 def test_console_list_benchmark_times_the_list_page_against_a_query(sandbox: Sandbox) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from deploy import template
+from supervisor.permissions import PLAN_READ_ACTIONS
 from tests.cfn_support import ResolvedStack
 
 ACCOUNT = "123456789012"
@@ -121,7 +122,11 @@ def test_the_model_grant_covers_every_region_the_profile_routes_to_and_nothing_e
 def test_no_supervisor_grant_is_a_wildcard_model_or_profile() -> None:
     """A missing model grant, or '*' in its place, fails here as well as in the exact comparison."""
     statements = _supervisor_statements(_stack(SONNET_US, "us-east-1"))
-    resources = [resource for s in statements for resource in s["Resource"]]
+    reads = [s for s in statements if s.get("Sid") == "PlanReads"]  # a plan's preconditions, read
+    assert [a.split(":")[1].startswith(("Get", "List", "Describe")) for s in reads for a in s["Action"]] == [
+        True
+    ] * len(PLAN_READ_ACTIONS)
+    resources = [resource for s in statements if s not in reads for resource in s["Resource"]]
     assert "*" not in resources
     assert SONNET_MODEL_ARN in resources
     assert SONNET_US_PROFILE_ARN in resources

@@ -30,6 +30,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.snapshot import world_snapshot
 from deploy import policies
+from executor.permissions import WRITE_ACTIONS
 from supervisor.incident.store import IncidentStore
 from supervisor.permissions import RECHECK_POLL_ACTIONS
 from tests.pipeline_support import published_notifications, stuck_incident
@@ -212,6 +213,13 @@ def _the_deployed_policies_grant_exactly_what_the_code_calls(
     assert supervisor - outside == used_by_supervisor
     watchdog_granted = policies.actions(policies.watchdog_statements("/aws/lambda/incident-watchdog"))
     assert watchdog_granted - set(policies.LOG_ACTIONS) == used_by_watchdog
+    # The executor applied the fixes a person approved, as its own identity: only what its role holds, and
+    # it is the only one of the three that wrote to a watched function's resources.
+    used_by_executor = set(report["aws_actions"][names.EXECUTOR])
+    executor = policies.actions(policies.executor_statements("/aws/lambda/incident-executor"))
+    assert used_by_executor <= executor
+    assert used_by_executor & set(WRITE_ACTIONS)
+    assert not (used_by_supervisor | used_by_watchdog) & set(WRITE_ACTIONS)
 
 
 @pytest.mark.parametrize(

@@ -616,10 +616,11 @@ class FakeApplier:
     error: Exception | None = None
     applied: list[AwsCommand] = field(default_factory=list)
 
-    def apply(self, command: AwsCommand) -> None:
+    def apply(self, command: AwsCommand, incident_id: str, applies: Applies) -> str:
         if self.error:
             raise self.error
         self.applied.append(command)
+        return "applied as the operator"
 
     def recovered(self, applies: Applies) -> tuple[bool, str]:
         return self.recovers, f"{0 if self.recovers else 5} messages visible after {applies.within_seconds} s"
@@ -719,8 +720,8 @@ def test_the_expected_operation_with_a_wrong_parameter_is_never_applied() -> Non
 def test_a_command_that_parses_but_does_not_recover_fails() -> None:
     applier = FakeApplier(recovers=False)
     assert _event_failed(_event_incident(), applier) == {
-        "remediation applied": "data-processor@t: applied lambda UpdateEventSourceMapping; queue-drains: "
-        "5 messages visible after 20.0 s"
+        "remediation applied": "data-processor@t: lambda UpdateEventSourceMapping applied as the operator; "
+        "queue-drains: 5 messages visible after 20.0 s"
     }
     assert len(applier.applied) == 1
 
@@ -729,7 +730,9 @@ def test_a_command_aws_refuses_or_none_at_all_fails() -> None:
     error = ClientError({"Error": {"Code": "ResourceNotFoundException", "Message": "no mapping"}}, "Update")
     refused = _event_failed(_event_incident(), FakeApplier(error=error))
     assert set(refused) == {"remediation applied"}
-    assert refused["remediation applied"].startswith("data-processor@t: UpdateEventSourceMapping failed: ")
+    assert refused["remediation applied"].startswith(
+        "data-processor@t: UpdateEventSourceMapping not applied: "
+    )
     assert _event_failed(_event_incident(command=None), FakeApplier()) == {
         "remediation command": f"data-processor@t: aws (none) (expected aws {EVENT_OPERATION})",
         "remediation applied": "data-processor@t: no remediation command to apply",
@@ -791,3 +794,37 @@ def test_a_provisional_diagnosis_without_the_open_window_or_a_final_one_with_it_
 def replace_stage(incident: Incident, **stage: Any) -> Incident:
     incident.stage = dataclasses.replace(incident.stage, **stage)
     return incident
+
+
+# --------------------------------------------------------------------------- where remediation left it
+
+
+@pytest.mark.parametrize(
+    ("remediation", "expected", "failure"),
+    [
+        ("AWAITING_APPROVAL", EXPECTED, None),
+        ("REMEDIATED: recovered", EXPECTED, None),
+        ("NO_PLAN: no safe plan: step 1 refused", EXPECTED, "(expected a plan)"),
+        (
+            "NO_PLAN: no safe plan: step 1: iam PutUserPolicy is not on the allowlist",
+            replace(EXPECTED, unplanned="PutUserPolicy"),
+            None,
+        ),
+        (
+            "NO_PLAN: no safe plan: step 1 refused: a wildcard",
+            replace(EXPECTED, unplanned="PutUserPolicy"),
+            "(expected NO_PLAN naming 'PutUserPolicy')",
+        ),
+        ("AWAITING_APPROVAL", replace(EXPECTED, unplanned="PutUserPolicy"), "(expected NO_PLAN naming"),
+    ],
+)
+def test_the_plan_is_judged_against_what_the_allowlist_holds(
+    remediation: str, expected: ExpectedIncident, failure: str | None
+) -> None:
+    failed = _failed(replace(_incident(), remediation=remediation), expected)
+    if failure is None:
+        assert failed == {}
+    else:
+        assert set(failed) == {"remediation planned"}
+        assert failure in failed["remediation planned"]
+    assert "remediation planned" not in _failed(_incident(), expected)  # remediation off: not judged

@@ -31,7 +31,7 @@ from supervisor.diagnosis.cli_commands import build_command
 from supervisor.incident.lifecycle import EXECUTION, PLAN
 from supervisor.incident.signals import Signal
 from supervisor.incident.store import IncidentStore, Item
-from supervisor.remediation.plan import Plan
+from supervisor.remediation.plan import Plan, plan_digest
 from supervisor.remediation.planning import PlanningLimits, plan_incident, stored_plan
 from tests.test_remediation_plan import _diagnosis
 
@@ -123,6 +123,21 @@ def _approve(store: IncidentStore, approvals: Approvals, incident_id: str, who: 
     return approvals.decide(incident, str(incident["plan_digest"]), who, "APPROVED")
 
 
+def _rewrite_plan(store: IncidentStore, incident_id: str, operation: str) -> None:
+    """What a compromised supervisor could do: change the stored plan's call and the digest the incident
+    awaits approval for, together."""
+    context = store.get_context(incident_id) or {}
+    document = json.loads(context[PLAN]["S"])
+    document["steps"][0]["call"]["operation"] = operation
+    store.update_context(incident_id, {PLAN: json.dumps(document)})
+    store.dynamodb.update_item(
+        TableName=store.state_table,
+        Key={"incident_id": {"S": incident_id}},
+        UpdateExpression="SET plan_digest = :d",
+        ExpressionAttributeValues={":d": {"S": plan_digest(document)}},
+    )
+
+
 def _execution(store: IncidentStore, incident_id: str) -> dict[str, Any]:
     context = store.get_context(incident_id) or {}
     return dict(json.loads(context[EXECUTION]["S"]))
@@ -188,7 +203,9 @@ def test_a_fix_that_shows_no_recovery_in_its_window_is_undone_and_ends_not_remed
     assert all("0 of 2 invocations seen since the fix" in line for line in execution["verification"])
 
 
-@pytest.mark.parametrize("refusal", ["not an approver", "revoked", "tampered", "expired"])
+@pytest.mark.parametrize(
+    "refusal", ["not an approver", "revoked", "tampered", "expired", "off the allowlist"]
+)
 def test_an_approval_that_does_not_hold_applies_nothing(
     sandbox: Sandbox,
     operator: boto3.Session,
@@ -214,6 +231,9 @@ def test_an_approval_that_does_not_hold_applies_nothing(
         document = json.loads(context[PLAN]["S"])
         document["steps"][0]["call"]["params"]["FunctionName"] = "another-function"
         incidents.update_context(incident_id, {PLAN: json.dumps(document)})
+    elif refusal == "off the allowlist":  # plan and digest rewritten together, then approved as shown
+        _rewrite_plan(incidents, incident_id, "DeleteFunction")
+        _approve(incidents, approvals, incident_id)
     elif refusal == "expired":
         later = datetime.now(UTC) + timedelta(hours=2)
         executor = replace(executor, approvals=Approvals(approvals.dynamodb, approvals.table, lambda: later))
@@ -222,6 +242,7 @@ def test_an_approval_that_does_not_hold_applies_nothing(
         "revoked": f"refused: cannot use the approval of {incident_id}'s plan {digest}: {PERSON} revoked it",
         "tampered": "refused: the stored plan's digest sha256:",
         "expired": f"refused: cannot use the approval of {incident_id}'s plan {digest}: it expired at",
+        "off the allowlist": "refused: the plan holds a call off the allowlist: nothing of it is applied",
     }[refusal]
     assert executor.run(incident_id, "run-1").startswith(expected)
     assert _world(operator) == throttled

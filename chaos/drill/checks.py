@@ -39,6 +39,7 @@ TRIGGER: Final = "trigger"
 COMMAND: Final = "remediation command"
 NAMED_GAP: Final = "named gap"
 APPLIED: Final = "remediation applied"
+PLANNED: Final = "remediation planned"
 
 
 @dataclass
@@ -81,6 +82,7 @@ class Incident:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     seconds: float = 0.0  # the supervisor's time on the incident
+    remediation: str | None = None  # where remediation left a DIAGNOSED incident (PLANNING ... UNDO_FAILED)
     grounding: Grounding | None = None  # the independent judge's, once judged
     stage: DiagnosisStage = field(default_factory=DiagnosisStage)
     provisional: dict[str, Any] | None = None  # the provisional diagnosis a re-check made final, kept
@@ -135,10 +137,17 @@ class Stage:
         return Known(self.saved, self.names, self.account, self.region)
 
 
-class Applier(Protocol):
-    """How the runner applies a remediation command as its operator, and sees recovery its own way."""
+class ApplyFailed(Exception):
+    """A fix that did not land: what the product's remediation (or the call) said instead."""
 
-    def apply(self, command: AwsCommand) -> None: ...
+
+class Applier(Protocol):
+    """How the runner gets a remediation applied (by the product's executor, or as its operator), and sees
+    recovery its own way."""
+
+    def apply(self, command: AwsCommand, incident_id: str, applies: Applies) -> str:
+        """Have the fix applied; how it was. Raises ApplyFailed (or what boto3 raises)."""
+        ...
 
     def recovered(self, applies: Applies) -> tuple[bool, str]:
         """Whether the function recovered as ``applies.recovery`` says, and what the stage saw."""
@@ -189,9 +198,24 @@ def check_incident(
         )
     if expected.impact:
         checks.append(_impact(incident, expected.impact, stage, prefix))
+    if incident.remediation is not None and (expected.command or expected.named_gap):
+        checks.append(_planned(incident, expected, prefix))
     if expected.applies and expected.command:
         checks.append(_applied(incident, expected.command, expected.applies, stage, applier, prefix))
     return checks
+
+
+def _planned(incident: Incident, expected: ExpectedIncident, prefix: str) -> Check:
+    """Where remediation left the diagnosis: a plan for a fix the allowlist holds, NO_PLAN (with why) for
+    no command at all or one the allowlist does not hold."""
+    found = str(incident.remediation)
+    if expected.named_gap or expected.unplanned:
+        ok = found.startswith("NO_PLAN") and (expected.unplanned or "") in found
+        wanted = f"NO_PLAN{f' naming {expected.unplanned!r}' if expected.unplanned else ''}"
+    else:
+        ok = not found.startswith("NO_PLAN")
+        wanted = "a plan"
+    return Check(PLANNED, ok, f"{prefix}{found} (expected {wanted})")
 
 
 def _fault_types(incident: Incident, expected: ExpectedIncident, prefix: str) -> Check:
@@ -618,12 +642,12 @@ def _applied(
     if applier is None:
         return Check(APPLIED, False, f"{prefix}the stage has no way to apply {commands[0]!r}")
     try:
-        applier.apply(command)
-    except (ClientError, BotoCoreError) as error:
-        return Check(APPLIED, False, f"{prefix}{command.operation} failed: {error}")
+        how = applier.apply(command, incident.incident_id, applies)
+    except (ClientError, BotoCoreError, ApplyFailed) as error:
+        return Check(APPLIED, False, f"{prefix}{command.operation} not applied: {error}")
     recovered, seen = applier.recovered(applies)
     return Check(
         APPLIED,
         recovered,
-        f"{prefix}applied {command.service} {command.operation}; {applies.recovery}: {seen}",
+        f"{prefix}{command.service} {command.operation} {how}; {applies.recovery}: {seen}",
     )

@@ -32,6 +32,7 @@ from chaos.workload.sqs_poller import (
     sqs_record,
 )
 from supervisor.incident.audit import read_context
+from supervisor.incident.lifecycle import REMEDIATION_STATUSES
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.recheck import PROVISIONAL_DIAGNOSIS
 from supervisor.incident.stage import FINAL, FINAL_REASON, FIRST_FAILURE_AT, RECHECK_AT
@@ -40,6 +41,7 @@ from supervisor.orchestrator import build_pipeline
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
 
 DRILL_INCIDENTS_PER_HOUR = 500
+RECOVERY_SECONDS = 30  # a fix's window to show recovery: the drill calls the function every half second
 # Between two reads of the alarm queue when it was empty: the drill stands in for Lambda's SNS trigger. Not
 # longer: an alarm taken later starts its investigation later after the first failure, and a diagnosis
 # recorded past the delivery bound is final even when its history was read inside it (docs/limitations.md).
@@ -97,6 +99,7 @@ class Orchestrator:
     log: TextIO | None
     answer_log: Path | None = None
     recheck_queue_url: str | None = None
+    remediation_queue_url: str | None = None  # set: every final diagnosis is planned (REMEDIATION on)
 
     @property
     def delivery_bound(self) -> int:
@@ -113,6 +116,9 @@ class Orchestrator:
             "diagnoses_topic_arn": self.diagnoses_topic_arn,
             "cloudtrail_delivery_bound_seconds": self.delivery_bound,
             "recheck_queue_url": self.recheck_queue_url,
+            "remediation": self.remediation_queue_url is not None,
+            "remediation_queue_url": self.remediation_queue_url,
+            "recovery_seconds": RECOVERY_SECONDS,
         } | overrides
         return build_pipeline(self.session, **settings)
 
@@ -186,12 +192,14 @@ class RecheckQueue:
 
 def _read(pipeline: IncidentPipeline, incident_id: str) -> Incident:
     state = pipeline.store.get(incident_id) or {"status": "MISSING"}
+    status = str(state["status"])
+    remediated = status in REMEDIATION_STATUSES  # a diagnosis, then its remediation: judged apart
     incident = Incident(
         incident_id,
         str(state.get("function_name") or incident_id.split("@", 1)[0]),
-        str(state["status"]),
+        "DIAGNOSED" if remediated else status,
         state.get("error_category"),
-        state.get("error_reason"),
+        None if remediated else state.get("error_reason"),
         stage=DiagnosisStage(
             state.get(FINAL) if isinstance(state.get(FINAL), bool) else None,
             state.get(FIRST_FAILURE_AT),
@@ -199,6 +207,8 @@ def _read(pipeline: IncidentPipeline, incident_id: str) -> Incident:
             state.get(FINAL_REASON),
         ),
     )
+    if remediated:
+        incident.remediation = f"{status}: {state['error_reason']}" if state.get("error_reason") else status
     item = pipeline.store.get_context(incident_id)
     if item is not None:
         context = from_item(item)

@@ -25,6 +25,7 @@ from chaos.drill.checks import Applier, Change, Check, Incident, Stage, check_in
 from chaos.drill.expected_command import Resource
 from chaos.drill.notifications import notified_once
 from chaos.drill.progress import Progress
+from chaos.drill.remediation import DrillRemediation
 from chaos.drill.report import ScenarioResult
 from chaos.drill.responder import Orchestrator, RecheckQueue, Responder
 from chaos.drill.scenarios import (
@@ -132,7 +133,9 @@ class Drill:
         self.operator = _reusing_clients(sandbox.session(names.OPERATOR))
         self._sqs = self.operator.client("sqs")
         # The Lambda functions' identities; every AWS action they take is recorded (for the IAM check).
-        self.identities = {name: sandbox.session(name) for name in (names.SUPERVISOR, names.WATCHDOG)}
+        self.identities = {
+            name: sandbox.session(name) for name in (names.SUPERVISOR, names.WATCHDOG, names.EXECUTOR)
+        }
         self.aws_actions: dict[str, set[str]] = {name: set() for name in self.identities}
         for name, session in self.identities.items():
             on_each_action(session, self.aws_actions[name].add)
@@ -157,6 +160,23 @@ class Drill:
             log,
             answer_log,
             sandbox.world.recheck_queue_url,
+            sandbox.world.remediation_queue_url if self.settings.remediate else None,
+        )
+        # A person who approves with incident-remediate, and the executor as Lambda would run it.
+        self.remediation = (
+            DrillRemediation(
+                sandbox.env,
+                self.operator_arn,
+                self.operator,
+                self.identities[names.EXECUTOR],
+                sandbox.world.remediation_queue_url,
+                f"{mcp_url}/sse",
+                self.progress.step,
+                self.settings.auto_apply,
+                log,
+            )
+            if self.settings.remediate
+            else None
         )
         # Lambda's event source mapping on the re-check queue, polled as the operator (the drill stands in
         # for Lambda's service; the supervisor's identity only sends).
@@ -654,9 +674,24 @@ class _OperatorApplier(Applier):
         self.function = function
         self.act = act
 
-    def apply(self, command: AwsCommand) -> None:
+    def apply(self, command: AwsCommand, incident_id: str, applies: Applies) -> str:
+        """By the product's executor, after a person's approval, where the stage sees recovery by calling
+        the function (its traffic then is the calls the executor's check reads); else as the operator."""
         self.drill._commanded |= _functions_named([command.params])
+        if (
+            self.drill.remediation is not None
+            and applies.recovery == "function-succeeds"
+            and applies.by_executor
+        ):
+            return self.drill.remediation.fix(incident_id, self._call)
         run_command(self.drill.operator, command)
+        return "applied as the operator"
+
+    def _call(self) -> None:
+        """One call of the function as its traffic makes them (the output is the drill's, discarded)."""
+        qualifier = self.act.qualifier if self.act else None
+        source = next((i.on for i in self.act.inject if i.on), self.function) if self.act else self.function
+        self.drill._outputs.append(self.runtime.invoke(self.function, _everyday_event(source), qualifier))
 
     def recovered(self, applies: Applies) -> tuple[bool, str]:
         operator, wait = self.drill.operator, applies.within_seconds

@@ -58,3 +58,17 @@ class DrillSettings(BaseSettings):
         description="Lanes the scenarios are split over, each an incident-drill process with its own "
         "sandbox, MCP server and supervisor (--jobs overrides it; --keep-running runs one).",
     )
+    remediate: bool = Field(
+        default=True,
+        description="Turn the supervisor's REMEDIATION on: each final diagnosis is planned, and a scenario "
+        "whose fix the stage checks by calling the function has it applied by the product's executor once "
+        "a person approves it with incident-remediate (the others are applied as the operator). Off: every "
+        "fix is applied as the operator.",
+    )
+    auto_apply: str = Field(
+        default="",
+        pattern=r"^(|low|low,high)$",
+        description="The executor's EXECUTOR_AUTO_APPLY in the drill: a plan whose every step has one of "
+        "these risks is applied without the person's approval (bench.remediation times them). Empty: a "
+        "person approves every plan.",
+    )

@@ -1,0 +1,106 @@
+"""What remediation proves on the drill: how long from the alarm to ``REMEDIATED`` a fix the executor may
+apply on its own (low risk: an alias, a setting, concurrency) takes, the recovery check included, and how
+many of the drill's incidents with a fix command the executor brings to ``REMEDIATED``.
+
+One drill run (rules model) with the executor's auto-apply on for low risk (``DRILL_AUTO_APPLY=low``); a
+high-risk plan still waits for the drill's person. The baseline measured in the same run is the
+diagnosis: from the alarm to ``DIAGNOSED`` of the same incidents; the ratio says what applying and proving
+the fix adds to it.
+
+    python -m bench.remediation [--scenario NAME ...] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bench.drill import drill_report
+
+GOAL_MEDIAN_SECONDS = 60.0
+_SINCE_ALARM = re.compile(r"applied by the executor, alarm to REMEDIATED (\d+(?:\.\d+)?) s")
+
+
+@dataclass
+class RemediationCost:
+    passed: bool
+    with_command: int  # incidents whose scenario expects a fix command
+    remediated: int  # of those, brought to REMEDIATED by the executor
+    auto: list[tuple[str, float]] = field(default_factory=list)  # low risk, no person: alarm to REMEDIATED
+    approved: list[tuple[str, float]] = field(default_factory=list)  # a person approved first
+    diagnosed: list[float] = field(default_factory=list)  # the same incidents' alarm to DIAGNOSED
+
+    @property
+    def share(self) -> float:
+        return self.remediated / self.with_command if self.with_command else 0.0
+
+
+def run(scenarios: list[str] | None = None) -> RemediationCost:
+    env = os.environ | {"DRILL_AUTO_APPLY": "low", "DRILL_REMEDIATE": "true"}
+    report, _, _ = drill_report(scenarios, env)
+    return cost(report)
+
+
+def cost(report: dict[str, Any]) -> RemediationCost:
+    """The figures of a drill report (its JSON)."""
+    result = RemediationCost(bool(report["passed"]), 0, 0)
+    for scenario in report["scenarios"]:
+        checks = {check["name"]: check for check in scenario["checks"]}
+        if "remediation command" not in checks:
+            continue
+        result.with_command += len(scenario["incidents"])
+        applied = checks.get("remediation applied") or {"ok": False, "detail": ""}
+        found = _SINCE_ALARM.search(applied["detail"]) if applied["ok"] else None
+        if found is None:
+            continue
+        result.remediated += 1
+        seconds = float(found.group(1))
+        bucket = result.auto if "auto-applied, " in applied["detail"] else result.approved
+        bucket.append((scenario["name"], seconds))
+        result.diagnosed += [float(i["seconds"]) for i in scenario["incidents"]]
+    return result
+
+
+def render(figures: RemediationCost) -> str:
+    auto = [seconds for _, seconds in figures.auto]
+    lines = [
+        f"remediation on the drill ({'all passed' if figures.passed else 'SOME FAILED'})",
+        f"  REMEDIATED           {figures.remediated} of {figures.with_command} incidents with a fix command "
+        f"({figures.share:.0%})",
+    ]
+    if auto:
+        median, worst = statistics.median(auto), max(auto)
+        lines.append(
+            f"  low risk, no person  median {median:.1f} s, worst {worst:.1f} s from the alarm to REMEDIATED "
+            f"({len(auto)} fixes; goal: median <= {GOAL_MEDIAN_SECONDS:.0f} s)"
+        )
+    if figures.diagnosed and auto:
+        base = statistics.median(figures.diagnosed)
+        lines.append(
+            f"  baseline             median {base:.1f} s the supervisor spent diagnosing them: applying and "
+            f"proving the fix takes {statistics.median(auto) / base:.1f}x that"
+        )
+    if figures.approved:
+        approved = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in figures.approved)
+        lines.append(f"  approved by a person {approved}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.remediation", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenario", action="append", metavar="NAME", help="only these (repeatable)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args(argv)
+    figures = run(args.scenario)
+    print(json.dumps(asdict(figures) | {"share": figures.share}, indent=1) if args.json else render(figures))
+    return 0 if figures.passed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
