@@ -235,6 +235,9 @@ def decode_context(item: Attributes) -> dict[str, Any]:
         "reasoning_chain",
         "token_usage",
         "incident",
+        "plan",
+        "plan_review",
+        "execution",
     ):
         if isinstance(plain.get(name), str):
             plain[name] = json.loads(plain[name])

@@ -30,7 +30,7 @@ from supervisor.agent.providers import McpToolProvider
 from supervisor.diagnosis.cli_commands import build_command
 from supervisor.incident.lifecycle import EXECUTION, PLAN
 from supervisor.incident.signals import Signal
-from supervisor.incident.store import IncidentStore, Item
+from supervisor.incident.store import IncidentStateError, IncidentStore, Item
 from supervisor.remediation.plan import Plan, plan_digest
 from supervisor.remediation.planning import PlanningLimits, plan_incident, stored_plan
 from tests.test_remediation_plan import _diagnosis
@@ -347,3 +347,46 @@ def test_a_run_that_died_mid_plan_is_undone_by_the_next_run_after_its_lease(
     outcome = late.run(incident_id, "run-3")
     assert outcome.startswith("NOT_REMEDIATED: the executor's run died before it finished; 2 applied step(s)")
     assert _world(operator) == throttled
+
+
+def test_a_diagnosis_with_no_command_ends_no_plan_with_why_and_a_provisional_one_is_never_planned(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    diagnosed = _planned(sandbox, incidents, plan=False)
+    limits = PlanningLimits(recovery_seconds=20, approval_seconds=3600)
+    read = sandbox.session(names.SUPERVISOR).client
+    ended = plan_incident(incidents, diagnosed, _diagnosis(), read=read, limits=limits)
+    assert (ended["status"], ended["error_reason"]) == ("NO_PLAN", "no safe plan: the diagnosis names no fix")
+    provisional = _planned(sandbox, incidents, plan=False)
+    provisional["final"] = False
+    with pytest.raises(IncidentStateError, match="a provisional diagnosis is never planned"):
+        plan_incident(incidents, provisional, _diagnosis(), read=read, limits=limits)
+    assert _status_of(incidents, str(provisional["incident_id"])) == "DIAGNOSED"
+
+
+def test_planning_that_fails_midway_ends_no_plan_saying_why(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    """The supervisor's read of the precondition refused (here: a reader that cannot reach AWS at all):
+    nothing was planned, the incident ends NO_PLAN at once rather than waiting for the watchdog."""
+    diagnosed = _planned(sandbox, incidents, plan=False)
+    command = build_command("lambda", *UNTHROTTLE, region=sandbox.region)
+
+    def unreachable(service: str) -> Any:
+        raise RuntimeError(f"no route to {service}")
+
+    limits = PlanningLimits(recovery_seconds=20, approval_seconds=3600)
+    with pytest.raises(RuntimeError, match="no route to lambda"):
+        plan_incident(incidents, diagnosed, _diagnosis(command), read=unreachable, limits=limits)
+    item = incidents.get(str(diagnosed["incident_id"]))
+    assert item is not None
+    assert (item["status"], item["error_reason"]) == (
+        "NO_PLAN",
+        "planning failed: RuntimeError: no route to lambda",
+    )
+
+
+def _status_of(store: IncidentStore, incident_id: str) -> str:
+    item = store.get(incident_id)
+    assert item is not None
+    return str(item["status"])

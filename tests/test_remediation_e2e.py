@@ -5,10 +5,12 @@ invocations, and the world read back by the operator equal to what it was before
 
 from __future__ import annotations
 
+import html
 import json
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
+from urllib.parse import quote
 
 import boto3
 import pytest
@@ -20,12 +22,13 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from executor.cli import main as remediate
 from executor.handler import build_executor, handle
-from supervisor.incident.lifecycle import PLAN, PLAN_REVIEW
+from supervisor.incident.lifecycle import EXECUTION, PLAN, PLAN_REVIEW
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore
 from tests.conftest import Inject
 from tests.fault_scenarios import fresh_logs
 from tests.pipeline_support import outcomes
+from tests.test_console import console
 
 PERSON = f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}"
 
@@ -106,6 +109,8 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
     assert incident is not None
     assert incident["status"] == "AWAITING_APPROVAL"
     (request,) = _requests(sandbox)
+    page = html.unescape(console(sandbox, incidents).get(f"/incidents/{quote(incident_id, safe='')}").text)
+    assert f"incident-remediate approve '{incident_id}' --digest {incident['plan_digest']}" in page
 
     executor = build_executor(
         sandbox.session(names.EXECUTOR),
@@ -150,3 +155,14 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
     final = incidents.get(incident_id)
     assert final is not None
     assert final["status"] == "REMEDIATED"
+
+    # The console's incident page shows the plan, who approved which digest, each call and the check.
+    page = html.unescape(console(sandbox, incidents).get(f"/incidents/{quote(incident_id, safe='')}").text)
+    fix = page[page.index('<section id="fix">') : page.index('<section id="gaps">')]
+    assert '<span class="status status-remediated">REMEDIATED</span>' in fix
+    assert "call <code>iam PutRolePolicy" in fix
+    assert f"Digest <code>{incident['plan_digest']}</code>" in fix
+    assert f"by {PERSON} at " in fix
+    (call,) = json.loads((incidents.get_context(incident_id) or {})[EXECUTION]["S"])["calls"]
+    assert f"PutRolePolicy (request {call['request_id']})" in fix
+    assert "invocations started after the fix, none failed" in fix
