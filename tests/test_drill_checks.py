@@ -616,11 +616,13 @@ class FakeApplier:
     error: Exception | None = None
     applied: list[AwsCommand] = field(default_factory=list)
 
+    said: str = "applied as the operator"
+
     def apply(self, command: AwsCommand, incident_id: str, applies: Applies) -> str:
         if self.error:
             raise self.error
         self.applied.append(command)
-        return "applied as the operator"
+        return self.said
 
     def recovered(self, applies: Applies) -> tuple[bool, str]:
         return self.recovers, f"{0 if self.recovers else 5} messages visible after {applies.within_seconds} s"
@@ -828,3 +830,26 @@ def test_the_plan_is_judged_against_what_the_allowlist_holds(
         assert set(failed) == {"remediation planned"}
         assert failure in failed["remediation planned"]
     assert "remediation planned" not in _failed(_incident(), expected)  # remediation off: not judged
+
+
+VOIDED = (
+    "approved with incident-remediate, refused by the executor: NOT_REMEDIATED: not applied: step 1: the "
+    "world moved since the plan: ReservedConcurrentExecutions 0 → None; nothing"
+)
+
+
+@pytest.mark.parametrize(
+    ("said", "ok"),
+    [
+        (VOIDED, True),
+        ("approved with incident-remediate, applied by the executor, alarm to REMEDIATED 5.0 s", False),
+        (VOIDED.replace("; nothing", "; 1 applied step(s) undone, the world read back as before"), False),
+    ],
+)
+def test_a_plan_whose_world_moved_must_be_refused_with_nothing_applied(said: str, ok: bool) -> None:
+    expected = replace(EVENT_EXPECTED, applies=Applies(voided=True))
+    incident = replace(_event_incident(), remediation="AWAITING_APPROVAL")
+    failed = _event_failed(incident, FakeApplier(said=said), expected)
+    assert ("remediation applied" not in failed) is ok, failed
+    off = _event_failed(_event_incident(), FakeApplier(said="applied as the operator"), expected)
+    assert "remediation applied" not in off  # remediation off: there is no plan to void

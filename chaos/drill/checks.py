@@ -200,8 +200,9 @@ def check_incident(
         checks.append(_impact(incident, expected.impact, stage, prefix))
     if incident.remediation is not None and (expected.command or expected.named_gap):
         checks.append(_planned(incident, expected, prefix))
-    if expected.applies and expected.command:
-        checks.append(_applied(incident, expected.command, expected.applies, stage, applier, prefix))
+    applies = expected.applies
+    if applies and expected.command and (not applies.voided or incident.remediation is not None):
+        checks.append(_applied(incident, expected.command, applies, stage, applier, prefix))  # else no plan
     return checks
 
 
@@ -645,6 +646,9 @@ def _applied(
         how = applier.apply(command, incident.incident_id, applies)
     except (ClientError, BotoCoreError, ApplyFailed) as error:
         return Check(APPLIED, False, f"{prefix}{command.operation} not applied: {error}")
+    if applies.voided:  # the world moved after the plan: nothing may have been applied
+        voided = "the world moved since the plan" in how and how.endswith("; nothing")
+        return Check(APPLIED, voided, f"{prefix}{command.service} {command.operation} {how}")
     recovered, seen = applier.recovered(applies)
     return Check(
         APPLIED,

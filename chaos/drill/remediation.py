@@ -61,10 +61,10 @@ class DrillRemediation:
             auto_apply=self.auto_apply,
         )
 
-    def fix(self, incident_id: str, traffic: Callable[[], object]) -> str:
+    def fix(self, incident_id: str, traffic: Callable[[], object], expect: str = "REMEDIATED") -> str:
         """Approve the plan of ``incident_id`` as a person, run the executor on its queue while
-        ``traffic`` calls the function; what the executor said. Raises ApplyFailed unless it ends
-        REMEDIATED."""
+        ``traffic`` calls the function; how it went. Raises ApplyFailed unless the executor's answer
+        starts with ``expect``."""
         self.say(f"person: incident-remediate show {incident_id}")
         shown = json.loads(self._cli("show", incident_id, "--json"))
         if shown["status"] != "AWAITING_APPROVAL":
@@ -87,9 +87,11 @@ class DrillRemediation:
             stop.set()
             calls.join(timeout=30)
         self.say(f"executor: {outcome}")
-        if not outcome.startswith("REMEDIATED"):
+        if not outcome.startswith(expect):
             raise ApplyFailed(outcome)
         how = "auto-applied" if automatic else "approved with incident-remediate"
+        if expect != "REMEDIATED":
+            return f"{how}, refused by the executor: {outcome}"
         return f"{how}, applied by the executor, {self._since_alarm(incident_id)}"
 
     def _since_alarm(self, incident_id: str) -> str:

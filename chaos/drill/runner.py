@@ -678,11 +678,9 @@ class _OperatorApplier(Applier):
         """By the product's executor, after a person's approval, where the stage sees recovery by calling
         the function (its traffic then is the calls the executor's check reads); else as the operator."""
         self.drill._commanded |= _functions_named([command.params])
-        if (
-            self.drill.remediation is not None
-            and applies.recovery == "function-succeeds"
-            and applies.by_executor
-        ):
+        if self.drill.remediation is not None and applies.voided:
+            return self.drill.remediation.fix(incident_id, self._call, expect="NOT_REMEDIATED")
+        if self.drill.remediation is not None and applies.executor:
             return self.drill.remediation.fix(incident_id, self._call)
         run_command(self.drill.operator, command)
         return "applied as the operator"

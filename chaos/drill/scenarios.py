@@ -199,6 +199,9 @@ class Applies:
     recovery: Recovery = "function-succeeds"
     within_seconds: float = 30.0
     by_executor: bool = True
+    # The world moved after the plan was made (the scenario's later act changed what the fix changes):
+    # approved, the executor must refuse before its first call and end NOT_REMEDIATED with nothing applied.
+    voided: bool = False
 
     @property
     def executor(self) -> bool:
@@ -771,9 +774,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         "data-processor's reserved concurrency 0, diagnosed, then removed by the operator; then HTTPS egress "
         "removed: the throttling is resolved, the network block current",
         (Act(DP, (THROTTLE_0,), opens=1), Act(DP, (Injection(BLOCK_EGRESS),), restore=(THROTTLE,))),
-        # Not applied: by the time the incidents are judged the operator has deleted the concurrency (the
-        # second act) and the egress block keeps data-processor failing, so no recovery could show.
-        _incident(DP, "throttling", trigger="first", command=_concurrency_deleted(DP))
+        # By the time the incidents are judged the operator has deleted the concurrency (the second act):
+        # the plan made from the first diagnosis reads 0 reserved, the world none. Approved, the executor
+        # must find the world moved and apply nothing (the egress block keeps data-processor failing).
+        _incident(
+            DP, "throttling", trigger="first", command=_concurrency_deleted(DP), applies=Applies(voided=True)
+        )
         + _incident(
             DP, "network_block", resources=("function", "security-group"), resolved=frozenset({"throttling"})
         ),
