@@ -51,15 +51,17 @@ COPIED = (
     "DeleteRolePolicy",
     "DeleteRole",
 )
-ROLLED_BACK = "UpdateAlias20150331"  # the diagnosis's rollback, applied as the operator before the restore
+# The diagnosis's rollback, applied before the restore by the executor (its own identity), once the drill's
+# person approved it: none of the operator's changes.
+ROLLED_BACK = ("UpdateAlias20150331",)
 STAGED: dict[str, tuple[dict[str, list[str]], tuple[str, ...]]] = {
     "deploy-oom": (
         {ORDERS: ["succeeded", "succeeded", "out_of_memory"]},
-        (*BAD_DEPLOY, ROLLED_BACK, *UNDEPLOY),
+        (*BAD_DEPLOY, *UNDEPLOY),
     ),
     "deploy-timeout": (
         {ORDERS: ["succeeded", "succeeded", "timed_out"]},
-        (*BAD_DEPLOY, ROLLED_BACK, *UNDEPLOY),
+        (*BAD_DEPLOY, *UNDEPLOY),
     ),
     "config-wrong-value": (
         {DP: ["succeeded", "succeeded", "failed"]},
@@ -110,15 +112,15 @@ def drill(sandbox: Sandbox, mcp_server_url: str, mcp_answer_log: Path) -> Iterat
         yield drill
 
 
-def _operator_changes(sandbox: Sandbox, since: datetime) -> list[str]:
-    """The operator's changing calls since ``since``, oldest first, from both regions CloudTrail records
+def _operator_changes(sandbox: Sandbox, since: datetime, user: str = names.OPERATOR) -> list[str]:
+    """``user``'s changing calls since ``since``, oldest first, from both regions CloudTrail records
     them in; SSM and CloudWatch Logs left out."""
     operator = sandbox.session(names.OPERATOR)
     events: list[dict[str, Any]] = []
     for region in (sandbox.world.region, IAM_EVENTS_REGION):
         cloudtrail = operator.client("cloudtrail", region_name=region)
         pages = cloudtrail.get_paginator("lookup_events").paginate(
-            LookupAttributes=[{"AttributeKey": "Username", "AttributeValue": names.OPERATOR}],
+            LookupAttributes=[{"AttributeKey": "Username", "AttributeValue": user}],
             StartTime=since,
             EndTime=datetime.now(UTC) + timedelta(seconds=2),
         )
@@ -142,6 +144,8 @@ def test_the_scenario_stages_its_changes_and_failures_and_restores_them(
     result = drill.run_scenario(scenario)
     assert result.traffic == traffic
     assert tuple(_operator_changes(sandbox, since)) == changes
+    fixed = ROLLED_BACK if name in ("deploy-oom", "deploy-timeout") else ()
+    assert tuple(_operator_changes(sandbox, since, names.EXECUTOR)) == fixed
     staged = {c.name: c.detail for c in result.checks if c.name in STAGING and not c.ok}
     assert staged == {}
     assert len(result.incidents) == len(scenario.expected)
