@@ -135,10 +135,11 @@ def test_the_landing_page_s_first_step_is_the_tested_quickstart() -> None:
     assert any("incident-sandbox invoke" in line for line in shown)
 
 
-def test_what_it_cannot_diagnose_yet_is_on_the_landing_page_and_in_full() -> None:
-    summary = _section(README, "## What it cannot diagnose yet")
+def test_what_it_cannot_diagnose_or_fix_yet_is_on_the_landing_page_and_in_full() -> None:
+    summary = _section(README, "## What it cannot diagnose or fix yet")
     assert "](docs/limitations.md)" in summary
-    assert "# What it cannot diagnose yet" in (DOCS / "limitations.md").read_text()
+    assert "](docs/limitations.md#remediation)" in summary
+    assert "# What it cannot diagnose or fix yet" in (DOCS / "limitations.md").read_text()
 
 
 # --- the checks bite ------------------------------------------------------------------------------------
