@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
@@ -16,6 +17,7 @@ from typing import Any
 import boto3
 import pytest
 from mcp import Client
+from pydantic import ValidationError
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -23,6 +25,7 @@ from chaos.workload.runtime import LocalLambdaRuntime
 from executor.approvals import ApprovalRefused, Approvals, Approver
 from executor.recovery import Verdict, check_invocations
 from executor.run import AUTOMATIC, Executor
+from executor.settings import ExecutorSettings
 from mcp_server.aws import AwsClients
 from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
@@ -36,6 +39,7 @@ from supervisor.remediation.planning import PlanningLimits, plan_incident, store
 from tests.test_remediation_plan import _diagnosis
 
 PERSON = "arn:aws:iam::123456789012:role/on-call-approver"
+GROUP = "arn:aws:iam::123456789012:group/ops"  # a group is no principal: it cannot sign a request
 FUNCTION = names.FUNCTION_NAME
 UNTHROTTLE = ("DeleteFunctionConcurrency", {"FunctionName": FUNCTION})
 TIMEOUT_9 = ("UpdateFunctionConfiguration", {"FunctionName": FUNCTION, "Timeout": 9})
@@ -390,3 +394,31 @@ def _status_of(store: IncidentStore, incident_id: str) -> str:
     item = store.get(incident_id)
     assert item is not None
     return str(item["status"])
+
+
+def test_an_approver_is_an_iam_principal_and_a_role_s_sessions_count_as_the_role() -> None:
+    approver = Approver(frozenset({PERSON, "arn:aws:iam::123456789012:user/alice"}))
+    assert approver.identity("arn:aws:sts::123456789012:assumed-role/on-call-approver/alice") == PERSON
+    assert approver.identity("arn:aws:iam::123456789012:user/alice") == "arn:aws:iam::123456789012:user/alice"
+    assert approver.identity("arn:aws:sts::123456789012:assumed-role/on-call-approver-x/alice") is None
+    assert approver.identity("arn:aws:sts::210987654321:assumed-role/on-call-approver/alice") is None
+    assert approver.identity("arn:aws:iam::123456789012:user/mallory") is None
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "message"),
+    [
+        ("approvers", "alice", "REMEDIATION_APPROVERS must name IAM users or roles by ARN"),
+        (
+            "approvers",
+            f"{PERSON},arn:aws:iam::123456789012:group/ops",
+            "'arn:aws:iam::123456789012:group/ops'",
+        ),
+        ("auto_apply", "low,medium", "EXECUTOR_AUTO_APPLY takes 'low' and 'high', not 'medium'"),
+    ],
+)
+def test_the_executor_s_settings_say_what_is_wrong(setting: str, value: str, message: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(message)):
+        ExecutorSettings.model_validate({setting: value})
+    settings = ExecutorSettings(approvers=f" {PERSON} ,", auto_apply="low")
+    assert (settings.approver_arns, settings.auto_apply_risks) == (frozenset({PERSON}), frozenset({"low"}))
