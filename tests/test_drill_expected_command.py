@@ -146,10 +146,9 @@ def test_a_value_compares_with_its_type() -> None:
 
 
 # Scenarios that expect a command the stage does not apply, and why (docs/drill.md says the same).
+# (fixed-then-second's first plan is approved after the operator removed the concurrency: the executor
+# must refuse it, Applies(voided=True).)
 NOT_APPLIED = {
-    # the operator removes the concurrency in the next act, and the egress block that follows keeps the
-    # function failing: no recovery could show
-    "fixed-then-second",
     # cancelling the key's deletion leaves it disabled: the function recovers only after the second step
     "key-pending-deletion",
 }
