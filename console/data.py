@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
-from supervisor.incident.lifecycle import STATUSES
+from supervisor.incident.lifecycle import IN_FLIGHT, STATUSES
 from supervisor.incident.signals import stamp
 from supervisor.incident.stage import is_provisional
 from supervisor.incident.store import (
@@ -38,7 +38,7 @@ from supervisor.incident.store import (
     is_incident_id,
 )
 
-OPEN: Final[frozenset[str]] = frozenset({"RECEIVED", "INVESTIGATING"})
+OPEN: Final[frozenset[str]] = IN_FLIGHT  # a page showing one reloads itself
 # What a row shows (and the index keys a token needs): never an incident's detail or notification state.
 _ROW: Final = (
     "incident_id, #s, updated_at, created_at, function_name, #kind, account, #region, error_type, #src, "

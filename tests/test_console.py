@@ -109,6 +109,13 @@ def test_the_list_filters_by_status_function_and_time(sandbox: Sandbox, incident
     page = client.get("/incidents")
     assert '<meta http-equiv="refresh"' in page.text  # an open incident is on it
     assert '<meta http-equiv="refresh"' not in client.get("/incidents?status=FAILED").text
+    fixing = claimed(incidents, "report-builder", ago(30), "DIAGNOSED")  # then a fix applied: in flight
+    for source, target in (("DIAGNOSED", "PLANNING"), ("PLANNING", "AWAITING_APPROVAL")):
+        incidents.transition(fixing, source, target)
+    awaiting = "/incidents?status=AWAITING_APPROVAL"
+    assert '<meta http-equiv="refresh"' not in client.get(awaiting).text  # a person's step: no reload
+    incidents.transition(fixing, "AWAITING_APPROVAL", "APPLYING")
+    assert '<meta http-equiv="refresh"' in client.get("/incidents?status=APPLYING").text
     assert client.get("/incidents?status=BOGUS").status_code == 400
     assert client.get("/incidents?next=not-a-token").status_code == 400
     key = {"incident_id": {"S": failed}, "status": {"S": "FAILED"}, "updated_at": {"S": "2026"}}

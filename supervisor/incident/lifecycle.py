@@ -64,6 +64,10 @@ TERMINAL: Final[frozenset[str]] = frozenset({"DIAGNOSED", "FAILED", "ERROR"})  #
 REMEDIATION_ENDS: Final[frozenset[str]] = frozenset(
     {"REMEDIATED", "NO_PLAN", "REJECTED", "EXPIRED", "NOT_REMEDIATED", "UNDO_FAILED"}
 )
+# Something is under way and moves on by itself soon (a person's approval is not: it may take an hour).
+IN_FLIGHT: Final[frozenset[str]] = frozenset(
+    {"RECEIVED", "INVESTIGATING", "PLANNING", "APPLYING", "VERIFYING"}
+)
 INVESTIGATED: Final[frozenset[str]] = TERMINAL | frozenset(REMEDIATION_STATUSES)  # no longer investigated
 TRANSITIONS: Final[dict[str, frozenset[str]]] = {
     "RECEIVED": frozenset({"INVESTIGATING", "FAILED", "ERROR"}),
