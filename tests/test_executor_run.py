@@ -18,6 +18,7 @@ import boto3
 import pytest
 from mcp import Client
 from pydantic import ValidationError
+from pydantic_settings import BaseSettings
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -36,7 +37,9 @@ from supervisor.incident.signals import Signal
 from supervisor.incident.store import IncidentStateError, IncidentStore, Item
 from supervisor.remediation.plan import Plan, plan_digest
 from supervisor.remediation.planning import PlanningLimits, plan_incident, stored_plan
+from supervisor.settings import SupervisorSettings
 from tests.test_remediation_plan import _diagnosis
+from watchdog.settings import WatchdogSettings
 
 PERSON = "arn:aws:iam::123456789012:role/on-call-approver"
 GROUP = "arn:aws:iam::123456789012:group/ops"  # a group is no principal: it cannot sign a request
@@ -422,3 +425,10 @@ def test_the_executor_s_settings_say_what_is_wrong(setting: str, value: str, mes
         ExecutorSettings.model_validate({setting: value})
     settings = ExecutorSettings(approvers=f" {PERSON} ,", auto_apply="low")
     assert (settings.approver_arns, settings.auto_apply_risks) == (frozenset({PERSON}), frozenset({"low"}))
+
+
+@pytest.mark.parametrize("settings", [SupervisorSettings, WatchdogSettings, ExecutorSettings])
+def test_every_component_checks_the_executor_s_queue_url(settings: type[BaseSettings]) -> None:
+    with pytest.raises(ValidationError, match="REMEDIATION_QUEUE_URL must be an SQS queue URL such as"):
+        settings.model_validate({"remediation_queue_url": "incident-remediations"})
+    assert settings.model_validate({"remediation_queue_url": ""}).remediation_queue_url is None  # type: ignore[attr-defined]

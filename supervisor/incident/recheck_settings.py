@@ -20,12 +20,18 @@ class RecheckQueueSettings(BaseModel):
     @field_validator("recheck_queue_url", mode="before")
     @classmethod
     def _queue_url(cls, value: object) -> object:
-        if value == "":  # a template parameter left empty
-            return None
-        url = urlparse(value) if isinstance(value, str) else None
-        if value is not None and (url is None or url.scheme not in ("http", "https") or len(url.path) < 2):
-            raise ValueError(
-                "RECHECK_QUEUE_URL must be an SQS queue URL such as "
-                f"https://sqs.ca-central-1.amazonaws.com/123456789012/incident-rechecks, not {value!r}"
-            )
-        return value
+        return queue_url(value, "RECHECK_QUEUE_URL", "incident-rechecks")
+
+
+def queue_url(value: object, variable: str, example: str) -> object:
+    """An SQS queue URL setting as given (empty: unset, a template parameter left empty); a clear error for
+    anything that is not one."""
+    if value == "":
+        return None
+    url = urlparse(value) if isinstance(value, str) else None
+    if value is not None and (url is None or url.scheme not in ("http", "https") or len(url.path) < 2):
+        raise ValueError(
+            f"{variable} must be an SQS queue URL such as "
+            f"https://sqs.ca-central-1.amazonaws.com/123456789012/{example}, not {value!r}"
+        )
+    return value

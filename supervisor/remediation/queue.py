@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 from typing import Any, Final
-from urllib.parse import urlparse
 
 from pydantic import AliasChoices, BaseModel, Field, field_validator
 
+from supervisor.incident.recheck_settings import queue_url
 from supervisor.incident.store import is_incident_id
 
 REMEDIATION_KIND: Final[str] = "remediation"
@@ -33,16 +33,8 @@ class RemediationQueueSettings(BaseModel):
 
     @field_validator("remediation_queue_url", mode="before")
     @classmethod
-    def _queue_url(cls, value: object) -> object:
-        if value == "":  # a template parameter left empty
-            return None
-        url = urlparse(value) if isinstance(value, str) else None
-        if value is not None and (url is None or url.scheme not in ("http", "https") or len(url.path) < 2):
-            raise ValueError(
-                "REMEDIATION_QUEUE_URL must be an SQS queue URL such as "
-                f"https://sqs.ca-central-1.amazonaws.com/123456789012/incident-remediations, not {value!r}"
-            )
-        return value
+    def _remediation_queue_url(cls, value: object) -> object:  # not _queue_url: the re-check mixin's name
+        return queue_url(value, "REMEDIATION_QUEUE_URL", "incident-remediations")
 
 
 def request_message(incident_id: str) -> str:
