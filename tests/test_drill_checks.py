@@ -14,10 +14,18 @@ import pytest
 from botocore.exceptions import ClientError
 
 from chaos.drill.apply_command import AwsCommand
-from chaos.drill.checks import Change, DiagnosisStage, Incident, Stage, check_incident, cloudtrail_name_of
+from chaos.drill.checks import (
+    ApplyFailed,
+    Change,
+    DiagnosisStage,
+    Incident,
+    Stage,
+    check_incident,
+    cloudtrail_name_of,
+)
 from chaos.drill.expected_command import Command, saved
 from chaos.drill.report import DrillRun, ScenarioResult, markdown
-from chaos.drill.scenarios import Applies, ExpectedIncident, Scenario
+from chaos.drill.scenarios import UNRECOVERED, Applies, ExpectedIncident, Scenario, Twist
 from chaos.drill.sent_answers import SentAnswer
 from chaos.faults.deploy import DEPLOY_BAD_CODE
 from chaos.faults.iam import REVOKE_S3
@@ -832,24 +840,17 @@ def test_the_plan_is_judged_against_what_the_allowlist_holds(
     assert "remediation planned" not in _failed(_incident(), expected)  # remediation off: not judged
 
 
-VOIDED = (
-    "approved with incident-remediate, refused by the executor: NOT_REMEDIATED: not applied: step 1: the "
-    "world moved since the plan: ReservedConcurrentExecutions 0 → None; nothing"
-)
-
-
-@pytest.mark.parametrize(
-    ("said", "ok"),
-    [
-        (VOIDED, True),
-        ("approved with incident-remediate, applied by the executor, alarm to REMEDIATED 5.0 s", False),
-        (VOIDED.replace("; nothing", "; 1 applied step(s) undone, the world read back as before"), False),
-    ],
-)
-def test_a_plan_whose_world_moved_must_be_refused_with_nothing_applied(said: str, ok: bool) -> None:
-    expected = replace(EVENT_EXPECTED, applies=Applies(voided=True))
+@pytest.mark.parametrize("twist", sorted(UNRECOVERED))
+def test_a_twist_that_leaves_the_fault_is_judged_by_the_applier_not_by_recovery(twist: Twist) -> None:
+    """The stage's remediation raises ApplyFailed unless the world read as before; the function's recovery
+    (which must not come) is not asked for."""
+    expected = replace(EVENT_EXPECTED, applies=Applies(twist=twist))
     incident = replace(_event_incident(), remediation="AWAITING_APPROVAL")
-    failed = _event_failed(incident, FakeApplier(said=said), expected)
-    assert ("remediation applied" not in failed) is ok, failed
+    held = _event_failed(incident, FakeApplier(recovers=False, said="NOT_REMEDIATED: …"), expected)
+    assert "remediation applied" not in held, held
+    broken = FakeApplier(error=ApplyFailed("NOT_REMEDIATED: …; but the world changed: a → b"))
+    assert "the world changed" in _event_failed(incident, broken, expected)["remediation applied"]
     off = _event_failed(_event_incident(), FakeApplier(said="applied as the operator"), expected)
-    assert "remediation applied" not in off  # remediation off: there is no plan to void
+    assert "remediation applied" not in off  # remediation off: there is no plan to twist
+    with pytest.raises(ValueError, match="twist tests the executor"):
+        Applies("queue-drains", twist=twist)

@@ -147,7 +147,7 @@ def test_a_value_compares_with_its_type() -> None:
 
 # Scenarios that expect a command the stage does not apply, and why (docs/drill.md says the same).
 # (fixed-then-second's first plan is approved after the operator removed the concurrency: the executor
-# must refuse it, Applies(voided=True).)
+# must refuse it, Applies(twist="moved").)
 NOT_APPLIED = {
     # cancelling the key's deletion leaves it disabled: the function recovers only after the second step
     "key-pending-deletion",

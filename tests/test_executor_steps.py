@@ -133,7 +133,14 @@ def test_an_undo_that_cannot_put_the_state_back_says_what_is_left(
 
 @pytest.mark.parametrize(
     "name",
-    ["egress authorized", "inline policy added", "statement added", "deny entry added", "route deleted"],
+    [
+        "alias moved",
+        "egress authorized",
+        "inline policy added",
+        "statement added",
+        "deny entry added",
+        "route deleted",
+    ],
 )
 def test_the_executor_finds_its_own_undo_complete_for_each_kind_of_step(
     name: str, sandbox: Sandbox, operator: boto3.Session

@@ -24,6 +24,7 @@ from chaos.drill.expected_command import shown as shown_value
 from chaos.drill.grounding import Grounding, judge, quotes
 from chaos.drill.scenarios import (
     IMPACT_RESOURCES,
+    UNRECOVERED,
     Applies,
     ExpectedIncident,
     Figure,
@@ -201,7 +202,7 @@ def check_incident(
     if incident.remediation is not None and (expected.command or expected.named_gap):
         checks.append(_planned(incident, expected, prefix))
     applies = expected.applies
-    if applies and expected.command and (not applies.voided or incident.remediation is not None):
+    if applies and expected.command and (applies.twist is None or incident.remediation is not None):
         checks.append(_applied(incident, expected.command, applies, stage, applier, prefix))  # else no plan
     return checks
 
@@ -646,9 +647,8 @@ def _applied(
         how = applier.apply(command, incident.incident_id, applies)
     except (ClientError, BotoCoreError, ApplyFailed) as error:
         return Check(APPLIED, False, f"{prefix}{command.operation} not applied: {error}")
-    if applies.voided:  # the world moved after the plan: nothing may have been applied
-        voided = "the world moved since the plan" in how and how.endswith("; nothing")
-        return Check(APPLIED, voided, f"{prefix}{command.service} {command.operation} {how}")
+    if applies.twist in UNRECOVERED:  # the applier raised ApplyFailed unless the world read as before
+        return Check(APPLIED, True, f"{prefix}{command.service} {command.operation} {how}")
     recovered, seen = applier.recovered(applies)
     return Check(
         APPLIED,

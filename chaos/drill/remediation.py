@@ -3,7 +3,8 @@ and approves it with ``incident-remediate`` (a process of its own, as the operat
 table written by the drill), and Lambda's event source mapping hands the executor's queue to the
 executor's handler, run as the executor's own identity, while the scenario's traffic keeps calling the
 function. Whether the function works again is then the stage's own predicate's to say, not the
-executor's."""
+executor's; a scenario's twist (scenarios.Twist) plays what else may happen on the way, and where the fix
+must not stand, the stage's own reading of the world says whether it is as it was."""
 
 from __future__ import annotations
 
@@ -13,22 +14,48 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, TextIO
+from datetime import UTC, datetime, timedelta
+from typing import Any, Final, TextIO
 
 import boto3
 from aws_lambda_powertools import Logger
 
 from chaos.drill.checks import ApplyFailed
-from chaos.sandbox.names import STATE_TABLE
+from chaos.drill.scenarios import UNRECOVERED, Twist
+from chaos.sandbox.names import (
+    CONTEXT_TABLE,
+    FUNCTION_NAME,
+    OPERATOR,
+    ORDERS_FUNCTION,
+    ORDERS_ROLE,
+    ROLE_NAME,
+    STATE_TABLE,
+    SUPERVISOR,
+)
+from chaos.snapshot import render
 from chaos.workload.sqs_poller import delete_messages, receive_batch, sqs_record
 from executor.handler import build_executor, handle
+from executor.run import Executor
+from supervisor.incident.lifecycle import PLAN
+from supervisor.remediation.queue import send_request
+from watchdog.handler import build_watchdog
 
 CLI_TIMEOUT_SECONDS = 60
 SINCE_ALARM = "alarm to REMEDIATED"
 TRAFFIC_SECONDS = 0.5  # between two calls of the function while the executor verifies
+LEASE_SECONDS = 60  # the executor's lease in the drill (its least), as the killed twist lets it pass
+# How the executor's answer starts, by twist (REMEDIATED otherwise).
+EXPECTED: Final[dict[Twist | None, str]] = {
+    "moved": "NOT_REMEDIATED: not applied",
+    "useless": "NOT_REMEDIATED: the fix did not help",
+    "tampered": "refused: the stored plan's digest",
+    "killed": "NOT_REMEDIATED: the executor's run died",
+}
+# The executor's Lambda handler on the SQS event read from stdin (the process the killed twist kills).
+KILLED_HANDLER = "import json, sys; from executor.handler import handler; handler(json.load(sys.stdin), None)"
 
 
 @dataclass
@@ -40,6 +67,7 @@ class DrillRemediation:
     person: str
     operator: boto3.Session
     executor_session: boto3.Session
+    watchdog_session: boto3.Session
     queue_url: str
     mcp_url: str
     say: Callable[[str], None]
@@ -53,46 +81,152 @@ class DrillRemediation:
         self._queue_arn = attributes["Attributes"]["QueueArn"]
         handler = logging.StreamHandler(self.log or sys.stdout)
         self._logger = Logger(service="incident-executor", logger_handler=handler)
-        self._executor = build_executor(
+        self._executor = self._build()
+
+    def _build(self) -> Executor:
+        return build_executor(
             self.executor_session,
             approvers=self.person,
             mcp_server_url=self.mcp_url,
             poll_seconds=self.poll_seconds,
             auto_apply=self.auto_apply,
+            lease_seconds=LEASE_SECONDS,
         )
 
-    def fix(self, incident_id: str, traffic: Callable[[], object], expect: str = "REMEDIATED") -> str:
-        """Approve the plan of ``incident_id`` as a person, run the executor on its queue while
-        ``traffic`` calls the function; how it went. Raises ApplyFailed unless the executor's answer
-        starts with ``expect``."""
+    def fix(
+        self,
+        incident_id: str,
+        traffic: Callable[[], object],
+        world: Callable[[], dict[str, Any]],
+        twist: Twist | None = None,
+    ) -> str:
+        """Approve the plan of ``incident_id`` as a person, run the executor on its queue while ``traffic``
+        calls the function, with ``twist`` on the way (scenarios.Twist); how it went. Raises ApplyFailed
+        unless the executor's answer is the one the twist expects and, where the fix must not stand, the
+        world (``world()``, the stage's own reading) is as it was before the executor ran."""
         self.say(f"person: incident-remediate show {incident_id}")
         shown = json.loads(self._cli("show", incident_id, "--json"))
         if shown["status"] != "AWAITING_APPROVAL":
             raise ApplyFailed(f"the plan is {shown['status']}: {shown.get('reason')}")
+        digest = str(shown["digest"])
         risks = {step["risk"] for step in shown["plan"]["steps"]}
         steps = ", ".join(f"{s['call']['operation']} ({s['risk']})" for s in shown["plan"]["steps"])
         automatic = bool(self.auto_apply) and risks <= set(self.auto_apply.split(","))
+        if twist == "non-approver":
+            self.say("supervisor: incident-remediate approve, as its own identity")
+            argv = ("approve", incident_id, "--digest", digest)
+            self._refused(*argv, profile=SUPERVISOR, says="not an approver")
         if automatic:
             self.say(f"person: nothing to approve, its risk applies on its own ({steps})")
         else:
-            self.say(f"person: incident-remediate approve --digest {str(shown['digest'])[:19]}… ({steps})")
-            self._cli("approve", incident_id, "--digest", str(shown["digest"]))
+            self.say(f"person: incident-remediate approve --digest {digest[:19]}… ({steps})")
+            self._cli("approve", incident_id, "--digest", digest)
+        if twist == "tampered":
+            self._tamper(incident_id)
+        before = world() if twist in UNRECOVERED else None
+        if twist == "killed":
+            outcome = self._killed(incident_id)
+        elif twist == "tampered":
+            outcome = self._deliver(self._executor, incident_id)
+        else:
+            outcome = self._with_traffic(traffic, lambda: self._deliver(self._executor, incident_id))
+        self.say(f"executor: {outcome}")
+        if not outcome.startswith(EXPECTED.get(twist, "REMEDIATED")):
+            raise ApplyFailed(outcome)
+        how = "auto-applied" if automatic else "approved with incident-remediate"
+        if before is not None:
+            _unchanged(before, world(), outcome)
+            return f"{how}; {outcome}; the world read as before"
+        if twist == "replayed":
+            self._replay(incident_id, digest, world)
+        return f"{how}, applied by the executor, {self._since_alarm(incident_id)}"
+
+    def _with_traffic(self, traffic: Callable[[], object], run: Callable[[], str]) -> str:
         self.say("executor: its queue's requests, the function called meanwhile")
         stop = threading.Event()
         calls = threading.Thread(target=_every, args=(stop, traffic), daemon=True)
         calls.start()
         try:
-            outcome = self._deliver(incident_id)
+            return run()
         finally:
             stop.set()
             calls.join(timeout=30)
-        self.say(f"executor: {outcome}")
-        if not outcome.startswith(expect):
-            raise ApplyFailed(outcome)
-        how = "auto-applied" if automatic else "approved with incident-remediate"
-        if expect != "REMEDIATED":
-            return f"{how}, refused by the executor: {outcome}"
-        return f"{how}, applied by the executor, {self._since_alarm(incident_id)}"
+
+    def _tamper(self, incident_id: str) -> None:
+        """The approved plan, as stored in incident-context, aimed at another function by someone who can
+        write that table (the operator's identity here): its first step's function or role swapped."""
+        dynamodb = self.operator.client("dynamodb")
+        key = {"incident_id": {"S": incident_id}}
+        item = dynamodb.get_item(TableName=CONTEXT_TABLE, Key=key, ConsistentRead=True)["Item"]
+        plan = json.loads(item[PLAN]["S"])
+        params = plan["steps"][0]["call"]["params"]
+        field = "FunctionName" if "FunctionName" in params else "RoleName"
+        aimed = {"FunctionName": FUNCTION_NAME, "RoleName": ROLE_NAME}[field]
+        if params[field] == aimed:
+            aimed = {"FunctionName": ORDERS_FUNCTION, "RoleName": ORDERS_ROLE}[field]
+        self.say(f"someone: the stored plan's {field} {params[field]} → {aimed}, after its approval")
+        params[field] = aimed
+        dynamodb.update_item(
+            TableName=CONTEXT_TABLE,
+            Key=key,
+            UpdateExpression="SET #p = :p",
+            ExpressionAttributeNames={"#p": PLAN},
+            ExpressionAttributeValues={":p": {"S": json.dumps(plan)}},
+        )
+
+    def _killed(self, incident_id: str) -> str:
+        """The executor's handler in a process of its own, killed once it verifies (nothing calls the
+        function yet, so it cannot have seen recovery); Lambda would deliver the request again, and that
+        run would find the dead one's lease still running: the request is dropped. Then a lease passes
+        (the clocks of the watchdog and the next run moved on by it): the watchdog's sweep, as its own
+        identity, asks the executor again, and the next run undoes what the dead one recorded."""
+        sqs = self.operator.client("sqs")
+        messages = receive_batch(sqs, self.queue_url, 10)
+        event = {"Records": [sqs_record(message, self._queue_arn) for message in messages]}
+        self.say("executor: its handler in a process of its own, killed once it verifies")
+        process = subprocess.Popen(  # noqa: S603 - our own handler, its event ours
+            [sys.executable, "-c", KILLED_HANDLER],
+            env=self._environment("executor") | {"EXECUTOR_POLL_SECONDS": str(self.poll_seconds)},
+            stdin=subprocess.PIPE,
+            stdout=self.log or subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        assert process.stdin is not None
+        process.stdin.write(json.dumps(event))
+        process.stdin.close()
+        try:
+            reached = self._await_status(incident_id, "VERIFYING", process)
+        finally:
+            process.kill()
+            process.wait(timeout=CLI_TIMEOUT_SECONDS)
+        delete_messages(sqs, self.queue_url, messages)
+        if not reached:
+            raise ApplyFailed(f"the executor's process never reached VERIFYING: {self._status(incident_id)}")
+        later = self._later()
+        watchdog = build_watchdog(
+            self.watchdog_session, remediation_queue_url=self.queue_url, executor_lease_seconds=LEASE_SECONDS
+        )
+        watchdog.store.clock = later
+        report = watchdog.run()
+        self.say(f"watchdog: a lease later, asked the executor again for {report.remediations_resent}")
+        if incident_id not in report.remediations_resent:
+            raise ApplyFailed(f"the watchdog did not ask the executor again: {report.as_dict()}")
+        executor = self._build()
+        executor.store.clock = later
+        return self._deliver(executor, incident_id)
+
+    def _replay(self, incident_id: str, digest: str, world: Callable[[], dict[str, Any]]) -> None:
+        """The used approval given again and the request delivered again: both refused, nothing changes."""
+        after = world()
+        self.say("person: incident-remediate approve, the same digest again")
+        self._refused("approve", incident_id, "--digest", digest, profile=OPERATOR, says="awaits no approval")
+        send_request(self.operator.client("sqs"), self.queue_url, incident_id)
+        again = self._deliver(self._executor, incident_id)
+        self.say(f"executor, the request delivered again: {again}")
+        if not again.startswith("nothing to do: the incident is REMEDIATED"):
+            raise ApplyFailed(f"the request delivered again: {again}")
+        _unchanged(after, world(), again)
 
     def _since_alarm(self, incident_id: str) -> str:
         """How long from the alarm (the incident's ``observed_at``) to its REMEDIATED move, as the incident
@@ -105,40 +239,93 @@ class DrillRemediation:
         ]
         return f"{SINCE_ALARM} {(times[1] - times[0]).total_seconds():.1f} s"
 
-    def _cli(self, *argv: str) -> str:
+    def _status(self, incident_id: str) -> str:
+        key = {"incident_id": {"S": incident_id}}
+        item = self.operator.client("dynamodb").get_item(TableName=STATE_TABLE, Key=key, ConsistentRead=True)
+        return str(item.get("Item", {}).get("status", {}).get("S"))
+
+    def _await_status(self, incident_id: str, status: str, process: subprocess.Popen[str]) -> bool:
+        """Whether ``incident_id`` reached ``status`` while ``process`` ran (a minute at most)."""
+        deadline = time.monotonic() + CLI_TIMEOUT_SECONDS
+        while time.monotonic() < deadline and process.poll() is None:
+            if self._status(incident_id) == status:
+                return True
+            time.sleep(0.1)
+        return False
+
+    @staticmethod
+    def _later() -> Callable[[], datetime]:
+        """A clock one lease ahead: the time the watchdog and the next run see once a lease has passed."""
+        return lambda: datetime.now(UTC) + timedelta(seconds=LEASE_SECONDS + 1)
+
+    def _environment(self, profile: str) -> dict[str, str]:
+        """A shell on the sandbox as ``profile``, with the executor's approvers and queue set."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "REMEDIATION_", "EXECUTOR_"))}
-        env |= self.env | {
-            "AWS_PROFILE": "operator",
-            "REMEDIATION_APPROVERS": self.person,
-            "REMEDIATION_QUEUE_URL": self.queue_url,
-        }
-        ran = subprocess.run(  # noqa: S603 - our own command, its arguments ours
+        return (
+            env
+            | self.env
+            | {
+                "AWS_PROFILE": profile,
+                "REMEDIATION_APPROVERS": self.person,
+                "REMEDIATION_QUEUE_URL": self.queue_url,
+                "MCP_SERVER_URL": self.mcp_url,
+            }
+        )
+
+    def _run_cli(self, argv: tuple[str, ...], profile: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(  # noqa: S603 - our own command, its arguments ours
             [sys.executable, "-m", "executor.cli", *argv],
-            env=env,
+            env=self._environment(profile),
             capture_output=True,
             text=True,
             timeout=CLI_TIMEOUT_SECONDS,
             check=False,
         )
+
+    def _cli(self, *argv: str) -> str:
+        ran = self._run_cli(argv, OPERATOR)
         if ran.returncode != 0:
             raise ApplyFailed(f"incident-remediate {argv[0]}: {ran.stderr.strip() or ran.stdout.strip()}")
         return ran.stdout
 
-    def _deliver(self, incident_id: str) -> str:
+    def _refused(self, *argv: str, profile: str, says: str) -> None:
+        """``incident-remediate`` as ``profile`` must fail, saying ``says`` (not merely fail: a refusal by
+        IAM, say, would hide a missing check)."""
+        ran = self._run_cli(argv, profile)
+        said = ran.stderr.strip() or ran.stdout.strip()
+        self.say(f"{profile}: exit {ran.returncode}: {said[:160]}")
+        if ran.returncode == 0 or says not in said:
+            raise ApplyFailed(f"incident-remediate {argv[0]} as {profile} was not refused: {said[:300]}")
+
+    def _deliver(self, executor: Executor, incident_id: str) -> str:
         """The queue's messages to the executor's handler, as Lambda's mapping would (one at a time); what
-        the executor said of ``incident_id`` last. Requests for other incidents are only nudges: taken
-        and answered as the executor answers them."""
+        the executor said of ``incident_id`` last, a run that did something before one that found nothing
+        to do. Requests for other incidents are only nudges: taken and answered as the executor answers
+        them."""
         sqs = self.operator.client("sqs")
-        said = "no request for it reached the executor's queue"
+        said, nothing = None, "no request for it reached the executor's queue"
         while messages := receive_batch(sqs, self.queue_url, 10):
             for message in messages:
                 event = {"Records": [sqs_record(message, self._queue_arn)]}
-                answer: dict[str, Any] = handle(self._executor, event, None, self._logger)
+                answer: dict[str, Any] = handle(executor, event, None, self._logger)
                 (outcome,) = answer["outcomes"]
-                if outcome.get("incident_id") == incident_id and not outcome["outcome"].startswith("nothing"):
-                    said = str(outcome["outcome"])
+                if outcome.get("incident_id") == incident_id:
+                    if outcome["outcome"].startswith("nothing"):
+                        nothing = str(outcome["outcome"])
+                    else:
+                        said = str(outcome["outcome"])
             delete_messages(sqs, self.queue_url, messages)
-        return said
+        return said or nothing
+
+
+def _unchanged(before: dict[str, Any], after: dict[str, Any], outcome: str) -> None:
+    """ApplyFailed naming the first line of the world that differs, if any."""
+    old, new = render(before).splitlines(), render(after).splitlines()
+    for was, now in zip(old, new, strict=False):
+        if was != now:
+            raise ApplyFailed(f"{outcome}; but the world changed: {was.strip()} → {now.strip()}")
+    if len(old) != len(new):
+        raise ApplyFailed(f"{outcome}; but the world changed in length")
 
 
 def _every(stop: threading.Event, traffic: Callable[[], object]) -> None:

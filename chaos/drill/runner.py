@@ -169,6 +169,7 @@ class Drill:
                 self.operator_arn,
                 self.operator,
                 self.identities[names.EXECUTOR],
+                self.identities[names.WATCHDOG],
                 sandbox.world.remediation_queue_url,
                 f"{mcp_url}/sse",
                 self.progress.step,
@@ -678,10 +679,9 @@ class _OperatorApplier(Applier):
         """By the product's executor, after a person's approval, where the stage sees recovery by calling
         the function (its traffic then is the calls the executor's check reads); else as the operator."""
         self.drill._commanded |= _functions_named([command.params])
-        if self.drill.remediation is not None and applies.voided:
-            return self.drill.remediation.fix(incident_id, self._call, expect="NOT_REMEDIATED")
         if self.drill.remediation is not None and applies.executor:
-            return self.drill.remediation.fix(incident_id, self._call)
+            world = functools.partial(world_state, self.drill.operator)
+            return self.drill.remediation.fix(incident_id, self._call, world, applies.twist)
         run_command(self.drill.operator, command)
         return "applied as the operator"
 

@@ -188,6 +188,24 @@ class Act:
     idle: bool = False
 
 
+# What else happens to a plan on its way through the executor, each a guard the drill must see hold (the
+# stage's own reading of the world decides, chaos/drill/remediation.py):
+# moved: the operator changed what the fix changes after the plan was made: the executor refuses before its
+#   first call (NOT_REMEDIATED, nothing applied);
+# useless: a fault the plan never saw keeps the function failing: the executor undoes its fix
+#   (NOT_REMEDIATED) and the world reads as before it;
+# non-approver: the supervisor's own identity approves first and is refused; then the person approves;
+# replayed: once REMEDIATED, the person approves the same digest again and the request is delivered again:
+#   refused, and nothing changes;
+# tampered: once approved, someone who can write incident-context aims the stored plan at another function:
+#   the executor applies nothing;
+# killed: the executor's process is killed while it verifies; a lease later the watchdog asks it again and
+#   the next run undoes the fix (NOT_REMEDIATED), the world as before it.
+Twist = Literal["moved", "useless", "non-approver", "replayed", "tampered", "killed"]
+# The twists after which the function is not working: the stage checks the world instead of recovery.
+UNRECOVERED: frozenset[Twist] = frozenset({"moved", "useless", "tampered", "killed"})
+
+
 @dataclass(frozen=True)
 class Applies:
     """The diagnosis's first remediation command, once it is the expected one (the operation and every
@@ -199,9 +217,11 @@ class Applies:
     recovery: Recovery = "function-succeeds"
     within_seconds: float = 30.0
     by_executor: bool = True
-    # The world moved after the plan was made (the scenario's later act changed what the fix changes):
-    # approved, the executor must refuse before its first call and end NOT_REMEDIATED with nothing applied.
-    voided: bool = False
+    twist: Twist | None = None
+
+    def __post_init__(self) -> None:
+        if self.twist and not self.executor:
+            raise ValueError("a twist tests the executor: it needs by_executor and function-succeeds")
 
     @property
     def executor(self) -> bool:
@@ -462,13 +482,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         "timeout",
         "report-builder's timeout cut to 1 s under its everyday second of work",
         _one(REPORT, TIMEOUT_1S),
-        _incident(REPORT, "timeout", command=_timeout_back(REPORT), applies=RECOVERS),
+        _incident(REPORT, "timeout", command=_timeout_back(REPORT), applies=Applies(twist="tampered")),
     ),
     Scenario(
         "out-of-memory",
         "report-builder's memory cut to 128 MB under its everyday 100 MB report",
         _one(REPORT, Injection(CONFIG_MEMORY, {"mb": 128})),
-        _incident(REPORT, "out_of_memory", command=_memory_back(REPORT), applies=RECOVERS),
+        _incident(
+            REPORT,
+            "out_of_memory",
+            command=_memory_back(REPORT),
+            applies=Applies(twist="non-approver"),
+        ),
     ),
     Scenario(
         "bad-deploy",
@@ -718,7 +743,12 @@ SCENARIOS: tuple[Scenario, ...] = (
             ),  # it worked: the last success bounds the search
             Act(ORDERS, (Injection(DEPLOY_BAD_CODE, {"kind": "slow"}),), qualifier=names.ORDERS_ALIAS),
         ),
-        _incident(ORDERS, "timeout", command=_alias_back(ORDERS, names.ORDERS_ALIAS), applies=RECOVERS),
+        _incident(
+            ORDERS,
+            "timeout",
+            command=_alias_back(ORDERS, names.ORDERS_ALIAS),
+            applies=Applies(twist="replayed"),
+        ),
     ),
     # A build that takes 12 s to load: the init phase stops at 10 s, the init retried in the invocation runs
     # into the 5 s timeout. A timeout, the alias move its trigger: roll back (no timeout is suggested).
@@ -778,10 +808,39 @@ SCENARIOS: tuple[Scenario, ...] = (
         # the plan made from the first diagnosis reads 0 reserved, the world none. Approved, the executor
         # must find the world moved and apply nothing (the egress block keeps data-processor failing).
         _incident(
-            DP, "throttling", trigger="first", command=_concurrency_deleted(DP), applies=Applies(voided=True)
+            DP,
+            "throttling",
+            trigger="first",
+            command=_concurrency_deleted(DP),
+            applies=Applies(twist="moved"),
         )
         + _incident(
             DP, "network_block", resources=("function", "security-group"), resolved=frozenset({"throttling"})
+        ),
+    ),
+    Scenario(
+        "fix-does-not-help",
+        "report-builder's timeout cut to 1 s, diagnosed; then its role's S3 actions removed, which no "
+        "diagnosis has seen: the timeout put back does not bring it back, so the executor undoes it",
+        (Act(REPORT, (TIMEOUT_1S,), opens=1), Act(REPORT, (S3,), count=0)),
+        _incident(
+            REPORT,
+            "timeout",
+            trigger="first",
+            command=_timeout_back(REPORT),
+            applies=Applies(twist="useless"),
+        ),
+    ),
+    Scenario(
+        "executor-killed",
+        "orders-api build whose handler raises behind the live alias; the executor rolling it back is killed "
+        "while it verifies: the watchdog has the rollback undone",
+        _one(ORDERS, Injection(DEPLOY_BAD_CODE, {"kind": "exception"}), qualifier=names.ORDERS_ALIAS),
+        _incident(
+            ORDERS,
+            "code_error",
+            command=_alias_back(ORDERS, names.ORDERS_ALIAS),
+            applies=Applies(twist="killed"),
         ),
     ),
     Scenario(

@@ -18,12 +18,17 @@ def _read_alias(client: Reader, params: Params) -> State:
     alias = client("lambda").get_alias(FunctionName=params["FunctionName"], Name=params["Name"])
     return {
         "FunctionVersion": alias["FunctionVersion"],
-        "RoutingConfig": alias.get("RoutingConfig") or {"AdditionalVersionWeights": {}},
+        "RoutingConfig": alias.get("RoutingConfig"),  # as read: an alias without one reads back without one
         "RevisionId": alias.get("RevisionId"),
     }
 
 
 def _alias_back(params: Params, state: State) -> ApiCall:
+    """The alias's version and routing as read. UpdateAlias leaves a routing it is not given as it was, so
+    one is passed only where there was one, or where the fix set one (cleared then, with no weights)."""
+    routing = state["RoutingConfig"]
+    if routing is None and "RoutingConfig" in params:
+        routing = {"AdditionalVersionWeights": {}}
     return ApiCall(
         service="lambda",
         operation="UpdateAlias",
@@ -31,7 +36,7 @@ def _alias_back(params: Params, state: State) -> ApiCall:
             "FunctionName": params["FunctionName"],
             "Name": params["Name"],
             "FunctionVersion": state["FunctionVersion"],
-            "RoutingConfig": state["RoutingConfig"],
+            **({"RoutingConfig": routing} if routing is not None else {}),
         },
     )
 
