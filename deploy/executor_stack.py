@@ -78,6 +78,8 @@ def _function() -> Template:
                     "REMEDIATION_APPROVERS": ref("RemediationApprovers"),
                     "EXECUTOR_AUTO_APPLY": ref("AutoApplyRisks"),
                     "EXECUTOR_LEASE_SECONDS": str(EXECUTOR_TIMEOUT),
+                    "EXECUTOR_DIAGNOSES_TOPIC_ARN": ref("DiagnosesTopic"),
+                    "EXECUTOR_CONSOLE_URL": ref("ConsoleUrl"),
                 }
             },
         },

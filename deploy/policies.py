@@ -16,6 +16,7 @@ from executor.permissions import PARAMETER_ACTIONS as EXECUTOR_PARAMETER_ACTIONS
 from executor.permissions import PLAN_READ_ACTIONS as EXECUTOR_READ_ACTIONS
 from executor.permissions import QUEUE_ACTIONS as EXECUTOR_QUEUE_ACTIONS
 from executor.permissions import TABLE_ACTIONS as EXECUTOR_TABLE_ACTIONS
+from executor.permissions import TOPIC_ACTIONS as EXECUTOR_TOPIC_ACTIONS
 from executor.permissions import write_statements
 from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import (
@@ -133,7 +134,8 @@ def watchdog_statements(log_group: str) -> list[Statement]:
 
 def executor_statements(log_group: str) -> list[Any]:
     """The only role that writes: the allowlisted calls on the watched function's own resources
-    (``executor.permissions``), the plan's reads, its three tables, its queue and the MCP key."""
+    (``executor.permissions``), the plan's reads, its three tables, its queue, the MCP key and the
+    notices."""
     tables = [get_att("StateTable"), get_att("ContextTable"), get_att("ApprovalsTable")]
     function = (
         "arn:${AWS::Partition}:lambda:${AWS::Region}:${AWS::AccountId}:function:${WorkloadFunctionName}"
@@ -145,6 +147,7 @@ def executor_statements(log_group: str) -> list[Any]:
         allow("McpKeyParameter", EXECUTOR_PARAMETER_ACTIONS, [parameter_arn("McpKeyParameterName")]),
         allow("RemediationQueue", EXECUTOR_QUEUE_ACTIONS, [get_att("RemediationQueue")]),
         allow("PlanReads", EXECUTOR_READ_ACTIONS, ["*"]),  # the preconditions, read before each call
+        allow("DiagnosesTopic", EXECUTOR_TOPIC_ACTIONS, [ref("DiagnosesTopic")]),
         *write_statements(functions, roles, conditions=True),
         allow("OwnLogs", LOG_ACTIONS, [log_streams_arn(log_group)]),
     ]

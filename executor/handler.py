@@ -22,6 +22,7 @@ from executor.approvals import Approvals, Approver
 from executor.recovery import Verdict, check_invocations
 from executor.run import Executor
 from executor.settings import ExecutorSettings
+from supervisor.incident.notify import Notifier, sns_client
 from supervisor.incident.store import IncidentStore, dynamodb_client
 from supervisor.remediation.plan import Plan
 from supervisor.remediation.queue import MalformedRequest, parse_request
@@ -72,6 +73,9 @@ def build_executor(session: boto3.Session | None = None, **overrides: Any) -> Ex
         auto_apply=settings.auto_apply_risks,
         lease=timedelta(seconds=settings.lease_seconds),
         poll_seconds=settings.poll_seconds,
+        notifier=Notifier(sns_client(session), topic, settings.console_url, Logger(service=SERVICE))
+        if (topic := settings.diagnoses_topic_arn)
+        else None,
     )
 
 

@@ -19,6 +19,7 @@ TABLE_ACTIONS: Final[tuple[str, ...]] = (
 PARAMETER_ACTIONS: Final[tuple[str, ...]] = ("ssm:GetParameter",)  # the MCP key, to verify recovery
 WATCHED_TAG: Final[str] = "incident-response:watched"  # on a watched function's VPC resources and keys
 QUEUE_ACTIONS: Final[tuple[str, ...]] = ("sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes")
+TOPIC_ACTIONS: Final[tuple[str, ...]] = ("sns:Publish",)  # each end's notice, on the diagnoses topic only
 
 
 def write_statements(

@@ -27,6 +27,7 @@ from executor.approvals import ApprovalRefused, Approvals, Approver
 from executor.recovery import Verdict
 from executor.steps import AppliedCall, StepRefused, Writer, apply_steps, interrupted, undo_steps
 from supervisor.incident.lifecycle import EXECUTION, PLAN_DIGEST
+from supervisor.incident.notify import Notifier, notify_now
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict
 from supervisor.remediation.operation import Reader
@@ -66,6 +67,7 @@ class Executor:
     lease: timedelta = timedelta(minutes=15)
     poll_seconds: float = 2.0
     sleep: Callable[[float], None] = time.sleep
+    notifier: Notifier | None = None  # each end's notice (supervisor.incident.notify); None: none sent
 
     def run(self, incident_id: str, run_id: str) -> str:
         """Take ``incident_id`` as far as this run may; what happened, for the log."""
@@ -188,6 +190,7 @@ class Executor:
             self.store.transition(incident_id, source, status, expected_updated_at=seen, reason=reason)
         except TransitionConflict as conflict:
             return f"lost: {conflict}"
+        notify_now(self.store, self.notifier, incident_id, "executor")  # a failed one the watchdog retries
         return f"{status}: {reason}"
 
     def _save(self, incident_id: str, record: Record) -> None:

@@ -9,6 +9,7 @@ from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from supervisor.agent.mcp_settings import McpClientSettings
+from supervisor.incident.notify_settings import NotificationSettings
 from supervisor.incident.resources import APPROVALS_TABLE, CONTEXT_TABLE, STATE_TABLE
 from supervisor.remediation.plan import Risk
 from supervisor.remediation.queue import RemediationQueueSettings
@@ -21,7 +22,7 @@ def _names(value: str) -> list[str]:
     return [part.strip() for part in value.split(",") if part.strip()]
 
 
-class ExecutorSettings(BaseSettings, McpClientSettings, RemediationQueueSettings):
+class ExecutorSettings(BaseSettings, McpClientSettings, RemediationQueueSettings, NotificationSettings):
     model_config = SettingsConfigDict(env_prefix="EXECUTOR_", extra="ignore", populate_by_name=True)
 
     incident_state_table: str = Field(

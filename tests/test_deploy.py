@@ -42,6 +42,7 @@ from deploy.package import build as build_bundle
 from executor.permissions import PARAMETER_ACTIONS as EXECUTOR_PARAMETER_ACTIONS
 from executor.permissions import QUEUE_ACTIONS as EXECUTOR_QUEUE_ACTIONS
 from executor.permissions import TABLE_ACTIONS as EXECUTOR_TABLE_ACTIONS
+from executor.permissions import TOPIC_ACTIONS as EXECUTOR_TOPIC_ACTIONS
 from executor.permissions import WRITE_ACTIONS
 from mcp_server.oauth import oauth_mode
 from mcp_server.permissions import required_iam_actions
@@ -424,10 +425,14 @@ def _check_executor(
         *EXECUTOR_TABLE_ACTIONS,
         *EXECUTOR_PARAMETER_ACTIONS,
         *EXECUTOR_QUEUE_ACTIONS,
+        *EXECUTOR_TOPIC_ACTIONS,
         *PLAN_READ_ACTIONS,
         *WRITE_ACTIONS,
         *policies.LOG_ACTIONS,
     }
+    diagnoses_topic = f"arn:aws:sns:{region}:{names.ACCOUNT_ID}:{names.DIAGNOSES_TOPIC_NAME}"
+    assert executor_granted["sns:Publish"] == [diagnoses_topic]  # each end's notice, there only
+    assert variables["EXECUTOR_DIAGNOSES_TOPIC_ARN"] == diagnoses_topic
     function = f"arn:aws:lambda:{region}:{names.ACCOUNT_ID}:function:{names.FUNCTION_NAME}"
     assert executor_granted["lambda:UpdateAlias"] == [function, f"{function}:*"]
     assert executor_granted["iam:PutRolePolicy"] == [

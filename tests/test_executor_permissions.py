@@ -19,7 +19,7 @@ from botocore.model import Shape
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
-from executor.permissions import PARAMETER_ACTIONS, QUEUE_ACTIONS, TABLE_ACTIONS
+from executor.permissions import PARAMETER_ACTIONS, QUEUE_ACTIONS, TABLE_ACTIONS, TOPIC_ACTIONS
 from supervisor.remediation.operations import BY_CALL, OPERATIONS
 
 SERVICES = ("lambda", "iam", "ec2", "kms", "s3", "dynamodb", "sqs", "sns", "ssm", "logs", "sts")
@@ -28,7 +28,9 @@ DENIED = frozenset({"AccessDenied", "AccessDeniedException"})
 # Called without credentials: AWS authorizes them by the SAML or OIDC provider's trust, not by the caller's
 # policies (https://docs.aws.amazon.com/STS/latest/APIReference/API_AssumeRoleWithSAML.html).
 UNSIGNED = frozenset({"sts:AssumeRoleWithSAML", "sts:AssumeRoleWithWebIdentity"})
-OWN = frozenset({*TABLE_ACTIONS, *QUEUE_ACTIONS, *PARAMETER_ACTIONS})  # its tables, queue and key
+OWN = frozenset(
+    {*TABLE_ACTIONS, *QUEUE_ACTIONS, *PARAMETER_ACTIONS, *TOPIC_ACTIONS}
+)  # tables, queue, key, notices
 OUTSIDE = {"FunctionName": "not-watched", "RoleName": "not-watched-role"}
 
 

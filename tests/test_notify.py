@@ -136,6 +136,7 @@ def test_a_diagnosis_gives_subject_email_text_chat_json_and_attributes() -> None
         "function_name": "data-processor",
         "status": "DIAGNOSED",
         "stage": "final",  # final at once: no provisional one came before
+        "kind": "diagnosis",  # not a fix's notice
         "severity": "high",
         "gaps": "1",
         "console": "https://console.example.com/incidents/data-processor%402026-11-23T04%3A49%3A10.000000Z",

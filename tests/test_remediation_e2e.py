@@ -27,7 +27,7 @@ from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore
 from tests.conftest import Inject
 from tests.fault_scenarios import fresh_logs
-from tests.pipeline_support import outcomes
+from tests.pipeline_support import outcomes, published_notifications
 from tests.test_console import console
 
 PERSON = f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}"
@@ -74,6 +74,10 @@ def _requests(sandbox: Sandbox) -> list[dict[str, Any]]:
     ]
 
 
+def _attribute(envelope: dict[str, Any], name: str) -> str:
+    return str(envelope["MessageAttributes"][name]["Value"])
+
+
 def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_as_before(
     sandbox: Sandbox,
     operator: boto3.Session,
@@ -94,7 +98,11 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
     assert _policy(operator) != before
     assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
     (event,) = alarm_events(wait_seconds=2)
-    pipeline = make_pipeline(remediation=True, remediation_queue_url=sandbox.world.remediation_queue_url)
+    topic = sandbox.world.diagnoses_topic_arn
+    published_notifications(sandbox)  # what earlier tests left on the topic's reader
+    pipeline = make_pipeline(
+        remediation=True, remediation_queue_url=sandbox.world.remediation_queue_url, diagnoses_topic_arn=topic
+    )
 
     (outcome,) = outcomes(pipeline.handle(event, None))
 
@@ -120,6 +128,7 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
         approvers=PERSON,
         mcp_server_url=f"{mcp_server_url}/sse",
         poll_seconds=0.5,
+        diagnoses_topic_arn=topic,
     )
     logger = Logger(service="test-executor")
     waiting = handle(executor, {"Records": [request]}, None, logger)
@@ -155,6 +164,20 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
     final = incidents.get(incident_id)
     assert final is not None
     assert final["status"] == "REMEDIATED"
+
+    # People were told: the diagnosis, the plan awaiting them (with what to run), then its end, once each.
+    notices = [n for n in published_notifications(sandbox) if _attribute(n, "incident_id") == incident_id]
+    assert [(_attribute(n, "kind"), _attribute(n, "status")) for n in notices] == [
+        ("diagnosis", "DIAGNOSED"),
+        ("remediation", "AWAITING_APPROVAL"),
+        ("remediation", "REMEDIATED"),
+    ]
+    asking = json.loads(notices[1]["Message"])["content"]["description"]  # the chat's (SQS gets "default")
+    assert f"incident-remediate approve {incident_id} --digest {incident['plan_digest']}" in asking
+    assert "call: iam PutRolePolicy" in asking
+    assert "undo: iam DeleteRolePolicy" in asking  # the policy was gone before the fix
+    assert notices[2]["Subject"] == f"[REMEDIATED] {names.FUNCTION_NAME}: fix applied, recovery shown"
+    assert "applied: iam PutRolePolicy" in json.loads(notices[2]["Message"])["content"]["description"]
 
     # The console's incident page shows the plan, who approved which digest, each call and the check.
     page = html.unescape(console(sandbox, incidents).get(f"/incidents/{quote(incident_id, safe='')}").text)

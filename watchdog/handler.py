@@ -58,6 +58,7 @@ class Watchdog:
             timedelta(seconds=self.settings.executor_lease_seconds),
             self.sqs,
             self.settings.remediation_queue_url,
+            notices,
         )
         try:
             report = sweep(

@@ -26,7 +26,7 @@ from supervisor.incident.lifecycle import APPROVAL_DEADLINE, EXECUTION, PLAN, St
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict
 from supervisor.remediation.queue import send_request
-from watchdog.report import SweepReport
+from watchdog.report import Notices, SweepReport
 
 RESENT_AT: Final[str] = "remediation_resent_at"
 PLANNING_DIED: Final[str] = "planning never finished: nothing was applied"
@@ -40,6 +40,7 @@ class RemediationCover:
     lease: timedelta
     sqs: Any | None
     queue_url: str | None
+    notices: Notices | None = None  # each end's notice; None: notifications are off
 
 
 def cover_remediations(
@@ -59,6 +60,9 @@ def cover_remediations(
     for status in ("APPLYING", "VERIFYING"):
         for item in store.not_updated_since(status, now - cover.lease):
             _dead_run(store, cover, item, now, report, logger)
+    for ended in report.remediations_ended:
+        if cover.notices is not None:
+            cover.notices.send(store, ended["incident_id"], None, report)
 
 
 def _dead_run(

@@ -20,7 +20,7 @@ from datetime import timedelta
 from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.incident.lifecycle import Status
+from supervisor.incident.lifecycle import NOTICED, Status
 from supervisor.incident.outcome import RecordedOutcome, recorded_outcome
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict
@@ -97,14 +97,16 @@ def _recorded(store: IncidentStore, item: Item, logger: Logger) -> RecordedOutco
 
 
 def retry_unsent(store: IncidentStore, notices: Notices, report: SweepReport, logger: Logger) -> None:
-    """Notify the terminal incidents of the retry window whose notification was never sent (one range
-    query per terminal status on the status index, never a scan)."""
+    """Notify the terminal incidents of the retry window whose notification was never sent, and the
+    remediations whose status's notice was not (one range query per status on the status index, never
+    a scan)."""
     if notices.retry_window <= timedelta(0):
         return
     now = store.clock()
     since, until = now - notices.retry_window, now - notices.grace
-    for status in RETRIED_STATUSES:
-        for item in store.unnotified_between(status, since, until):
+    for status in (*RETRIED_STATUSES, *sorted(NOTICED)):
+        stage = status if status in NOTICED else "final"
+        for item in store.unnotified_between(status, since, until, stage):
             incident_id = str(item["incident_id"])
             result = notices.send(store, incident_id, item, report)
             logger.info(

@@ -74,6 +74,7 @@ class DrillRemediation:
     auto_apply: str = ""  # EXECUTOR_AUTO_APPLY: risks applied without a person
     log: TextIO | None = None  # the executor's log lines (stdout otherwise), as CloudWatch would keep them
     poll_seconds: float = 0.5
+    topic_arn: str | None = None  # the diagnoses topic: each end's notice
 
     def __post_init__(self) -> None:
         sqs = self.operator.client("sqs")
@@ -91,6 +92,7 @@ class DrillRemediation:
             poll_seconds=self.poll_seconds,
             auto_apply=self.auto_apply,
             lease_seconds=LEASE_SECONDS,
+            diagnoses_topic_arn=self.topic_arn,
         )
 
     def fix(
@@ -205,7 +207,10 @@ class DrillRemediation:
             raise ApplyFailed(f"the executor's process never reached VERIFYING: {self._status(incident_id)}")
         later = self._later()
         watchdog = build_watchdog(
-            self.watchdog_session, remediation_queue_url=self.queue_url, executor_lease_seconds=LEASE_SECONDS
+            self.watchdog_session,
+            remediation_queue_url=self.queue_url,
+            executor_lease_seconds=LEASE_SECONDS,
+            diagnoses_topic_arn=self.topic_arn,
         )
         watchdog.store.clock = later
         report = watchdog.run()
@@ -259,7 +264,7 @@ class DrillRemediation:
         return lambda: datetime.now(UTC) + timedelta(seconds=LEASE_SECONDS + 1)
 
     def _environment(self, profile: str) -> dict[str, str]:
-        """A shell on the sandbox as ``profile``, with the executor's approvers and queue set."""
+        """A shell on the sandbox as ``profile``, with the executor's approvers, queue and topic set."""
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "REMEDIATION_", "EXECUTOR_"))}
         return (
             env
@@ -269,6 +274,7 @@ class DrillRemediation:
                 "REMEDIATION_APPROVERS": self.person,
                 "REMEDIATION_QUEUE_URL": self.queue_url,
                 "MCP_SERVER_URL": self.mcp_url,
+                "EXECUTOR_DIAGNOSES_TOPIC_ARN": self.topic_arn or "",
             }
         )
 

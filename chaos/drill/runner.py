@@ -175,6 +175,7 @@ class Drill:
                 self.progress.step,
                 self.settings.auto_apply,
                 log,
+                topic_arn=sandbox.world.diagnoses_topic_arn,
             )
             if self.settings.remediate
             else None
@@ -293,7 +294,7 @@ class Drill:
             evaluated = self._evaluate(scenario, result.incidents, stages, None)
         result.checks[:0] = evaluated
         notifications = self._notifications()
-        result.checks.append(notified_once(result.incidents, notifications))
+        result.checks.append(notified_once(result.incidents, notifications, self._statuses(result.incidents)))
         secrets = tuple(secret for stage in stages.values() for secret in stage.secrets)
         if secrets:
             result.checks.append(no_secrets("no secret notified", notifications, Stage({}, secrets=secrets)))
@@ -379,6 +380,16 @@ class Drill:
         self.events.take_invocations()
         self._drain()
         self._notifications()
+
+    def _statuses(self, incidents: list[Incident]) -> dict[str, str]:
+        """Each incident's status now, as its item in incident-state says (read as the operator)."""
+        dynamodb = self.operator.client("dynamodb")
+        statuses = {}
+        for incident in incidents:
+            key = {"incident_id": {"S": incident.incident_id}}
+            item = dynamodb.get_item(TableName=names.STATE_TABLE, Key=key, ConsistentRead=True).get("Item")
+            statuses[incident.incident_id] = str((item or {}).get("status", {}).get("S"))
+        return statuses
 
     def _settle(self) -> None:
         """Wait (a bounded time) for what waits in orders-queue and the asynchronous queue to be processed."""

@@ -125,12 +125,13 @@ def policy_documents() -> dict[str, str]:
 
 
 def _executor_document() -> str:
-    """The executor's identity: its tables, queue and key, the plan's reads, and the allowlisted writes on the
-    sandbox's functions and their roles (``executor.permissions``)."""
+    """The executor's identity: its tables, queue, key and notices, the plan's reads, and the allowlisted
+    writes on the sandbox's functions and their roles (``executor.permissions``)."""
     own = [
         *executor.TABLE_ACTIONS,
         *executor.PARAMETER_ACTIONS,
         *executor.QUEUE_ACTIONS,
+        *executor.TOPIC_ACTIONS,
         *executor.PLAN_READ_ACTIONS,
     ]
     functions = [

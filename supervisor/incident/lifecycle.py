@@ -61,9 +61,12 @@ REMEDIATION_STATUSES: Final[tuple[Status, ...]] = (
 )
 STATUSES: Final[tuple[Status, ...]] = INVESTIGATION_STATUSES + REMEDIATION_STATUSES
 TERMINAL: Final[frozenset[str]] = frozenset({"DIAGNOSED", "FAILED", "ERROR"})  # the investigation's ends
-REMEDIATION_ENDS: Final[frozenset[str]] = frozenset(
+REMEDIATION_ENDS: Final[frozenset[Status]] = frozenset(
     {"REMEDIATED", "NO_PLAN", "REJECTED", "EXPIRED", "NOT_REMEDIATED", "UNDO_FAILED"}
 )
+# The remediation statuses people are told of, each once (supervisor.incident.notify): a plan that awaits
+# them, and every end.
+NOTICED: Final[frozenset[Status]] = REMEDIATION_ENDS | {"AWAITING_APPROVAL"}
 # Something is under way and moves on by itself soon (a person's approval is not: it may take an hour).
 IN_FLIGHT: Final[frozenset[str]] = frozenset(
     {"RECEIVED", "INVESTIGATING", "PLANNING", "APPLYING", "VERIFYING"}

@@ -43,7 +43,7 @@ EVENT_TYPES: Final[dict[str, str]] = {
     "FAILED": "IncidentFailed",
     "ERROR": "IncidentErrored",
 }
-NO_CONSOLE: Final[str] = "no console link: SUPERVISOR_CONSOLE_URL (WATCHDOG_CONSOLE_URL) is not set"
+NO_CONSOLE: Final[str] = "no console link: SUPERVISOR_ (WATCHDOG_, EXECUTOR_) CONSOLE_URL is not set"
 
 
 def redact(text: str) -> str:
@@ -65,11 +65,11 @@ def cut(text: str, limit: int) -> str:
         dropped = len(text) - kept
 
 
-def _clean(value: object, limit_key: str) -> str:
+def clean(value: object, limit_key: str) -> str:
     return cut(shown_controls(" ".join(redact(str(value)).split())), LIMITS[limit_key])
 
 
-def _subject(function: str, status: str, detail: str) -> str:
+def subject_line(function: str, status: str, detail: str) -> str:
     """ASCII, one line, under 100 characters, as SNS requires."""
     text = f"[{status}] {function}: {detail}"
     text = text.encode("ascii", "replace").decode("ascii")
@@ -121,9 +121,9 @@ def _evidence_lines(diagnosis: Mapping[str, Any]) -> list[str]:
         pointer = evidence[i]
         verified = checks.get(i)
         mark = "unchecked" if verified is None else "verified" if verified else "NOT verified"
-        where = _clean(f"{pointer.get('tool', '?')} {pointer.get('field', '?')}", "resource")
-        value = _clean(repr(str(pointer.get("value", ""))), "value")
-        meaning = _clean(pointer.get("interpretation", ""), "interpretation")
+        where = clean(f"{pointer.get('tool', '?')} {pointer.get('field', '?')}", "resource")
+        value = clean(repr(str(pointer.get("value", ""))), "value")
+        meaning = clean(pointer.get("interpretation", ""), "interpretation")
         lines.append(f"[{i}] {where} = {value} ({mark}): {meaning}")
     if len(evidence) > TOP_EVIDENCE:
         lines.append(f"... and {len(evidence) - TOP_EVIDENCE} more pointers")
@@ -132,7 +132,7 @@ def _evidence_lines(diagnosis: Mapping[str, Any]) -> list[str]:
 
 def _refused_lines(refused: list[Any]) -> list[str]:
     lines = [
-        _clean(f"{claim.get('claim', '?')}: {claim.get('reason', '')}", "line")
+        clean(f"{claim.get('claim', '?')}: {claim.get('reason', '')}", "line")
         for claim in refused[:TOP_EVIDENCE]
         if isinstance(claim, Mapping)
     ]
@@ -148,13 +148,13 @@ def _trigger_line(diagnosis: Mapping[str, Any]) -> str:
     before = trigger.get("seconds_before_first_failure")
     when = f", {before:.1f} s before the first failure" if isinstance(before, int | float) else ""
     who = trigger.get("identity") or "an unknown identity"
-    return _clean(f"{trigger.get('event_name')} by {who} at {trigger.get('time')}{when}", "line")
+    return clean(f"{trigger.get('event_name')} by {who} at {trigger.get('time')}{when}", "line")
 
 
 def _first_failure_line(diagnosis: Mapping[str, Any]) -> str:
     for entry in diagnosis.get("timeline") or []:
         if entry.get("kind") == "first_failure":
-            return _clean(f"{entry.get('time')}: {entry.get('description')}", "line")
+            return clean(f"{entry.get('time')}: {entry.get('description')}", "line")
     return "not placed on the timeline"
 
 
@@ -163,10 +163,10 @@ def _remediation_lines(diagnosis: Mapping[str, Any]) -> list[str]:
     lines = []
     for n, step in enumerate(steps[:MAX_LISTED], start=1):
         approval = ", needs approval" if step.get("requires_approval", True) else ""
-        action = _clean(step.get("action", ""), "line")
+        action = clean(step.get("action", ""), "line")
         lines.append(f"{n}. {action} (risk {step.get('risk_level')}{approval})")
         if step.get("command"):
-            lines.append(f"   $ {_clean(step['command'], 'command')}")
+            lines.append(f"   $ {clean(step['command'], 'command')}")
     if len(steps) > MAX_LISTED:
         lines.append(f"... and {len(steps) - MAX_LISTED} more steps")
     return lines
@@ -182,12 +182,12 @@ def _resolved_lines(diagnosis: Mapping[str, Any]) -> list[str]:
     """Each fault a later change undid: what caused it, what undid it, and why it is over."""
     resolved = list(diagnosis.get("resolved") or [])
     lines = [
-        _clean(
+        clean(
             f"- {entry.get('fault_type')}: caused by {_change(entry.get('caused_by'))}, undone by "
             f"{_change(entry.get('undone_by'))}.",
             "line",
         )
-        + f" {_clean(entry.get('reason', ''), 'reason')}"
+        + f" {clean(entry.get('reason', ''), 'reason')}"
         for entry in resolved[:MAX_LISTED]
     ]
     if len(resolved) > MAX_LISTED:
@@ -198,7 +198,7 @@ def _resolved_lines(diagnosis: Mapping[str, Any]) -> list[str]:
 def _gap_lines(diagnosis: Mapping[str, Any]) -> list[str]:
     gaps = list(diagnosis.get("gaps") or [])
     lines = [
-        f"- {_clean(gap.get('source', ''), 'resource')}: {_clean(gap.get('reason', ''), 'line')}"
+        f"- {clean(gap.get('source', ''), 'resource')}: {clean(gap.get('reason', ''), 'line')}"
         for gap in gaps[:MAX_LISTED]
     ]
     if len(gaps) > MAX_LISTED:
@@ -215,7 +215,7 @@ def stage_label(incident: Mapping[str, Any]) -> str:
 
 
 @dataclass(frozen=True)
-class _Facts:
+class Facts:
     """What every form of an incident's notification states, cleaned."""
 
     incident_id: str
@@ -226,15 +226,16 @@ class _Facts:
     fault_types: list[str]
     link: str | None
     diagnosis: Mapping[str, Any] | None
+    kind: str = "diagnosis"  # or "remediation": a notice of a fix (supervisor.incident.remediation_notice)
 
     @classmethod
     def of(
         cls, incident: Mapping[str, Any], diagnosis: Mapping[str, Any] | None, console_url: str | None
-    ) -> _Facts:
+    ) -> Facts:
         incident_id = str(incident["incident_id"])
         return cls(
             incident_id=incident_id,
-            function=_clean(incident.get("function_name") or incident_id.split("@", 1)[0], "resource"),
+            function=clean(incident.get("function_name") or incident_id.split("@", 1)[0], "resource"),
             status=str(incident["status"]),
             stage=stage_label(incident) if incident.get("status") == "DIAGNOSED" else "",
             severity=str((diagnosis or {}).get("severity") or "none"),
@@ -249,7 +250,7 @@ class _Facts:
 
 
 @dataclass(frozen=True)
-class _Outline:
+class Outline:
     """What the notification says of the outcome: its subject, header lines and titled sections."""
 
     subject: str
@@ -258,22 +259,22 @@ class _Outline:
     remediation: list[str]  # the remediation section's lines, which the chat lists as next steps
 
 
-def _header(facts: _Facts, incident: Mapping[str, Any]) -> list[str]:
+def _header(facts: Facts, incident: Mapping[str, Any]) -> list[str]:
     return [
         f"Incident {facts.incident_id}: {facts.labelled_status}",
         "",
         f"Function:    {facts.function}",
         f"Status:      {facts.labelled_status}",
-        f"Alarm:       {_clean(incident.get('error_type', '?'), 'resource')} "
-        f"at {_clean(incident.get('observed_at', '?'), 'resource')}",
+        f"Alarm:       {clean(incident.get('error_type', '?'), 'resource')} "
+        f"at {clean(incident.get('observed_at', '?'), 'resource')}",
     ]
 
 
 def _stage_section(
-    facts: _Facts, incident: Mapping[str, Any], revision: Mapping[str, Any] | None
+    facts: Facts, incident: Mapping[str, Any], revision: Mapping[str, Any] | None
 ) -> tuple[str, list[str]] | None:
     """What the stage of a diagnosis means: the re-check to come, or what it changed."""
-    recheck_at = _clean(incident.get("recheck_at", "?"), "resource")
+    recheck_at = clean(incident.get("recheck_at", "?"), "resource")
     if facts.stage == "provisional":
         return (
             "Provisional (the change history may not be complete yet)",
@@ -282,14 +283,14 @@ def _stage_section(
     if facts.stage != "final":
         return None
     if incident.get("final_reason"):
-        return ("Final (not re-checked)", [_clean(incident["final_reason"], "reason")])
-    lines = [_clean(line, "line") for line in (revision or {}).get("summary") or []]
+        return ("Final (not re-checked)", [clean(incident["final_reason"], "reason")])
+    lines = [clean(line, "line") for line in (revision or {}).get("summary") or []]
     return ("Changed since the provisional diagnosis", lines or ["not recorded"])
 
 
 def _diagnosed(
-    facts: _Facts, diagnosis: Mapping[str, Any], stage: tuple[str, list[str]] | None = None
-) -> _Outline:
+    facts: Facts, diagnosis: Mapping[str, Any], stage: tuple[str, list[str]] | None = None
+) -> Outline:
     faults = "+".join(facts.fault_types) or "unknown"
     checks = (diagnosis.get("verification") or {}).get("pointers", [])
     verified = sum(bool(c.get("verified")) for c in checks)
@@ -302,7 +303,7 @@ def _diagnosed(
     ]
     remediation = _remediation_lines(diagnosis) or ["none determined by the evidence"]
     sections = [
-        ("Root cause", [_clean(diagnosis.get("root_cause", ""), "root_cause")]),
+        ("Root cause", [clean(diagnosis.get("root_cause", ""), "root_cause")]),
         ("Trigger", [_trigger_line(diagnosis)]),
         ("First failure", [_first_failure_line(diagnosis)]),
         ("Top evidence", _evidence_lines(diagnosis) or ["none"]),
@@ -317,16 +318,16 @@ def _diagnosed(
         sections.insert(0, stage)
     # The stage follows the function, so a subject still starts "[STATUS] function" for mail filters.
     function = f"{facts.function} ({facts.stage})" if facts.stage else facts.function
-    subject = _subject(function, facts.status, f"{faults} ({facts.severity})")
-    return _Outline(subject, header, sections, remediation)
+    subject = subject_line(function, facts.status, f"{faults} ({facts.severity})")
+    return Outline(subject, header, sections, remediation)
 
 
-def _undiagnosed(facts: _Facts, incident: Mapping[str, Any]) -> _Outline:
+def _undiagnosed(facts: Facts, incident: Mapping[str, Any]) -> Outline:
     category = incident.get("error_category")
-    reason = _clean(incident.get("error_reason") or "no reason recorded", "reason")
-    subject = _subject(facts.function, facts.status, str(category) if category else "no diagnosis")
-    header = [f"Category:    {_clean(category, 'resource')}"] if category else []
-    return _Outline(subject, header, [("Why there is no diagnosis", [reason])], [])
+    reason = clean(incident.get("error_reason") or "no reason recorded", "reason")
+    subject = subject_line(facts.function, facts.status, str(category) if category else "no diagnosis")
+    header = [f"Category:    {clean(category, 'resource')}"] if category else []
+    return Outline(subject, header, [("Why there is no diagnosis", [reason])], [])
 
 
 def _plain_text(header: list[str], sections: list[tuple[str, list[str]]]) -> str:
@@ -334,7 +335,7 @@ def _plain_text(header: list[str], sections: list[tuple[str, list[str]]]) -> str
     return "\n".join(body) + "\n"
 
 
-def _chat(facts: _Facts, outline: _Outline) -> dict[str, Any]:
+def _chat(facts: Facts, outline: Outline) -> dict[str, Any]:
     """The custom notification of Amazon Q Developer in chat applications. Every text is escaped with
     ``chat_markdown``; the only markup is ours: section titles in bold and the console link."""
     description_lines = [
@@ -345,7 +346,7 @@ def _chat(facts: _Facts, outline: _Outline) -> dict[str, Any]:
     diagnosis = facts.diagnosis or {}
     keywords = [facts.status, *([facts.stage] if facts.stage else []), facts.function, *facts.fault_types]
     keywords += [facts.severity] if facts.diagnosis is not None else []
-    resources = [_clean(r, "resource") for r in diagnosis.get("affected_resources", [])][:10]
+    resources = [clean(r, "resource") for r in diagnosis.get("affected_resources", [])][:10]
     return {
         "version": "1.0",
         "source": "custom",
@@ -362,13 +363,14 @@ def _chat(facts: _Facts, outline: _Outline) -> dict[str, Any]:
         "metadata": {
             "threadId": facts.incident_id,
             "summary": chat_markdown(outline.subject),
-            "eventType": EVENT_TYPES.get(facts.status, "IncidentFinished"),
+            "eventType": EVENT_TYPES.get(facts.status) or f"Incident{facts.status.title().replace('_', '')}",
             "relatedResources": [chat_markdown(r) for r in resources or [facts.function]],
             "additionalContext": {
                 "incident_id": facts.incident_id,
                 "function_name": facts.function,
                 "status": facts.status,
                 "stage": facts.stage or "final",
+                "kind": facts.kind,
                 "severity": facts.severity,
                 "gaps": str(len(diagnosis.get("gaps") or [])),
                 "console": facts.link or "",
@@ -377,13 +379,14 @@ def _chat(facts: _Facts, outline: _Outline) -> dict[str, Any]:
     }
 
 
-def _attributes(facts: _Facts) -> dict[str, dict[str, str]]:
+def _attributes(facts: Facts) -> dict[str, dict[str, str]]:
     """The SNS message attributes that subscription filters can match."""
     return {
         "incident_id": {"DataType": "String", "StringValue": facts.incident_id},
         "function_name": {"DataType": "String", "StringValue": facts.function},
         "status": {"DataType": "String", "StringValue": facts.status},
         "stage": {"DataType": "String", "StringValue": facts.stage or "final"},
+        "kind": {"DataType": "String", "StringValue": facts.kind},
         "severity": {"DataType": "String", "StringValue": facts.severity},
         "fault_types": {"DataType": "String.Array", "StringValue": json.dumps(facts.fault_types)},
     }
@@ -397,11 +400,16 @@ def build_notification(
 ) -> Notification:
     """The notification of a terminal incident: ``incident`` is its incident-state item, ``diagnosis`` the
     stored diagnosis (for DIAGNOSED), ``revision`` what a re-check changed from the provisional one."""
-    facts = _Facts.of(incident, diagnosis, console_url)
+    facts = Facts.of(incident, diagnosis, console_url)
     if diagnosis is not None:
         outline = _diagnosed(facts, diagnosis, _stage_section(facts, incident, revision))
     else:
         outline = _undiagnosed(facts, incident)
+    return assemble(facts, outline, incident)
+
+
+def assemble(facts: Facts, outline: Outline, incident: Mapping[str, Any]) -> Notification:
+    """The message in every form, from what it states (``facts``) and says (``outline``)."""
     console = ("Console", [facts.link or NO_CONSOLE])
     text = _plain_text([*_header(facts, incident), *outline.header], [*outline.sections, console])
     return Notification(facts.incident_id, outline.subject, text, _chat(facts, outline), _attributes(facts))

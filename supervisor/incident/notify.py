@@ -20,10 +20,11 @@ from aws_lambda_powertools.metrics import EphemeralMetrics, Metrics, MetricUnit
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.incident.lifecycle import TERMINAL
-from supervisor.incident.notification import build_notification
+from supervisor.incident.lifecycle import NOTICED, TERMINAL
+from supervisor.incident.notification import Notification, build_notification
+from supervisor.incident.remediation_notice import remediation_notice
 from supervisor.incident.stage import is_provisional
-from supervisor.incident.store import NOTIFY_STAGES
+from supervisor.incident.store import notice_prefix
 
 if TYPE_CHECKING:
     from supervisor.incident.store import IncidentStore
@@ -63,7 +64,9 @@ class Notifier:
         revision: Mapping[str, Any] | None = None,
     ) -> str:
         """Publish the notification of ``incident``; the SNS message id. Raises what boto3 raises."""
-        notification = build_notification(incident, diagnosis, self.console_url, revision)
+        return self.send(build_notification(incident, diagnosis, self.console_url, revision))
+
+    def send(self, notification: Notification) -> str:
         response = self.sns.publish(**notification.publish_arguments(self.topic_arn))
         return str(response["MessageId"])
 
@@ -79,8 +82,11 @@ def stored_diagnosis(
 
 
 def notification_stage(item: Mapping[str, Any]) -> str:
-    """The notification due for an incident-state item: "provisional" for a provisional diagnosis (its
-    final one follows when it becomes final), else "final"."""
+    """The notification due for an incident-state item: its status for a remediation status people are
+    told of (``NOTICED``), "provisional" for a provisional diagnosis (its final one follows when it
+    becomes final), else "final"."""
+    if item.get("status") in NOTICED:
+        return str(item["status"])
     return "provisional" if is_provisional(item) else "final"
 
 
@@ -96,8 +102,9 @@ def notify_once(
     fails gives the claim back for the next attempt, and a published one is recorded (``notified_at``).
 
     An incident whose diagnosis is provisional gets the provisional notification; once final, its final
-    one (``notification_stage``): each stage is claimed and recorded on its own attributes, so each is
-    sent once, and a provisional one is never sent once the incident is final.
+    one; once its fix moves, one notice per status of ``NOTICED`` (``notification_stage``): each stage is
+    claimed and recorded on its own attributes, so each is sent once, a provisional one never once the
+    incident is final, and a remediation notice only while the incident is in its status.
 
     ``seen`` is the item as the caller last read it (read here when None or read before the outcome): its
     stage decides which notification is due. What happened:
@@ -108,16 +115,20 @@ def notify_once(
     log = {"incident_id": incident_id, "topic_arn": notifier.topic_arn}
     token, stage = uuid.uuid4().hex, "final"
     try:
-        if seen is None or seen.get("status") not in TERMINAL:  # not read, or read before its outcome
+        if seen is None or seen.get("status") not in TERMINAL | NOTICED:  # not read, or read before
             seen = store.get(incident_id) or {}
         stage = log["stage"] = notification_stage(seen)
-        if f"{NOTIFY_STAGES[stage]}notified_at" in seen:
+        if f"{notice_prefix(stage)}notified_at" in seen:
             return SENT_BEFORE
         item = store.claim_notification(incident_id, token, NOTIFY_LEASE, stage)
         if item is None:
             return CLAIMED_ELSEWHERE
-        stored = stored_diagnosis(store, incident_id) if item["status"] == "DIAGNOSED" else (None, None)
-        message_id = notifier.publish(item, *stored)
+        if stage in NOTICED:
+            context = store.get_context(incident_id) or {}
+            message_id = notifier.send(remediation_notice(item, context, notifier.console_url))
+        else:
+            stored = stored_diagnosis(store, incident_id) if item["status"] == "DIAGNOSED" else (None, None)
+            message_id = notifier.publish(item, *stored)
     except Exception as error:  # denied, throttled, unreachable, unreadable: logged, counted, retried
         failure = f"{type(error).__name__}: {error}"
         logger.exception("notification_failed", extra=log | {"error": failure})
@@ -131,6 +142,18 @@ def notify_once(
     logger.info("notification_published", extra=log | {"sns_message_id": message_id})
     _record_sent(store, (incident_id, stage), token, message_id, logger)
     return PUBLISHED
+
+
+def notify_now(store: IncidentStore, notifier: Notifier | None, incident_id: str, service: str) -> str:
+    """``notify_once`` for the status ``incident_id`` is in now, its metrics flushed at once: the notices
+    of a fix, sent by the component that moved it (the supervisor, the executor)."""
+    if notifier is None:
+        return "not sent: no topic is set (DIAGNOSES_TOPIC_ARN)"
+    metrics = EphemeralMetrics(namespace=METRICS_NAMESPACE, service=service)
+    try:
+        return notify_once(store, notifier, incident_id, None, metrics)
+    finally:
+        metrics.flush_metrics()
 
 
 def _record_sent(

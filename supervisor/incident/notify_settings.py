@@ -12,8 +12,9 @@ from pydantic import BaseModel, Field, ValidationInfo, field_validator
 class NotificationSettings(BaseModel):
     diagnoses_topic_arn: str | None = Field(
         default=None,
-        description="SNS topic that gets one message per incident outcome (DIAGNOSED, FAILED, ERROR), and "
-        "one more for a provisional diagnosis before its final one; unset or empty: no notifications.",
+        description="SNS topic that gets one message per incident outcome (DIAGNOSED, FAILED, ERROR), one "
+        "more for a provisional diagnosis before its final one, and one per remediation status people are "
+        "told of (AWAITING_APPROVAL and each end); unset or empty: no notifications.",
     )
     console_url: str | None = Field(
         default=None,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -120,7 +120,8 @@ class IncidentPipeline:
         if self.settings.remediation and self._remediation is None:
             from supervisor.remediation.planning import Remediation
 
-            self._remediation = Remediation.configured(self.store, self.session, self.settings, self.logger)
+            configured = Remediation.configured(self.store, self.session, self.settings, self.logger)
+            self._remediation = replace(configured, notifier=self.notifier)
         return self._remediation.begin(incident_id) if self._remediation else None
 
     def handle(self, event: object, context: Any) -> dict[str, Any]:

@@ -33,8 +33,8 @@ MAX_REASON_CHARS: Final[int] = 500
 _INCIDENT_ID: Final = re.compile(
     rf"(?:{LAMBDA_NAME_PATTERN})@\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}:\d{{2}}(?:\.\d{{1,6}})?Z"
 )
-# A terminal incident gets one notification of its final outcome; a provisional diagnosis one more before
-# it. Each stage's claim and record are their own attributes: "" (notified_at, ...) for the final one.
+# One notification of a terminal incident's outcome, one more before it for a provisional diagnosis, one per
+# status of lifecycle.NOTICED (its stage); each claimed and recorded under its own prefix (notice_prefix).
 NOTIFY_STAGES: Final[dict[str, str]] = {"final": "", "provisional": "provisional_"}
 _POINTER_PREFIX: Final[str] = "latest#"  # one item per function: its most recent incident
 
@@ -137,6 +137,10 @@ def from_item(item: dict[str, dict[str, Any]]) -> Item:
 
 def _conflict(error: ClientError) -> bool:
     return bool(error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException")
+
+
+def notice_prefix(stage: str) -> str:
+    return NOTIFY_STAGES.get(stage, f"{stage.lower()}_")
 
 
 class IncidentStore:
@@ -279,9 +283,7 @@ class IncidentStore:
         if target not in TRANSITIONS.get(source, frozenset()):
             raise IllegalTransition(incident_id, source, target)
         names = {"#s": "status"}
-        values: dict[str, dict[str, Any]] = to_item(
-            {":source": source, ":target": target, ":now": stamp(self.clock())}
-        )
+        values = to_item({":source": source, ":target": target, ":now": stamp(self.clock())})
         sets = ["#s = :target", "updated_at = :now"]
         condition = "#s = :source"
         if expected_updated_at is not None:
@@ -348,16 +350,16 @@ class IncidentStore:
         stage (the final one: terminal and not provisional; the provisional one: a provisional diagnosis
         whose final notification is not sent). A claim older than ``lease`` (its holder died between
         claiming and recording) can be taken over."""
-        p, now = NOTIFY_STAGES[stage], self.clock()
+        p, now = notice_prefix(stage), self.clock()
         values: dict[str, object] = {":token": token, ":now": stamp(now), ":expired": stamp(now - lease)}
         if stage == "final":
-            at_stage = (
-                "#s IN (:diagnosed, :failed, :error) AND (attribute_not_exists(#final) OR #final = :true)"
-            )
+            at_stage = "#s IN (:diagnosed, :failed, :error) AND (attribute_not_exists(#f) OR #f = :true)"
             values |= {":diagnosed": "DIAGNOSED", ":failed": "FAILED", ":error": "ERROR", ":true": True}
-        else:
-            at_stage = "#s = :diagnosed AND #final = :false AND attribute_not_exists(notified_at)"
+        elif stage == "provisional":
+            at_stage = "#s = :diagnosed AND #f = :false AND attribute_not_exists(notified_at)"
             values |= {":diagnosed": "DIAGNOSED", ":false": False}
+        else:  # a remediation status: noticed while the incident is in it
+            at_stage, values[":stage"] = "#s = :stage", stage
         try:
             response = self.dynamodb.update_item(
                 TableName=self.state_table,
@@ -365,7 +367,7 @@ class IncidentStore:
                 UpdateExpression=f"SET {p}notify_claim = :token, {p}notify_claimed_at = :now",
                 ConditionExpression=f"{at_stage} AND attribute_not_exists({p}notified_at)"
                 f" AND (attribute_not_exists({p}notify_claim) OR {p}notify_claimed_at < :expired)",
-                ExpressionAttributeNames={"#s": "status", "#final": "final"},
+                ExpressionAttributeNames={"#s": "status"} | ({"#f": "final"} if "#f" in at_stage else {}),
                 ExpressionAttributeValues=to_item(values),
                 ReturnValues="ALL_NEW",
             )
@@ -377,7 +379,7 @@ class IncidentStore:
 
     def notification_sent(self, incident_id: str, token: str, message_id: str, stage: str = "final") -> None:
         """Record the published message under the claim ``token`` holds: it is never sent again."""
-        p = NOTIFY_STAGES[stage]
+        p = notice_prefix(stage)
         self.dynamodb.update_item(
             TableName=self.state_table,
             Key={"incident_id": {"S": incident_id}},
@@ -391,7 +393,7 @@ class IncidentStore:
 
     def notification_failed(self, incident_id: str, token: str, error: str, stage: str = "final") -> None:
         """Give the claim back, noting why, so that the next delivery publishes again."""
-        p = NOTIFY_STAGES[stage]
+        p = notice_prefix(stage)
         self.dynamodb.update_item(
             TableName=self.state_table,
             Key={"incident_id": {"S": incident_id}},
@@ -400,14 +402,16 @@ class IncidentStore:
             ExpressionAttributeValues=to_item({":error": error[:MAX_REASON_CHARS], ":token": token}),
         )
 
-    def unnotified_between(self, status: Status, since: datetime, until: datetime) -> list[Item]:
-        """Incidents in the terminal ``status`` last updated in [``since``, ``until``] whose notification
-        was never recorded as sent (no ``notified_at``): one range query on the status index, never a
-        scan. A claim in progress is not filtered out here; ``claim_notification`` refuses it."""
+    def unnotified_between(
+        self, status: Status, since: datetime, until: datetime, stage: str = "final"
+    ) -> list[Item]:
+        """Incidents in ``status`` last updated in [``since``, ``until``] whose notification of ``stage``
+        was never recorded as sent: one range query on the status index, never a scan. A claim in
+        progress is not filtered out here; ``claim_notification`` refuses it."""
         items: list[Item] = []
         for page in self._query(
             KeyConditionExpression="#s = :status AND updated_at BETWEEN :since AND :until",
-            FilterExpression="attribute_not_exists(notified_at)",
+            FilterExpression=f"attribute_not_exists({notice_prefix(stage)}notified_at)",
             ExpressionAttributeNames={"#s": "status"},
             ExpressionAttributeValues=to_item(
                 {":status": status, ":since": stamp(since), ":until": stamp(until)}

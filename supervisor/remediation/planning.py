@@ -20,6 +20,7 @@ from aws_lambda_powertools import Logger
 from botocore.exceptions import BotoCoreError, ClientError
 
 from supervisor.incident.lifecycle import APPROVAL_DEADLINE, PLAN, PLAN_DIGEST, PLAN_REVIEW
+from supervisor.incident.notify import Notifier, notify_now
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStateError, IncidentStore, Item, TransitionConflict
 from supervisor.remediation.critic import review
@@ -117,6 +118,7 @@ class Remediation:
     logger: Logger
     sqs: Any = None  # the executor queue's client; None: no request is sent
     queue_url: str | None = None
+    notifier: Notifier | None = None  # None: no notice of the plan is published
 
     @classmethod
     def configured(
@@ -144,9 +146,11 @@ class Remediation:
             return f"not planned: {conflict}"
         except Exception as error:  # a read refused, a diagnosis unreadable: the diagnosis stands
             self.logger.exception("remediation_not_planned", extra=log)
+            notify_now(self.store, self.notifier, incident_id, "supervisor")  # a NO_PLAN it ended in
             return f"not planned: {type(error).__name__}: {error}"
         status = str(planned["status"])
-        self.logger.info("remediation_planned", extra=log | {"status": status})
+        notice = notify_now(self.store, self.notifier, incident_id, "supervisor")
+        self.logger.info("remediation_planned", extra=log | {"status": status, "notice": notice})
         if status != "AWAITING_APPROVAL" or not self.queue_url:
             return status
         try:
