@@ -12,7 +12,7 @@ import json
 import re
 import shlex
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any, Final, Protocol
 
@@ -202,6 +202,8 @@ def check_incident(
     if incident.remediation is not None and (expected.command or expected.named_gap):
         checks.append(_planned(incident, expected, prefix))
     applies = expected.applies
+    if applies and expected.unplanned:  # no plan to approve: the operator applies the command
+        applies = replace(applies, by_executor=False)
     if applies and expected.command and (applies.twist is None or incident.remediation is not None):
         checks.append(_applied(incident, expected.command, applies, stage, applier, prefix))  # else no plan
     return checks

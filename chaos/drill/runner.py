@@ -41,6 +41,7 @@ from chaos.drill.scenarios import (
     SETTLED_SECONDS,
     Act,
     Applies,
+    Recovery,
     Scenario,
     Traffic,
     printed_credentials,
@@ -692,7 +693,8 @@ class _OperatorApplier(Applier):
         self.drill._commanded |= _functions_named([command.params])
         if self.drill.remediation is not None and applies.executor:
             world = functools.partial(world_state, self.drill.operator)
-            return self.drill.remediation.fix(incident_id, self._call, world, applies.twist)
+            traffic = self._traffic(applies.recovery)
+            return self.drill.remediation.fix(incident_id, traffic, world, applies.twist)
         run_command(self.drill.operator, command)
         return "applied as the operator"
 
@@ -701,6 +703,19 @@ class _OperatorApplier(Applier):
         qualifier = self.act.qualifier if self.act else None
         source = next((i.on for i in self.act.inject if i.on), self.function) if self.act else self.function
         self.drill._outputs.append(self.runtime.invoke(self.function, _everyday_event(source), qualifier))
+
+    def _traffic(self, recovery: Recovery) -> Callable[[], object]:
+        """One everyday request through the door ``recovery`` watches (what the executor's check then reads
+        the function's invocations of): an order to the queue, an event to the topic, a request through
+        the API or a function URL; else a call of the function."""
+        if recovery in _ANSWERS:
+            door = _ANSWERS[recovery]
+            return lambda: self.drill._outputs.extend(self.drill._requests(self.runtime, door, 1)[0])
+        if recovery in ("queue-delivers", "queue-drains", "publish-delivered"):
+            self.drill._event_traffic = True  # what its orders write is the drill's, deleted after
+            kind: event_traffic.EventTraffic = "publish" if recovery == "publish-delivered" else "queue"
+            return lambda: event_traffic.send(self.drill.operator, kind, 1)
+        return self._call
 
     def recovered(self, applies: Applies) -> tuple[bool, str]:
         operator, wait = self.drill.operator, applies.within_seconds

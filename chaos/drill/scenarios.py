@@ -220,13 +220,15 @@ class Applies:
     twist: Twist | None = None
 
     def __post_init__(self) -> None:
-        if self.twist and not self.executor:
+        if self.twist and (not self.executor or self.recovery != "function-succeeds"):
             raise ValueError("a twist tests the executor: it needs by_executor and function-succeeds")
 
     @property
     def executor(self) -> bool:
-        """Whether the product's executor applies it (the stage calls the function, as its check reads)."""
-        return self.by_executor and self.recovery == "function-succeeds"
+        """Whether the product's executor applies it: not where the bad record or event is still delivered
+        after the fix until it is skipped, whose failures the executor's check (the function's invocations
+        after the fix) would take for a fix that did not help (docs/limitations.md#remediation)."""
+        return self.by_executor and self.recovery not in ("stream-delivers", "async-delivered")
 
 
 @dataclass(frozen=True)
