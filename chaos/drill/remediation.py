@@ -275,6 +275,7 @@ class DrillRemediation:
                 "REMEDIATION_QUEUE_URL": self.queue_url,
                 "MCP_SERVER_URL": self.mcp_url,
                 "EXECUTOR_DIAGNOSES_TOPIC_ARN": self.topic_arn or "",
+                "EXECUTOR_AUTO_APPLY": self.auto_apply,
             }
         )
 
