@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bench.drill import drill_report
+from chaos.drill.remediation import WORLD_AS_BEFORE
 
 GOAL_MEDIAN_SECONDS = 60.0
 _SINCE_ALARM = re.compile(r"applied by the executor, alarm to REMEDIATED (\d+(?:\.\d+)?) s")
@@ -32,13 +33,16 @@ class RemediationCost:
     passed: bool
     with_command: int  # incidents whose scenario expects a fix command
     remediated: int  # of those, brought to REMEDIATED by the executor
+    guarded: int = 0  # of those, staged so that a guard keeps the fix from standing (scenarios.Twist)
     auto: list[tuple[str, float]] = field(default_factory=list)  # low risk, no person: alarm to REMEDIATED
     approved: list[tuple[str, float]] = field(default_factory=list)  # a person approved first
     diagnosed: list[float] = field(default_factory=list)  # the same incidents' alarm to DIAGNOSED
 
     @property
     def share(self) -> float:
-        return self.remediated / self.with_command if self.with_command else 0.0
+        """REMEDIATED among the incidents with a fix command that no guard was staged to stop."""
+        fixable = self.with_command - self.guarded
+        return self.remediated / fixable if fixable else 0.0
 
 
 def run(scenarios: list[str] | None = None) -> RemediationCost:
@@ -56,6 +60,8 @@ def cost(report: dict[str, Any]) -> RemediationCost:
             continue
         result.with_command += len(scenario["incidents"])
         applied = checks.get("remediation applied") or {"ok": False, "detail": ""}
+        if applied["ok"] and applied["detail"].endswith(WORLD_AS_BEFORE):  # a guard kept the fix out
+            result.guarded += 1
         found = _SINCE_ALARM.search(applied["detail"]) if applied["ok"] else None
         if found is None:
             continue
@@ -71,8 +77,8 @@ def render(figures: RemediationCost) -> str:
     auto = [seconds for _, seconds in figures.auto]
     lines = [
         f"remediation on the drill ({'all passed' if figures.passed else 'SOME FAILED'})",
-        f"  REMEDIATED           {figures.remediated} of {figures.with_command} incidents with a fix command "
-        f"({figures.share:.0%})",
+        f"  REMEDIATED           {figures.remediated} of {figures.with_command - figures.guarded} incidents "
+        f"with a fix command ({figures.share:.0%}; {figures.guarded} more staged for a guard to stop it)",
     ]
     if auto:
         median, worst = statistics.median(auto), max(auto)
@@ -87,8 +93,11 @@ def render(figures: RemediationCost) -> str:
             f"proving the fix takes {statistics.median(auto) / base:.1f}x that"
         )
     if figures.approved:
-        approved = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in figures.approved)
-        lines.append(f"  approved by a person {approved}")
+        approved = [seconds for _, seconds in figures.approved]
+        lines.append(
+            f"  approved by a person median {statistics.median(approved):.1f} s, worst {max(approved):.1f} s "
+            f"from the alarm to REMEDIATED ({len(approved)} fixes, the person's approval included)"
+        )
     return "\n".join(lines)
 
 

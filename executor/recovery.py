@@ -1,9 +1,12 @@
 """Whether the function works again after a fix, read through the MCP server's ``get_recent_logs`` (the
 same evidence path as the diagnosis): the invocations that started after the fix, and how each ended.
 
-Recovered once ``min_invocations`` invocations started after the fix and none of those failed; not
-recovered as soon as one of them failed (a timeout, the runtime exiting, an error record, a failed init);
-undecided while fewer have run.
+For a plan whose recovery is records flowing again (``records_flow``: a stopped event source, or bad
+input a mapping must now skip), recovered once the last ``min_invocations`` invocations after the fix all
+succeeded: the bad record is still retried, and fails, until it is skipped, so a failure before them
+decides nothing. For any other plan (``invocations_succeed``), recovered once ``min_invocations``
+invocations started after the fix and none of those failed; not recovered as soon as one of them failed
+(a timeout, the runtime exiting, an error record, a failed init). Undecided while fewer have run.
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ async def check_invocations(
         if isinstance(i.get("started"), str) and _instant(i["started"]) >= since
     ]
     failed = [i for i in after if i.get("outcome") != SUCCEEDED]
+    if plan.recovery.kind == "records_flow":
+        return _records_flow(after, failed, min_invocations)
     if failed:
         first = failed[0]
         return Verdict(
@@ -55,6 +60,16 @@ async def check_invocations(
     if not answer.get("invocations"):
         seen += " (the logs hold no invocation report in the window: none ran, or its log level drops them)"
     return Verdict(None, seen)
+
+
+def _records_flow(after: list[dict[str, Any]], failed: list[dict[str, Any]], count: int) -> Verdict:
+    last = sorted(after, key=lambda i: str(i["started"]))[-count:]
+    if len(last) == count and all(i.get("outcome") == SUCCEEDED for i in last):
+        retried = f"; {len(failed)} failed before them, the bad records retried" if failed else ""
+        return Verdict(True, f"the last {count} invocations after the fix succeeded{retried}")
+    return Verdict(
+        None, f"{len(after)} invocations since the fix, {len(failed)} failed: records not moving yet"
+    )
 
 
 def _instant(text: str) -> datetime:

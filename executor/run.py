@@ -78,14 +78,15 @@ class Executor:
         try:
             found = stored_plan(self.store, incident_id)
         except ValueError as unreadable:  # not JSON, or not a plan: nothing is applied from it
-            return f"refused: the stored plan cannot be read ({str(unreadable)[:200]})"
+            return self._changed(item, f"the stored plan cannot be read ({str(unreadable)[:200]})")
         if found is None:
             return "nothing to do: no plan is stored"
         plan, digest = found
         if status != "AWAITING_APPROVAL":
             return self._resume(item, plan, run_id)
         if digest != item.get(PLAN_DIGEST):
-            return f"refused: the stored plan's digest {digest} is not the one awaiting approval"
+            awaited = item.get(PLAN_DIGEST)
+            return self._changed(item, f"the stored plan's digest {digest} is not the one made ({awaited})")
         try:
             approval = self._approval(item, plan, digest)
         except ApprovalRefused as refused:
@@ -183,6 +184,13 @@ class Executor:
             lost = interrupted(plan, record.calling, read=self.read)
             done += [lost] if lost else []
         return self._undo(item, plan, done, record, "the executor's run died before it finished")
+
+    def _changed(self, item: Item, why: str) -> str:
+        """A plan that is not the one made (someone who can write incident-context changed it): nothing of
+        it runs, whatever was approved, and people are told (NOT_REMEDIATED) rather than left waiting."""
+        if item["status"] != "AWAITING_APPROVAL":
+            return f"refused: {why}; nothing applied"
+        return self._end(item, "NOT_REMEDIATED", f"refused: {why}; nothing applied")
 
     def _end(self, item: Item, status: str, reason: str) -> str:
         incident_id, source, seen = str(item["incident_id"]), str(item["status"]), str(item["updated_at"])

@@ -141,7 +141,10 @@ def test_remediation_benchmark_times_an_auto_applied_fix_and_one_a_person_approv
     assert [name for name, _ in figures.auto] == ["bad-deploy"]
     assert [name for name, _ in figures.approved] == ["revoke-s3"]
     assert all(0 < seconds < 60 for _, seconds in figures.auto + figures.approved)
-    assert "REMEDIATED           2 of 2 incidents with a fix command (100%)" in remediation.render(figures)
+    assert figures.guarded == 0
+    assert "REMEDIATED           2 of 2 incidents with a fix command (100%; 0 more" in remediation.render(
+        figures
+    )
 
 
 def test_console_list_benchmark_times_the_list_page_against_a_query(sandbox: Sandbox) -> None:

@@ -35,7 +35,7 @@ from supervisor.diagnosis.cli_commands import build_command
 from supervisor.incident.lifecycle import EXECUTION, PLAN
 from supervisor.incident.signals import Signal
 from supervisor.incident.store import IncidentStateError, IncidentStore, Item
-from supervisor.remediation.plan import Plan, plan_digest
+from supervisor.remediation.plan import ApiCall, Plan, PlanStep, Recovery, RecoveryKind, plan_digest
 from supervisor.remediation.planning import PlanningLimits, plan_incident, stored_plan
 from supervisor.settings import SupervisorSettings
 from tests.test_remediation_plan import _diagnosis
@@ -247,7 +247,7 @@ def test_an_approval_that_does_not_hold_applies_nothing(
     expected = {
         "not an approver": "refused: arn:aws:iam::123456789012:role/supervisor is not an approver",
         "revoked": f"refused: cannot use the approval of {incident_id}'s plan {digest}: {PERSON} revoked it",
-        "tampered": "refused: the stored plan's digest sha256:",
+        "tampered": "NOT_REMEDIATED: refused: the stored plan's digest sha256:",
         "expired": f"refused: cannot use the approval of {incident_id}'s plan {digest}: it expired at",
         "off the allowlist": "refused: the plan holds a call off the allowlist: nothing of it is applied",
     }[refusal]
@@ -255,7 +255,8 @@ def test_an_approval_that_does_not_hold_applies_nothing(
     assert _world(operator) == throttled
     incident = incidents.get(incident_id)
     assert incident is not None
-    assert incident["status"] == "AWAITING_APPROVAL"
+    # A changed plan ends the incident (people are told); any other refusal leaves it to a person.
+    assert incident["status"] == ("NOT_REMEDIATED" if refusal == "tampered" else "AWAITING_APPROVAL")
 
 
 def test_a_rejected_plan_ends_rejected_and_a_decision_is_made_once(
@@ -432,3 +433,47 @@ def test_every_component_checks_the_executor_s_queue_url(settings: type[BaseSett
     with pytest.raises(ValidationError, match="REMEDIATION_QUEUE_URL must be an SQS queue URL such as"):
         settings.model_validate({"remediation_queue_url": "incident-remediations"})
     assert settings.model_validate({"remediation_queue_url": ""}).remediation_queue_url is None  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("outcomes", "kind", "recovered"),
+    [
+        (["error", "no_error_seen", "no_error_seen"], "invocations_succeed", False),
+        (["error", "no_error_seen", "no_error_seen"], "records_flow", True),  # the bad record, then skipped
+        (["no_error_seen", "error"], "records_flow", None),  # still failing last: not moving yet
+        (["no_error_seen", "no_error_seen"], "invocations_succeed", True),
+        (["no_error_seen"], "records_flow", None),
+    ],
+)
+def test_records_moving_again_tolerate_the_bad_record_s_failures_before_them(
+    outcomes: list[str], kind: RecoveryKind, recovered: bool | None
+) -> None:
+    """The verdict from get_recent_logs' answer: invocations before the fix never count; for records that
+    must move again, only the last ones after the fix decide."""
+    since = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    before = {"request_id": "r-0", "started": "2026-11-30T09:59:59.000Z", "outcome": "no_error_seen"}
+    invocations = [before] + [
+        {"request_id": f"r-{n}", "started": f"2026-11-30T10:00:0{n}.000Z", "outcome": outcome}
+        for n, outcome in enumerate(outcomes, start=1)
+    ]
+
+    async def call_tool(name: str, arguments: dict[str, Any]) -> str:
+        assert (name, arguments["lambda_name"]) == ("get_recent_logs", FUNCTION)
+        return json.dumps({"invocations": invocations})
+
+    plan = Plan(
+        incident_id="i-1",
+        function=FUNCTION,
+        steps=(
+            PlanStep(
+                action="-",
+                call=ApiCall(service="lambda", operation="DeleteFunctionConcurrency", params={}),
+                precondition={},
+                inverse=ApiCall(service="lambda", operation="PutFunctionConcurrency", params={}),
+                risk="low",
+            ),
+        ),
+        recovery=Recovery(kind=kind, function=FUNCTION, within_seconds=60),
+    )
+    verdict = asyncio.run(check_invocations(call_tool, plan, since, since + timedelta(seconds=30)))
+    assert verdict.recovered is recovered, verdict.why

@@ -39,20 +39,22 @@ from chaos.snapshot import render
 from chaos.workload.sqs_poller import delete_messages, receive_batch, sqs_record
 from executor.handler import build_executor, handle
 from executor.run import Executor
-from supervisor.incident.lifecycle import PLAN
-from supervisor.remediation.queue import send_request
+from supervisor.incident.lifecycle import APPROVAL_DEADLINE, PLAN, PLAN_DIGEST
+from supervisor.remediation.queue import MalformedRequest, parse_request, send_request
 from watchdog.handler import build_watchdog
 
 CLI_TIMEOUT_SECONDS = 60
 SINCE_ALARM = "alarm to REMEDIATED"
+WORLD_AS_BEFORE = "the world read as before"  # how a fix a staged guard kept out ends (bench.remediation)
 TRAFFIC_SECONDS = 0.5  # between two calls of the function while the executor verifies
 LEASE_SECONDS = 60  # the executor's lease in the drill (its least), as the killed twist lets it pass
 # How the executor's answer starts, by twist (REMEDIATED otherwise).
 EXPECTED: Final[dict[Twist | None, str]] = {
     "moved": "NOT_REMEDIATED: not applied",
     "useless": "NOT_REMEDIATED: the fix did not help",
-    "tampered": "refused: the stored plan's digest",
+    "tampered": "NOT_REMEDIATED: refused: the stored plan's digest",
     "killed": "NOT_REMEDIATED: the executor's run died",
+    "expired": "EXPIRED by the watchdog; the executor refused: ",
 }
 # The executor's Lambda handler on the SQS event read from stdin (the process the killed twist kills).
 KILLED_HANDLER = "import json, sys; from executor.handler import handler; handler(json.load(sys.stdin), None)"
@@ -128,6 +130,8 @@ class DrillRemediation:
         before = world() if twist in UNRECOVERED else None
         if twist == "killed":
             outcome = self._killed(incident_id)
+        elif twist == "expired":
+            outcome = self._expired(incident_id)
         elif twist == "tampered":
             outcome = self._deliver(self._executor, incident_id)
         else:
@@ -138,10 +142,24 @@ class DrillRemediation:
         how = "auto-applied" if automatic else "approved with incident-remediate"
         if before is not None:
             _unchanged(before, world(), outcome)
-            return f"{how}; {outcome}; the world read as before"
+            return f"{how}; {outcome}; {WORLD_AS_BEFORE}"
         if twist == "replayed":
             self._replay(incident_id, digest, world)
         return f"{how}, applied by the executor, {self._since_alarm(incident_id)}"
+
+    def settle(self, incident_ids: list[str]) -> None:
+        """What Lambda's mapping and the person do before a scenario's world is put back: every request left
+        on the executor's queue delivered (with auto-apply, a plan nobody applied runs now, as it would have
+        at once), then each of ``incident_ids`` still awaiting approval rejected with incident-remediate
+        (its digest read from the incident, as its notice gives it), so that none lingers to expire."""
+        self._deliver(self._executor)
+        waiting = {i: self._item(i) for i in incident_ids}
+        waiting = {i: item for i, item in waiting.items() if item.get("status") == "AWAITING_APPROVAL"}
+        for incident_id, item in waiting.items():
+            self.say(f"person: incident-remediate reject {incident_id}: not applied in this scenario")
+            self._cli("reject", incident_id, "--digest", str(item.get(PLAN_DIGEST)))
+        if waiting:
+            self._deliver(self._executor)
 
     def _with_traffic(self, traffic: Callable[[], object], run: Callable[[], str]) -> str:
         self.say("executor: its queue's requests, the function called meanwhile")
@@ -205,21 +223,41 @@ class DrillRemediation:
         delete_messages(sqs, self.queue_url, messages)
         if not reached:
             raise ApplyFailed(f"the executor's process never reached VERIFYING: {self._status(incident_id)}")
-        later = self._later()
-        watchdog = build_watchdog(
-            self.watchdog_session,
-            remediation_queue_url=self.queue_url,
-            executor_lease_seconds=LEASE_SECONDS,
-            diagnoses_topic_arn=self.topic_arn,
-        )
-        watchdog.store.clock = later
-        report = watchdog.run()
+        later = _ahead(LEASE_SECONDS + 1)
+        report = self._sweep(later)
         self.say(f"watchdog: a lease later, asked the executor again for {report.remediations_resent}")
         if incident_id not in report.remediations_resent:
             raise ApplyFailed(f"the watchdog did not ask the executor again: {report.as_dict()}")
         executor = self._build()
         executor.store.clock = later
         return self._deliver(executor, incident_id)
+
+    def _expired(self, incident_id: str) -> str:
+        """The approval given in time, the executor's run only past the plan's deadline (its queue held up
+        for an hour: the clocks of that run and of the watchdog moved past it): the run must refuse the
+        approval, and the watchdog end the plan EXPIRED."""
+        deadline = _instant(self._item(incident_id)[APPROVAL_DEADLINE])
+        later = _ahead((deadline - datetime.now(UTC)).total_seconds() + 1)
+        self.say(f"executor: its queue held up past the plan's deadline ({deadline:%H:%M:%S})")
+        executor = self._build()
+        executor.store.clock = executor.approvals.clock = later
+        refused = self._deliver(executor, incident_id)
+        self.say(f"executor: {refused}")
+        ended = self._sweep(later).remediations_ended
+        if {"incident_id": incident_id, "status": "EXPIRED"} not in ended:
+            raise ApplyFailed(f"{refused}; the watchdog ended {ended}, not this plan EXPIRED")
+        return f"EXPIRED by the watchdog; the executor {refused}"
+
+    def _sweep(self, clock: Callable[[], datetime]) -> Any:
+        """A sweep of the watchdog, as its own identity, on ``clock``; its report."""
+        watchdog = build_watchdog(
+            self.watchdog_session,
+            remediation_queue_url=self.queue_url,
+            executor_lease_seconds=LEASE_SECONDS,
+            diagnoses_topic_arn=self.topic_arn,
+        )
+        watchdog.store.clock = clock
+        return watchdog.run()
 
     def _replay(self, incident_id: str, digest: str, world: Callable[[], dict[str, Any]]) -> None:
         """The used approval given again and the request delivered again: both refused, nothing changes."""
@@ -236,18 +274,18 @@ class DrillRemediation:
     def _since_alarm(self, incident_id: str) -> str:
         """How long from the alarm (the incident's ``observed_at``) to its REMEDIATED move, as the incident
         item records both (``bench.remediation`` reads this phrase)."""
+        item = self._item(incident_id)
+        seconds = (_instant(item["updated_at"]) - _instant(item["observed_at"])).total_seconds()
+        return f"{SINCE_ALARM} {seconds:.1f} s"
+
+    def _item(self, incident_id: str) -> dict[str, Any]:
+        """The incident's item in incident-state, read as the operator (strings only)."""
         key = {"incident_id": {"S": incident_id}}
         item = self.operator.client("dynamodb").get_item(TableName=STATE_TABLE, Key=key, ConsistentRead=True)
-        times = [
-            datetime.fromisoformat(item["Item"][k]["S"].replace("Z", "+00:00"))
-            for k in ("observed_at", "updated_at")
-        ]
-        return f"{SINCE_ALARM} {(times[1] - times[0]).total_seconds():.1f} s"
+        return {name: value.get("S") for name, value in item.get("Item", {}).items()}
 
     def _status(self, incident_id: str) -> str:
-        key = {"incident_id": {"S": incident_id}}
-        item = self.operator.client("dynamodb").get_item(TableName=STATE_TABLE, Key=key, ConsistentRead=True)
-        return str(item.get("Item", {}).get("status", {}).get("S"))
+        return str(self._item(incident_id).get("status"))
 
     def _await_status(self, incident_id: str, status: str, process: subprocess.Popen[str]) -> bool:
         """Whether ``incident_id`` reached ``status`` while ``process`` ran (a minute at most)."""
@@ -257,11 +295,6 @@ class DrillRemediation:
                 return True
             time.sleep(0.1)
         return False
-
-    @staticmethod
-    def _later() -> Callable[[], datetime]:
-        """A clock one lease ahead: the time the watchdog and the next run see once a lease has passed."""
-        return lambda: datetime.now(UTC) + timedelta(seconds=LEASE_SECONDS + 1)
 
     def _environment(self, profile: str) -> dict[str, str]:
         """A shell on the sandbox as ``profile``, with the executor's approvers, queue and topic set."""
@@ -304,15 +337,19 @@ class DrillRemediation:
         if ran.returncode == 0 or says not in said:
             raise ApplyFailed(f"incident-remediate {argv[0]} as {profile} was not refused: {said[:300]}")
 
-    def _deliver(self, executor: Executor, incident_id: str) -> str:
+    def _deliver(self, executor: Executor, incident_id: str | None = None) -> str:
         """The queue's messages to the executor's handler, as Lambda's mapping would (one at a time); what
         the executor said of ``incident_id`` last, a run that did something before one that found nothing
-        to do. Requests for other incidents are only nudges: taken and answered as the executor answers
-        them."""
+        to do. With ``incident_id``, only its requests are taken: SQS promises no order, and the others
+        (a sibling incident's plan for the same fix, say) are left for ``settle``."""
         sqs = self.operator.client("sqs")
         said, nothing = None, "no request for it reached the executor's queue"
+        others: list[dict[str, Any]] = []
         while messages := receive_batch(sqs, self.queue_url, 10):
             for message in messages:
+                if incident_id is not None and _requested(message) != incident_id:
+                    others.append(message)
+                    continue
                 event = {"Records": [sqs_record(message, self._queue_arn)]}
                 answer: dict[str, Any] = handle(executor, event, None, self._logger)
                 (outcome,) = answer["outcomes"]
@@ -321,8 +358,19 @@ class DrillRemediation:
                         nothing = str(outcome["outcome"])
                     else:
                         said = str(outcome["outcome"])
-            delete_messages(sqs, self.queue_url, messages)
+                sqs.delete_message(QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"])
+        for message in others:  # visible again at once
+            sqs.change_message_visibility(
+                QueueUrl=self.queue_url, ReceiptHandle=message["ReceiptHandle"], VisibilityTimeout=0
+            )
         return said or nothing
+
+
+def _requested(message: dict[str, Any]) -> str | None:
+    try:
+        return parse_request(message.get("Body"))
+    except MalformedRequest:
+        return None
 
 
 def _unchanged(before: dict[str, Any], after: dict[str, Any], outcome: str) -> None:
@@ -333,6 +381,15 @@ def _unchanged(before: dict[str, Any], after: dict[str, Any], outcome: str) -> N
             raise ApplyFailed(f"{outcome}; but the world changed: {was.strip()} → {now.strip()}")
     if len(old) != len(new):
         raise ApplyFailed(f"{outcome}; but the world changed in length")
+
+
+def _instant(text: object) -> datetime:
+    return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+
+
+def _ahead(seconds: float) -> Callable[[], datetime]:
+    """A clock ``seconds`` ahead of now: the time a component sees once that long has passed."""
+    return lambda: datetime.now(UTC) + timedelta(seconds=seconds)
 
 
 def _every(stop: threading.Event, traffic: Callable[[], object]) -> None:

@@ -76,6 +76,14 @@ _ANSWERS: dict[str, Traffic] = {
     "report-url-answers": "report-url",
     "api-answers": "api",
 }
+# The everyday message each event path's recovery is watched through.
+_EVENT_DOORS: dict[str, event_traffic.EventTraffic] = {
+    "queue-delivers": "queue",
+    "queue-drains": "queue",
+    "publish-delivered": "publish",
+    "async-delivered": "publish",
+    "stream-delivers": "stream",
+}
 _POLLED = (names.ORDER_WORKER_FUNCTION, names.ORDER_NOTIFIER_FUNCTION, names.CLICK_FUNCTION)
 RECOVERED_PAGE = "/after-the-fix"  # the page of the click the stage writes to see the stream move on
 DRILL_ORDER = event_traffic.DRILL_ORDER  # the one order the drill's traffic writes (deleted after each)
@@ -277,6 +285,8 @@ class Drill:
             self._observed(stages)
             # Judged before the restore: applying a remediation must meet the fault still in place.
             evaluated = self._evaluate(scenario, result.incidents, stages, runtime)
+            if self.remediation is not None:
+                self.remediation.settle([incident.incident_id for incident in result.incidents])
         except ChaosError as error:
             result.checks.append(Check("inject", False, str(error)))
         except Exception as error:  # one broken scenario must not stop the drill or skip its restore
@@ -706,15 +716,14 @@ class _OperatorApplier(Applier):
 
     def _traffic(self, recovery: Recovery) -> Callable[[], object]:
         """One everyday request through the door ``recovery`` watches (what the executor's check then reads
-        the function's invocations of): an order to the queue, an event to the topic, a request through
-        the API or a function URL; else a call of the function."""
+        the function's invocations of): an order to the queue, an event to the topic, a click to the
+        stream, a request through the API or a function URL; else a call of the function."""
         if recovery in _ANSWERS:
             door = _ANSWERS[recovery]
             return lambda: self.drill._outputs.extend(self.drill._requests(self.runtime, door, 1)[0])
-        if recovery in ("queue-delivers", "queue-drains", "publish-delivered"):
+        if recovery in _EVENT_DOORS:
             self.drill._event_traffic = True  # what its orders write is the drill's, deleted after
-            kind: event_traffic.EventTraffic = "publish" if recovery == "publish-delivered" else "queue"
-            return lambda: event_traffic.send(self.drill.operator, kind, 1)
+            return lambda: event_traffic.send(self.drill.operator, _EVENT_DOORS[recovery], 1)
         return self._call
 
     def recovered(self, applies: Applies) -> tuple[bool, str]:

@@ -200,10 +200,12 @@ class Act:
 # tampered: once approved, someone who can write incident-context aims the stored plan at another function:
 #   the executor applies nothing;
 # killed: the executor's process is killed while it verifies; a lease later the watchdog asks it again and
-#   the next run undoes the fix (NOT_REMEDIATED), the world as before it.
-Twist = Literal["moved", "useless", "non-approver", "replayed", "tampered", "killed"]
+#   the next run undoes the fix (NOT_REMEDIATED), the world as before it;
+# expired: approved in time, the executor runs only past the plan's deadline: it refuses the approval, the
+#   watchdog ends the plan EXPIRED, the world as before it.
+Twist = Literal["moved", "useless", "non-approver", "replayed", "tampered", "killed", "expired"]
 # The twists after which the function is not working: the stage checks the world instead of recovery.
-UNRECOVERED: frozenset[Twist] = frozenset({"moved", "useless", "tampered", "killed"})
+UNRECOVERED: frozenset[Twist] = frozenset({"moved", "useless", "tampered", "killed", "expired"})
 
 
 @dataclass(frozen=True)
@@ -225,10 +227,8 @@ class Applies:
 
     @property
     def executor(self) -> bool:
-        """Whether the product's executor applies it: not where the bad record or event is still delivered
-        after the fix until it is skipped, whose failures the executor's check (the function's invocations
-        after the fix) would take for a fix that did not help (docs/limitations.md#remediation)."""
-        return self.by_executor and self.recovery not in ("stream-delivers", "async-delivered")
+        """Whether the product's executor applies it (else the operator does)."""
+        return self.by_executor
 
 
 @dataclass(frozen=True)
@@ -675,7 +675,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "throttle-reserved-0",
         "orders-api's reserved concurrency set to 0",
         _one(ORDERS, THROTTLE_0, qualifier=names.ORDERS_ALIAS),
-        _incident(ORDERS, "throttling", command=_concurrency_deleted(ORDERS), applies=RECOVERS),
+        _incident(
+            ORDERS, "throttling", command=_concurrency_deleted(ORDERS), applies=Applies(twist="expired")
+        ),
     ),
     # Behind the API: Lambda answers API Gateway 429, the API its callers 500 ("Lambda invocation failed with
     # status: 429"): throttling, which the function's Throttles show, not an answer the API could not use.

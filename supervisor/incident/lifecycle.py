@@ -5,11 +5,12 @@
     INVESTIGATING -> INVESTIGATING              (a stale or released investigation re-entered)
     DIAGNOSED, final false -> final true        (a provisional diagnosis: supervisor.incident.stage)
 
-A final diagnosis may go on to be remediated (``supervisor.remediation.lifecycle``):
+A final diagnosis may go on to be remediated (``supervisor.remediation``, ``executor``):
 
     DIAGNOSED -> PLANNING -> AWAITING_APPROVAL -> APPLYING -> VERIFYING -> REMEDIATED
     PLANNING -> NO_PLAN                         (no step the Critic passes: the gap goes to people)
     AWAITING_APPROVAL -> REJECTED | EXPIRED
+    AWAITING_APPROVAL -> NOT_REMEDIATED         (the stored plan changed after it was made: nothing applied)
     APPLYING -> NOT_REMEDIATED | UNDO_FAILED    (a step refused, or the world moved: the applied ones undone)
     VERIFYING -> NOT_REMEDIATED | UNDO_FAILED   (no recovery within the window: undone, or not all of it)
 
@@ -77,7 +78,7 @@ TRANSITIONS: Final[dict[str, frozenset[str]]] = {
     "INVESTIGATING": frozenset({"INVESTIGATING", "DIAGNOSED", "FAILED", "ERROR"}),
     "DIAGNOSED": frozenset({"PLANNING"}),
     "PLANNING": frozenset({"AWAITING_APPROVAL", "NO_PLAN"}),
-    "AWAITING_APPROVAL": frozenset({"APPLYING", "REJECTED", "EXPIRED"}),
+    "AWAITING_APPROVAL": frozenset({"APPLYING", "REJECTED", "EXPIRED", "NOT_REMEDIATED"}),
     "APPLYING": frozenset({"VERIFYING", "NOT_REMEDIATED", "UNDO_FAILED"}),
     "VERIFYING": frozenset({"REMEDIATED", "NOT_REMEDIATED", "UNDO_FAILED"}),
 }

@@ -14,7 +14,9 @@ from supervisor.remediation.operations import BY_CALL
 from supervisor.remediation.plan import DraftStep, Plan, PlanStep, Recovery, RecoveryKind
 from supervisor.schemas import Diagnosis
 
-RECORDS_FLOW: frozenset[str] = frozenset({"event_source_stopped"})  # faults whose recovery is records moving
+# Faults whose recovery is records moving again: a stopped source, or bad input a mapping must now skip
+# (the bad record still fails until it is skipped: executor.recovery).
+RECORDS_FLOW: frozenset[str] = frozenset({"event_source_stopped", "bad_input"})
 
 
 @dataclass(frozen=True)
