@@ -1,8 +1,8 @@
 """The people and the Lambda service around the executor, as the drill plays them: a person reads the plan
-and approves it with ``incident-remediate`` (a process of its own, as the operator's identity, never a
-table written by the drill), and Lambda's event source mapping hands the executor's queue to the
-executor's handler, run as the executor's own identity, while the scenario's traffic keeps calling the
-function. Whether the function works again is then the stage's own predicate's to say, not the
+(what its notice says: the digest and each step; the drill reads them from the incident tables) and
+approves it with ``incident-remediate`` (a process of its own, as the operator's identity, never a table
+written by the drill), and Lambda's event source mapping hands the executor's queue to the executor's
+handler, run as the executor's own identity, while the scenario's traffic keeps coming. Whether the function works again is then the stage's own predicate's to say, not the
 executor's; a scenario's twist (scenarios.Twist) plays what else may happen on the way, and where the fix
 must not stand, the stage's own reading of the world says whether it is as it was."""
 
@@ -108,13 +108,12 @@ class DrillRemediation:
         calls the function, with ``twist`` on the way (scenarios.Twist); how it went. Raises ApplyFailed
         unless the executor's answer is the one the twist expects and, where the fix must not stand, the
         world (``world()``, the stage's own reading) is as it was before the executor ran."""
-        self.say(f"person: incident-remediate show {incident_id}")
-        shown = json.loads(self._cli("show", incident_id, "--json"))
-        if shown["status"] != "AWAITING_APPROVAL":
-            raise ApplyFailed(f"the plan is {shown['status']}: {shown.get('reason')}")
-        digest = str(shown["digest"])
-        risks = {step["risk"] for step in shown["plan"]["steps"]}
-        steps = ", ".join(f"{s['call']['operation']} ({s['risk']})" for s in shown["plan"]["steps"])
+        item = self._item(incident_id)  # what the plan's notice says: its status, digest and steps
+        if item.get("status") != "AWAITING_APPROVAL":
+            raise ApplyFailed(f"the plan is {item.get('status')}: {item.get('error_reason')}")
+        digest, plan = str(item[PLAN_DIGEST]), self._plan(incident_id)
+        risks = {step["risk"] for step in plan["steps"]}
+        steps = ", ".join(f"{s['call']['operation']} ({s['risk']})" for s in plan["steps"])
         automatic = bool(self.auto_apply) and risks <= set(self.auto_apply.split(","))
         if twist == "non-approver":
             self.say("supervisor: incident-remediate approve, as its own identity")
@@ -283,6 +282,12 @@ class DrillRemediation:
         key = {"incident_id": {"S": incident_id}}
         item = self.operator.client("dynamodb").get_item(TableName=STATE_TABLE, Key=key, ConsistentRead=True)
         return {name: value.get("S") for name, value in item.get("Item", {}).items()}
+
+    def _plan(self, incident_id: str) -> dict[str, Any]:
+        """The stored plan, read as the operator."""
+        dynamodb, key = self.operator.client("dynamodb"), {"incident_id": {"S": incident_id}}
+        item = dynamodb.get_item(TableName=CONTEXT_TABLE, Key=key, ConsistentRead=True)["Item"]
+        return dict(json.loads(item[PLAN]["S"]))
 
     def _status(self, incident_id: str) -> str:
         return str(self._item(incident_id).get("status"))
