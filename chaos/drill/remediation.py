@@ -2,9 +2,10 @@
 (what its notice says: the digest and each step; the drill reads them from the incident tables) and
 approves it with ``incident-remediate`` (a process of its own, as the operator's identity, never a table
 written by the drill), and Lambda's event source mapping hands the executor's queue to the executor's
-handler, run as the executor's own identity, while the scenario's traffic keeps coming. Whether the function works again is then the stage's own predicate's to say, not the
-executor's; a scenario's twist (scenarios.Twist) plays what else may happen on the way, and where the fix
-must not stand, the stage's own reading of the world says whether it is as it was."""
+handler, run as the executor's own identity, while the scenario's traffic keeps coming. Whether the
+function works again is then the stage's own predicate's to say, not the executor's; a scenario's twist
+(scenarios.Twist) plays what else may happen on the way, and where the fix must not stand, the stage's
+own reading of the world says whether it is as it was."""
 
 from __future__ import annotations
 
@@ -174,10 +175,7 @@ class DrillRemediation:
     def _tamper(self, incident_id: str) -> None:
         """The approved plan, as stored in incident-context, aimed at another function by someone who can
         write that table (the operator's identity here): its first step's function or role swapped."""
-        dynamodb = self.operator.client("dynamodb")
-        key = {"incident_id": {"S": incident_id}}
-        item = dynamodb.get_item(TableName=CONTEXT_TABLE, Key=key, ConsistentRead=True)["Item"]
-        plan = json.loads(item[PLAN]["S"])
+        plan = self._plan(incident_id)
         params = plan["steps"][0]["call"]["params"]
         field = "FunctionName" if "FunctionName" in params else "RoleName"
         aimed = {"FunctionName": FUNCTION_NAME, "RoleName": ROLE_NAME}[field]
@@ -185,9 +183,9 @@ class DrillRemediation:
             aimed = {"FunctionName": ORDERS_FUNCTION, "RoleName": ORDERS_ROLE}[field]
         self.say(f"someone: the stored plan's {field} {params[field]} → {aimed}, after its approval")
         params[field] = aimed
-        dynamodb.update_item(
+        self.operator.client("dynamodb").update_item(
             TableName=CONTEXT_TABLE,
-            Key=key,
+            Key={"incident_id": {"S": incident_id}},
             UpdateExpression="SET #p = :p",
             ExpressionAttributeNames={"#p": PLAN},
             ExpressionAttributeValues={":p": {"S": json.dumps(plan)}},
