@@ -34,6 +34,10 @@ STEP = {
 }
 
 
+def _attribute(envelope: dict[str, Any], name: str) -> str:
+    return str(envelope["MessageAttributes"][name]["Value"])
+
+
 def _attributes(notification: Any) -> dict[str, str]:
     return {name: value["StringValue"] for name, value in notification.attributes.items()}
 
@@ -94,23 +98,26 @@ def test_each_status_is_noticed_once_and_only_while_the_incident_is_in_it(
         Logger(service="test"),
     )
     metrics = EphemeralMetrics(namespace="test")
-    awaiting = _planned(sandbox, incidents, UNTHROTTLE)
-    incident_id = str(awaiting["incident_id"])
+    noticed = str(_planned(sandbox, incidents, UNTHROTTLE)["incident_id"])
+    assert notify_once(incidents, notifier, noticed, None, metrics) == PUBLISHED
+    assert notify_once(incidents, notifier, noticed, None, metrics) == SENT_BEFORE
 
-    assert notify_once(incidents, notifier, incident_id, None, metrics) == PUBLISHED
-    assert notify_once(incidents, notifier, incident_id, None, metrics) == SENT_BEFORE
+    awaiting = _planned(sandbox, incidents, UNTHROTTLE)  # its notice not sent yet
+    incident_id = str(awaiting["incident_id"])
     incidents.transition(incident_id, "AWAITING_APPROVAL", "REJECTED", reason="rejected by a person")
     stale = notify_once(incidents, notifier, incident_id, awaiting, metrics)  # read before it moved
-    assert stale == CLAIMED_ELSEWHERE
+    assert stale == CLAIMED_ELSEWHERE  # a plan no longer awaiting approval is not announced as awaiting
     assert notify_once(incidents, notifier, incident_id, None, metrics) == PUBLISHED
     assert notify_once(incidents, notifier, incident_id, None, metrics) == SENT_BEFORE
 
     notices = [
-        envelope["MessageAttributes"]["status"]["Value"]
+        (_attribute(envelope, "incident_id"), _attribute(envelope, "status"))
         for envelope in published_notifications(sandbox)
-        if envelope["MessageAttributes"]["incident_id"]["Value"] == incident_id
     ]
-    assert notices == ["AWAITING_APPROVAL", "REJECTED"]
+    assert [notice for notice in notices if notice[0] in (noticed, incident_id)] == [
+        (noticed, "AWAITING_APPROVAL"),
+        (incident_id, "REJECTED"),
+    ]
 
 
 @pytest.mark.usefixtures("throttled")
@@ -119,25 +126,29 @@ def test_the_watchdog_notices_what_it_ends_and_sends_a_notice_nobody_sent(
 ) -> None:
     published_notifications(sandbox)
     unsent = str(_planned(sandbox, incidents, UNTHROTTLE)["incident_id"])  # the supervisor had no topic
-    watchdog = build_watchdog(
-        sandbox.session(names.WATCHDOG),
-        incident_state_table=incidents.state_table,
-        incident_context_table=incidents.context_table,
-        diagnoses_topic_arn=sandbox.world.diagnoses_topic_arn,
-        notify_grace_seconds=0,
-    )
-    first = watchdog.run().as_dict()
+
+    def watchdog(**settings: Any) -> Any:
+        return build_watchdog(
+            sandbox.session(names.WATCHDOG),
+            incident_state_table=incidents.state_table,
+            incident_context_table=incidents.context_table,
+            diagnoses_topic_arn=sandbox.world.diagnoses_topic_arn,
+            **settings,
+        )
+
+    first = watchdog(notify_grace_seconds=0).run().as_dict()
     assert first["notified"] == [unsent]  # the plan's notice, retried
-    watchdog.store.clock = lambda: datetime.now(UTC) + timedelta(minutes=61)  # past its approval deadline
-    late = watchdog.run().as_dict()
-    assert late["remediations_ended"] == [{"incident_id": unsent, "status": "EXPIRED"}]
-    assert late["notified"] == [unsent]
-    assert watchdog.run().as_dict()["notified"] == []
+    late = watchdog()  # its retries wait a minute: what it ends it notices itself
+    late.store.clock = lambda: datetime.now(UTC) + timedelta(minutes=61)  # past the approval deadline
+    swept = late.run().as_dict()
+    assert swept["remediations_ended"] == [{"incident_id": unsent, "status": "EXPIRED"}]
+    assert swept["notified"] == [unsent]
+    assert late.run().as_dict()["notified"] == []
 
     notices = [
-        (envelope["MessageAttributes"]["status"]["Value"], envelope["Subject"])
+        (_attribute(envelope, "status"), envelope["Subject"])
         for envelope in published_notifications(sandbox)
-        if envelope["MessageAttributes"]["incident_id"]["Value"] == unsent
+        if _attribute(envelope, "incident_id") == unsent
     ]
     assert notices == [
         ("AWAITING_APPROVAL", "[AWAITING_APPROVAL] data-processor: a fix awaits a person's approval"),
