@@ -24,7 +24,8 @@ from supervisor.remediation.operation import function_name
 from supervisor.remediation.operations import BY_CALL, OPERATIONS
 from supervisor.remediation.plan import ApiCall, DraftStep, plan_digest
 from supervisor.remediation.resolver import resolve
-from supervisor.schemas import Diagnosis
+from supervisor.remediation.trigger_values import trigger_values
+from supervisor.schemas import Diagnosis, ToolResult, Trigger
 
 LOGS_POLICY_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.LOGS_POLICY_NAME}"
 NARROW = {
@@ -670,3 +671,54 @@ _HTTPS = {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"Ci
 )
 def test_the_critic_refuses_a_network_step_wider_than_what_was_taken(step: DraftStep, reason: str) -> None:
     assert _reviewed(step, ("sg-1", "acl-1", "rtb-1")) == [reason]
+
+
+def test_a_step_that_sets_what_the_trigger_set_is_refused() -> None:
+    """The alias was moved to the bad version 2 (the trigger), then on to 3: rolling it "back" to 2 would
+    set what the trigger set, and is refused; back to 1, the version before the trigger, passes."""
+    moved = "2026-11-30T10:00:00+00:00"
+    trigger = Trigger(event_name="UpdateAlias20150331", identity=None, time=moved, evidence=[0])
+    diagnosis = _diagnosis(affected=(names.ORDERS_FUNCTION,)).model_copy(update={"trigger": trigger})
+    summary = {"functionName": names.ORDERS_FUNCTION, "name": "live", "functionVersion": "2"}
+    other = {"event_name": "UpdateAlias20150331", "time": "2026-11-30T10:05:00+00:00", "summary": {}}
+    changes = ToolResult(
+        tool="get_recent_changes",
+        arguments={"lambda_name": names.ORDERS_FUNCTION},
+        result={"events": [other, {"event_name": "UpdateAlias20150331", "time": moved, "summary": summary}]},
+    )
+    values = trigger_values(diagnosis, [changes])
+    assert (values.operation, values.values) == ("UpdateAlias", {"functionversion": "2"})  # names: which
+
+    def rollback(version: str) -> DraftStep:
+        alias = {"FunctionName": names.ORDERS_FUNCTION, "Name": "live"}
+        return DraftStep(
+            action=f"Point live back at version {version}",
+            call=ApiCall(
+                service="lambda", operation="UpdateAlias", params=alias | {"FunctionVersion": version}
+            ),
+            precondition={"FunctionVersion": "3", "RoutingConfig": None, "RevisionId": "r-3"},
+            inverse=ApiCall(
+                service="lambda", operation="UpdateAlias", params=alias | {"FunctionVersion": "3"}
+            ),
+        )
+
+    refused, passed = (
+        review(
+            [rollback(v)],
+            diagnosis,
+            incident_id="i",
+            function=names.ORDERS_FUNCTION,
+            recovery_seconds=60,
+            set_by_trigger=values,
+        )
+        for v in ("2", "1")
+    )
+    assert [r.reason for r in refused.refusals] == [
+        "it sets FunctionVersion to '2', what the trigger itself set: a fix puts back the state from before "
+        "the trigger"
+    ]
+    assert passed.plan is not None, passed.refusals
+    assert trigger_values(diagnosis.model_copy(update={"trigger": None}), [changes]).values == {}
+    # Another operation on the same key (a route deleted, then created again) is the trigger's undo.
+    recreated = ApiCall(service="lambda", operation="CreateAlias", params={"FunctionVersion": "2"})
+    assert values.set_again(recreated) is None

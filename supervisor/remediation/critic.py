@@ -12,6 +12,7 @@ from mcp_server.secret_kinds import quotes_a_placeholder
 from supervisor.remediation.operation import function_name
 from supervisor.remediation.operations import BY_CALL
 from supervisor.remediation.plan import DraftStep, Plan, PlanStep, Recovery, RecoveryKind
+from supervisor.remediation.trigger_values import TriggerValues
 from supervisor.schemas import Diagnosis
 
 # Faults whose recovery is records moving again: a stopped source, or bad input a mapping must now skip
@@ -38,13 +39,15 @@ def review(
     incident_id: str,
     function: str,
     recovery_seconds: int,
+    set_by_trigger: TriggerValues | None = None,
 ) -> Review:
-    """Review the Resolver's ``steps`` for the incident on ``function``; a plan only when all pass."""
+    """Review the Resolver's ``steps`` for the incident on ``function``; a plan only when all pass.
+    ``set_by_trigger``: the settings the trigger set (``trigger_values``), which no step may set again."""
     verified = {function, *(function_name(name) for name in diagnosis.affected_resources)}
     result = Review()
     passed: list[PlanStep] = []
     for number, step in enumerate(steps, start=1):
-        reason = _refusal(step, verified)
+        reason = _refusal(step, verified) or (set_by_trigger or TriggerValues()).set_again(step.call)
         if reason is not None:
             result.refusals.append(Refusal(number, reason))
             continue

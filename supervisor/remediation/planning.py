@@ -28,6 +28,7 @@ from supervisor.remediation.operation import Reader
 from supervisor.remediation.plan import Plan, plan_digest
 from supervisor.remediation.queue import send_request
 from supervisor.remediation.resolver import resolve
+from supervisor.remediation.trigger_values import stored_tool_results, trigger_values
 from supervisor.schemas import Diagnosis
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ def plan_incident(
             incident_id=incident_id,
             function=function,
             recovery_seconds=limits.recovery_seconds,
+            set_by_trigger=trigger_values(diagnosis, stored_tool_results(store, incident_id)),
         )
         findings = {
             "unplanned": draft.unplanned,
