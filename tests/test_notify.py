@@ -14,6 +14,7 @@ from pydantic import ValidationError
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
+from executor.settings import ExecutorSettings
 from supervisor.incident.notification import NO_CONSOLE, build_notification, cut, redact
 from supervisor.incident.notify import (
     CLAIMED_ELSEWHERE,
@@ -424,7 +425,8 @@ def test_a_claim_whose_holder_died_is_taken_over_after_the_lease(
 
 
 @pytest.mark.parametrize(
-    ("settings", "prefix"), [(SupervisorSettings, "SUPERVISOR_"), (WatchdogSettings, "WATCHDOG_")]
+    ("settings", "prefix"),
+    [(SupervisorSettings, "SUPERVISOR_"), (WatchdogSettings, "WATCHDOG_"), (ExecutorSettings, "EXECUTOR_")],
 )
 def test_each_component_names_its_own_notification_setting_when_it_is_wrong(
     settings: type[NotificationSettings], prefix: str

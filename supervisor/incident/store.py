@@ -8,7 +8,7 @@ Shared by the orchestrator and the watchdog. boto3 only: it is on the orchestrat
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -437,7 +437,7 @@ class IncidentStore:
         item: dict[str, dict[str, Any]] | None = response.get("Item")
         return item
 
-    def update_context(self, incident_id: str, values: dict[str, object]) -> None:
+    def update_context(self, incident_id: str, values: Mapping[str, object]) -> None:
         """Set ``values`` on ``incident_id``'s incident-context item (created when there is none)."""
         names = {f"#c{n}": name for n, name in enumerate(values)}
         self.dynamodb.update_item(

@@ -11,6 +11,7 @@ carries the digest and the deadline the approval gate checks (``executor.approva
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,8 +29,8 @@ from supervisor.remediation.operation import Reader
 from supervisor.remediation.plan import Plan, plan_digest
 from supervisor.remediation.queue import send_request
 from supervisor.remediation.resolver import resolve
-from supervisor.remediation.trigger_values import stored_tool_results, trigger_values
-from supervisor.schemas import Diagnosis
+from supervisor.remediation.trigger_values import decode_tool_results, trigger_values
+from supervisor.schemas import Diagnosis, ToolResult
 
 if TYPE_CHECKING:
     from supervisor.settings import SupervisorSettings
@@ -42,7 +43,13 @@ class PlanningLimits:
 
 
 def plan_incident(
-    store: IncidentStore, incident: Item, diagnosis: Diagnosis, *, read: Reader, limits: PlanningLimits
+    store: IncidentStore,
+    incident: Item,
+    diagnosis: Diagnosis,
+    *,
+    read: Reader,
+    limits: PlanningLimits,
+    results: Sequence[ToolResult] = (),
 ) -> Item:
     """Plan the fix of the final DIAGNOSED ``incident``; its item after the plan (AWAITING_APPROVAL or
     NO_PLAN). Raises TransitionConflict when another writer moved it first, and IncidentStateError when
@@ -61,16 +68,15 @@ def plan_incident(
             incident_id=incident_id,
             function=function,
             recovery_seconds=limits.recovery_seconds,
-            set_by_trigger=trigger_values(diagnosis, stored_tool_results(store, incident_id)),
+            set_by_trigger=trigger_values(diagnosis, results),
         )
         findings = {
             "unplanned": draft.unplanned,
             "refused": [{"step": r.step, "reason": r.reason} for r in verdict.refusals],
         }
         plan = verdict.plan
-        stored: dict[str, object] = {PLAN_REVIEW: json.dumps(findings)}
-        if plan is not None:
-            stored[PLAN] = json.dumps(plan.model_dump(mode="json"))
+        stored = {PLAN_REVIEW: json.dumps(findings)}
+        stored |= {PLAN: json.dumps(plan.model_dump(mode="json"))} if plan is not None else {}
         store.update_context(incident_id, stored)
     except Exception as error:  # nothing is planned: the incident ends NO_PLAN with why, then it is raised
         why = f"planning failed: {type(error).__name__}: {error}"
@@ -143,7 +149,10 @@ class Remediation:
                 return f"not planned: {'not found' if item is None else 'not a final diagnosis'}"
             context = self.store.get_context(incident_id) or {}
             diagnosis = Diagnosis.model_validate_json(context["diagnosis"]["S"])
-            planned = plan_incident(self.store, item, diagnosis, read=self.read, limits=self.limits)
+            results = decode_tool_results(context.get("tool_results", {}).get("B"))  # what the trigger set
+            planned = plan_incident(
+                self.store, item, diagnosis, read=self.read, limits=self.limits, results=results
+            )
         except TransitionConflict as conflict:
             return f"not planned: {conflict}"
         except Exception as error:  # a read refused, a diagnosis unreadable: the diagnosis stands

@@ -14,10 +14,10 @@ from __future__ import annotations
 import gzip
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from supervisor.incident.store import IncidentStore
 from supervisor.remediation.plan import ApiCall
 from supervisor.schemas import Diagnosis, ToolResult
 
@@ -27,10 +27,9 @@ Scalar = str | int | float | bool
 _API_VERSION: Final = re.compile(r"\d{8}(v\d+)?$")  # CloudTrail's UpdateAlias20150331, ...20150331v2
 
 
-def stored_tool_results(store: IncidentStore, incident_id: str) -> list[ToolResult]:
-    """The tool results the diagnosis was checked against, as incident-context keeps them (gzip JSON)."""
-    context = store.get_context(incident_id) or {}
-    packed = context.get("tool_results", {}).get("B")
+def decode_tool_results(packed: bytes | None) -> list[ToolResult]:
+    """The tool results incident-context keeps (gzip JSON, as ``supervisor.incident.audit`` writes them:
+    that module is the agent stack's, too heavy for the executor's bundle); none when there are none."""
     return [ToolResult.model_validate(r) for r in json.loads(gzip.decompress(packed))] if packed else []
 
 
@@ -56,7 +55,7 @@ class TriggerValues:
         return None
 
 
-def trigger_values(diagnosis: Diagnosis, results: list[ToolResult]) -> TriggerValues:
+def trigger_values(diagnosis: Diagnosis, results: Sequence[ToolResult]) -> TriggerValues:
     """What the trigger set; nothing without a trigger or when no answer holds its event."""
     trigger = diagnosis.trigger
     if trigger is None:
