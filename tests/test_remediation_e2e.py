@@ -108,7 +108,8 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
 
     assert outcome["status"] == "DIAGNOSED"  # the investigation's outcome; planning came after it
     incident_id = outcome["incident_id"]
-    assert outcome["remediation"] == "AWAITING_APPROVAL", (incidents.get(incident_id) or {}).get("error_reason")
+    reason = (incidents.get(incident_id) or {}).get("error_reason")
+    assert outcome["remediation"] == "AWAITING_APPROVAL", reason
     context = incidents.get_context(incident_id) or {}
     plan = json.loads(context[PLAN]["S"])
     assert [(s["call"]["operation"], s["risk"]) for s in plan["steps"]] == [("PutRolePolicy", "high")]
