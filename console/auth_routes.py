@@ -73,7 +73,7 @@ class AuthRoutes:
         setup = self._setup
         if not setup.keys:
             return self._refused(request, 405, "this console signs in through its identity provider")
-        if not _same_origin(request, setup.public_url):
+        if not same_origin(request, setup.public_url):
             return self._refused(request, 403, "the form was sent from another site")
         async with request.form() as form:
             presented = str(form.get("key", ""))
@@ -94,7 +94,8 @@ class AuthRoutes:
             setup.throttle.failed(client)
             logger.warning("key sign-in refused from %s", client)
             return self._key_form(request, 401, "That key is not accepted.")
-        identity = Identity("key", "key", int(time.time()) + setup.session_seconds)
+        now = int(time.time())
+        identity = Identity("key", "key", now + setup.session_seconds, signed_in_at=now)
         response = RedirectResponse(next_path, status_code=303)
         _open_session(response, self._cookies, identity, _https(request), key=key)
         response.headers.append(
@@ -127,7 +128,7 @@ class AuthRoutes:
             return self._refused(request, 403, f"the token lacks the scope(s) {' '.join(missing)}")
         now = int(time.time())
         expires_at = access.expires_at if access.expires_at is not None else now + self._setup.session_seconds
-        identity = Identity(access.subject or access.client_id, "oauth", expires_at)
+        identity = Identity(access.subject or access.client_id, "oauth", expires_at, signed_in_at=now)
         response = RedirectResponse(pending.next_path, status_code=303)
         _open_session(response, self._cookies, identity, _https(request))
         response.headers.append(
@@ -138,7 +139,7 @@ class AuthRoutes:
     async def logout(self, request: Request) -> Response:
         """Deletes this browser's session cookie. A copy made before stays valid until its own expiry
         (CONSOLE_SESSION_COOKIE_MINUTES at most): nothing is stored on the server to revoke it with."""
-        if not _same_origin(request, self._setup.public_url):
+        if not same_origin(request, self._setup.public_url):
             return self._refused(request, 403, "the sign-out was sent from another site")
         response = self._render(request, "login.html", signed_out=True, form_token=None)
         response.headers.append("set-cookie", self._cookies.clearing(SESSION_COOKIE, https=_https(request)))
@@ -188,7 +189,7 @@ def _local_path(value: str) -> str:
     return value
 
 
-def _same_origin(request: Request, public_url: str | None) -> bool:
+def same_origin(request: Request, public_url: str | None) -> bool:
     """False when the browser says the request comes from another site (Sec-Fetch-Site, Origin)."""
     if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
         return False

@@ -211,13 +211,16 @@ class IncidentReader:
 
     # ------------------------------------------------------------------ one incident
 
-    def incident(self, incident_id: str) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
+    def incident(
+        self, incident_id: str, *, consistent: bool = False
+    ) -> tuple[dict[str, Any], dict[str, Any] | None] | None:
         """The state item and the decoded context item (None before an investigation recorded one); None
-        for an incident that does not exist (or cannot: ``is_incident_id``)."""
+        for an incident that does not exist (or cannot: ``is_incident_id``). ``consistent``: the state
+        as last written (a decision is checked against it)."""
         if not is_incident_id(incident_id):
             return None
         key = {"incident_id": {"S": incident_id}}
-        response = self.dynamodb.get_item(TableName=self.state_table, Key=key)
+        response = self.dynamodb.get_item(TableName=self.state_table, Key=key, ConsistentRead=consistent)
         if "Item" not in response or "status" not in response["Item"]:
             return None
         state = from_item(response["Item"])

@@ -1,6 +1,7 @@
 """/incidents/{id}: one incident, its diagnosis with each evidence pointer beside the tool answer it
 quotes, the timeline chart, and what the diagnosis cost; once re-checked, the provisional diagnosis below
-the final one, with what changed."""
+the final one, with what changed; a plan awaiting approval with the form that decides on it
+(``console.decision_page``) for an approver."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from starlette.routing import Route
 
 from console import render
 from console.data import OPEN, IncidentReader, account_region
+from console.decision_page import DecisionGate
 from console.templating import Render
 from supervisor.incident.notification import stage_label
 
 
 def incident_route(
-    reader: IncidentReader, page: Render, *, refresh_seconds: int, region: str | None
+    reader: IncidentReader, page: Render, gate: DecisionGate, *, refresh_seconds: int, region: str | None
 ) -> Route:
     async def incident(request: Request) -> Response:
         incident_id = request.path_params["incident_id"]
@@ -43,6 +45,7 @@ def incident_route(
             account_region=account_region(state, region),
             cost=render.cost((context or {}).get("model"), render.token_usage(context or {})),
             refresh=refresh_seconds if state.get("status") in OPEN else None,
+            decision=gate.form(request, state),
         )
 
     return Route("/incidents/{incident_id:path}", incident)

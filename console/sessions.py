@@ -45,6 +45,7 @@ class Identity:
     via: str  # "key" or "oauth"
     expires_at: int  # the session's end, not one cookie's
     key_id: str | None = None  # a key session's key, as ``Cookies.key_id`` names it
+    signed_in_at: int = 0  # when the person signed in (a decision on a plan wants a recent one)
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ class Cookies:
             "via": identity.via,
             "end": identity.expires_at,
             "exp": min(now + self.cookie_seconds, identity.expires_at),
+            "signed_in_at": identity.signed_in_at,
             "iat": now,
             "aud": SESSION_AUDIENCE,
         }
@@ -111,7 +113,15 @@ class Cookies:
         key_id = claims.get("key_id")
         if claims["via"] == "key" and key_id not in self._key_ids:
             return None
-        return Identity(str(claims["sub"]), str(claims["via"]), int(claims["end"]), key_id)
+        signed_in_at = int(claims.get("signed_in_at") or 0)
+        return Identity(str(claims["sub"]), str(claims["via"]), int(claims["end"]), key_id, signed_in_at)
+
+    def form_token(self, identity: Identity, *bound: str) -> str:
+        """A form's token for ``identity``'s session and what the form acts on (``bound``): a form made
+        for one session, incident or plan is refused for any other."""
+        parts = (identity.subject, identity.via, str(identity.signed_in_at), *bound)
+        message = "\0".join(("form", *parts)).encode()
+        return hmac.new(self._secret, message, hashlib.sha256).hexdigest()
 
     def sign_in(self, pending: PendingSignIn) -> str:
         claims = {

@@ -12,9 +12,11 @@ from urllib.parse import urlsplit
 from pydantic import AliasChoices, Field, SecretStr, ValidationInfo, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from executor.approvals import CONSOLE, approver_names
 from mcp_server.https_urls import checked_url
 from mcp_server.settings import SCOPE_PATTERN, proxy_list
-from supervisor.incident.resources import CONTEXT_TABLE, STATE_TABLE
+from supervisor.incident.resources import APPROVALS_TABLE, CONTEXT_TABLE, STATE_TABLE
+from supervisor.remediation.queue import RemediationQueueSettings
 
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 MIN_SESSION_SECRET = 32
@@ -25,7 +27,7 @@ def _shared(name: str) -> AliasChoices:
     return AliasChoices(f"CONSOLE_{name}", f"MCP_{name}")
 
 
-class ConsoleSettings(BaseSettings):
+class ConsoleSettings(BaseSettings, RemediationQueueSettings):
     model_config = SettingsConfigDict(env_prefix="CONSOLE_", extra="ignore", populate_by_name=True)
 
     host: str = Field(
@@ -120,6 +122,37 @@ class ConsoleSettings(BaseSettings):
         "MCP_TRUSTED_PROXIES) whose X-Forwarded-For names the client; from anyone else the "
         "connection's address is the client.",
     )
+
+    approvers: str = Field(
+        default="",
+        validation_alias=AliasChoices("CONSOLE_APPROVERS", "REMEDIATION_APPROVERS"),
+        description="The executor's REMEDIATION_APPROVERS: a person it names as console:<subject> (the "
+        "OAuth token's sub) may approve or reject a plan on its incident page, signed in through the "
+        "identity provider. Empty: the page shows the plan and the incident-remediate command only.",
+    )
+    approvals_table: str = Field(
+        default=APPROVALS_TABLE,
+        min_length=3,
+        validation_alias=AliasChoices("CONSOLE_APPROVALS_TABLE", "INCIDENT_APPROVALS_TABLE"),
+        description="The incident-approvals table a decision is written to (the console's one write).",
+    )
+    decision_sign_in_minutes: int = Field(
+        default=15,
+        ge=1,
+        le=720,
+        description="A decision on a plan needs a sign-in at most this old: an older session is asked "
+        "to sign in again first.",
+    )
+
+    @field_validator("approvers")
+    @classmethod
+    def _approvers(cls, value: str) -> str:
+        approver_names(value)
+        return value
+
+    def console_approvers(self) -> frozenset[str]:
+        """The ``console:<subject>`` approvers: who may decide on a plan here."""
+        return frozenset(name for name in approver_names(self.approvers) if name.startswith(CONSOLE))
 
     @field_validator("oauth_issuer", "oauth_jwks_url", "public_url")
     @classmethod

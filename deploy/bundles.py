@@ -53,11 +53,12 @@ EXECUTOR = Bundle(
     "executor.handler:handler",
 )
 # The image also runs the incident console (its own service in the template), which reads incidents
-# through supervisor.incident and prices LLM calls with supervisor.agent.prices: source only, none of their
-# distributions (langchain and the rest are never imported by the console).
+# through supervisor.incident, prices LLM calls with supervisor.agent.prices and records a decision on a
+# plan with executor.approvals: source only, none of their distributions (langchain and the rest are never
+# imported by the console).
 MCP_SERVER = Bundle(
     "mcp-server",
-    ("mcp_server", "console", "supervisor"),
+    ("mcp_server", "console", "supervisor", "executor"),
     (
         "mcp",
         "boto3",

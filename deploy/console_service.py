@@ -1,7 +1,9 @@
 """The incident console in the MCP server stack, with ``ConsoleEnabled=true`` (every resource here exists
 only then): the same image as its own Fargate service and identity, behind the same listener.
 
-Its task role may GetItem and Query the two tables and the state table's indexes, nothing else. Its
+Its task role may GetItem and Query the two tables and the state table's indexes; with ConsoleApprovers
+(OAuth only) it may also write a decision on a plan to incident-approvals and ask the executor's queue to
+look, nothing else. Its
 execution role injects the MCP key as MCP_API_KEY and CONSOLE_SESSION_SECRET, which signs the session
 cookie: a generated Secrets Manager secret (that secret only), so sessions outlive a task and every task
 accepts them. Listener rules send its paths to it (/auth/* included: a browser signs in there, with the key
@@ -12,10 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from console.permissions import DECISION_ACTIONS, QUEUE_ACTIONS
 from deploy import fargate, policies
-from deploy.cfn import ref
+from deploy.cfn import ref, sub
 from deploy.fargate import ECS_TASKS
-from deploy.mcp_parameters import HAS_CONSOLE, HAS_OAUTH
+from deploy.mcp_parameters import HAS_CONSOLE, HAS_CONSOLE_DECISIONS, HAS_OAUTH
 from supervisor.incident.store import INDEXES
 
 CONSOLE_CONTAINER = "incident-console"
@@ -116,7 +119,38 @@ def _environment() -> list[Template]:
         {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
         *fargate.oauth_environment(),
         fargate.when(HAS_OAUTH, "CONSOLE_OAUTH_CLIENT_ID", ref("ConsoleOAuthClientId")),
+        fargate.when(HAS_CONSOLE_DECISIONS, "REMEDIATION_APPROVERS", ref("ConsoleApprovers")),
+        fargate.when(HAS_CONSOLE_DECISIONS, "INCIDENT_APPROVALS_TABLE", ref("ApprovalsTableName")),
+        fargate.when(
+            HAS_CONSOLE_DECISIONS,
+            "REMEDIATION_QUEUE_URL",
+            sub("https://sqs.${AWS::Region}.${AWS::URLSuffix}/${AWS::AccountId}/${RemediationQueueName}"),
+        ),
     ]
+
+
+def _decision_policy() -> Template:
+    """The console's one write, with ConsoleApprovers: a decision on a plan in incident-approvals (read
+    back when refused) and a request on the executor's queue."""
+    statements = [
+        policies.allow(
+            "DecideOnPlans", DECISION_ACTIONS, [policies.dynamodb_table_arn("ApprovalsTableName")]
+        ),
+        policies.allow(
+            "AskTheExecutor",
+            QUEUE_ACTIONS,
+            [sub("arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${RemediationQueueName}")],
+        ),
+    ]
+    return {
+        "Type": "AWS::IAM::Policy",
+        "Condition": HAS_CONSOLE_DECISIONS,
+        "Properties": {
+            "PolicyName": "console-decisions",
+            "Roles": [ref("ConsoleTaskRole")],
+            "PolicyDocument": {"Version": "2012-10-17", "Statement": statements},
+        },
+    }
 
 
 def _health_check() -> Template:
@@ -181,4 +215,5 @@ def resources() -> Template:
         )
         | {"DependsOn": sorted(rules)},
     }
-    return {name: {"Condition": HAS_CONSOLE, **resource} for name, resource in console.items()}
+    conditioned = {name: {"Condition": HAS_CONSOLE, **resource} for name, resource in console.items()}
+    return conditioned | {"ConsoleDecisionPolicy": _decision_policy()}

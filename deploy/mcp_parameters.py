@@ -13,6 +13,7 @@ HAS_CROSS_ACCOUNT_ROLES = "HasCrossAccountRoles"
 HAS_CONSOLE = "HasConsole"
 HAS_OAUTH = "HasOAuth"
 HAS_OAUTH_SCOPES = "HasOAuthScopes"
+HAS_CONSOLE_DECISIONS = "HasConsoleDecisions"  # people decide on plans on the console's pages
 # OAuth 2.1 resource-server mode (mcp_server/settings.py) for both services, when OAuthIssuer is set.
 OAUTH_PARAMETERS = ("OAuthIssuer", "OAuthAudience", "OAuthScopes", "ConsoleOAuthClientId")
 Template = dict[str, Any]
@@ -118,8 +119,28 @@ def _oauth() -> Template:
 
 
 def _console_tables() -> Template:
-    """The tables of the incident-response stack, which the console reads."""
+    """The tables of the incident-response stack, which the console reads, and what a decision on a plan
+    writes to (with ConsoleApprovers)."""
     return {
+        "ConsoleApprovers": {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": r"^(console:[^,\s]+)?(\s*,\s*console:[^,\s]+)*$",
+            "Description": "People who may approve or reject plans on the console, as console:<the OAuth "
+            "token's sub>, comma-separated; the incident-response stack's RemediationApprovers must name "
+            "them too, or the executor does not count their decisions. Requires OAuthIssuer. Empty: "
+            "decisions are made with incident-remediate only, and the console writes nothing.",
+        },
+        "ApprovalsTableName": {
+            "Type": "String",
+            "Default": resources.APPROVALS_TABLE,
+            "Description": "The incident-approvals table a console decision is written to.",
+        },
+        "RemediationQueueName": {
+            "Type": "String",
+            "Default": resources.REMEDIATION_QUEUE,
+            "Description": "The executor's queue, asked to look after a console decision.",
+        },
         "StateTableName": {
             "Type": "String",
             "Default": resources.STATE_TABLE,
@@ -151,6 +172,9 @@ def conditions() -> Template:
         HAS_CONSOLE: {"Fn::Equals": [ref("ConsoleEnabled"), "true"]},
         HAS_OAUTH: _is_set("OAuthIssuer"),
         HAS_OAUTH_SCOPES: {"Fn::And": [{"Condition": HAS_OAUTH}, _is_set("OAuthScopes")]},
+        HAS_CONSOLE_DECISIONS: {
+            "Fn::And": [{"Condition": HAS_CONSOLE}, {"Condition": HAS_OAUTH}, _is_set("ConsoleApprovers")]
+        },
     }
 
 
@@ -185,7 +209,7 @@ def rules() -> Template:
                     "Assert": {"Fn::Equals": [ref(name), ""]},
                     "AssertDescription": f"{name} only applies with OAuthIssuer, which is empty.",
                 }
-                for name in OAUTH_PARAMETERS[1:]
+                for name in (*OAUTH_PARAMETERS[1:], "ConsoleApprovers")
             ],
         },
     }

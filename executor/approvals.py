@@ -15,8 +15,9 @@ replayed approval finds it redeemed and applies nothing.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from botocore.exceptions import ClientError
 
@@ -25,6 +26,28 @@ from supervisor.incident.signals import stamp
 from supervisor.incident.store import Clock, Item, from_item, to_item, utc_now
 
 Decision = Literal["APPROVED", "REJECTED"]
+PRINCIPAL_ARN: Final = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(user|role)/[\w+=,.@/-]+")
+# A person signed in to the console through its identity provider, named by the token's subject.
+CONSOLE: Final = "console:"
+_SUBJECT: Final = re.compile(r"[\w+=.@|:/-]{1,255}")
+
+
+def approver_names(value: str) -> frozenset[str]:
+    """The approvers a REMEDIATION_APPROVERS value names (comma-separated IAM user and role ARNs, and
+    ``console:<subject>``); ValueError naming each entry that is neither."""
+    names = [part.strip() for part in value.split(",") if part.strip()]
+    wrong = [
+        name
+        for name in names
+        if not PRINCIPAL_ARN.fullmatch(name)
+        and not (name.startswith(CONSOLE) and _SUBJECT.fullmatch(name.removeprefix(CONSOLE)))
+    ]
+    if wrong:
+        raise ValueError(
+            "REMEDIATION_APPROVERS names IAM users or roles by ARN (arn:aws:iam::123456789012:role/on-call) "
+            f"and console sign-ins by subject (console:<the token's sub>), not {', '.join(map(repr, wrong))}"
+        )
+    return frozenset(names)
 
 
 def approvals_table_schema() -> dict[str, Any]:
@@ -47,7 +70,8 @@ class ApprovalRefused(Exception):
 
 @dataclass(frozen=True)
 class Approver:
-    """Who may approve: IAM principals by ARN (a role's sessions count as the role)."""
+    """Who may approve: IAM principals by ARN (a role's sessions count as the role), and people signed in
+    to the console by ``console:<subject>``."""
 
     arns: frozenset[str]
 

@@ -4,7 +4,8 @@ same evidence path as the diagnosis): the invocations that started after the fix
 For a plan whose recovery is records flowing again (``records_flow``: a stopped event source, or bad
 input a mapping must now skip), recovered once the last ``min_invocations`` invocations after the fix all
 succeeded: the bad record is still retried, and fails, until it is skipped, so a failure before them
-decides nothing. For any other plan (``invocations_succeed``), recovered once ``min_invocations``
+decides nothing. Where the fix makes the function run another version (an alias moved back), only that
+version's invocations count. For any other plan (``invocations_succeed``), recovered once ``min_invocations``
 invocations started after the fix and none of those failed; not recovered as soon as one of them failed
 (a timeout, the runtime exiting, an error record, a failed init). Undecided while fewer have run.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,6 +24,7 @@ from supervisor.remediation.plan import Plan
 
 LOGS_TOOL: Final[str] = "get_recent_logs"
 SUCCEEDED: Final[str] = "no_error_seen"
+_STREAM_VERSION: Final = re.compile(r"^\d{4}/\d{2}/\d{2}/\[([^\]]+)\]")  # Lambda's stream names
 
 CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
 
@@ -42,7 +45,9 @@ async def check_invocations(
     after = [
         i
         for i in answer.get("invocations") or []
-        if isinstance(i.get("started"), str) and _instant(i["started"]) >= since
+        if isinstance(i.get("started"), str)
+        and _instant(i["started"]) >= since
+        and _runs(i, plan.recovery.version)
     ]
     failed = [i for i in after if i.get("outcome") != SUCCEEDED]
     if plan.recovery.kind == "records_flow":
@@ -70,6 +75,13 @@ def _records_flow(after: list[dict[str, Any]], failed: list[dict[str, Any]], cou
     return Verdict(
         None, f"{len(after)} invocations since the fix, {len(failed)} failed: records not moving yet"
     )
+
+
+def _runs(invocation: dict[str, Any], version: str | None) -> bool:
+    """Whether the invocation ran ``version`` (any, when None), as its log stream names it
+    (``2026/12/02/[3]<id>``); a stream that names none is counted."""
+    found = _STREAM_VERSION.search(str(invocation.get("log_stream") or ""))
+    return version is None or found is None or found.group(1) == version
 
 
 def _instant(text: str) -> datetime:

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from typing import Final
 
 from pydantic import AliasChoices, Field, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from executor.approvals import approver_names
 from supervisor.agent.mcp_settings import McpClientSettings
 from supervisor.incident.notify_settings import NotificationSettings
 from supervisor.incident.resources import APPROVALS_TABLE, CONTEXT_TABLE, STATE_TABLE
 from supervisor.remediation.plan import Risk
 from supervisor.remediation.queue import RemediationQueueSettings
 
-PRINCIPAL_ARN: Final = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:(user|role)/[\w+=,.@/-]+")
 RISKS: Final[frozenset[str]] = frozenset({"low", "high"})
 
 
@@ -46,8 +45,9 @@ class ExecutorSettings(BaseSettings, McpClientSettings, RemediationQueueSettings
     approvers: str = Field(
         validation_alias=AliasChoices("REMEDIATION_APPROVERS", "approvers"),
         default="",
-        description="Comma-separated IAM users and roles (ARNs) whose decisions count (a role's sessions "
-        "count as the role). Empty: no person can approve; only what auto-apply allows runs.",
+        description="Comma-separated IAM users and roles (ARNs; a role's sessions count as the role) and "
+        "console sign-ins (console:<subject>) whose decisions count. Empty: no person can approve; only "
+        "what auto-apply allows runs.",
     )
     auto_apply: str = Field(
         default="",
@@ -69,12 +69,7 @@ class ExecutorSettings(BaseSettings, McpClientSettings, RemediationQueueSettings
     @field_validator("approvers")
     @classmethod
     def _approvers(cls, value: str) -> str:
-        wrong = [arn for arn in _names(value) if not PRINCIPAL_ARN.fullmatch(arn)]
-        if wrong:
-            raise ValueError(
-                f"REMEDIATION_APPROVERS must name IAM users or roles by ARN "
-                f"(arn:aws:iam::123456789012:role/on-call), not {', '.join(map(repr, wrong))}"
-            )
+        approver_names(value)
         return value
 
     @field_validator("auto_apply")
@@ -87,7 +82,7 @@ class ExecutorSettings(BaseSettings, McpClientSettings, RemediationQueueSettings
 
     @property
     def approver_arns(self) -> frozenset[str]:
-        return frozenset(_names(self.approvers))
+        return approver_names(self.approvers)
 
     @property
     def auto_apply_risks(self) -> frozenset[Risk]:

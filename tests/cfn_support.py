@@ -9,7 +9,12 @@ from typing import Any
 from deploy import mcp_service
 
 NO_VALUE = object()  # AWS::NoValue, dropped where it stands
-PSEUDO = {"AWS::Region": "eu-west-1", "AWS::AccountId": "123456789012", "AWS::Partition": "aws"}
+PSEUDO = {
+    "AWS::Region": "eu-west-1",
+    "AWS::AccountId": "123456789012",
+    "AWS::Partition": "aws",
+    "AWS::URLSuffix": "amazonaws.com",
+}
 LOAD_BALANCER_NAME = "incident-lb-123.eu-west-1.elb.amazonaws.com"
 
 

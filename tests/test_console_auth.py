@@ -129,7 +129,8 @@ def test_the_oauth_sign_in_round_trip_ends_on_the_list_with_a_session_cookie(
         assert max_age_of(cookie) == 600  # one cookie: CONSOLE_SESSION_COOKIE_MINUTES (10)
         session = browser.cookies[SESSION_COOKIE]
         claims = jwt.decode(session, options={"verify_signature": False})
-        assert set(claims) == {"sub", "via", "end", "exp", "iat", "aud"}  # the identity, never the token
+        assert set(claims) == {"sub", "via", "end", "exp", "iat", "aud", "signed_in_at"}  # never the token
+        assert 0 <= claims["iat"] - claims["signed_in_at"] <= 60  # the sign-in, not the cookie's renewal
         assert (claims["sub"], claims["via"]) == ("user-1", "oauth")
         assert 880 <= claims["end"] - claims["iat"] <= 900  # the session ends with the access token
 

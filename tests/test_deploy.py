@@ -30,6 +30,8 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox, running_sandbox
 from console.app import create_app
 from console.auth import sign_in
+from console.permissions import DECISION_ACTIONS as CONSOLE_DECISION_ACTIONS
+from console.permissions import QUEUE_ACTIONS as CONSOLE_QUEUE_ACTIONS
 from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
 from console.settings import ConsoleSettings
 from deploy import build, executor_stack, mcp_service, policies, template
@@ -37,7 +39,7 @@ from deploy.alarms import QUEUE_AGE_THRESHOLD_SECONDS
 from deploy.bundles import EXECUTOR, MCP_SERVER, SUPERVISOR, WATCHDOG, Bundle
 from deploy.console_service import CONSOLE_PORT, SESSION_SECRET
 from deploy.fargate import LOAD_BALANCER_SOURCES
-from deploy.mcp_parameters import HAS_CONSOLE
+from deploy.mcp_parameters import HAS_CONSOLE, HAS_CONSOLE_DECISIONS
 from deploy.package import build as build_bundle
 from executor.permissions import PARAMETER_ACTIONS as EXECUTOR_PARAMETER_ACTIONS
 from executor.permissions import QUEUE_ACTIONS as EXECUTOR_QUEUE_ACTIONS
@@ -47,7 +49,7 @@ from executor.permissions import WRITE_ACTIONS
 from mcp_server.oauth import oauth_mode
 from mcp_server.permissions import required_iam_actions
 from mcp_server.settings import ServerSettings
-from supervisor.incident.resources import REMEDIATION_QUEUE
+from supervisor.incident.resources import APPROVALS_TABLE, REMEDIATION_QUEUE
 from supervisor.incident.store import FUNCTION_INDEX, INDEXES, RECENT_INDEX, STATUS_INDEX, IncidentStore
 from supervisor.permissions import (
     NOTIFY_ACTIONS,
@@ -58,7 +60,7 @@ from supervisor.permissions import (
     REMEDIATION_ACTIONS,
     TABLE_ACTIONS,
 )
-from tests.cfn_support import LOAD_BALANCER_NAME, ResolvedStack
+from tests.cfn_support import LOAD_BALANCER_NAME, PSEUDO, ResolvedStack
 from watchdog.permissions import QUEUE_ACTIONS as WATCHDOG_QUEUE_ACTIONS
 from watchdog.permissions import TABLE_ACTIONS as WATCHDOG_TABLE_ACTIONS
 from watchdog.permissions import TOPIC_ACTIONS as WATCHDOG_TOPIC_ACTIONS
@@ -926,6 +928,46 @@ def test_without_oauth_parameters_neither_service_gets_oauth_settings(
     assert "MCP_OAUTH_SCOPES" not in scopes_only.environment("TaskDefinition")  # no empty variable
 
 
+def test_console_approvers_give_the_console_its_one_write_and_nothing_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With ConsoleApprovers (OAuth only) the console's role may write a decision to incident-approvals and
+    ask the executor's queue, and its settings read who decides; without, neither exists."""
+    people = "console:alice, console:bob"
+    stack = ResolvedStack(OAUTH | {"ConsoleEnabled": "true", "ConsoleApprovers": people})
+    assert stack.failed_rules() == []
+    assert stack.condition(HAS_CONSOLE_DECISIONS)
+    (statement_write, statement_ask) = stack.resolve(
+        stack.document["Resources"]["ConsoleDecisionPolicy"]["Properties"]["PolicyDocument"]["Statement"]
+    )
+    region, account_id = PSEUDO["AWS::Region"], PSEUDO["AWS::AccountId"]
+    account = f"{region}:{account_id}"
+    assert (statement_write["Action"], statement_write["Resource"]) == (
+        list(CONSOLE_DECISION_ACTIONS),
+        [f"arn:aws:dynamodb:{account}:table/{APPROVALS_TABLE}"],
+    )
+    assert (statement_ask["Action"], statement_ask["Resource"]) == (
+        list(CONSOLE_QUEUE_ACTIONS),
+        [f"arn:aws:sqs:{account}:{REMEDIATION_QUEUE}"],
+    )
+    settings = _console_settings(
+        stack, monkeypatch, {"MCP_API_KEY": "k" * 32, "CONSOLE_SESSION_SECRET": _generated_secret(stack)}
+    )
+    assert settings.console_approvers() == frozenset({"console:alice", "console:bob"})
+    assert settings.approvals_table == APPROVALS_TABLE
+    assert settings.remediation_queue_url == (
+        f"https://sqs.{region}.amazonaws.com/{account_id}/{REMEDIATION_QUEUE}"
+    )
+    for parameters in (
+        OAUTH | {"ConsoleEnabled": "true"},
+        {"ConsoleEnabled": "true", "ConsoleApprovers": people},
+    ):
+        without = ResolvedStack(parameters)
+        assert not without.condition(HAS_CONSOLE_DECISIONS)
+        console = without.environment("ConsoleTaskDefinition")
+        assert [k for k in console if k.startswith(("REMEDIATION_", "INCIDENT_APPROVALS"))] == []
+
+
 @pytest.mark.parametrize(
     ("parameters", "failures"),
     [
@@ -943,6 +985,7 @@ def test_without_oauth_parameters_neither_service_gets_oauth_settings(
             ["OAuthScopes only", "ConsoleOAuthClientId only"],
         ),
         (OAUTH | {"ConsoleEnabled": "true"}, []),
+        ({"ConsoleApprovers": "console:alice"}, ["ConsoleApprovers only applies with OAuthIssuer"]),
     ],
 )
 def test_the_template_rules_refuse_incomplete_oauth_parameters(

@@ -71,24 +71,36 @@ def _outcome(sandbox: Sandbox, service: str, operation: str, names_: dict[str, s
     return str(errors[0].get("Code", "succeeded"))
 
 
-def test_every_write_off_the_allowlist_is_denied_on_the_watched_functions(sandbox: Sandbox) -> None:
+def _writes(sandbox: Sandbox, service: str) -> list[str]:
+    """The service's operations that write, but the allowlisted ones and the executor's own."""
+    model = sandbox.session(names.OPERATOR).client(service).meta.service_model
+    return [
+        operation
+        for operation in model.operation_names
+        if not operation.startswith(READS)
+        and (service, operation) not in BY_CALL
+        and f"{service}:{operation}" not in OWN | UNSIGNED
+    ]
+
+
+def test_the_enumeration_covers_the_services_whole_write_surface(sandbox: Sandbox) -> None:
+    assert sum(len(_writes(sandbox, service)) for service in SERVICES) > 1000
+
+
+@pytest.mark.timeout(360)  # EC2 alone has some 550 writes, each a request: 30 s idle, more on a busy host
+@pytest.mark.parametrize("service", SERVICES)
+def test_every_write_off_the_allowlist_is_denied_on_the_watched_functions(
+    sandbox: Sandbox, service: str
+) -> None:
     watched = {"FunctionName": names.FUNCTION_NAME, "RoleName": names.ROLE_NAME}
-    outcomes: dict[str, str] = {}
-    for service in SERVICES:
-        model = sandbox.session(names.OPERATOR).client(service).meta.service_model
-        for operation in model.operation_names:
-            if (
-                operation.startswith(READS)
-                or (service, operation) in BY_CALL
-                or f"{service}:{operation}" in OWN | UNSIGNED
-            ):
-                continue
-            outcomes[f"{service}:{operation}"] = _outcome(sandbox, service, operation, watched)
-    allowed = {action: code for action, code in outcomes.items() if code not in DENIED | {"404"}}
-    unrouted = [action for action, code in outcomes.items() if code == "404"]
+    outcomes = {
+        operation: _outcome(sandbox, service, operation, watched) for operation in _writes(sandbox, service)
+    }
+    allowed = {operation: code for operation, code in outcomes.items() if code not in DENIED | {"404"}}
+    unrouted = [operation for operation, code in outcomes.items() if code == "404"]
+    assert outcomes  # each service has writes to refuse
     assert allowed == {}, allowed
-    assert len(outcomes) > 1000  # the enumeration ran over the services' whole write surface
-    assert all(action.startswith("lambda:") for action in unrouted), unrouted
+    assert service == "lambda" or unrouted == [], unrouted  # only Lambda has routes the emulator lacks
 
 
 @pytest.mark.parametrize(

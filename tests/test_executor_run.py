@@ -23,6 +23,7 @@ from pydantic_settings import BaseSettings
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
+from console.settings import ConsoleSettings
 from executor.approvals import ApprovalRefused, Approvals, Approver
 from executor.recovery import Verdict, check_invocations
 from executor.run import AUTOMATIC, Executor
@@ -412,23 +413,37 @@ def test_an_approver_is_an_iam_principal_and_a_role_s_sessions_count_as_the_role
 @pytest.mark.parametrize(
     ("setting", "value", "message"),
     [
-        ("approvers", "alice", "REMEDIATION_APPROVERS must name IAM users or roles by ARN"),
+        ("approvers", "alice", "REMEDIATION_APPROVERS names IAM users or roles by ARN"),
         (
             "approvers",
             f"{PERSON},arn:aws:iam::123456789012:group/ops",
             "'arn:aws:iam::123456789012:group/ops'",
         ),
+        ("approvers", f"{PERSON},console:", "not 'console:'"),  # a console sign-in names its subject
+        ("approvers", "console:al ice", "not 'console:al ice'"),
         ("auto_apply", "low,medium", "EXECUTOR_AUTO_APPLY takes 'low' and 'high', not 'medium'"),
     ],
 )
 def test_the_executor_s_settings_say_what_is_wrong(setting: str, value: str, message: str) -> None:
     with pytest.raises(ValidationError, match=re.escape(message)):
         ExecutorSettings.model_validate({setting: value})
-    settings = ExecutorSettings(approvers=f" {PERSON} ,", auto_apply="low")
-    assert (settings.approver_arns, settings.auto_apply_risks) == (frozenset({PERSON}), frozenset({"low"}))
+    settings = ExecutorSettings(approvers=f" {PERSON} , console:alice", auto_apply="low")
+    assert settings.approver_arns == frozenset({PERSON, "console:alice"})
+    assert settings.auto_apply_risks == frozenset({"low"})
+    assert Approver(settings.approver_arns).identity("console:alice") == "console:alice"
+    assert Approver(settings.approver_arns).identity("console:mallory") is None
 
 
-@pytest.mark.parametrize("settings", [SupervisorSettings, WatchdogSettings, ExecutorSettings])
+def test_the_console_reads_the_same_approvers_and_decides_only_for_its_own_sign_ins() -> None:
+    with pytest.raises(ValidationError, match=re.escape("not 'alice'")):
+        ConsoleSettings.model_validate({"approvers": "alice"})
+    settings = ConsoleSettings.model_validate({"approvers": f"{PERSON}, console:alice"})
+    assert settings.console_approvers() == frozenset({"console:alice"})
+
+
+@pytest.mark.parametrize(
+    "settings", [SupervisorSettings, WatchdogSettings, ExecutorSettings, ConsoleSettings]
+)
 def test_every_component_checks_the_executor_s_queue_url(settings: type[BaseSettings]) -> None:
     with pytest.raises(ValidationError, match="REMEDIATION_QUEUE_URL must be an SQS queue URL such as"):
         settings.model_validate({"remediation_queue_url": "incident-remediations"})
@@ -457,23 +472,56 @@ def test_records_moving_again_tolerate_the_bad_record_s_failures_before_them(
         for n, outcome in enumerate(outcomes, start=1)
     ]
 
+    verdict = _verdict(invocations, Recovery(kind=kind, function=FUNCTION, within_seconds=60), since)
+    assert verdict.recovered is recovered, verdict.why
+
+
+def _verdict(invocations: list[dict[str, Any]], recovery: Recovery, since: datetime) -> Verdict:
+    """check_invocations' verdict on a plan with ``recovery`` when get_recent_logs answers ``invocations``."""
+
     async def call_tool(name: str, arguments: dict[str, Any]) -> str:
         assert (name, arguments["lambda_name"]) == ("get_recent_logs", FUNCTION)
         return json.dumps({"invocations": invocations})
 
-    plan = Plan(
-        incident_id="i-1",
-        function=FUNCTION,
-        steps=(
-            PlanStep(
-                action="-",
-                call=ApiCall(service="lambda", operation="DeleteFunctionConcurrency", params={}),
-                precondition={},
-                inverse=ApiCall(service="lambda", operation="PutFunctionConcurrency", params={}),
-                risk="low",
-            ),
-        ),
-        recovery=Recovery(kind=kind, function=FUNCTION, within_seconds=60),
+    step = PlanStep(
+        action="-",
+        call=ApiCall(service="lambda", operation="UpdateAlias", params={}),
+        precondition={},
+        inverse=ApiCall(service="lambda", operation="UpdateAlias", params={}),
+        risk="low",
     )
-    verdict = asyncio.run(check_invocations(call_tool, plan, since, since + timedelta(seconds=30)))
-    assert verdict.recovered is recovered, verdict.why
+    plan = Plan(incident_id="i-1", function=FUNCTION, steps=(step,), recovery=recovery)
+    return asyncio.run(check_invocations(call_tool, plan, since, since + timedelta(seconds=30)))
+
+
+def test_after_an_alias_moved_back_only_the_version_it_points_to_shows_recovery() -> None:
+    """An invocation routed to the bad version before the rollback may start after it: it decides nothing
+    once the plan names the version the alias now runs."""
+    since = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    invocations = [
+        {
+            "request_id": "late",
+            "log_stream": "2026/11/30/[4]aa",
+            "started": "2026-11-30T10:00:01Z",
+            "outcome": "timeout",
+        },
+        {
+            "request_id": "r-1",
+            "log_stream": "2026/11/30/[3]bb",
+            "started": "2026-11-30T10:00:02Z",
+            "outcome": "no_error_seen",
+        },
+        {
+            "request_id": "r-2",
+            "log_stream": "2026/11/30/[3]bb",
+            "started": "2026-11-30T10:00:03Z",
+            "outcome": "no_error_seen",
+        },
+    ]
+    rolled_back = Recovery(kind="invocations_succeed", function=FUNCTION, within_seconds=60, version="3")
+    assert _verdict(invocations, rolled_back, since) == Verdict(
+        True, "2 invocations started after the fix, none failed"
+    )
+    any_version = Recovery(kind="invocations_succeed", function=FUNCTION, within_seconds=60)
+    assert _verdict(invocations, any_version, since).recovered is False
+    assert _verdict(invocations[:2], rolled_back, since).recovered is None  # one of two seen

@@ -7,28 +7,37 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote
 
 import boto3
+import httpx2
 import pytest
 from aws_lambda_powertools import Logger
+from starlette.testclient import TestClient
 
 from chaos.faults.iam import REVOKE_S3
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
+from console.app import create_app
+from executor.approvals import Approvals
 from executor.cli import main as remediate
 from executor.handler import build_executor, handle
+from executor.run import Executor
 from supervisor.incident.lifecycle import EXECUTION, PLAN, PLAN_REVIEW
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.store import IncidentStore
 from tests.conftest import Inject
+from tests.console_support import local_issuer
 from tests.fault_scenarios import fresh_logs
+from tests.oauth_issuer import LocalIssuer
 from tests.pipeline_support import outcomes, published_notifications
 from tests.test_console import console
+from tests.test_console_auth import AUDIENCE, CLIENT, PUBLIC, oauth, to_callback
 
 PERSON = f"arn:aws:iam::{names.ACCOUNT_ID}:user/{names.OPERATOR}"
 
@@ -78,6 +87,62 @@ def _attribute(envelope: dict[str, Any], name: str) -> str:
     return str(envelope["MessageAttributes"][name]["Value"])
 
 
+def _executor(
+    sandbox: Sandbox, incidents: IncidentStore, mcp_server_url: str, topic: str, approvers: str
+) -> Executor:
+    """The executor as its handler builds it, as the sandbox's executor identity."""
+    return build_executor(
+        sandbox.session(names.EXECUTOR),
+        incident_state_table=incidents.state_table,
+        incident_context_table=incidents.context_table,
+        incident_approvals_table=_approvals_table(incidents),
+        approvers=approvers,
+        mcp_server_url=f"{mcp_server_url}/sse",
+        poll_seconds=0.5,
+        diagnoses_topic_arn=topic,
+    )
+
+
+def _approvals_table(incidents: IncidentStore) -> str:
+    return incidents.state_table.replace("incident-state-", "incident-approvals-")
+
+
+def _awaiting_approval(
+    sandbox: Sandbox,
+    runtime: LocalLambdaRuntime,
+    alarm_events: Callable[..., list[dict[str, Any]]],
+    inject: Inject,
+    make_pipeline: Callable[..., IncidentPipeline],
+    incidents: IncidentStore,
+) -> tuple[str, dict[str, Any], str]:
+    """The role's S3 policy revoked, the function failing, its alarm through the pipeline with remediation
+    on: the incident, its state item (its plan awaiting a person) and the diagnoses topic."""
+    fresh_logs(sandbox, names.FUNCTION_NAME)
+    inject(REVOKE_S3)
+    assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
+    (event,) = alarm_events(wait_seconds=2)
+    topic = sandbox.world.diagnoses_topic_arn
+    published_notifications(sandbox)  # what earlier tests left on the topic's reader
+    pipeline = make_pipeline(
+        remediation=True, remediation_queue_url=sandbox.world.remediation_queue_url, diagnoses_topic_arn=topic
+    )
+
+    (outcome,) = outcomes(pipeline.handle(event, None))
+
+    assert outcome["status"] == "DIAGNOSED"  # the investigation's outcome; planning came after it
+    incident_id = str(outcome["incident_id"])
+    reason = (incidents.get(incident_id) or {}).get("error_reason")
+    assert outcome["remediation"] == "AWAITING_APPROVAL", reason
+    context = incidents.get_context(incident_id) or {}
+    plan = json.loads(context[PLAN]["S"])
+    assert [(s["call"]["operation"], s["risk"]) for s in plan["steps"]] == [("PutRolePolicy", "high")]
+    assert json.loads(context[PLAN_REVIEW]["S"]) == {"unplanned": [], "refused": []}
+    incident = incidents.get(incident_id)
+    assert incident is not None
+    assert incident["status"] == "AWAITING_APPROVAL"
+    return incident_id, incident, topic
+
+
 def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_as_before(
     sandbox: Sandbox,
     operator: boto3.Session,
@@ -93,44 +158,15 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
 ) -> None:
     before = _policy(operator)
     _requests(sandbox)  # what earlier tests left on the queue
-    fresh_logs(sandbox, names.FUNCTION_NAME)
-    inject(REVOKE_S3)
-    assert _policy(operator) != before
-    assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
-    (event,) = alarm_events(wait_seconds=2)
-    topic = sandbox.world.diagnoses_topic_arn
-    published_notifications(sandbox)  # what earlier tests left on the topic's reader
-    pipeline = make_pipeline(
-        remediation=True, remediation_queue_url=sandbox.world.remediation_queue_url, diagnoses_topic_arn=topic
+    incident_id, incident, topic = _awaiting_approval(
+        sandbox, runtime, alarm_events, inject, make_pipeline, incidents
     )
-
-    (outcome,) = outcomes(pipeline.handle(event, None))
-
-    assert outcome["status"] == "DIAGNOSED"  # the investigation's outcome; planning came after it
-    incident_id = outcome["incident_id"]
-    reason = (incidents.get(incident_id) or {}).get("error_reason")
-    assert outcome["remediation"] == "AWAITING_APPROVAL", reason
-    context = incidents.get_context(incident_id) or {}
-    plan = json.loads(context[PLAN]["S"])
-    assert [(s["call"]["operation"], s["risk"]) for s in plan["steps"]] == [("PutRolePolicy", "high")]
-    assert json.loads(context[PLAN_REVIEW]["S"]) == {"unplanned": [], "refused": []}
-    incident = incidents.get(incident_id)
-    assert incident is not None
-    assert incident["status"] == "AWAITING_APPROVAL"
+    assert _policy(operator) != before
     (request,) = _requests(sandbox)
     page = html.unescape(console(sandbox, incidents).get(f"/incidents/{quote(incident_id, safe='')}").text)
     assert f"incident-remediate approve '{incident_id}' --digest {incident['plan_digest']}" in page
 
-    executor = build_executor(
-        sandbox.session(names.EXECUTOR),
-        incident_state_table=incidents.state_table,
-        incident_context_table=incidents.context_table,
-        incident_approvals_table=incidents.state_table.replace("incident-state-", "incident-approvals-"),
-        approvers=PERSON,
-        mcp_server_url=f"{mcp_server_url}/sse",
-        poll_seconds=0.5,
-        diagnoses_topic_arn=topic,
-    )
+    executor = _executor(sandbox, incidents, mcp_server_url, topic, approvers=PERSON)
     logger = Logger(service="test-executor")
     waiting = handle(executor, {"Records": [request]}, None, logger)
     assert waiting["outcomes"][0]["outcome"] == "waiting: the plan awaits a person's approval"
@@ -190,3 +226,108 @@ def test_a_revoked_policy_is_planned_approved_applied_verified_and_the_world_is_
     (call,) = json.loads((incidents.get_context(incident_id) or {})[EXECUTION]["S"])["calls"]
     assert f"PutRolePolicy (request {call['request_id']})" in fix
     assert "invocations started after the fix, none failed" in fix
+
+
+APPROVER = "user-1"  # the local issuer's subject
+
+
+def _signed_in(console: TestClient) -> None:
+    """Sign ``console``'s browser in through the (real) local issuer, as its subject."""
+    path, query = to_callback(console)
+    assert console.get(path, params=query).status_code == 303
+
+
+def _form(page: str) -> dict[str, str]:
+    """The decision form's hidden fields, as the page gave them."""
+    found = re.search(
+        r'name="digest" value="([^"]+)"><input type="hidden" name="form_token" value="(\w+)"', page
+    )
+    assert found is not None, "the page offers no decision form"
+    return {"digest": found[1], "form_token": found[2]}
+
+
+def test_a_person_signed_in_to_the_console_approves_and_the_executor_applies_exactly_that(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    alarm_events: Callable[..., list[dict[str, Any]]],
+    inject: Inject,
+    make_pipeline: Callable[..., IncidentPipeline],
+    incidents: IncidentStore,
+    mcp_server_url: str,
+    traffic: Callable[[], None],
+) -> None:
+    before = _policy(operator)
+    _requests(sandbox)  # what earlier tests left on the queue
+    incident_id, incident, topic = _awaiting_approval(
+        sandbox, runtime, alarm_events, inject, make_pipeline, incidents
+    )
+    _requests(sandbox)  # the plan's own request
+    digest = str(incident["plan_digest"])
+    with local_issuer(CLIENT) as issuer:
+        issuer.grant_claims = {"aud": AUDIENCE}
+        _decide_on_the_console(sandbox, incidents, issuer, incident_id, digest)
+
+    (request,) = _requests(sandbox)  # the console asked the executor to look, once
+    traffic()
+    done_run = handle(
+        _executor(sandbox, incidents, mcp_server_url, topic, approvers=f"console:{APPROVER}"),
+        {"Records": [request]},
+        None,
+        Logger(service="test-executor"),
+    )
+    assert done_run["outcomes"][0]["outcome"].startswith("REMEDIATED: recovered: "), done_run
+    assert _policy(operator) == before
+
+
+def _decide_on_the_console(
+    sandbox: Sandbox, incidents: IncidentStore, issuer: LocalIssuer, incident_id: str, digest: str
+) -> None:
+    """Refused decisions on the console page write nothing; then the approver's approval is recorded."""
+    approvals = Approvals(sandbox.session(names.OPERATOR).client("dynamodb"), _approvals_table(incidents))
+    values = {
+        "approvers": f"console:{APPROVER}, {PERSON}",
+        "approvals_table": approvals.table,
+        "remediation_queue_url": sandbox.world.remediation_queue_url,
+    }
+    app = create_app(oauth(incidents, issuer, **values), sandbox.session(names.CONSOLE))  # IAM enforced
+    path = f"/incidents/{quote(incident_id, safe='')}"
+    person = TestClient(app, base_url=PUBLIC, follow_redirects=False)
+    _signed_in(person)
+    form = _form(person.get(path).text)
+    assert form["digest"] == digest
+
+    def decide(client: TestClient, decision: str = "APPROVED", **changed: str) -> httpx2.Response:
+        headers = {
+            "Origin": changed.pop("origin", PUBLIC),
+            "Sec-Fetch-Site": changed.pop("site", "same-origin"),
+        }
+        return client.post(path, data=form | {"decision": decision} | changed, headers=headers)
+
+    def refused(response: httpx2.Response, status: int, why: str) -> bool:
+        return response.status_code == status and why in html.unescape(response.text)
+
+    # Each of these is refused, and nothing is decided.
+    assert decide(person, origin="https://elsewhere.example").status_code == 403  # the request guard's
+    assert refused(decide(person, site="cross-site"), 403, "sent from another site")
+    assert refused(decide(person, form_token="0" * 64), 403, "made for another session or plan")
+    forged = "sha256:" + "0" * 64  # the token is the plan's: another digest is refused before it is read
+    assert refused(decide(person, digest=forged), 403, "made for another session or plan")
+    assert refused(decide(person, "MAYBE"), 400, "must be one of APPROVED, REJECTED")
+    issuer.grant_claims = {"aud": AUDIENCE, "sub": "user-2"}  # someone the approvers do not name
+    stranger = TestClient(app, base_url=PUBLIC, follow_redirects=False)
+    _signed_in(stranger)
+    assert "console:user-2 is not an approver" in html.unescape(stranger.get(path).text)
+    assert refused(
+        decide(stranger), 403, "console:user-2 is not an approver"
+    )  # even with the approver's form
+    assert approvals.get(incident_id, digest) is None
+    assert _requests(sandbox) == []
+
+    done = decide(person)
+    assert done.status_code == 200, done.text
+    assert f"console:{APPROVER} approved the plan of {incident_id}" in html.unescape(done.text)
+    decision = approvals.get(incident_id, digest)
+    assert decision is not None
+    assert (decision["decision"], decision["approved_by"]) == ("APPROVED", f"console:{APPROVER}")
+    assert refused(decide(person), 409, f"console:{APPROVER} already decided (APPROVED)")

@@ -208,6 +208,20 @@ CASES = {
         (),
         lambda s, w: {k: _mapping(s).get(k) for k in ("MaximumRetryAttempts", "BisectBatchOnFunctionError")},
     ),
+    "dead-letter queue changed": Case(
+        "lambda",
+        "UpdateFunctionConfiguration",
+        lambda _s, w: {
+            "FunctionName": names.ORDER_NOTIFIER_FUNCTION,
+            "DeadLetterConfig": {"TargetArn": w.orders_dlq_arn},
+        },
+        (),
+        lambda s, w: (
+            s.client("lambda")
+            .get_function_configuration(FunctionName=names.ORDER_NOTIFIER_FUNCTION)
+            .get("DeadLetterConfig")
+        ),
+    ),
     "statement added": Case(
         "lambda",
         "AddPermission",
@@ -340,6 +354,24 @@ _PUT_BACK = ApiCall(
 )
 
 
+_QUEUE = f"arn:aws:sqs:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:{names.ORDER_NOTIFIER_DLQ}"
+_NO_DLQ = {"TargetArn": ""}
+
+
+def _dlq_to(target: str) -> dict[str, Any]:
+    return {"FunctionName": names.FUNCTION_NAME, "DeadLetterConfig": {"TargetArn": target}}
+
+
+_DLQ_BACK = ApiCall(service="lambda", operation="UpdateFunctionConfiguration", params=_dlq_to(""))
+
+
+def test_the_critic_passes_a_dead_letter_queue_put_back_where_the_diagnosis_names_it() -> None:
+    step = _step(
+        "lambda", "UpdateFunctionConfiguration", _dlq_to(_QUEUE), {"DeadLetterConfig": _NO_DLQ}, _DLQ_BACK
+    )
+    assert _reviewed(step, (_QUEUE,)) == []
+
+
 def _reviewed(step: DraftStep, affected: tuple[str, ...] = ()) -> list[str]:
     result = review(
         [step],
@@ -363,6 +395,18 @@ def test_the_critic_passes_a_reservation_removed_and_gives_it_the_allowlists_ris
     assert result.plan is not None
     assert [s.risk for s in result.plan.steps] == ["low"]
     assert result.plan.recovery.kind == "invocations_succeed"
+    assert result.plan.recovery.version is None  # the function runs what it ran: any version shows it
+
+
+def test_an_alias_moved_back_is_recovered_only_by_the_version_it_points_to() -> None:
+    params = {"FunctionName": names.ORDERS_FUNCTION, "Name": names.ORDERS_ALIAS, "FunctionVersion": "3"}
+    undo = ApiCall(service="lambda", operation="UpdateAlias", params=params | {"FunctionVersion": "4"})
+    step = _step("lambda", "UpdateAlias", params, {"FunctionVersion": "4", "RoutingConfig": None}, undo)
+    result = review(
+        [step], _diagnosis(), incident_id="i-1", function=names.ORDERS_FUNCTION, recovery_seconds=60
+    )
+    assert result.plan is not None, result.refusals
+    assert result.plan.recovery.version == "3"
 
 
 @pytest.mark.parametrize(
@@ -394,8 +438,8 @@ def test_the_critic_passes_a_reservation_removed_and_gives_it_the_allowlists_ris
                 _PUT_BACK,
             ),
             (),
-            "UpdateFunctionConfiguration may set only EphemeralStorage, FunctionName, Handler, MemorySize, "
-            "Timeout, not Environment",
+            "UpdateFunctionConfiguration may set only DeadLetterConfig, EphemeralStorage, FunctionName, "
+            "Handler, MemorySize, Timeout, not Environment",
         ),
         (
             _step(
@@ -443,7 +487,29 @@ def test_the_critic_passes_a_reservation_removed_and_gives_it_the_allowlists_ris
                 ),
             ),
             (names.ORDERS_FUNCTION,),
-            "its undo does not change the same resources as the step",
+            f"its undo changes {names.ORDERS_FUNCTION}, which the step does not",
+        ),
+        (
+            _step(
+                "lambda",
+                "UpdateFunctionConfiguration",
+                _dlq_to(_QUEUE),
+                {"DeadLetterConfig": _NO_DLQ},
+                _DLQ_BACK,
+            ),
+            (),
+            f"it changes {_QUEUE}: neither the incident's function nor a resource the diagnosis verified",
+        ),
+        (
+            _step(
+                "lambda",
+                "UpdateFunctionConfiguration",
+                _dlq_to(""),
+                {"DeadLetterConfig": {"TargetArn": _QUEUE}},
+                _DLQ_BACK,
+            ),
+            (_QUEUE,),
+            "a fix puts a dead-letter queue back (its TargetArn), never removes one or sets more",
         ),
     ],
     ids=[
@@ -454,6 +520,8 @@ def test_the_critic_passes_a_reservation_removed_and_gives_it_the_allowlists_ris
         "placeholder",
         "undo",
         "undo elsewhere",
+        "dead-letter queue not verified",
+        "dead-letter queue removed",
     ],
 )
 def test_the_critic_refuses(step: DraftStep, affected: tuple[str, ...], reason: str) -> None:

@@ -1430,7 +1430,6 @@ SCENARIOS: tuple[Scenario, ...] = (
                 impact={"events_dropped": 1},
                 # applied once (on the first incident): the queue is back after that
                 applies=Applies("async-delivered") if n == 0 else None,
-                unplanned="DeadLetterConfig",  # the allowlist puts back timeout, memory, handler, /tmp only
             )
             for n in range(2)
         ),

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from chaos.sandbox import names
-from console.permissions import TABLE_ACTIONS as CONSOLE_TABLE_ACTIONS
+from console import permissions as console
 from executor import permissions as executor
 from mcp_server.permissions import READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import (
@@ -77,7 +77,13 @@ def policy_documents() -> dict[str, str]:
                 "Resource": "*",
             }
         ),
-        names.CONSOLE: _document({"Effect": "Allow", "Action": list(CONSOLE_TABLE_ACTIONS), "Resource": "*"}),
+        names.CONSOLE: _document(
+            {
+                "Effect": "Allow",
+                "Action": sorted({*console.TABLE_ACTIONS, *console.DECISION_ACTIONS, *console.QUEUE_ACTIONS}),
+                "Resource": "*",
+            }
+        ),
         names.EXECUTOR: _executor_document(),
         names.LAMBDA_SERVICE: _document(
             {

@@ -57,7 +57,10 @@ def review(
         kind: RecoveryKind = (
             "records_flow" if RECORDS_FLOW & set(diagnosis.fault_types) else "invocations_succeed"
         )
-        recovery = Recovery(kind=kind, function=function, within_seconds=recovery_seconds)
+        version = next(
+            (s.call.params["FunctionVersion"] for s in passed if s.call.operation == "UpdateAlias"), None
+        )
+        recovery = Recovery(kind=kind, function=function, within_seconds=recovery_seconds, version=version)
         result.plan = Plan(incident_id=incident_id, function=function, steps=tuple(passed), recovery=recovery)
     return result
 
@@ -80,6 +83,6 @@ def _refusal(step: DraftStep, verified: set[str]) -> str | None:
     inverse = BY_CALL.get((undo.service, undo.operation))
     if inverse is None:
         return f"its undo, {undo.service} {undo.operation}, is not an allowlisted operation"
-    if set(inverse.targets(undo.params, step.precondition)) != touched:
-        return "its undo does not change the same resources as the step"
+    if outside := sorted(set(inverse.targets(undo.params, step.precondition)) - touched):
+        return f"its undo changes {', '.join(outside)}, which the step does not"
     return None

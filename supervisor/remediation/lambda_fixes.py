@@ -47,14 +47,29 @@ def _unmoved_alias(params: Params, state: State) -> str | None:
     return None
 
 
-SETTINGS: Final = ("Timeout", "MemorySize", "Handler", "EphemeralStorage")  # never Environment: sensitive
+# Never Environment: its values are sensitive. DeadLetterConfig reads {"TargetArn": ""} where there is none,
+# which is also how UpdateFunctionConfiguration removes one (API_DeadLetterConfig).
+SETTINGS: Final = ("Timeout", "MemorySize", "Handler", "EphemeralStorage", "DeadLetterConfig")
 
 
 def _read_settings(client: Reader, params: Params) -> State:
     config = client("lambda").get_function_configuration(FunctionName=params["FunctionName"])
     state = {key: config.get(key) for key in SETTINGS if key in params}
+    if "DeadLetterConfig" in params:
+        target = (config.get("DeadLetterConfig") or {}).get("TargetArn")
+        state["DeadLetterConfig"] = {"TargetArn": target or ""}
     state["RevisionId"] = config.get("RevisionId")
     return state
+
+
+def _dead_letter_target(params: Params) -> str:
+    return str((params.get("DeadLetterConfig") or {}).get("TargetArn") or "")
+
+
+def _settings_targets(params: Params, _state: State) -> tuple[str, ...]:
+    """The function, and the dead-letter queue or topic the call sends its failed events to."""
+    target = _dead_letter_target(params)
+    return (function_name(params["FunctionName"]), *((target,) if target else ()))
 
 
 def _settings_back(params: Params, state: State) -> ApiCall:
@@ -69,6 +84,10 @@ def _settings_back(params: Params, state: State) -> ApiCall:
 def _unchanged_settings(params: Params, state: State) -> str | None:
     if not any(key in params for key in SETTINGS):
         return "the call sets none of the settings a remediation may put back"
+    if "DeadLetterConfig" in params and (
+        set(params["DeadLetterConfig"] or {}) != {"TargetArn"} or not _dead_letter_target(params)
+    ):
+        return "a fix puts a dead-letter queue back (its TargetArn), never removes one or sets more"
     if all(params[key] == state[key] for key in SETTINGS if key in params):
         return "the function already has these settings: nothing to do"
     return None
@@ -221,12 +240,12 @@ FIXES: Final[tuple[Operation, ...]] = (
         "lambda",
         "UpdateFunctionConfiguration",
         "low",
-        "put back a recorded setting (timeout, memory, handler, ephemeral storage)",
+        "put back a recorded setting (timeout, memory, handler, ephemeral storage, dead-letter queue)",
         frozenset({"FunctionName", *SETTINGS}),
         ("lambda:GetFunctionConfiguration",),
         _read_settings,
         _settings_back,
-        _function,
+        _settings_targets,
         _unchanged_settings,
     ),
     Operation(

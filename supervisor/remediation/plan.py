@@ -47,6 +47,9 @@ class Recovery(_Frozen):
     kind: RecoveryKind
     function: str = Field(min_length=1)
     within_seconds: int = Field(gt=0)
+    # The version the fix makes the function run (an alias moved back): only its invocations show recovery;
+    # one routed to the old version before the fix, and started after it, decides nothing.
+    version: str | None = None
 
 
 class Plan(_Frozen):

@@ -344,7 +344,7 @@ def dead_letter_missing(c: Conversation) -> Finding | None:
             TOOL, "async_config.metrics.AsyncEventsDropped", dropped, f"{dropped:g} event(s) dropped", None
         ),
     ]
-    remedy, shown = _restore_dead_letter_queue(c)
+    remedy, shown, queue = _restore_dead_letter_queue(c)
     return Finding(
         "configuration_error",
         f"{c.name} has no dead-letter queue or on-failure destination: Lambda dropped {dropped:g} "
@@ -355,12 +355,13 @@ def dead_letter_missing(c: Conversation) -> Finding | None:
         relevant_change=_keeps_failures,
         first_failure=first_failure(c),
         explains_invocations=False,
+        resources=queue,
     )
 
 
-def _restore_dead_letter_queue(c: Conversation) -> tuple[Remedy, list[Pointer]]:
+def _restore_dead_letter_queue(c: Conversation) -> tuple[Remedy, list[Pointer], tuple[str, ...]]:
     """Put back the dead-letter queue the change history shows the function had (its creation or an earlier
-    update); without one, no command."""
+    update), which the fix then sends to; without one, no command."""
     previous = previous_setting(c, "deadLetterConfig")
     value = previous[0] if previous is not None else None
     arn = (
@@ -375,6 +376,7 @@ def _restore_dead_letter_queue(c: Conversation) -> tuple[Remedy, list[Pointer]]:
                 "The change history does not show the queue it had: choose one the role may send to.",
             ),
             [],
+            (),
         )
     params = {"FunctionName": c.name, "DeadLetterConfig": {"TargetArn": arn}}
     remedy = Remedy(
@@ -383,4 +385,4 @@ def _restore_dead_letter_queue(c: Conversation) -> tuple[Remedy, list[Pointer]]:
         command(c, "lambda", "UpdateFunctionConfiguration", params),
         "low",
     )
-    return remedy, [previous[1]]
+    return remedy, [previous[1]], (arn,)
