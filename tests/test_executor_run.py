@@ -39,7 +39,7 @@ from supervisor.incident.store import IncidentStateError, IncidentStore, Item
 from supervisor.remediation.plan import ApiCall, Plan, PlanStep, Recovery, RecoveryKind, plan_digest
 from supervisor.remediation.planning import PlanningLimits, plan_incident, stored_plan
 from supervisor.settings import SupervisorSettings
-from tests.test_remediation_plan import _diagnosis
+from tests.test_remediation_plan import _diagnosis, recorded
 from watchdog.settings import WatchdogSettings
 
 PERSON = "arn:aws:iam::123456789012:role/on-call-approver"
@@ -93,7 +93,8 @@ def _planned(
     commands = [build_command("lambda", op, params, region=sandbox.region) for op, params in calls]
     limits = PlanningLimits(recovery_seconds=20, approval_seconds=3600)
     read = sandbox.session(names.SUPERVISOR).client
-    return plan_incident(store, diagnosed, _diagnosis(*commands), read=read, limits=limits)
+    history = [recorded(*(params for _, params in calls))]  # each value known from a change before
+    return plan_incident(store, diagnosed, _diagnosis(*commands), read=read, limits=limits, results=history)
 
 
 def _executor(

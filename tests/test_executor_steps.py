@@ -14,10 +14,11 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from executor.steps import AppliedCall, StepRefused, apply_steps, undo_steps
 from supervisor.diagnosis.cli_commands import build_command
+from supervisor.remediation.change_history import read_history
 from supervisor.remediation.critic import review
 from supervisor.remediation.plan import ApiCall, Plan, PlanStep, Recovery
 from supervisor.remediation.resolver import resolve
-from tests.test_remediation_plan import CASES, _diagnosis
+from tests.test_remediation_plan import CASES, _diagnosis, recorded
 
 TIMEOUT = {"FunctionName": names.FUNCTION_NAME, "Timeout": 9}
 RESERVED = {"FunctionName": names.FUNCTION_NAME, "ReservedConcurrentExecutions": 4}
@@ -52,8 +53,14 @@ def _plan(sandbox: Sandbox, *calls: tuple[str, dict[str, Any]]) -> Plan:
     ]
     draft = resolve(_diagnosis(*commands), final=True, read=sandbox.session(names.SUPERVISOR).client)
     assert draft.unplanned == []
+    history = read_history(_diagnosis(), [recorded(*(params for _, params in calls))], names.FUNCTION_NAME)
     reviewed = review(
-        draft.steps, _diagnosis(), incident_id="i-1", function=names.FUNCTION_NAME, recovery_seconds=60
+        draft.steps,
+        _diagnosis(),
+        incident_id="i-1",
+        function=names.FUNCTION_NAME,
+        recovery_seconds=60,
+        history=history,
     )
     assert reviewed.plan is not None, reviewed.refusals
     return reviewed.plan

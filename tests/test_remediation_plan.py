@@ -19,12 +19,12 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.sandbox.world import World
 from supervisor.diagnosis.cli_commands import build_command
 from supervisor.permissions import PLAN_READ_ACTIONS
+from supervisor.remediation.change_history import read_history
 from supervisor.remediation.critic import review
 from supervisor.remediation.operation import function_name
 from supervisor.remediation.operations import BY_CALL, OPERATIONS
 from supervisor.remediation.plan import ApiCall, DraftStep, plan_digest
 from supervisor.remediation.resolver import resolve
-from supervisor.remediation.trigger_values import trigger_values
 from supervisor.schemas import Diagnosis, ToolResult, Trigger
 
 LOGS_POLICY_ARN = f"arn:aws:iam::{names.ACCOUNT_ID}:policy/{names.LOGS_POLICY_NAME}"
@@ -32,6 +32,26 @@ NARROW = {
     "Version": "2012-10-17",
     "Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/k"}],
 }
+
+
+def recorded(*settings: dict[str, Any]) -> ToolResult:
+    """A get_recent_changes answer whose changes (before any trigger) set ``settings`` (API names), as
+    CloudTrail summarises them (camelCase: ``timeout``, ``deadLetterConfig.targetArn``)."""
+
+    def camel(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k[:1].lower() + k[1:]: camel(v) for k, v in value.items()}
+        return value
+
+    events = [
+        {
+            "event_name": "UpdateFunctionConfiguration20150331v2",
+            "time": "2026-01-01T00:00:00+00:00",
+            "summary": camel(s),
+        }
+        for s in settings
+    ]
+    return ToolResult(tool="get_recent_changes", arguments={}, result={"events": events})
 
 
 def _diagnosis(
@@ -369,16 +389,25 @@ def test_the_critic_passes_a_dead_letter_queue_put_back_where_the_diagnosis_name
     step = _step(
         "lambda", "UpdateFunctionConfiguration", _dlq_to(_QUEUE), {"DeadLetterConfig": _NO_DLQ}, _DLQ_BACK
     )
-    assert _reviewed(step, (_QUEUE,)) == []
+    assert _reviewed(step, (_QUEUE,), recorded({"DeadLetterConfig": {"TargetArn": _QUEUE}})) == []
+    elsewhere = f"arn:aws:sqs:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:{names.ORDERS_DLQ}"
+    assert _reviewed(step, (_QUEUE,), recorded({"DeadLetterConfig": {"TargetArn": elsewhere}})) == [
+        f'it sets DeadLetterConfig to {{"TargetArn": "{_QUEUE}"}}, a value no change before the trigger '
+        "shows: a fix puts back a recorded setting"
+    ]
 
 
-def _reviewed(step: DraftStep, affected: tuple[str, ...] = ()) -> list[str]:
+def _reviewed(
+    step: DraftStep, affected: tuple[str, ...] = (), history: ToolResult | None = None
+) -> list[str]:
+    diagnosis = _diagnosis(affected=affected)
     result = review(
         [step],
-        _diagnosis(affected=affected),
+        diagnosis,
         incident_id="i-1",
         function=names.FUNCTION_NAME,
         recovery_seconds=60,
+        history=read_history(diagnosis, [history] if history else [], names.FUNCTION_NAME),
     )
     assert (result.plan is None) == bool(result.refusals)
     return [refusal.reason for refusal in result.refusals]
@@ -754,7 +783,7 @@ def test_a_step_that_sets_what_the_trigger_set_is_refused() -> None:
         arguments={"lambda_name": names.ORDERS_FUNCTION},
         result={"events": [other, {"event_name": "UpdateAlias20150331", "time": moved, "summary": summary}]},
     )
-    values = trigger_values(diagnosis, [changes])
+    values = read_history(diagnosis, [changes], names.ORDERS_FUNCTION)
     assert (values.operation, values.values) == ("UpdateAlias", {"functionversion": "2"})  # names: which
 
     def rollback(version: str) -> DraftStep:
@@ -777,7 +806,7 @@ def test_a_step_that_sets_what_the_trigger_set_is_refused() -> None:
             incident_id="i",
             function=names.ORDERS_FUNCTION,
             recovery_seconds=60,
-            set_by_trigger=values,
+            history=values,
         )
         for v in ("2", "1")
     )
@@ -786,7 +815,10 @@ def test_a_step_that_sets_what_the_trigger_set_is_refused() -> None:
         "the trigger"
     ]
     assert passed.plan is not None, passed.refusals
-    assert trigger_values(diagnosis.model_copy(update={"trigger": None}), [changes]).values == {}
+    assert (
+        read_history(diagnosis.model_copy(update={"trigger": None}), [changes], names.ORDERS_FUNCTION).values
+        == {}
+    )
     # Another operation on the same key (a route deleted, then created again) is the trigger's undo.
     recreated = ApiCall(service="lambda", operation="CreateAlias", params={"FunctionVersion": "2"})
     assert values.set_again(recreated) is None

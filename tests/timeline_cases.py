@@ -112,9 +112,7 @@ class Case:
         cloudtrail = cloudtrail_reader(self.sandbox, names.OPERATOR, change.region)
         lookup = [{"AttributeKey": "EventId", "AttributeValue": change.event_id}]
         record = json.loads(cloudtrail.lookup_events(LookupAttributes=lookup)["Events"][0]["CloudTrailEvent"])
-        set_by_trigger = {
-            key.lower(): value for key, value in (record.get("requestParameters") or {}).items()
-        }
+        history = {key.lower(): value for key, value in (record.get("requestParameters") or {}).items()}
         for step in self.diagnosis.remediation_plan:
             words = (step.command or "").split()
             if len(words) < 3:
@@ -124,7 +122,7 @@ class Case:
                 continue
             for key, value in command.params.items():
                 if key.lower() not in IDENTIFIERS:
-                    assert set_by_trigger.get(key.lower(), ...) != value, f"{step.command}: {key}{self.why}"
+                    assert history.get(key.lower(), ...) != value, f"{step.command}: {key}{self.why}"
 
     def assert_input_gap(self, error: str, phase: str = "mixed") -> None:
         """No command, and the bad-input gap naming ``error`` in one of the phase's failed requests."""

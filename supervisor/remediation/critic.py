@@ -9,10 +9,10 @@ import json
 from dataclasses import dataclass, field
 
 from mcp_server.secret_kinds import quotes_a_placeholder
+from supervisor.remediation.change_history import ChangeHistory
 from supervisor.remediation.operation import function_name
 from supervisor.remediation.operations import BY_CALL
 from supervisor.remediation.plan import DraftStep, Plan, PlanStep, Recovery, RecoveryKind
-from supervisor.remediation.trigger_values import TriggerValues
 from supervisor.schemas import Diagnosis
 
 # Faults whose recovery is records moving again: a stopped source, or bad input a mapping must now skip
@@ -39,20 +39,24 @@ def review(
     incident_id: str,
     function: str,
     recovery_seconds: int,
-    set_by_trigger: TriggerValues | None = None,
+    history: ChangeHistory | None = None,
 ) -> Review:
     """Review the Resolver's ``steps`` for the incident on ``function``; a plan only when all pass.
-    ``set_by_trigger``: the settings the trigger set (``trigger_values``), which no step may set again."""
+    ``history``: the diagnosis's change history (``read_history``): no step sets again what the trigger
+    set, and a setting put back takes a value recorded before it (none known: none put back)."""
     verified = {function, *(function_name(name) for name in diagnosis.affected_resources)}
     result = Review()
     passed: list[PlanStep] = []
+    known = history or ChangeHistory()
     for number, step in enumerate(steps, start=1):
-        reason = _refusal(step, verified) or (set_by_trigger or TriggerValues()).set_again(step.call)
-        if reason is not None:
-            result.refusals.append(Refusal(number, reason))
+        reason = _refusal(step, verified)  # first: whether the operation is on the allowlist at all
+        operation = BY_CALL[(step.call.service, step.call.operation)] if reason is None else None
+        if operation is not None:
+            reason = known.set_again(step.call) or known.unrecorded(step.call, operation.recorded)
+        if reason is not None or operation is None:
+            result.refusals.append(Refusal(number, str(reason)))
             continue
-        risk = BY_CALL[(step.call.service, step.call.operation)].risk
-        passed.append(PlanStep(**step.model_dump(), risk=risk))
+        passed.append(PlanStep(**step.model_dump(), risk=operation.risk))
     if passed and not result.refusals:
         kind: RecoveryKind = (
             "records_flow" if RECORDS_FLOW & set(diagnosis.fault_types) else "invocations_succeed"

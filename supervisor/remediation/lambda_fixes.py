@@ -247,6 +247,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _settings_back,
         _settings_targets,
         _unchanged_settings,
+        recorded=SETTINGS,
     ),
     Operation(
         "lambda",

@@ -50,6 +50,7 @@ class Operation:
     targets: Callable[[Params, State], tuple[str, ...]]  # the resources it changes, by name
     refuse: Callable[[Params, State], str | None] = lambda _params, _state: None
     fix: bool = True  # False: on the list only as the undo of a fix, never a fix itself
+    recorded: tuple[str, ...] = ()  # parameters whose value a change before the trigger must show
 
     @property
     def key(self) -> tuple[str, str]:

@@ -24,12 +24,12 @@ from supervisor.incident.lifecycle import APPROVAL_DEADLINE, PLAN, PLAN_DIGEST, 
 from supervisor.incident.notify import Notifier, notify_now
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStateError, IncidentStore, Item, TransitionConflict
+from supervisor.remediation.change_history import decode_tool_results, read_history
 from supervisor.remediation.critic import review
 from supervisor.remediation.operation import Reader
 from supervisor.remediation.plan import Plan, plan_digest
 from supervisor.remediation.queue import send_request
 from supervisor.remediation.resolver import resolve
-from supervisor.remediation.trigger_values import decode_tool_results, trigger_values
 from supervisor.schemas import Diagnosis, ToolResult
 
 if TYPE_CHECKING:
@@ -68,7 +68,7 @@ def plan_incident(
             incident_id=incident_id,
             function=function,
             recovery_seconds=limits.recovery_seconds,
-            set_by_trigger=trigger_values(diagnosis, results),
+            history=read_history(diagnosis, results, function),
         )
         findings = {
             "unplanned": draft.unplanned,
