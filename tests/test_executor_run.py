@@ -33,7 +33,7 @@ from mcp_server.server import build_server
 from mcp_server.settings import ServerSettings
 from supervisor.agent.providers import McpToolProvider
 from supervisor.diagnosis.cli_commands import build_command
-from supervisor.incident.lifecycle import EXECUTION, PLAN
+from supervisor.incident.lifecycle import EXECUTION, PLAN, PLAN_REVIEW
 from supervisor.incident.signals import Signal
 from supervisor.incident.store import IncidentStateError, IncidentStore, Item
 from supervisor.remediation.plan import ApiCall, Plan, PlanStep, Recovery, RecoveryKind, plan_digest
@@ -372,6 +372,44 @@ def test_a_diagnosis_with_no_command_ends_no_plan_with_why_and_a_provisional_one
     with pytest.raises(IncidentStateError, match="a provisional diagnosis is never planned"):
         plan_incident(incidents, provisional, _diagnosis(), read=read, limits=limits)
     assert _status_of(incidents, str(provisional["incident_id"])) == "DIAGNOSED"
+
+
+def test_what_the_critic_refuses_goes_back_to_the_resolver_once_and_the_rest_is_planned(
+    sandbox: Sandbox, incidents: IncidentStore, throttled: dict[str, Any]
+) -> None:
+    """A timeout no change recorded is refused; the Resolver's second round drafts the other step, which
+    passes: the plan is that step, with the refusal beside it. Refused alone, nothing is planned."""
+    limits = PlanningLimits(recovery_seconds=20, approval_seconds=3600)
+    read = sandbox.session(names.SUPERVISOR).client
+    guessed, unthrottle = (
+        build_command("lambda", *call, region=sandbox.region) for call in (TIMEOUT_9, UNTHROTTLE)
+    )
+    refusal = (
+        "it sets Timeout to 9, a value no change before the trigger shows: a fix puts back a recorded setting"
+    )
+
+    both = plan_incident(
+        incidents,
+        _planned(sandbox, incidents, plan=False),
+        _diagnosis(guessed, unthrottle),
+        read=read,
+        limits=limits,
+    )
+    assert both["status"] == "AWAITING_APPROVAL"
+    plan, _ = stored_plan(incidents, str(both["incident_id"])) or (None, "")
+    assert plan is not None
+    assert [step.call.operation for step in plan.steps] == ["DeleteFunctionConcurrency"]
+    context = incidents.get_context(str(both["incident_id"])) or {}
+    assert json.loads(context[PLAN_REVIEW]["S"]) == {
+        "unplanned": [],
+        "refused": [{"step": 1, "reason": refusal}],
+    }
+
+    alone = plan_incident(
+        incidents, _planned(sandbox, incidents, plan=False), _diagnosis(guessed), read=read, limits=limits
+    )
+    assert (alone["status"], alone["error_reason"]) == ("NO_PLAN", f"no safe plan: step 1 refused: {refusal}")
+    assert _world(sandbox.session(names.OPERATOR)) == throttled  # planning applies nothing
 
 
 def test_planning_that_fails_midway_ends_no_plan_saying_why(

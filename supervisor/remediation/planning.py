@@ -4,6 +4,9 @@ mediates between the Resolver (which drafts) and the Critic (which reviews), and
     DIAGNOSED (final) -> PLANNING -> AWAITING_APPROVAL   the plan, its digest and its approval deadline
                                   -> NO_PLAN             what the Resolver left out, what the Critic refused
 
+What the Critic refuses goes back to the Resolver once: it drafts the other steps again, and a plan of those
+that all pass goes to a person with the refusals beside it; a refusal in that second round ends NO_PLAN.
+
 The plan and its review are kept in incident-context (``plan``, ``plan_review``); the incident-state item
 carries the digest and the deadline the approval gate checks (``executor.approvals``).
 """
@@ -29,7 +32,7 @@ from supervisor.remediation.critic import review
 from supervisor.remediation.operation import Reader
 from supervisor.remediation.plan import Plan, plan_digest
 from supervisor.remediation.queue import send_request
-from supervisor.remediation.resolver import resolve
+from supervisor.remediation.resolver import Draft, resolve
 from supervisor.schemas import Diagnosis, ToolResult
 
 if TYPE_CHECKING:
@@ -61,20 +64,8 @@ def plan_incident(
         incident_id, "DIAGNOSED", "PLANNING", expected_updated_at=str(incident["updated_at"])
     )
     try:
-        draft = resolve(diagnosis, final=True, read=read)
-        verdict = review(
-            draft.steps,
-            diagnosis,
-            incident_id=incident_id,
-            function=function,
-            recovery_seconds=limits.recovery_seconds,
-            history=read_history(diagnosis, results, function),
-        )
-        findings = {
-            "unplanned": draft.unplanned,
-            "refused": [{"step": r.step, "reason": r.reason} for r in verdict.refusals],
-        }
-        plan = verdict.plan
+        draft, plan, refused = _mediate(diagnosis, read, results, incident_id, function, limits)
+        findings = {"unplanned": draft.unplanned, "refused": refused}
         stored = {PLAN_REVIEW: json.dumps(findings)}
         stored |= {PLAN: json.dumps(plan.model_dump(mode="json"))} if plan is not None else {}
         store.update_context(incident_id, stored)
@@ -91,7 +82,7 @@ def plan_incident(
         raise
     seen = str(planning["updated_at"])
     if plan is None:
-        reasons = draft.unplanned + [f"step {r.step} refused: {r.reason}" for r in verdict.refusals]
+        reasons = draft.unplanned + [f"step {r['step']} refused: {r['reason']}" for r in refused]
         why = "no safe plan: " + ("; ".join(reasons) if reasons else "the diagnosis names no fix")
         return store.transition(incident_id, "PLANNING", "NO_PLAN", expected_updated_at=seen, reason=why)
     deadline = stamp(store.clock() + timedelta(seconds=limits.approval_seconds))
@@ -102,6 +93,38 @@ def plan_incident(
         expected_updated_at=seen,
         headline={PLAN_DIGEST: plan.digest, APPROVAL_DEADLINE: deadline, "plan_steps": len(plan.steps)},
     )
+
+
+def _mediate(
+    diagnosis: Diagnosis,
+    read: Reader,
+    results: Sequence[ToolResult],
+    incident_id: str,
+    function: str,
+    limits: PlanningLimits,
+) -> tuple[Draft, Plan | None, list[dict[str, Any]]]:
+    """The Resolver drafts, the Critic reviews; what it refused goes back to the Resolver, which drafts the
+    rest again, and the Critic reviews that (two rounds at most). The last draft, the plan (None: a step of
+    the last round was refused, or none is left) and every refusal, numbered as the diagnosis's steps."""
+    history = read_history(diagnosis, results, function)
+    refused: list[dict[str, Any]] = []
+    leave_out: set[int] = set()
+    for _round in range(2):
+        draft = resolve(diagnosis, final=True, read=read, leave_out=leave_out)
+        verdict = review(
+            draft.steps,
+            diagnosis,
+            incident_id=incident_id,
+            function=function,
+            recovery_seconds=limits.recovery_seconds,
+            history=history,
+        )
+        numbered = [(draft.numbers[r.step - 1], r.reason) for r in verdict.refusals]
+        refused += [{"step": number, "reason": reason} for number, reason in numbered]
+        if not numbered:
+            break
+        leave_out |= {number for number, _ in numbered}
+    return draft, verdict.plan, refused
 
 
 def stored_plan(store: IncidentStore, incident_id: str) -> tuple[Plan, str] | None:

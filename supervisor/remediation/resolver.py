@@ -1,9 +1,11 @@
 """The Resolver: a final, verified diagnosis's fix commands turned into draft steps, each read back with
 the product's botocore-based reading and given its precondition and inverse by a fresh read of the world.
-A command it cannot turn into an exact, reversible call is named with why; nothing is guessed."""
+A command it cannot turn into an exact, reversible call is named with why; nothing is guessed. Given the
+steps the Critic refused, it drafts the rest again (its second round): it cannot write those differently."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -19,17 +21,21 @@ from supervisor.schemas import Diagnosis
 class Draft:
     steps: list[DraftStep] = field(default_factory=list)
     unplanned: list[str] = field(default_factory=list)  # each diagnosis step left out, and why
+    numbers: list[int] = field(default_factory=list)  # each drafted step's number in the diagnosis (1-based)
 
 
-def resolve(diagnosis: Diagnosis, *, final: bool, read: Reader) -> Draft:
+def resolve(diagnosis: Diagnosis, *, final: bool, read: Reader, leave_out: Collection[int] = ()) -> Draft:
     """Draft the steps of ``diagnosis`` (``final``: made on a change history that can no longer be
-    missing its trigger); ``read`` gives read-only clients."""
+    missing its trigger) but those numbered in ``leave_out`` (refused by the Critic: the second round);
+    ``read`` gives read-only clients."""
     draft = Draft()
     if not final:
         draft.unplanned.append("the diagnosis is provisional: its change history may still lack the trigger")
         return draft
     for number, step in enumerate(diagnosis.remediation_plan, start=1):
         where = f"step {number} ({step.action})"
+        if number in leave_out:
+            continue
         if step.command is None:
             draft.unplanned.append(f"{where}: no command (the evidence does not determine one)")
             continue
@@ -56,4 +62,5 @@ def resolve(diagnosis: Diagnosis, *, final: bool, read: Reader) -> Draft:
                 inverse=operation.inverse(parsed.params, state),
             )
         )
+        draft.numbers.append(number)
     return draft
