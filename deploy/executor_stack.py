@@ -42,7 +42,8 @@ def parameters() -> Template:
             "Type": "String",
             "Default": "",
             "Description": "Comma-separated IAM user and role ARNs whose approvals count (attach the "
-            "ApproverPolicy output to them). Empty: nothing is applied but what AutoApplyRisks allows.",
+            "ApproverPolicy output to them), and console:<sub> for people who decide on the console (the MCP "
+            "stack's ConsoleApprovers). Empty: nothing is applied but what AutoApplyRisks allows.",
         },
         "AutoApplyRisks": {
             "Type": "String",
