@@ -232,6 +232,33 @@ def test_invoke_event_answers_202_with_an_empty_body_and_queues_the_event(
     assert _lambda_metric(sandbox, function, "AsyncEventAge", "SampleCount") == 1
 
 
+def test_an_event_is_pending_until_its_turn_has_ended(
+    operator: boto3.Session,
+    make_function: Callable[..., str],
+    invoker: AsyncInvoker,
+    runtime: LocalLambdaRuntime,
+) -> None:
+    """While an event's invocation runs, it is still pending: what waits for pending events to be done
+    (the drill, before it resets CloudWatch) must not go on while an invocation has yet to publish its
+    metrics."""
+    function = make_function()
+    operator.client("lambda").invoke(FunctionName=function, InvocationType="Event", Payload=b'{"n": 1}')
+    invoker.collect()
+    seen: list[int] = []
+
+    def during(_invocation: Any) -> None:  # the runtime tells its observers before the turn ends
+        seen.append(invoker.pending())
+
+    runtime.observers.append(during)
+    try:
+        (outcome,) = invoker.pump()
+    finally:
+        runtime.observers.remove(during)
+    assert outcome.status == "succeeded"
+    assert seen == [1]
+    assert invoker.pending() == 0
+
+
 def test_invoke_event_is_refused_for_a_missing_function_or_qualifier_and_by_iam(
     sandbox: Sandbox, operator: boto3.Session, make_function: Callable[..., str], invoker: AsyncInvoker
 ) -> None:

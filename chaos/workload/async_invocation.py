@@ -137,6 +137,7 @@ class AsyncInvoker:
         self._events_url = f"{endpoint.scheme}://{endpoint.netloc}{EVENTS_PATH}"
         self._lock = threading.Lock()
         self._queue: list[AsyncEvent] = []
+        self._turning = 0  # events taken from the queue whose turn has not ended yet
 
     def collect(self) -> list[AsyncEvent]:
         """Take the events the emulator accepted (``Invoke`` with ``Event``, SNS deliveries) into the queue;
@@ -164,8 +165,9 @@ class AsyncInvoker:
         return queued
 
     def pending(self) -> int:
+        """Events queued or taking their turn now: an invocation still running publishes its metrics later."""
         with self._lock:
-            return len(self._queue)
+            return len(self._queue) + self._turning
 
     def next_due(self) -> float | None:
         """When the earliest queued event is due (epoch seconds), if any."""
@@ -178,7 +180,15 @@ class AsyncInvoker:
         with self._lock:
             due = sorted((e for e in self._queue if e.due <= now), key=lambda e: e.due)
             self._queue = [e for e in self._queue if e.due > now]
-        return [self._turn(event) for event in due]
+            self._turning += len(due)
+        outcomes = []
+        for event in due:
+            try:
+                outcomes.append(self._turn(event))
+            finally:
+                with self._lock:
+                    self._turning -= 1
+        return outcomes
 
     def _received(self, event: AsyncEvent) -> None:
         self._metric(event, "AsyncEventsReceived", 1, event.received_at)
