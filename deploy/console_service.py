@@ -1,14 +1,13 @@
 """The incident console in the MCP server stack, with ``ConsoleEnabled=true`` (every resource here exists
 only then): the same image as its own Fargate service and identity, behind the same listener.
 
-Its task role may GetItem and Query the two tables and the state table's indexes; with ConsoleApprovers
-(OAuth only) it may also write a decision on a plan to incident-approvals and ask the executor's queue to
-look, nothing else. Its
-execution role injects the MCP key as MCP_API_KEY and CONSOLE_SESSION_SECRET, which signs the session
-cookie: a generated Secrets Manager secret (that secret only), so sessions outlive a task and every task
-accepts them. Listener rules send its paths to it (/auth/* included: a browser signs in there, with the key
-or, with OAuthIssuer, at the identity provider, which sends it back to /auth/callback). CONSOLE_PUBLIC_URL
-is the listener's https name."""
+Its task role may GetItem and Query the two tables and the state table's indexes; with ConsoleApprovers (OAuth
+only) it may also write a decision on a plan to incident-approvals and ask the executor's queue to look,
+nothing else. Its execution role injects the MCP key as MCP_API_KEY and CONSOLE_SESSION_SECRET, which signs
+the session cookie: a generated Secrets Manager secret (that secret only), so sessions outlive a task and
+every task accepts them. Listener rules send its paths to it (/auth/* included: a browser signs in there, with
+the key or, with OAuthIssuer, at the identity provider, which sends it back to /auth/callback).
+CONSOLE_PUBLIC_URL is the listener's https name."""
 
 from __future__ import annotations
 
