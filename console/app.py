@@ -26,7 +26,6 @@ from console.settings import ConsoleSettings
 from console.templating import HERE, PageRenderer, environment
 from executor.approvals import Approvals
 from mcp_server.http_guard import GuardPolicy, guarded, host_allow_list, page_headers
-from supervisor.incident.stage import sqs_client
 from supervisor.incident.store import dynamodb_client
 
 # A load balancer's health check names the task's address, not the console's.
@@ -50,7 +49,7 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
         setup.cookies if setup is not None else None,
     )
     approvals = Approvals(dynamodb, settings.approvals_table)
-    ask = queue_sender(sqs_client(session), settings.remediation_queue_url)
+    ask = queue_sender(session, settings.remediation_queue_url)
     app: ASGIApp = Starlette(
         routes=[
             *(AuthRoutes(setup, page).routes() if setup is not None else []),

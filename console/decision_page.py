@@ -27,6 +27,7 @@ from console.data import IncidentReader
 from console.sessions import Cookies, Identity
 from console.templating import Render
 from executor.approvals import CONSOLE, ApprovalRefused, Approvals
+from supervisor.incident.stage import sqs_client
 from supervisor.remediation.queue import send_request
 
 logger = logging.getLogger(__name__)
@@ -135,5 +136,9 @@ def _ask(ask_executor: Callable[[str], str] | None, incident_id: str) -> str:
     return "The executor was asked to take it on."
 
 
-def queue_sender(sqs: Any, queue_url: str | None) -> Callable[[str], str] | None:
-    return None if queue_url is None else (lambda incident_id: send_request(sqs, queue_url, incident_id))
+def queue_sender(session: Any, queue_url: str | None) -> Callable[[str], str] | None:
+    """What asks the executor to look, through ``session`` (a boto3 Session); None without a queue."""
+    if queue_url is None:
+        return None
+    sqs = sqs_client(session)
+    return lambda incident_id: send_request(sqs, queue_url, incident_id)

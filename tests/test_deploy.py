@@ -1009,6 +1009,12 @@ def test_the_template_rules_refuse_incomplete_oauth_parameters(
         ("OAuthScopes", 'a"b', False),
         ("ConsoleOAuthClientId", "7f3c2a", True),
         ("ConsoleOAuthClientId", "two words", False),
+        ("ConsoleApprovers", "", True),
+        ("ConsoleApprovers", "console:alice", True),
+        ("ConsoleApprovers", "console:alice, console:8f1c-22", True),
+        ("ConsoleApprovers", "alice", False),  # a sign-in is named console:<sub>
+        ("ConsoleApprovers", "arn:aws:iam::123456789012:role/on-call", False),  # IAM: the other stack's
+        ("ConsoleApprovers", "console:", False),
     ],
 )
 def test_the_oauth_parameters_patterns(parameter: str, value: str, allowed: bool) -> None:

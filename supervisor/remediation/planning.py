@@ -103,14 +103,13 @@ def _mediate(
     function: str,
     limits: PlanningLimits,
 ) -> tuple[Draft, Plan | None, list[dict[str, Any]]]:
-    """The Resolver drafts, the Critic reviews; what it refused goes back to the Resolver, which drafts the
-    rest again, and the Critic reviews that (two rounds at most). The last draft, the plan (None: a step of
+    """The Resolver drafts, the Critic reviews; what it refused goes back to the Resolver, which gives back
+    the rest, and the Critic reviews that (two rounds at most). The last draft, the plan (None: a step of
     the last round was refused, or none is left) and every refusal, numbered as the diagnosis's steps."""
     history = read_history(diagnosis, results, function)
     refused: list[dict[str, Any]] = []
-    leave_out: set[int] = set()
+    draft = resolve(diagnosis, final=True, read=read)
     for _round in range(2):
-        draft = resolve(diagnosis, final=True, read=read, leave_out=leave_out)
         verdict = review(
             draft.steps,
             diagnosis,
@@ -123,7 +122,7 @@ def _mediate(
         refused += [{"step": number, "reason": reason} for number, reason in numbered]
         if not numbered:
             break
-        leave_out |= {number for number, _ in numbered}
+        draft = draft.without({number for number, _ in numbered})
     return draft, verdict.plan, refused
 
 

@@ -1,7 +1,7 @@
 """The Resolver: a final, verified diagnosis's fix commands turned into draft steps, each read back with
 the product's botocore-based reading and given its precondition and inverse by a fresh read of the world.
 A command it cannot turn into an exact, reversible call is named with why; nothing is guessed. Given the
-steps the Critic refused, it drafts the rest again (its second round): it cannot write those differently."""
+steps the Critic refused, it gives back the rest (its second round, ``Draft.without``)."""
 
 from __future__ import annotations
 
@@ -23,19 +23,22 @@ class Draft:
     unplanned: list[str] = field(default_factory=list)  # each diagnosis step left out, and why
     numbers: list[int] = field(default_factory=list)  # each drafted step's number in the diagnosis (1-based)
 
+    def without(self, refused: Collection[int]) -> Draft:
+        """The draft without the steps the Critic refused (by their number in the diagnosis): the Resolver's
+        second round, which cannot write those differently and reads nothing again."""
+        kept = [(step, n) for step, n in zip(self.steps, self.numbers, strict=True) if n not in refused]
+        return Draft([step for step, _ in kept], list(self.unplanned), [n for _, n in kept])
 
-def resolve(diagnosis: Diagnosis, *, final: bool, read: Reader, leave_out: Collection[int] = ()) -> Draft:
+
+def resolve(diagnosis: Diagnosis, *, final: bool, read: Reader) -> Draft:
     """Draft the steps of ``diagnosis`` (``final``: made on a change history that can no longer be
-    missing its trigger) but those numbered in ``leave_out`` (refused by the Critic: the second round);
-    ``read`` gives read-only clients."""
+    missing its trigger); ``read`` gives read-only clients."""
     draft = Draft()
     if not final:
         draft.unplanned.append("the diagnosis is provisional: its change history may still lack the trigger")
         return draft
     for number, step in enumerate(diagnosis.remediation_plan, start=1):
         where = f"step {number} ({step.action})"
-        if number in leave_out:
-            continue
         if step.command is None:
             draft.unplanned.append(f"{where}: no command (the evidence does not determine one)")
             continue
