@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _view(store: IncidentStore, approvals: Approvals, incident: Item) -> dict[str, Any]:
+def read_view(store: IncidentStore, approvals: Approvals, incident: Item) -> dict[str, Any]:
     incident_id = str(incident["incident_id"])
     context = from_item(store.get_context(incident_id) or {})
     digest = incident.get(PLAN_DIGEST)
@@ -69,7 +69,7 @@ def _view(store: IncidentStore, approvals: Approvals, incident: Item) -> dict[st
     }
 
 
-def _print(view: dict[str, Any]) -> None:
+def print_view(view: dict[str, Any]) -> None:
     print(f"{view['incident_id']}: {view['status']}" + (f" ({view['reason']})" if view["reason"] else ""))
     plan, review = view["plan"], view["review"] or {}
     for line in review.get("unplanned", []):
@@ -99,7 +99,7 @@ def _digest(args: argparse.Namespace, view: dict[str, Any]) -> str:
         return str(args.digest)
     if not sys.stdin.isatty():
         raise ApprovalRefused(f"pass --digest (from `incident-remediate show {view['incident_id']}`)")
-    _print(view)
+    print_view(view)
     answer = input(f"{args.command} this plan ({view['digest']})? type yes: ")
     if answer.strip().lower() != "yes":
         raise ApprovalRefused("not confirmed: nothing decided")
@@ -113,9 +113,9 @@ def _decide(args: argparse.Namespace, settings: ExecutorSettings, session: boto3
     incident = store.get(args.incident)
     if incident is None:
         raise ApprovalRefused(f"no incident {args.incident} in {settings.incident_state_table}")
-    view = _view(store, approvals, incident)
+    view = read_view(store, approvals, incident)
     if args.command == "show":
-        print(json.dumps(view, indent=2, sort_keys=True)) if args.json else _print(view)
+        print(json.dumps(view, indent=2, sort_keys=True)) if args.json else print_view(view)
         return ""
     caller = str(session.client("sts").get_caller_identity()["Arn"])
     approver = Approver(settings.approver_arns).identity(caller)

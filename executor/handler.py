@@ -58,8 +58,11 @@ class McpRecovery:
             )
 
 
-def build_executor(session: boto3.Session | None = None, **overrides: Any) -> Executor:
-    """An executor configured from the environment (ExecutorSettings), ``overrides`` applied."""
+def build_executor(
+    session: boto3.Session | None = None, logger: Logger | None = None, **overrides: Any
+) -> Executor:
+    """An executor configured from the environment (ExecutorSettings), ``overrides`` applied; its notifier
+    logs to stdout as Lambda's (``logger`` otherwise)."""
     settings = ExecutorSettings(**overrides)
     session = session or boto3.Session()
     dynamodb = dynamodb_client(session)
@@ -73,7 +76,7 @@ def build_executor(session: boto3.Session | None = None, **overrides: Any) -> Ex
         auto_apply=settings.auto_apply_risks,
         lease=timedelta(seconds=settings.lease_seconds),
         poll_seconds=settings.poll_seconds,
-        notifier=Notifier(sns_client(session), topic, settings.console_url, Logger(service=SERVICE))
+        notifier=Notifier(sns_client(session), topic, settings.console_url, logger or Logger(service=SERVICE))
         if (topic := settings.diagnoses_topic_arn)
         else None,
     )

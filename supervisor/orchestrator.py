@@ -20,15 +20,18 @@ from supervisor.incident.store import IncidentStore, dynamodb_client
 SERVICE = "incident-supervisor"
 
 
-def build_pipeline(session: boto3.Session | None = None, **overrides: Any) -> IncidentPipeline:
-    """A pipeline configured from the environment (SupervisorSettings), ``overrides`` applied."""
+def build_pipeline(
+    session: boto3.Session | None = None, logger: Logger | None = None, **overrides: Any
+) -> IncidentPipeline:
+    """A pipeline configured from the environment (SupervisorSettings), ``overrides`` applied; its log
+    lines to stdout as Lambda's (``logger`` otherwise)."""
     from supervisor.settings import SupervisorSettings
 
     settings = SupervisorSettings(**overrides)
     session = session or boto3.Session()
     dynamodb = dynamodb_client(session)
     store = IncidentStore(dynamodb, settings.incident_state_table, settings.incident_context_table)
-    logger = Logger(service=SERVICE)
+    logger = logger or Logger(service=SERVICE)
     notifier = (
         Notifier(sns_client(session), settings.diagnoses_topic_arn, settings.console_url, logger)
         if settings.diagnoses_topic_arn

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -158,6 +159,22 @@ def inject(sandbox: Sandbox, undo: Undo) -> Inject:
 def runtime(sandbox: Sandbox) -> Iterator[LocalLambdaRuntime]:
     with LocalLambdaRuntime(sandbox.session(names.LAMBDA_SERVICE), accounts=sandbox.lambda_accounts()) as rt:
         yield rt
+
+
+@pytest.fixture
+def traffic(runtime: LocalLambdaRuntime) -> Iterator[Callable[[], None]]:
+    """``start()``: the function invoked every half second until the test ends, as its callers would."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(0.5):
+            runtime.invoke(names.FUNCTION_NAME, names.input_event())
+
+    thread = threading.Thread(target=loop, daemon=True)
+    yield thread.start
+    stop.set()
+    if thread.is_alive():
+        thread.join(timeout=30)
 
 
 @pytest.fixture

@@ -22,10 +22,10 @@ from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.incident.audit import REPLAY_HASH_VERSION
 from supervisor.incident.pipeline import (
     BREAKER_REASON,
-    NO_DIAGNOSIS_REASON,
     IncidentPipeline,
     NotificationsNotSent,
 )
+from supervisor.incident.runs import NO_DIAGNOSIS_REASON
 from supervisor.incident.signals import Signal, stamp
 from supervisor.incident.store import IncidentStore, from_item
 from tests.agent_support import ScriptedChatModel, ai, call, pointer, submission

@@ -16,7 +16,8 @@ import pytest
 from chaos.loopback import free_port
 from chaos.sandbox import names
 from supervisor.incident.consumers import TOOL
-from supervisor.incident.pipeline import NO_DIAGNOSIS_REASON, IncidentPipeline, IncidentsNotRecorded
+from supervisor.incident.pipeline import IncidentPipeline, IncidentsNotRecorded
+from supervisor.incident.runs import NO_DIAGNOSIS_REASON
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStore, from_item
 from tests.agent_support import ScriptedChatModel, ai

@@ -8,8 +8,7 @@ from __future__ import annotations
 import html
 import json
 import re
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
@@ -49,22 +48,6 @@ def _policy(operator: boto3.Session) -> dict[str, Any]:
         name: iam.get_role_policy(RoleName=names.ROLE_NAME, PolicyName=name)["PolicyDocument"]
         for name in iam.list_role_policies(RoleName=names.ROLE_NAME)["PolicyNames"]
     }
-
-
-@pytest.fixture
-def traffic(runtime: LocalLambdaRuntime) -> Iterator[Callable[[], None]]:
-    """``start()``: the function invoked every half second until the test ends, as its callers would."""
-    stop = threading.Event()
-
-    def loop() -> None:
-        while not stop.wait(0.5):
-            runtime.invoke(names.FUNCTION_NAME, names.input_event())
-
-    thread = threading.Thread(target=loop, daemon=True)
-    yield thread.start
-    stop.set()
-    if thread.is_alive():
-        thread.join(timeout=30)
 
 
 def _requests(sandbox: Sandbox) -> list[dict[str, Any]]:

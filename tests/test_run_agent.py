@@ -457,6 +457,11 @@ def test_cli_json_is_the_whole_result(sandbox: Sandbox, mcp_server_url: str) -> 
         (["--lambda", "f", "--model", "gpt"], "SUPERVISOR_MODEL must be 'rules' or 'provider:model'"),
         (["--lambda", "f", "--mcp-url", "ftp://x"], "MCP_SERVER_URL must be an http(s) URL"),
         (["--lambda", "f", "--model", "nosuchprovider:model"], "cannot be built"),
+        (["--lambda", "f", "--remediate", "--json"], "--remediate takes --lambda and asks you at a terminal"),
+        (
+            ["--lambda", "f", "--remediate", "--executor-profile", "nosuch"],
+            "The config profile (nosuch) could not be found: --remediate runs on the sandbox",
+        ),
     ],
 )
 def test_cli_rejects_bad_input_with_exit_2(sandbox: Sandbox, args: list[str], message: str) -> None:

@@ -109,7 +109,7 @@ class Orchestrator:
 
     def pipeline(self, overrides: dict[str, Any]) -> IncidentPipeline:
         # Every alarm its own incident, and the drill's few dozen incidents an hour are no storm.
-        settings = {
+        settings: dict[str, Any] = {
             "supervisor_model": self.model,
             "incident_window_seconds": 0,
             "max_incidents_per_hour": DRILL_INCIDENTS_PER_HOUR,

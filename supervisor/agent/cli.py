@@ -7,10 +7,11 @@ import asyncio
 import json
 import logging
 import sys
+import time
 import uuid
 
 import boto3
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, ProfileNotFound
 from pydantic import ValidationError
 
 from mcp_server.contract import GetLambdaConfigArgs
@@ -47,6 +48,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print the result as JSON instead of a report")
     parser.add_argument("--quiet", action="store_true", help="no live progress on stderr")
+    loop = parser.add_argument_group("the whole loop (--remediate, with --lambda)")
+    loop.add_argument(
+        "--remediate",
+        action="store_true",
+        help="open an incident, diagnose it (re-checked once CloudTrail has delivered), plan and review the "
+        "fix, ask you to approve it as your own AWS identity (one of REMEDIATION_APPROVERS), then have the "
+        "executor apply it and prove recovery or undo it; exit 0 only when REMEDIATED",
+    )
+    loop.add_argument(
+        "--supervisor-profile",
+        default="supervisor",
+        help="the AWS profile the supervisor's part runs as (default: the sandbox's supervisor)",
+    )
+    loop.add_argument(
+        "--executor-profile",
+        default="executor",
+        help="the AWS profile the executor runs as (default: the sandbox's executor)",
+    )
     return parser
 
 
@@ -67,8 +86,14 @@ def main(argv: list[str] | None = None) -> int:
         details = "; ".join(e["msg"] for e in error.errors(include_url=False))
         return _fail(f"invalid input: {details}", EXIT_USAGE)
 
+    if args.remediate and (args.json or args.replay is not None):
+        return _fail(
+            "--remediate takes --lambda and asks you at a terminal: no --json or --replay", EXIT_USAGE
+        )
     if args.replay is not None:
         return _replay(args.replay, settings, as_json_output=args.json)
+    if args.remediate:
+        return _remediate(args, {k: v for k, v in overrides.items() if v is not None}, settings)
 
     def show(record: object) -> None:
         if not args.quiet:
@@ -101,6 +126,41 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(str(error), code)
     print(as_json(result, args.lambda_name) if args.json else render(result, args.lambda_name))
     return EXIT_DIAGNOSED if result.diagnosis is not None else EXIT_NO_DIAGNOSIS
+
+
+def _remediate(args: argparse.Namespace, overrides: dict[str, str], settings: SupervisorSettings) -> int:
+    from executor.approvals import ApprovalRefused  # the executor's side: this command only
+    from executor.terminal import LoopStopped, TerminalLoop
+
+    def say(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        loop = TerminalLoop(
+            person=boto3.Session(),
+            supervisor=boto3.Session(profile_name=args.supervisor_profile),
+            executor=boto3.Session(profile_name=args.executor_profile),
+            say=say,
+            show=print,
+            ask=input,
+            sleep=time.sleep,
+        )
+        model = build_model(settings.supervisor_model, settings)
+        say(f"Remediating {args.lambda_name} with {settings.supervisor_model} via {settings.mcp_server_url}")
+        status = loop.run(args.lambda_name, overrides, model, lambda r: say(progress_line(r)))
+    except ProfileNotFound as error:
+        return _fail(f"{error}: --remediate runs on the sandbox (source .sandbox/env)", EXIT_USAGE)
+    except ValidationError as error:
+        details = "; ".join(e["msg"] for e in error.errors(include_url=False))
+        return _fail(f"invalid executor settings: {details}", EXIT_USAGE)
+    except AgentError as error:
+        return _fail(str(error), EXIT_USAGE if error.category == "config" else EXIT_AGENT_ERROR)
+    except (LoopStopped, ApprovalRefused) as stopped:
+        return _fail(str(stopped), EXIT_NO_DIAGNOSIS)
+    except (ClientError, BotoCoreError) as error:
+        return _fail(f"AWS refused or failed: {error}", EXIT_AGENT_ERROR)
+    return EXIT_DIAGNOSED if status == "REMEDIATED" else EXIT_NO_DIAGNOSIS
 
 
 def _replay(incident_id: str, settings: SupervisorSettings, *, as_json_output: bool) -> int:

@@ -20,7 +20,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from supervisor.incident.lifecycle import INVESTIGATED, TERMINAL
 from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, notify_once
 from supervisor.incident.outcome import outcome_attributes, recorded_outcome
-from supervisor.incident.runs import NO_DIAGNOSIS_REASON as NO_DIAGNOSIS_REASON  # where tests import it
 from supervisor.incident.runs import log_run, no_diagnosis_reason
 from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict, incident_id_for
@@ -105,6 +104,7 @@ class IncidentPipeline:
         self.on_record: Callable[[LlmCallRecord | ToolCallRecord], None] | None = None  # live progress
         self._rechecks: Rechecks | None = None
         self._remediation: Remediation | None = None
+        self.last_result: AgentResult | None = None  # the newest investigation's (its report)
 
     @property
     def rechecks(self) -> Rechecks:
@@ -136,7 +136,7 @@ class IncidentPipeline:
             elif parsed.alarmed_resource is not None and not parsed.function_name:
                 outcomes += self._per_consumer(parsed, context, metrics)
             else:
-                outcomes.append(self._process(parsed, context, metrics))
+                outcomes.append(self.process(parsed, context, metrics))
         metrics.add_metric(name="SnsRecords", unit=MetricUnit.Count, value=len(outcomes))
         metrics.flush_metrics()
         unrecorded = [o for o in outcomes if o.action == "unrecorded"]
@@ -161,7 +161,8 @@ class IncidentPipeline:
         metrics.add_metric(name="RejectedMessages", unit=MetricUnit.Count, value=1)
         return Outcome("rejected", rejected.message_id, reason=rejected.reason)
 
-    def _process(self, signal: Signal, context: Any, metrics: EphemeralMetrics) -> Outcome:
+    def process(self, signal: Signal, context: Any, metrics: EphemeralMetrics) -> Outcome:
+        """One signal, from its claim to its terminal state (``incident-diagnose --remediate``'s entry)."""
         if signal.source == "direct" and (missing := self._missing_function(signal)):
             reason = f"lambda_name {signal.function_name!r} names no function ({missing}): not an incident"
             return self._reject(MalformedMessage(signal.message_id, reason), metrics)
@@ -213,7 +214,7 @@ class IncidentPipeline:
                     "unrecorded", signal.message_id, reason=f"functions of the alarmed resource: {unknown}"
                 )
             ]
-        return [self._process(each, context, metrics) for each in signals]
+        return [self.process(each, context, metrics) for each in signals]
 
     def _missing_function(self, signal: Signal) -> str | None:
         """Why a direct signal's function does not exist (the MCP server's answer), or None: it exists, it
@@ -376,7 +377,7 @@ class IncidentPipeline:
         deadline = time.time() + remaining() / 1000 if callable(remaining) else None
         loop = asyncio.new_event_loop()  # never reuse a loop a previous invocation left behind
         try:
-            return loop.run_until_complete(
+            self.last_result = loop.run_until_complete(
                 run_agent(
                     incident,
                     incident_id,
@@ -388,6 +389,7 @@ class IncidentPipeline:
                     on_record=self.on_record,
                 )
             )
+            return self.last_result
         finally:
             loop.close()
 
@@ -400,11 +402,8 @@ class IncidentPipeline:
         diagnosis = result.diagnosis
         log_run(self.logger, incident_id, result, self.settings.max_tokens_per_incident, metrics)
         status = "DIAGNOSED" if diagnosis is not None else "FAILED"
-        reason = (
-            None
-            if diagnosis is not None
-            else no_diagnosis_reason(result, self.settings.max_tokens_per_incident)
-        )
+        max_tokens = self.settings.max_tokens_per_incident
+        reason = None if diagnosis is not None else no_diagnosis_reason(result, max_tokens)
         stage, stored = self._staged(signal, diagnosis, began)
         self.store.put_context(  # with its outcome first, so that a failed move below is finished later
             context_item(

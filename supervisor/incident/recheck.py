@@ -165,6 +165,14 @@ class Rechecks:
             pipeline.logger.warning("rejected_message", extra={"message_id": message_id, "reason": reason})
             metrics.add_metric(name="RejectedMessages", unit=MetricUnit.Count, value=1)
             return RecheckOutcome("rejected", message_id, reason=reason)
+        return self.run(incident_id, message_id, context, metrics)
+
+    def run(
+        self, incident_id: str, message_id: str | None, context: Any, metrics: EphemeralMetrics
+    ) -> RecheckOutcome:
+        """Re-check ``incident_id`` now (an SQS message's, or ``incident-diagnose --remediate`` once its
+        time has come): investigate again, make it final, notify, then plan it."""
+        pipeline = self.pipeline
         outcome = self._recheck(incident_id, message_id, context, metrics)
         pipeline.logger.info(f"recheck_{outcome.action}", extra=asdict(outcome))
         if outcome.action not in ("finalised", "stands", "already_final"):
