@@ -32,8 +32,13 @@ from supervisor.schemas import TokenUsage
 from supervisor.settings import SupervisorSettings
 
 # The drill scenarios that are diagnosis cases: an alarm opens an incident a model must diagnose (not the
-# healthy control, where no model is asked, nor the infrastructure scenarios, which test the pipeline).
-LIVE_CASES: Final = tuple(scenario for scenario in SCENARIOS if scenario.expected and scenario.infra is None)
+# healthy control, where no model is asked, nor the infrastructure scenarios, which test the pipeline, nor
+# one that investigates with a model of its own, which tests the guards after the diagnosis).
+LIVE_CASES: Final = tuple(
+    scenario
+    for scenario in SCENARIOS
+    if scenario.expected and scenario.infra is None and scenario.model is None
+)
 
 COLUMNS: Final[Mapping[str, tuple[str, ...]]] = {
     "trigger": (TRIGGER,),

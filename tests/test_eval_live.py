@@ -43,7 +43,10 @@ def test_a_missed_fault_scores_0_else_the_precision_of_those_named(
 
 def test_the_live_cases_are_every_drill_scenario_a_model_diagnoses() -> None:
     assert len(LIVE_CASES) >= 40
-    assert {case.name for case in LIVE_CASES} == {s.name for s in SCENARIOS if s.expected and s.infra is None}
+    diagnosed = {s.name for s in SCENARIOS if s.expected and s.infra is None}
+    # planted-command investigates with the stage's credulous model whatever model is scored: not a case.
+    assert {case.name for case in LIVE_CASES} == diagnosed - {"planted-command"}
+    assert "planted-command" in diagnosed
     assert "healthy" not in {case.name for case in LIVE_CASES}  # no alarm: no model is asked
 
 

@@ -32,7 +32,7 @@ from chaos.workload.sqs_poller import (
     sqs_record,
 )
 from supervisor.incident.audit import read_context
-from supervisor.incident.lifecycle import REMEDIATION_STATUSES
+from supervisor.incident.lifecycle import PLAN, REMEDIATION_STATUSES
 from supervisor.incident.pipeline import IncidentPipeline
 from supervisor.incident.recheck import PROVISIONAL_DIAGNOSIS
 from supervisor.incident.stage import FINAL, FINAL_REASON, FIRST_FAILURE_AT, RECHECK_AT
@@ -216,6 +216,8 @@ def _read(pipeline: IncidentPipeline, incident_id: str) -> Incident:
         incident.stage.recorded_at = context.get("recorded_at")
         if context.get(PROVISIONAL_DIAGNOSIS):
             incident.provisional = json.loads(context[PROVISIONAL_DIAGNOSIS])
+        if context.get(PLAN):
+            incident.plan = [step["call"] for step in json.loads(context[PLAN])["steps"]]
         if context.get("diagnosis"):
             incident.diagnosis = json.loads(context["diagnosis"])
             incident.tool_results = [r.model_dump(mode="json") for r in read_context(item).tool_results]
@@ -348,6 +350,10 @@ class Responder:
                         infra_fault(self.scenario.infra, orchestrator.mcp_url, orchestrator.settings)
                     )
                     pipeline = orchestrator.pipeline(self._infra.overrides)
+                    if self.scenario.model == "gullible":
+                        from chaos.gullible_model import GullibleChatModel
+
+                        pipeline.model = GullibleChatModel()
                 for event in events:
                     with self._changed:
                         self._handling_since = time.monotonic()

@@ -49,7 +49,7 @@ from chaos.drill.scenarios import (
 from chaos.drill.settings import DrillSettings
 from chaos.faults.chaos import Chaos, Fault
 from chaos.faults.errors import ChaosError
-from chaos.faults.logs import PLANTED_DEMANDS, PLANTED_FAULTS, inject_lines, planted_lines
+from chaos.faults.logs import PLANTED_DEMANDS, PLANTED_FAULTS, inject_lines, planted_commands, planted_lines
 from chaos.sandbox import names
 from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox
@@ -104,6 +104,7 @@ class _StageLog:
     planted_demands: tuple[str, ...] = ()
     secrets: tuple[str, ...] = ()
     saved: dict[str, dict[str, Any]] = field(default_factory=dict)  # each injector's prior state, by fault
+    believed: tuple[str, ...] = ()  # planted commands the scenario's credulous model proposes
 
     def judged(self, resources: dict[Resource, str], function: str, account: str, region: str) -> Stage:
         return Stage(
@@ -118,6 +119,7 @@ class _StageLog:
             dict(self.saved),
             account,
             region,
+            self.believed,
         )
 
 
@@ -276,6 +278,8 @@ class Drill:
                 planted.planted += planted_lines(scenario.plant, function, self.roles[function])
                 planted.planted_fault = PLANTED_FAULTS.get(scenario.plant)
                 planted.planted_demands += PLANTED_DEMANDS.get(scenario.plant, ())
+                if scenario.model == "gullible":
+                    planted.believed = planted_commands(function, self.roles[function])
             for act in scenario.acts:
                 self._act(chaos, act, stages[act.function], applied, runtime, responder)
             if scenario.alarms_after_traffic:
