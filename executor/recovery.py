@@ -8,6 +8,12 @@ decides nothing. Where the fix makes the function run another version (an alias 
 version's invocations count. For any other plan (``invocations_succeed``), recovered once ``min_invocations``
 invocations started after the fix and none of those failed; not recovered as soon as one of them failed
 (a timeout, the runtime exiting, an error record, a failed init). Undecided while fewer have run.
+
+While the logs hold no invocation report since the fix (none ran yet, or a system log level above INFO
+drops the start and report records), ``get_function_metrics`` is read instead, for ``invocations_succeed``:
+the whole minutes that begin once an invocation started before the fix has ended (the fix plus the
+function's timeout), their Invocations and Errors summed; recovered at ``min_invocations`` invocations and
+no error, not recovered at the first error.
 """
 
 from __future__ import annotations
@@ -17,12 +23,14 @@ import math
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from supervisor.remediation.plan import Plan
 
 LOGS_TOOL: Final[str] = "get_recent_logs"
+METRICS_TOOL: Final[str] = "get_function_metrics"
+MIN_METRIC_MINUTES: Final[int] = 5  # the tool's shortest window
 SUCCEEDED: Final[str] = "no_error_seen"
 _STREAM_VERSION: Final = re.compile(r"^\d{4}/\d{2}/\d{2}/\[([^\]]+)\]")  # Lambda's stream names
 
@@ -50,7 +58,7 @@ async def check_invocations(
         and _runs(i, plan.recovery.version)
     ]
     failed = [i for i in after if i.get("outcome") != SUCCEEDED]
-    if plan.recovery.kind == "records_flow":
+    if plan.recovery.kind == "records_flow":  # from the reports only: the metrics count retried failures too
         return _records_flow(after, failed, min_invocations)
     if failed:
         first = failed[0]
@@ -61,10 +69,31 @@ async def check_invocations(
         )
     if len(after) >= min_invocations:
         return Verdict(True, f"{len(after)} invocations started after the fix, none failed")
-    seen = f"{len(after)} of {min_invocations} invocations seen since the fix"
-    if not answer.get("invocations"):
-        seen += " (the logs hold no invocation report in the window: none ran, or its log level drops them)"
-    return Verdict(None, seen)
+    if not after:  # none ran since, or its log level drops the reports: the metrics tell
+        return await _from_metrics(call_tool, plan, since, now, min_invocations)
+    return Verdict(None, f"{len(after)} of {min_invocations} invocations seen since the fix")
+
+
+async def _from_metrics(
+    call_tool: CallTool, plan: Plan, since: datetime, now: datetime, count: int
+) -> Verdict:
+    """The verdict from the function's metrics, in the whole minutes after the fix and its timeout."""
+    recovery = plan.recovery
+    name = f"{recovery.function}:{recovery.version}" if recovery.version else recovery.function
+    minutes = max(MIN_METRIC_MINUTES, math.ceil((now - since).total_seconds() / 60) + 1)
+    answer = json.loads(await call_tool(METRICS_TOOL, {"lambda_name": name, "minutes": minutes}))
+    ended = since + timedelta(seconds=int(answer.get("timeout_seconds") or 900))
+    first = ended.astimezone(UTC).replace(second=0, microsecond=0)
+    first += timedelta(minutes=1) if first < ended else timedelta()
+    counted = [m for m in answer.get("minutes") or [] if _instant(str(m.get("timestamp"))) >= first]
+    invocations = sum(float(m.get("invocations") or 0) for m in counted)
+    errors = sum(float(m.get("errors") or 0) for m in counted)
+    where = f"in the function's metrics from {first:%H:%M} UTC (its logs hold no report since the fix)"
+    if errors:
+        return Verdict(False, f"{errors:g} error(s) of {invocations:g} invocations {where}")
+    if invocations >= count:
+        return Verdict(True, f"{invocations:g} invocations, none failed, {where}")
+    return Verdict(None, f"{invocations:g} of {count} invocations {where}")
 
 
 def _records_flow(after: list[dict[str, Any]], failed: list[dict[str, Any]], count: int) -> Verdict:

@@ -160,7 +160,11 @@ class Executor:
         self._save(str(item["incident_id"]), record)
         if verdict.recovered:
             return self._end(item, "REMEDIATED", f"recovered: {verdict.why}")
-        why = verdict.why if verdict.recovered is False else f"no recovery within {deadline - since}"
+        why = (
+            verdict.why
+            if verdict.recovered is False
+            else f"no recovery within {deadline - since} ({verdict.why})"
+        )
         return self._undo(item, plan, done, record, f"the fix did not help: {why}")
 
     def _undo(self, item: Item, plan: Plan, done: list[AppliedCall], record: Record, why: str) -> str:

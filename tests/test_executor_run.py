@@ -209,7 +209,9 @@ def test_a_fix_that_shows_no_recovery_in_its_window_is_undone_and_ends_not_remed
     assert _world(operator) == throttled
     execution = _execution(incidents, incident_id)
     assert [c["call"]["params"]["Timeout"] for c in execution["calls"]] == [9]
-    assert all("0 of 2 invocations seen since the fix" in line for line in execution["verification"])
+    # Throttled, it never runs: no report in its logs, no invocation in its metrics, to the last check.
+    assert all("0 of 2 invocations in the function's metrics" in line for line in execution["verification"])
+    assert "(0 of 2 invocations in the function's metrics from " in outcome
 
 
 @pytest.mark.parametrize(
@@ -515,10 +517,22 @@ def test_records_moving_again_tolerate_the_bad_record_s_failures_before_them(
     assert verdict.recovered is recovered, verdict.why
 
 
-def _verdict(invocations: list[dict[str, Any]], recovery: Recovery, since: datetime) -> Verdict:
-    """check_invocations' verdict on a plan with ``recovery`` when get_recent_logs answers ``invocations``."""
+def _verdict(
+    invocations: list[dict[str, Any]],
+    recovery: Recovery,
+    since: datetime,
+    metrics: dict[str, Any] | None = None,
+    asked: list[tuple[str, dict[str, Any]]] | None = None,
+) -> Verdict:
+    """check_invocations' verdict on a plan with ``recovery`` when get_recent_logs answers ``invocations``
+    and get_function_metrics ``metrics``; the tools asked, with their arguments, into ``asked``."""
 
     async def call_tool(name: str, arguments: dict[str, Any]) -> str:
+        if asked is not None:
+            asked.append((name, arguments))
+        if name == "get_function_metrics":
+            assert metrics is not None, "the metrics were read although the logs decided"
+            return json.dumps(metrics)
         assert (name, arguments["lambda_name"]) == ("get_recent_logs", FUNCTION)
         return json.dumps({"invocations": invocations})
 
@@ -531,6 +545,56 @@ def _verdict(invocations: list[dict[str, Any]], recovery: Recovery, since: datet
     )
     plan = Plan(incident_id="i-1", function=FUNCTION, steps=(step,), recovery=recovery)
     return asyncio.run(check_invocations(call_tool, plan, since, since + timedelta(seconds=30)))
+
+
+def _minute(start: str, invocations: int, errors: int = 0) -> dict[str, Any]:
+    return {"timestamp": f"2026-11-30T{start}:00Z", "invocations": invocations, "errors": errors}
+
+
+@pytest.mark.parametrize(
+    ("minutes", "recovered", "why"),
+    [
+        # 10:01 may hold the end of an invocation started before the fix (10:00:30 + a 45 s timeout).
+        (
+            [_minute("10:01", 3, 3), _minute("10:02", 2)],
+            True,
+            "2 invocations, none failed, in the function's "
+            "metrics from 10:02 UTC (its logs hold no report since the fix)",
+        ),
+        ([_minute("10:01", 3, 3), _minute("10:02", 2, 1)], False, "1 error(s) of 2 invocations"),
+        ([_minute("10:01", 3, 3), _minute("10:02", 1)], None, "1 of 2 invocations in the function's metrics"),
+        ([], None, "0 of 2 invocations"),
+    ],
+)
+def test_a_function_whose_logs_hold_no_report_since_the_fix_is_read_from_its_metrics(
+    minutes: list[dict[str, Any]], recovered: bool | None, why: str
+) -> None:
+    """Its system log level drops the start and report records (json-system-warn): the whole minutes that
+    begin once an invocation started before the fix can have ended decide, their errors first."""
+    since = datetime(2026, 11, 30, 10, 0, 30, tzinfo=UTC)
+    before = {"request_id": "r-0", "started": "2026-11-30T10:00:10Z", "outcome": "timeout"}
+    asked: list[tuple[str, dict[str, Any]]] = []
+    metrics = {"timeout_seconds": 45, "minutes": minutes}
+    recovery = Recovery(kind="invocations_succeed", function=FUNCTION, within_seconds=90, version="3")
+
+    verdict = _verdict([before], recovery, since, metrics, asked)
+
+    assert (verdict.recovered, why in verdict.why) == (recovered, True), verdict.why
+    assert asked[1] == ("get_function_metrics", {"lambda_name": f"{FUNCTION}:3", "minutes": 5})
+
+
+def test_the_metrics_never_decide_records_moving_again_nor_what_the_logs_show() -> None:
+    since = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+    failing = {"timeout_seconds": 3, "minutes": [_minute("10:01", 5, 5)]}
+    flowing = Recovery(kind="records_flow", function=FUNCTION, within_seconds=90)
+    asked: list[tuple[str, dict[str, Any]]] = []
+    assert (
+        _verdict([], flowing, since, failing, asked).recovered is None
+    )  # a retried bad record fails there too
+    after = {"request_id": "r-1", "started": "2026-11-30T10:00:05Z", "outcome": "no_error_seen"}
+    succeeding = Recovery(kind="invocations_succeed", function=FUNCTION, within_seconds=90)
+    assert _verdict([after], succeeding, since, failing, asked).recovered is None  # one report: wait for more
+    assert [name for name, _ in asked] == ["get_recent_logs", "get_recent_logs"]
 
 
 def test_after_an_alias_moved_back_only_the_version_it_points_to_shows_recovery() -> None:

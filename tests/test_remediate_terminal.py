@@ -115,7 +115,7 @@ def test_the_person_at_the_keyboard_approves_and_the_executor_applies_and_proves
     assert [c["call"]["operation"] for c in execution["calls"]] == ["PutRolePolicy"]
 
 
-def test_no_answer_decides_nothing_and_applies_nothing(
+def test_no_answer_decides_nothing_and_no_rejects_and_neither_applies_anything(
     sandbox: Sandbox,
     operator: boto3.Session,
     incidents: IncidentStore,
@@ -145,3 +145,12 @@ def test_no_answer_decides_nothing_and_applies_nothing(
         in ran.stderr
     )
     assert _policy(operator) == revoked != failing
+
+    rejected = _terminal(sandbox, incidents, mcp_server_url, names.OPERATOR, "no\n")
+
+    assert rejected.returncode == 1
+    second = next(i for i in _incidents(sandbox, incidents) if i["incident_id"] != incident["incident_id"])
+    assert second["status"] == "REJECTED"
+    assert str(second["error_reason"]).startswith(f"rejected by {PERSON} at ")
+    assert f"rejected by {PERSON}" in rejected.stderr
+    assert _policy(operator) == revoked

@@ -41,7 +41,9 @@ from supervisor.orchestrator import build_pipeline
 from supervisor.schemas import LlmCallRecord, ToolCallRecord
 
 DRILL_INCIDENTS_PER_HOUR = 500
-RECOVERY_SECONDS = 30  # a fix's window to show recovery: the drill calls the function every half second
+# A fix's window to show recovery (the drill calls the function every half second): long enough for one
+# whole metric minute after the fix and the function's timeout, where its logs hold no report to read.
+RECOVERY_SECONDS = 90
 # Between two reads of the alarm queue when it was empty: the drill stands in for Lambda's SNS trigger. Not
 # longer: an alarm taken later starts its investigation later after the first failure, and a diagnosis
 # recorded past the delivery bound is final even when its history was read inside it (docs/limitations.md).

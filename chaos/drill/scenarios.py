@@ -1005,9 +1005,9 @@ SCENARIOS: tuple[Scenario, ...] = (
             "timeout",
             command=_timeout_back(REPORT),
             gap="SystemLogLevel",
-            # The executor reads recovery from the invocations' reports, which this log level drops: it
-            # would undo the fix for want of evidence (docs/limitations.md). The operator applies it.
-            applies=Applies(by_executor=False),
+            # Its log level drops the invocations' reports: the executor reads recovery from the metrics,
+            # in the whole minutes after the fix and the timeout (a minute or more).
+            applies=RECOVERS,
         ),
     ),
     # --- several at once ----------------------------------------------------------------------------
