@@ -13,7 +13,8 @@ While the logs hold no invocation report since the fix (none ran yet, or a syste
 drops the start and report records), ``get_function_metrics`` is read instead, for ``invocations_succeed``:
 the whole minutes that begin once an invocation started before the fix has ended (the fix plus the
 function's timeout), their Invocations and Errors summed; recovered at ``min_invocations`` invocations and
-no error, not recovered at the first error.
+no error, not recovered at the first error. Not after an alias moved back: the function's series sums
+every version, and only the reports tell which version ran.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ async def check_invocations(
         )
     if len(after) >= min_invocations:
         return Verdict(True, f"{len(after)} invocations started after the fix, none failed")
-    if not after:  # none ran since, or its log level drops the reports: the metrics tell
+    if not after and plan.recovery.version is None:  # none ran since, or its log level drops the reports
         return await _from_metrics(call_tool, plan, since, now, min_invocations)
     return Verdict(None, f"{len(after)} of {min_invocations} invocations seen since the fix")
 
@@ -78,10 +79,9 @@ async def _from_metrics(
     call_tool: CallTool, plan: Plan, since: datetime, now: datetime, count: int
 ) -> Verdict:
     """The verdict from the function's metrics, in the whole minutes after the fix and its timeout."""
-    recovery = plan.recovery
-    name = f"{recovery.function}:{recovery.version}" if recovery.version else recovery.function
     minutes = max(MIN_METRIC_MINUTES, math.ceil((now - since).total_seconds() / 60) + 1)
-    answer = json.loads(await call_tool(METRICS_TOOL, {"lambda_name": name, "minutes": minutes}))
+    arguments = {"lambda_name": plan.recovery.function, "minutes": minutes}
+    answer = json.loads(await call_tool(METRICS_TOOL, arguments))
     ended = since + timedelta(seconds=int(answer.get("timeout_seconds") or 900))
     first = ended.astimezone(UTC).replace(second=0, microsecond=0)
     first += timedelta(minutes=1) if first < ended else timedelta()

@@ -575,15 +575,15 @@ def test_a_function_whose_logs_hold_no_report_since_the_fix_is_read_from_its_met
     before = {"request_id": "r-0", "started": "2026-11-30T10:00:10Z", "outcome": "timeout"}
     asked: list[tuple[str, dict[str, Any]]] = []
     metrics = {"timeout_seconds": 45, "minutes": minutes}
-    recovery = Recovery(kind="invocations_succeed", function=FUNCTION, within_seconds=90, version="3")
+    recovery = Recovery(kind="invocations_succeed", function=FUNCTION, within_seconds=90)
 
     verdict = _verdict([before], recovery, since, metrics, asked)
 
     assert (verdict.recovered, why in verdict.why) == (recovered, True), verdict.why
-    assert asked[1] == ("get_function_metrics", {"lambda_name": f"{FUNCTION}:3", "minutes": 5})
+    assert asked[1] == ("get_function_metrics", {"lambda_name": FUNCTION, "minutes": 5})
 
 
-def test_the_metrics_never_decide_records_moving_again_nor_what_the_logs_show() -> None:
+def test_the_metrics_never_decide_records_moving_again_a_version_s_recovery_nor_what_the_logs_show() -> None:
     since = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
     failing = {"timeout_seconds": 3, "minutes": [_minute("10:01", 5, 5)]}
     flowing = Recovery(kind="records_flow", function=FUNCTION, within_seconds=90)
@@ -594,7 +594,9 @@ def test_the_metrics_never_decide_records_moving_again_nor_what_the_logs_show() 
     after = {"request_id": "r-1", "started": "2026-11-30T10:00:05Z", "outcome": "no_error_seen"}
     succeeding = Recovery(kind="invocations_succeed", function=FUNCTION, within_seconds=90)
     assert _verdict([after], succeeding, since, failing, asked).recovered is None  # one report: wait for more
-    assert [name for name, _ in asked] == ["get_recent_logs", "get_recent_logs"]
+    rolled_back = succeeding.model_copy(update={"version": "3"})  # its series sums every version
+    assert _verdict([], rolled_back, since, failing, asked).recovered is None
+    assert [name for name, _ in asked] == ["get_recent_logs"] * 3
 
 
 def test_after_an_alias_moved_back_only_the_version_it_points_to_shows_recovery() -> None:
