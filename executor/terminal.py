@@ -138,18 +138,29 @@ class TerminalLoop:
             f"once applied, the executor waits up to {within} s for {function}'s own invocations to succeed "
             f"(on the sandbox, call it: incident-sandbox invoke {function})"
         )
-        said = executor.run(incident_id, f"incident-diagnose-{uuid.uuid4()}")
+        said = self._execute(executor, incident_id)
         if said.startswith("waiting"):  # its risk needs a person
             decision = self._answer(item)
             person.decide(item, str(item[PLAN_DIGEST]), approver, decision)
             self.say(f"{decision.lower()} by {approver}")
-            said = executor.run(incident_id, f"incident-diagnose-{uuid.uuid4()}")
+            said = self._execute(executor, incident_id)
         self.say(f"executor: {said}")
         final = self._item(executor, incident_id)
         status, reason = str(final["status"]), final.get("error_reason")
         self.show(f"{incident_id}: {status}" + (f" ({reason})" if reason else ""))
         self.show(f"every call and check: incident-remediate show '{incident_id}'")
         return status
+
+    @staticmethod
+    def _execute(executor: Executor, incident_id: str) -> str:
+        try:
+            return executor.run(incident_id, f"incident-diagnose-{uuid.uuid4()}")
+        except KeyboardInterrupt:
+            raise LoopStopped(
+                f"interrupted while the executor ran: the run is unfinished; where the watchdog runs (as "
+                f"deployed) it hands the run to the executor again once its lease lapses, and that run "
+                f"undoes what was applied (incident-remediate show '{incident_id}' says where it stands)"
+            ) from None
 
     @staticmethod
     def _item(executor: Executor, incident_id: str) -> Item:

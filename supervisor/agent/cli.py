@@ -69,6 +69,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _details(error: ValidationError) -> str:
+    return "; ".join(e["msg"] for e in error.errors(include_url=False))
+
+
 def _fail(message: str, code: int) -> int:
     print(f"incident-diagnose: {message}", file=sys.stderr)
     return code
@@ -83,8 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         overrides = {"mcp_server_url": args.mcp_url, "supervisor_model": args.model}
         settings = SupervisorSettings(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as error:
-        details = "; ".join(e["msg"] for e in error.errors(include_url=False))
-        return _fail(f"invalid input: {details}", EXIT_USAGE)
+        return _fail(f"invalid input: {_details(error)}", EXIT_USAGE)
 
     if args.remediate and (args.json or args.replay is not None):
         return _fail(
@@ -152,12 +155,15 @@ def _remediate(args: argparse.Namespace, overrides: dict[str, str], settings: Su
     except ProfileNotFound as error:
         return _fail(f"{error}: --remediate runs on the sandbox (source .sandbox/env)", EXIT_USAGE)
     except ValidationError as error:
-        details = "; ".join(e["msg"] for e in error.errors(include_url=False))
-        return _fail(f"invalid executor settings: {details}", EXIT_USAGE)
+        return _fail(f"invalid executor settings: {_details(error)}", EXIT_USAGE)
     except AgentError as error:
         return _fail(str(error), EXIT_USAGE if error.category == "config" else EXIT_AGENT_ERROR)
     except (LoopStopped, ApprovalRefused) as stopped:
         return _fail(str(stopped), EXIT_NO_DIAGNOSIS)
+    except KeyboardInterrupt:
+        return _fail(
+            "interrupted: what was recorded stands (incident-remediate show reads it)", EXIT_NO_DIAGNOSIS
+        )
     except (ClientError, BotoCoreError) as error:
         return _fail(f"AWS refused or failed: {error}", EXIT_AGENT_ERROR)
     return EXIT_DIAGNOSED if status == "REMEDIATED" else EXIT_NO_DIAGNOSIS
