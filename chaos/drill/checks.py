@@ -84,9 +84,7 @@ class Incident:
     cache_write_tokens: int = 0
     seconds: float = 0.0  # the supervisor's time on the incident
     remediation: str | None = None  # where remediation left a DIAGNOSED incident (PLANNING ... UNDO_FAILED)
-    plan: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # the plan's calls, as stored: service, operation
+    plan: list[dict[str, Any]] = field(default_factory=list)  # its plan's calls (service, operation, params)
     grounding: Grounding | None = None  # the independent judge's, once judged
     stage: DiagnosisStage = field(default_factory=DiagnosisStage)
     provisional: dict[str, Any] | None = None  # the provisional diagnosis a re-check made final, kept
