@@ -69,28 +69,31 @@ def read_view(store: IncidentStore, approvals: Approvals, incident: Item) -> dic
     }
 
 
-def print_view(view: dict[str, Any]) -> None:
-    print(f"{view['incident_id']}: {view['status']}" + (f" ({view['reason']})" if view["reason"] else ""))
+def view_lines(view: dict[str, Any]) -> list[str]:
+    """The view as a person reads it, one line each."""
+    lines = [f"{view['incident_id']}: {view['status']}" + (f" ({view['reason']})" if view["reason"] else "")]
     plan, review = view["plan"], view["review"] or {}
     for line in review.get("unplanned", []):
-        print(f"  left out: {line}")
+        lines.append(f"  left out: {line}")
     for refusal in review.get("refused", []):
-        print(f"  refused by the critic: step {refusal['step']}: {refusal['reason']}")
+        lines.append(f"  refused by the critic: step {refusal['step']}: {refusal['reason']}")
     if plan:
         for number, step in enumerate(plan["steps"], start=1):
             call, inverse = step["call"], step["inverse"]
-            print(f"  step {number} [{step['risk']} risk] {step['action']}")
-            print(f"    call:    {call['service']} {call['operation']} {json.dumps(call['params'])}")
-            print(f"    only if: {json.dumps(step['precondition'])}")
-            print(f"    undo:    {inverse['service']} {inverse['operation']} {json.dumps(inverse['params'])}")
+            lines.append(f"  step {number} [{step['risk']} risk] {step['action']}")
+            lines.append(f"    call:    {call['service']} {call['operation']} {json.dumps(call['params'])}")
+            lines.append(f"    only if: {json.dumps(step['precondition'])}")
+            undo = f"{inverse['service']} {inverse['operation']} {json.dumps(inverse['params'])}"
+            lines.append(f"    undo:    {undo}")
         recovery = plan["recovery"]
         within = f"{recovery['function']} within {recovery['within_seconds']} s"
-        print(f"  recovered when: {recovery['kind']} on {within}")
-        print(f"  digest: {view['digest']}  (approval lapses at {view['approval_expires_at']})")
+        lines.append(f"  recovered when: {recovery['kind']} on {within}")
+        lines.append(f"  digest: {view['digest']}  (approval lapses at {view['approval_expires_at']})")
     if view["decision"]:
-        print(f"  decision: {json.dumps(view['decision'], sort_keys=True)}")
+        lines.append(f"  decision: {json.dumps(view['decision'], sort_keys=True)}")
     if view["execution"]:
-        print(f"  execution: {json.dumps(view['execution'], sort_keys=True)}")
+        lines.append(f"  execution: {json.dumps(view['execution'], sort_keys=True)}")
+    return lines
 
 
 def _digest(args: argparse.Namespace, view: dict[str, Any]) -> str:
@@ -99,7 +102,7 @@ def _digest(args: argparse.Namespace, view: dict[str, Any]) -> str:
         return str(args.digest)
     if not sys.stdin.isatty():
         raise ApprovalRefused(f"pass --digest (from `incident-remediate show {view['incident_id']}`)")
-    print_view(view)
+    print("\n".join(view_lines(view)))
     answer = input(f"{args.command} this plan ({view['digest']})? type yes: ")
     if answer.strip().lower() != "yes":
         raise ApprovalRefused("not confirmed: nothing decided")
@@ -115,7 +118,7 @@ def _decide(args: argparse.Namespace, settings: ExecutorSettings, session: boto3
         raise ApprovalRefused(f"no incident {args.incident} in {settings.incident_state_table}")
     view = read_view(store, approvals, incident)
     if args.command == "show":
-        print(json.dumps(view, indent=2, sort_keys=True)) if args.json else print_view(view)
+        print(json.dumps(view, indent=2, sort_keys=True)) if args.json else print("\n".join(view_lines(view)))
         return ""
     caller = str(session.client("sts").get_caller_identity()["Arn"])
     approver = Approver(settings.approver_arns).identity(caller)

@@ -10,7 +10,12 @@ from supervisor.remediation.operations import OPERATIONS, READ_ACTIONS
 
 WRITE_ACTIONS: Final[tuple[str, ...]] = tuple(sorted({operation.action for operation in OPERATIONS}))
 PLAN_READ_ACTIONS: Final[tuple[str, ...]] = READ_ACTIONS
-MAPPING_ACTIONS: Final[frozenset[str]] = frozenset({"lambda:UpdateEventSourceMapping"})
+# A mapping's operations: authorized on the mapping's ARN, a creation on "*", each scoped to the mapping's
+# function by the lambda:FunctionArn condition
+# (https://docs.aws.amazon.com/lambda/latest/dg/lambda-api-permissions-ref.html).
+MAPPING_ACTIONS: Final[frozenset[str]] = frozenset(
+    {"lambda:CreateEventSourceMapping", "lambda:DeleteEventSourceMapping", "lambda:UpdateEventSourceMapping"}
+)
 TABLE_ACTIONS: Final[tuple[str, ...]] = (
     "dynamodb:GetItem",
     "dynamodb:PutItem",  # an automatic approval, when a risk may apply without a person
@@ -29,13 +34,12 @@ def write_statements(
     functions' ARNs, and each with ``:*`` for its versions and aliases), the role-policy operations on
     ``roles``; with ``conditions``, a mapping's on the mappings of those functions (``lambda:FunctionArn``)
     and the network and key operations on resources tagged ``WATCHED_TAG``. Without (the sandbox, whose
-    emulator evaluates no condition key), those two families are on every mapping and on ``*``
+    emulator evaluates no condition key), those two families are on ``*``
     (docs/limitations.md). Resources are strings, or CloudFormation expressions in the deploy template."""
     by_prefix: dict[str, list[str]] = {}
     for action in WRITE_ACTIONS:
         if action not in MAPPING_ACTIONS:
             by_prefix.setdefault(action.split(":")[0], []).append(action)
-    mappings = "arn:aws:lambda:*:*:event-source-mapping:*"
     statements: list[dict[str, Any]] = [
         {
             "Sid": "WatchedFunctions",
@@ -48,7 +52,7 @@ def write_statements(
             "Sid": "WatchedMappings",
             "Effect": "Allow",
             "Action": sorted(MAPPING_ACTIONS),
-            "Resource": mappings,
+            "Resource": "*",
         },
     ]
     sids = {"ec2": "WatchedNetwork", "kms": "WatchedKeys"}

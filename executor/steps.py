@@ -12,7 +12,7 @@ from typing import Any
 from botocore import xform_name
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.remediation.operation import Operation, Reader, ReadError, settled
+from supervisor.remediation.operation import Operation, Reader, ReadError, settled, undo_of
 from supervisor.remediation.operations import BY_CALL
 from supervisor.remediation.plan import ApiCall, Plan, PlanStep
 
@@ -69,7 +69,7 @@ def undo_steps(plan: Plan, done: list[AppliedCall], *, read: Reader, write: Writ
     when the world is back as each step found it, revision ids aside)."""
     left: list[str] = []
     for record in reversed(done):
-        inverse = plan.steps[record.step - 1].inverse
+        inverse = undo_of(plan.steps[record.step - 1].inverse, record.after)
         try:
             operation = _allowlisted(record.step, inverse)
             _call(record.step, write, inverse)

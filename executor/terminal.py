@@ -24,7 +24,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics
 
 from executor.approvals import Approvals, Approver, Decision
-from executor.cli import print_view, read_view
+from executor.cli import read_view, view_lines
 from executor.handler import build_executor
 from executor.run import Executor
 from executor.settings import ExecutorSettings
@@ -130,7 +130,7 @@ class TerminalLoop:
         after the person decided; the incident's state at the end."""
         item = self._item(executor, incident_id)
         view = read_view(executor.store, executor.approvals, item)
-        print_view(view)
+        self.show("\n".join(view_lines(view)))
         if item["status"] != "AWAITING_APPROVAL":
             return str(item["status"])
         function, within = view["plan"]["recovery"]["function"], view["plan"]["recovery"]["within_seconds"]

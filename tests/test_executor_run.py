@@ -6,7 +6,9 @@ operator's own reads, never with the executor's."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import logging
 import re
 import uuid
 from collections.abc import Iterator
@@ -16,6 +18,7 @@ from typing import Any
 
 import boto3
 import pytest
+from aws_lambda_powertools import Logger
 from mcp import Client
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings
@@ -37,7 +40,7 @@ from supervisor.incident.lifecycle import EXECUTION, PLAN, PLAN_REVIEW
 from supervisor.incident.signals import Signal
 from supervisor.incident.store import IncidentStateError, IncidentStore, Item
 from supervisor.remediation.plan import ApiCall, Plan, PlanStep, Recovery, RecoveryKind, plan_digest
-from supervisor.remediation.planning import PlanningLimits, plan_incident, stored_plan
+from supervisor.remediation.planning import PlanningLimits, Remediation, plan_incident, stored_plan
 from supervisor.settings import SupervisorSettings
 from tests.test_remediation_plan import _diagnosis, recorded
 from watchdog.settings import WatchdogSettings
@@ -630,3 +633,25 @@ def test_after_an_alias_moved_back_only_the_version_it_points_to_shows_recovery(
     any_version = Recovery(kind="invocations_succeed", function=FUNCTION, within_seconds=60)
     assert _verdict(invocations, any_version, since).recovered is False
     assert _verdict(invocations[:2], rolled_back, since).recovered is None  # one of two seen
+
+
+def test_a_diagnosis_with_no_safe_plan_is_logged_with_the_critics_reason(
+    sandbox: Sandbox, incidents: IncidentStore, throttled: dict[str, Any]
+) -> None:
+    """The supervisor's planning, as the pipeline calls it, logs why an incident ended NO_PLAN: the reason
+    the incident itself holds, not only its status."""
+    diagnosed = _planned(sandbox, incidents, plan=False)
+    incident_id = str(diagnosed["incident_id"])
+    guessed = build_command("lambda", *TIMEOUT_9, region=sandbox.region)
+    incidents.update_context(incident_id, {"diagnosis": _diagnosis(guessed).model_dump_json()})
+    lines = io.StringIO()
+    logger = Logger(service=f"planning-{uuid.uuid4().hex[:8]}", logger_handler=logging.StreamHandler(lines))
+    limits = PlanningLimits(recovery_seconds=20, approval_seconds=3600)
+    remediation = Remediation(incidents, sandbox.session(names.SUPERVISOR).client, limits, logger)
+
+    assert remediation.begin(incident_id) == "NO_PLAN"
+    item = incidents.get(incident_id) or {}
+    assert str(item["error_reason"]).startswith("no safe plan: step 1 refused: it sets Timeout to 9")
+    logged = [json.loads(line) for line in lines.getvalue().splitlines()]
+    planned = [entry for entry in logged if entry["message"] == "remediation_planned"]
+    assert [(p["status"], p["reason"]) for p in planned] == [("NO_PLAN", item["error_reason"])]

@@ -10,6 +10,8 @@ from typing import Any
 import boto3
 import pytest
 
+from chaos.faults.chaos import Chaos
+from chaos.faults.event_sources import ESM_DELETE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from executor.steps import AppliedCall, StepRefused, apply_steps, undo_steps
@@ -173,3 +175,43 @@ def test_the_executor_finds_its_own_undo_complete_for_each_kind_of_step(
     assert case.observe(operator, sandbox.world) != before
     assert undo_steps(plan, done, read=reader, write=_writer(sandbox)) == []
     assert case.observe(operator, sandbox.world) == before
+
+
+def test_a_deleted_mapping_made_again_is_deleted_by_its_undo_whatever_uuid_it_got(
+    sandbox: Sandbox, operator: boto3.Session
+) -> None:
+    """order-worker's mapping deleted (the esm-delete fault): the plan makes it again, disabled here so
+    that it takes no order; the undo deletes the mapping the call created, by the UUID read after the
+    call, and the source reads unmapped again."""
+    chaos = Chaos(operator, say=lambda _: None)
+    queue = str(chaos.inject(ESM_DELETE, names.ORDER_WORKER_FUNCTION).prior["queue"])
+    try:
+        params = {"EventSourceArn": queue, "FunctionName": names.ORDER_WORKER_FUNCTION, "Enabled": False}
+        command = build_command("lambda", "CreateEventSourceMapping", params, region=sandbox.region)
+        reader = sandbox.session(names.SUPERVISOR).client
+        (step,) = resolve(_diagnosis(command), final=True, read=reader).steps
+        assert step.precondition == {
+            "FunctionName": names.ORDER_WORKER_FUNCTION,
+            "EventSourceArn": queue,
+            "UUID": None,
+        }
+        plan = Plan(
+            incident_id="i-1",
+            function=names.ORDER_WORKER_FUNCTION,
+            steps=(PlanStep(**step.model_dump(), risk="low"),),
+            recovery=Recovery(kind="records_flow", function=names.ORDER_WORKER_FUNCTION, within_seconds=60),
+        )
+        (done,) = apply_steps(plan, read=reader, write=_writer(sandbox), applied=lambda _: None)
+        assert _mapped(operator, queue) == [done.after["UUID"]] != [None]
+        assert undo_steps(plan, [done], read=reader, write=_writer(sandbox)) == []
+        assert _mapped(operator, queue) == []
+    finally:
+        chaos.restore(ESM_DELETE, names.ORDER_WORKER_FUNCTION)
+
+
+def _mapped(operator: boto3.Session, queue: str) -> list[str]:
+    """The operator's own read: the live mappings from ``queue`` to order-worker."""
+    found = operator.client("lambda").list_event_source_mappings(
+        EventSourceArn=queue, FunctionName=names.ORDER_WORKER_FUNCTION
+    )
+    return [m["UUID"] for m in found["EventSourceMappings"] if m.get("State") != "Deleting"]

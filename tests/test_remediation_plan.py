@@ -21,7 +21,7 @@ from supervisor.diagnosis.cli_commands import build_command
 from supervisor.permissions import PLAN_READ_ACTIONS
 from supervisor.remediation.change_history import read_history
 from supervisor.remediation.critic import review
-from supervisor.remediation.operation import function_name
+from supervisor.remediation.operation import CREATED, function_name, undo_of
 from supervisor.remediation.operations import BY_CALL, OPERATIONS
 from supervisor.remediation.plan import ApiCall, DraftStep, plan_digest
 from supervisor.remediation.resolver import resolve
@@ -329,6 +329,8 @@ def test_every_allowlisted_operation_is_applied_or_undone_by_a_tested_case() -> 
     inverses = {"UpdateAlias", "UpdateFunctionConfiguration", "DeleteFunctionConcurrency", "DeleteRolePolicy"}
     inverses |= {"AttachRolePolicy", "RemovePermission", "EnableKey", "RevokeSecurityGroupEgress"}
     inverses |= {"DeleteNetworkAclEntry", "CreateRoute"}
+    # a mapping made again and deleted by its undo: tests/test_executor_steps.py
+    inverses |= {"CreateEventSourceMapping", "DeleteEventSourceMapping"}
     covered = {case.operation for case in CASES.values()} | inverses
     assert {operation.name for operation in OPERATIONS} <= covered
 
@@ -822,3 +824,61 @@ def test_a_step_that_sets_what_the_trigger_set_is_refused() -> None:
     # Another operation on the same key (a route deleted, then created again) is the trigger's undo.
     recreated = ApiCall(service="lambda", operation="CreateAlias", params={"FunctionVersion": "2"})
     assert values.set_again(recreated) is None
+
+
+def test_a_mapping_made_again_takes_only_the_settings_it_was_created_with() -> None:
+    """The mapping's creation before the trigger (its CloudTrail summary) records its settings: made again
+    with them, the step passes at low risk, its undo the deletion of whatever mapping the call creates;
+    with a batch size no change recorded, or from a source the diagnosis did not verify, it is refused."""
+    queue = f"arn:aws:sqs:{names.DEFAULT_REGION}:{names.ACCOUNT_ID}:{names.ORDERS_QUEUE}"
+    created = {"eventSourceArn": queue, "functionName": names.ORDER_WORKER_FUNCTION, "batchSize": 5}
+    changes = ToolResult(
+        tool="get_recent_changes",
+        arguments={"lambda_name": names.ORDER_WORKER_FUNCTION},
+        result={
+            "events": [
+                {
+                    "event_name": "CreateEventSourceMapping20150331",
+                    "time": "2026-01-01T00:00:00Z",
+                    "summary": created,
+                }
+            ]
+        },
+    )
+    diagnosis = _diagnosis(affected=(names.ORDER_WORKER_FUNCTION, queue))
+    history = read_history(diagnosis, [changes], names.ORDER_WORKER_FUNCTION)
+    unmapped = {"FunctionName": names.ORDER_WORKER_FUNCTION, "EventSourceArn": queue, "UUID": None}
+    operation = BY_CALL[("lambda", "CreateEventSourceMapping")]
+
+    def again(batch: int, source: str = queue) -> DraftStep:
+        params = {"EventSourceArn": source, "FunctionName": names.ORDER_WORKER_FUNCTION, "BatchSize": batch}
+        state = unmapped | {"EventSourceArn": source}
+        return _step("lambda", "CreateEventSourceMapping", params, state, operation.inverse(params, state))
+
+    def reviewed(step: DraftStep) -> Any:
+        return review(
+            [step],
+            diagnosis,
+            incident_id="i",
+            function=names.ORDER_WORKER_FUNCTION,
+            recovery_seconds=60,
+            history=history,
+        )
+
+    passed = reviewed(again(5))
+    assert passed.plan is not None, passed.refusals
+    (step,) = passed.plan.steps
+    assert (step.risk, step.inverse.operation, step.inverse.params) == (
+        "low",
+        "DeleteEventSourceMapping",
+        {"UUID": CREATED},
+    )
+    assert undo_of(step.inverse, {"UUID": "new-uuid"}).params == {"UUID": "new-uuid"}
+    assert [r.reason for r in reviewed(again(100)).refusals] == [
+        "it sets BatchSize to 100, a value no change before the trigger shows: "
+        "a fix puts back a recorded setting"
+    ]
+    other = queue.replace(names.ORDERS_QUEUE, "other-queue")
+    assert [r.reason for r in reviewed(again(5, other)).refusals] == [
+        f"it changes {other}: neither the incident's function nor a resource the diagnosis verified"
+    ]

@@ -1,12 +1,21 @@
 """The allowlisted fixes on a Lambda function itself: its alias, its recorded settings, its reserved
-concurrency, its event-source mapping, a statement of its resource policy put back."""
+concurrency, its event-source mapping (its settings, or the mapping made again), a statement of its
+resource policy put back."""
 
 from __future__ import annotations
 
 import json
 from typing import Any, Final
 
-from supervisor.remediation.operation import Operation, Params, Reader, ReadError, State, function_name
+from supervisor.remediation.operation import (
+    CREATED,
+    Operation,
+    Params,
+    Reader,
+    ReadError,
+    State,
+    function_name,
+)
 from supervisor.remediation.plan import ApiCall
 
 
@@ -159,6 +168,57 @@ def _unset_mapping(params: Params, state: State) -> str | None:
     return None
 
 
+# What a mapping made again may carry: its source and function, and the settings it was created with (each
+# a value a change before the trigger recorded: ``Operation.recorded``).
+CREATE_SETTINGS: Final = ("Enabled", "BatchSize", "MaximumBatchingWindowInSeconds", "FunctionResponseTypes")
+
+
+def _read_source(client: Reader, params: Params) -> State:
+    """The live mapping from the call's source to its function (None when there is none). One being deleted
+    is not: "a mapping enters a Deleting state and might not be completely deleted for several seconds"
+    (https://docs.aws.amazon.com/lambda/latest/api/API_DeleteEventSourceMapping.html)."""
+    found = client("lambda").list_event_source_mappings(
+        EventSourceArn=params["EventSourceArn"], FunctionName=params["FunctionName"]
+    )
+    live = [m["UUID"] for m in found.get("EventSourceMappings") or [] if m.get("State") != "Deleting"]
+    return {
+        "FunctionName": function_name(params["FunctionName"]),
+        "EventSourceArn": params["EventSourceArn"],
+        "UUID": live[0] if live else None,
+    }
+
+
+def _read_mapping_of(client: Reader, params: Params) -> State:
+    mapping = client("lambda").get_event_source_mapping(UUID=params["UUID"])
+    function = function_name(mapping["FunctionArn"])
+    return {"FunctionName": function, "EventSourceArn": mapping.get("EventSourceArn"), "UUID": params["UUID"]}
+
+
+def _source_unmapped(params: Params, _state: State) -> ApiCall:
+    """The mapping this step creates, deleted: its UUID is the one read after the call (``CREATED``)."""
+    return ApiCall(service="lambda", operation="DeleteEventSourceMapping", params={"UUID": CREATED})
+
+
+def _mapped_again(_params: Params, state: State) -> ApiCall:
+    # Never applied: a deletion is on the allowlist only as the undo of a mapping made again.
+    return ApiCall(
+        service="lambda",
+        operation="CreateEventSourceMapping",
+        params={"EventSourceArn": state["EventSourceArn"], "FunctionName": state["FunctionName"]},
+    )
+
+
+def _source_and_function(params: Params, state: State) -> tuple[str, ...]:
+    source = params.get("EventSourceArn") or state["EventSourceArn"]
+    return (function_name(params.get("FunctionName") or state["FunctionName"]), str(source))
+
+
+def _already_mapped(params: Params, state: State) -> str | None:
+    if state["UUID"] is not None:
+        return f"{params['EventSourceArn']} is mapped to it already ({state['UUID']}): nothing to do"
+    return None
+
+
 # A resource-policy statement as AddPermission writes it: each condition key and the parameter it came from.
 _CONDITIONS: Final = {
     ("ArnLike", "AWS:SourceArn"): "SourceArn",
@@ -283,6 +343,31 @@ FIXES: Final[tuple[Operation, ...]] = (
         _mapping_back,
         _mapping_function,
         _unset_mapping,
+    ),
+    Operation(
+        "lambda",
+        "CreateEventSourceMapping",
+        "low",
+        "map a source to the function again, with the settings it was created with",
+        frozenset({"EventSourceArn", "FunctionName", *CREATE_SETTINGS}),
+        ("lambda:ListEventSourceMappings",),
+        _read_source,
+        _source_unmapped,
+        _source_and_function,
+        _already_mapped,
+        recorded=CREATE_SETTINGS,
+    ),
+    Operation(
+        "lambda",
+        "DeleteEventSourceMapping",
+        "low",
+        "delete a mapping again (the undo of making it again)",
+        frozenset({"UUID"}),
+        ("lambda:GetEventSourceMapping",),
+        _read_mapping_of,
+        _mapped_again,
+        _source_and_function,
+        fix=False,
     ),
     Operation(
         "lambda",

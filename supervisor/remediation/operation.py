@@ -13,12 +13,21 @@ State = dict[str, Any]
 Reader = Callable[[str], Any]  # a botocore service name -> a read-only boto3 client for it
 
 
+# The value an inverse takes for an identifier its step's call creates (a new mapping's UUID): unknown when
+# the plan is made, read in the state after the call, and filled in by the executor before it undoes it.
+CREATED: Final = "(created by the step's call)"
 VOLATILE: Final = ("RevisionId",)  # changes with every write: part of a precondition, not of a state put back
 
 
 def settled(state: Mapping[str, Any]) -> dict[str, Any]:
     """``state`` without what every write changes: what an undo must give back."""
     return {key: value for key, value in state.items() if key not in VOLATILE}
+
+
+def undo_of(inverse: ApiCall, after: Mapping[str, Any]) -> ApiCall:
+    """``inverse`` with each ``CREATED`` value read from ``after``, the state its step's call left."""
+    params = {key: after.get(key) if value == CREATED else value for key, value in inverse.params.items()}
+    return inverse.model_copy(update={"params": params})
 
 
 class ReadError(Exception):

@@ -183,7 +183,8 @@ class Remediation:
             return f"not planned: {type(error).__name__}: {error}"
         status = str(planned["status"])
         notice = notify_now(self.store, self.notifier, incident_id, "supervisor")
-        self.logger.info("remediation_planned", extra=log | {"status": status, "notice": notice})
+        why = {} if status == "AWAITING_APPROVAL" else {"reason": planned.get("error_reason")}
+        self.logger.info("remediation_planned", extra=log | {"status": status, "notice": notice} | why)
         if status != "AWAITING_APPROVAL" or not self.queue_url:
             return status
         try:
