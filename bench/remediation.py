@@ -22,17 +22,20 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bench.drill import drill_report
-from chaos.drill.remediation import WORLD_AS_BEFORE
+from chaos.drill.remediation import APPLIED, FOUND_IN_PLACE, SINCE_ALARM, WORLD_AS_BEFORE
 
 GOAL_MEDIAN_SECONDS = 60.0
-_SINCE_ALARM = re.compile(r"applied by the executor, alarm to REMEDIATED (\d+(?:\.\d+)?) s")
+_SINCE_ALARM = re.compile(
+    rf"({re.escape(APPLIED)}|{re.escape(FOUND_IN_PLACE)}), {SINCE_ALARM} (\d+(?:\.\d+)?) s"
+)
 
 
 @dataclass
 class RemediationCost:
     passed: bool
-    with_command: int  # incidents whose scenario expects a fix command
+    with_command: int  # incidents expected to carry a fix command
     remediated: int  # of those, brought to REMEDIATED by the executor
+    in_place: int = 0  # of those, REMEDIATED with the fix an earlier incident applied found in place
     guarded: int = 0  # of those, staged so that a guard keeps the fix from standing (scenarios.Twist)
     auto: list[tuple[str, float]] = field(default_factory=list)  # low risk, no person: alarm to REMEDIATED
     approved: list[tuple[str, float]] = field(default_factory=list)  # a person approved first
@@ -52,24 +55,26 @@ def run(scenarios: list[str] | None = None) -> RemediationCost:
 
 
 def cost(report: dict[str, Any]) -> RemediationCost:
-    """The figures of a drill report (its JSON)."""
+    """The figures of a drill report (its JSON): each incident's ``remediation applied`` check."""
     result = RemediationCost(bool(report["passed"]), 0, 0)
     for scenario in report["scenarios"]:
-        checks = {check["name"]: check for check in scenario["checks"]}
-        if "remediation command" not in checks:
-            continue
-        result.with_command += len(scenario["incidents"])
-        applied = checks.get("remediation applied") or {"ok": False, "detail": ""}
-        if applied["ok"] and applied["detail"].endswith(WORLD_AS_BEFORE):  # a guard kept the fix out
-            result.guarded += 1
-        found = _SINCE_ALARM.search(applied["detail"]) if applied["ok"] else None
-        if found is None:
-            continue
-        result.remediated += 1
-        seconds = float(found.group(1))
-        bucket = result.auto if "auto-applied, " in applied["detail"] else result.approved
-        bucket.append((scenario["name"], seconds))
-        result.diagnosed += [float(i["seconds"]) for i in scenario["incidents"]]
+        checks = scenario["checks"]
+        result.with_command += sum(1 for check in checks if check["name"] == "remediation command")
+        seconds = {str(i["incident_id"]): float(i["seconds"]) for i in scenario["incidents"]}
+        for applied in (c for c in checks if c["name"] == "remediation applied" and c["ok"]):
+            detail = str(applied["detail"])
+            if detail.endswith(WORLD_AS_BEFORE):  # a guard kept the fix out
+                result.guarded += 1
+            found = _SINCE_ALARM.search(detail)
+            if found is None:
+                continue
+            result.remediated += 1
+            if found.group(1) == FOUND_IN_PLACE:  # the same fix an earlier incident applied: no timing
+                result.in_place += 1
+                continue
+            bucket = result.auto if "auto-applied, " in detail else result.approved
+            bucket.append((scenario["name"], float(found.group(2))))
+            result.diagnosed += [seconds[i] for i in seconds if detail.startswith(f"{i}: ")]
     return result
 
 
@@ -78,7 +83,8 @@ def render(figures: RemediationCost) -> str:
     lines = [
         f"remediation on the drill ({'all passed' if figures.passed else 'SOME FAILED'})",
         f"  REMEDIATED           {figures.remediated} of {figures.with_command - figures.guarded} incidents "
-        f"with a fix command ({figures.share:.0%}; {figures.guarded} more staged for a guard to stop it)",
+        f"with a fix command ({figures.share:.0%}; {figures.in_place} of them found the fix an earlier "
+        f"incident applied in place; {figures.guarded} more staged for a guard to stop it)",
     ]
     if auto:
         median, worst = statistics.median(auto), max(auto)

@@ -48,6 +48,7 @@ class Record:
     approval: dict[str, Any] = field(default_factory=dict)
     calling: int | None = None  # the step whose call was started last
     calls: list[dict[str, Any]] = field(default_factory=list)
+    in_place: list[int] = field(default_factory=list)  # steps the world already held: nothing called
     verification: list[str] = field(default_factory=list)
     undo: list[str] = field(default_factory=list)
 
@@ -136,8 +137,14 @@ class Executor:
             record.calls.append({**call.__dict__, "call": call.call.model_dump(), "at": stamp(self._now())})
             self._save(incident_id, record)
 
+        def in_place(step: int) -> None:
+            record.in_place.append(step)
+            self._save(incident_id, record)
+
         try:
-            done = apply_steps(plan, read=self.read, write=self.write, applied=applied, calling=calling)
+            done = apply_steps(
+                plan, read=self.read, write=self.write, applied=applied, calling=calling, in_place=in_place
+            )
         except StepRefused as refused:
             return self._undo(item, plan, _records(record), record, f"not applied: {refused}")
         verifying = self.store.transition(
@@ -158,6 +165,9 @@ class Executor:
                 break
             self.sleep(self.poll_seconds)
         self._save(str(item["incident_id"]), record)
+        if record.in_place:
+            steps = ", ".join(str(step) for step in record.in_place)
+            verdict = Verdict(verdict.recovered, f"{verdict.why} (step {steps} found in place: not called)")
         if verdict.recovered:
             return self._end(item, "REMEDIATED", f"recovered: {verdict.why}")
         why = (

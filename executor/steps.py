@@ -43,15 +43,21 @@ def apply_steps(
     write: Writer,
     applied: Callable[[AppliedCall], None],
     calling: Callable[[int], None] = lambda step: None,
+    in_place: Callable[[int], None] = lambda step: None,
 ) -> list[AppliedCall]:
     """Apply the plan's steps in order, each after its precondition is read true; ``calling`` is told of
     each step just before its call (so that a run that dies in the call knows to look at it), ``applied``
-    of each call as soon as it returned. Raises :class:`StepRefused` at the first step that may not run
-    (the steps before it stay applied: the caller undoes them)."""
+    of each call as soon as it returned, ``in_place`` of each step the world moved to exactly what it sets
+    (someone applied the same fix since the plan): nothing is called for it, and nothing is undone. Raises
+    :class:`StepRefused` at the first step that may not run (the steps before it stay applied: the caller
+    undoes them)."""
     done: list[AppliedCall] = []
     for number, step in enumerate(plan.steps, start=1):
         operation = _allowlisted(number, step.call)
         before = _read(number, operation, read, step.call.params)
+        if before != step.precondition and operation.done(step.call.params, before):
+            in_place(number)
+            continue
         if before != step.precondition:
             raise StepRefused(number, f"the world moved since the plan: {_difference(step, before)}")
         calling(number)

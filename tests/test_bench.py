@@ -134,16 +134,19 @@ def test_drill_benchmark_reports_wall_time_against_the_budget() -> None:
 
 def test_remediation_benchmark_times_an_auto_applied_fix_and_one_a_person_approved() -> None:
     """bad-deploy's alias rollback is low risk: the executor applies it on its own; revoke-s3's policy is
-    high risk: the drill's person approves it first. Both end REMEDIATED, each timed from its alarm."""
-    figures = remediation.run(["bad-deploy", "revoke-s3"])
+    high risk: the drill's person approves it first. api-throttled opens two incidents (the function's alarm
+    and the API's): the first applies its fix on its own, the second finds it in place. All end REMEDIATED,
+    each applied fix timed from its alarm."""
+    figures = remediation.run(["bad-deploy", "revoke-s3", "api-throttled"])
     assert figures.passed
-    assert (figures.with_command, figures.remediated) == (2, 2)
-    assert [name for name, _ in figures.auto] == ["bad-deploy"]
+    assert (figures.with_command, figures.remediated, figures.in_place) == (4, 4, 1)
+    assert sorted(name for name, _ in figures.auto) == ["api-throttled", "bad-deploy"]
     assert [name for name, _ in figures.approved] == ["revoke-s3"]
     assert all(0 < seconds < 60 for _, seconds in figures.auto + figures.approved)
     assert figures.guarded == 0
-    assert "REMEDIATED           2 of 2 incidents with a fix command (100%; 0 more" in remediation.render(
-        figures
+    assert (
+        "REMEDIATED           4 of 4 incidents with a fix command (100%; 1 of them found"
+        in remediation.render(figures)
     )
 
 

@@ -322,6 +322,28 @@ def test_a_world_that_moved_before_the_approval_voids_the_plan_and_nothing_is_ap
     assert _world(operator) == throttled | {"Reserved": 3}  # the operator's change stands
 
 
+def test_a_fix_someone_applied_by_hand_while_it_waited_is_verified_and_ends_remediated(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    runtime: LocalLambdaRuntime,
+    incidents: IncidentStore,
+    approvals: Approvals,
+    throttled: dict[str, Any],
+) -> None:
+    """The operator deleted the reservation by hand while the plan waited: the executor calls nothing,
+    proves recovery all the same, and says the step was found in place; there is nothing to undo."""
+    planned = _planned(sandbox, incidents, UNTHROTTLE)
+    incident_id = str(planned["incident_id"])
+    operator.client("lambda").delete_function_concurrency(FunctionName=FUNCTION)
+    _approve(incidents, approvals, incident_id)
+    outcome = _executor(sandbox, runtime, incidents, approvals).run(incident_id, "run-1")
+    assert outcome.startswith("REMEDIATED: recovered: "), outcome
+    assert outcome.endswith("(step 1 found in place: not called)")
+    execution = _execution(incidents, incident_id)
+    assert (execution["calls"], execution["in_place"]) == ([], [1])
+    assert _world(operator) == throttled | {"Reserved": None}
+
+
 class _Died(BaseException):
     """The executor's process ending in the middle of a call (Lambda's timeout, a crash)."""
 

@@ -105,6 +105,31 @@ def test_a_world_that_moved_since_the_plan_stops_the_step_before_its_call(
     assert _world(operator) == {"Timeout": original["Timeout"], "Reserved": 2}  # the other change is theirs
 
 
+def test_a_step_the_world_already_holds_is_not_called_and_not_undone(
+    sandbox: Sandbox, operator: boto3.Session, original: dict[str, Any]
+) -> None:
+    """Someone applied the second step's fix by hand after the plan (4 reserved, as it sets): the first is
+    applied, the second found in place and never called (its write would be in CloudTrail), and the undo
+    takes back only what the executor applied."""
+    plan = _plan(sandbox, ("UpdateFunctionConfiguration", TIMEOUT), ("PutFunctionConcurrency", RESERVED))
+    operator.client("lambda").put_function_concurrency(**RESERVED)
+    told: list[AppliedCall] = []
+    found: list[int] = []
+    reader = sandbox.session(names.SUPERVISOR).client
+    called: list[str] = []
+
+    def write(service: str) -> Any:  # the executor's identity, each request it sends noted
+        client = _writer(sandbox)(service)
+        client.meta.events.register("before-call", lambda model, **_: called.append(model.name))
+        return client
+
+    done = apply_steps(plan, read=reader, write=write, applied=told.append, in_place=found.append)
+    assert ([record.step for record in done], found, called) == ([1], [2], ["UpdateFunctionConfiguration"])
+    assert done == told
+    assert undo_steps(plan, done, read=reader, write=_writer(sandbox)) == []
+    assert _world(operator) == {"Timeout": original["Timeout"], "Reserved": 4}  # the hand fix is theirs
+
+
 def test_a_step_off_the_allowlist_is_never_called(sandbox: Sandbox, operator: boto3.Session) -> None:
     plan = _plan(sandbox, ("UpdateFunctionConfiguration", TIMEOUT))
     forged = plan.model_copy(

@@ -316,12 +316,19 @@ def test_a_step_is_applied_on_its_precondition_and_its_inverse_puts_the_world_ba
     (step,) = draft.steps
     assert step.call.params == params
     executor = sandbox.session(names.EXECUTOR)  # the identity the executor applies plans as
+    operation = BY_CALL[(case.service, case.operation)]
+    assert not operation.done(params, step.precondition)
     try:
         _apply(executor, step.call)
         assert case.observe(operator, sandbox.world) != before, "the step changed nothing"
+        if operation.fix:  # the state the call left is read as the fix in place
+            assert operation.done(params, operation.read(executor.client, params))
     finally:
         _apply(executor, step.inverse)
     assert case.observe(operator, sandbox.world) == before
+    undo = BY_CALL[(step.inverse.service, step.inverse.operation)]
+    if undo.fix:  # an undo that is a fix itself: the state it left is read as that fix in place
+        assert undo.done(step.inverse.params, undo.read(executor.client, step.inverse.params))
 
 
 def test_every_allowlisted_operation_is_applied_or_undone_by_a_tested_case() -> None:

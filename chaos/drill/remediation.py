@@ -46,6 +46,12 @@ from watchdog.handler import build_watchdog
 
 CLI_TIMEOUT_SECONDS = 60
 SINCE_ALARM = "alarm to REMEDIATED"
+APPLIED = "applied by the executor"
+FOUND_IN_PLACE = (
+    "found in place by the executor"  # the same fix applied before, by an earlier incident's plan
+)
+IN_PLACE = "found in place: not called)"  # how the executor's reason ends when a step was found in place
+MOVED_TO = 7  # the reserved concurrency the moved twist sets
 WORLD_AS_BEFORE = "the world read as before"  # how a fix a staged guard kept out ends (bench.remediation)
 TRAFFIC_SECONDS = 0.5  # between two calls of the function while the executor verifies
 LEASE_SECONDS = 60  # the executor's lease in the drill (its least), as the killed twist lets it pass
@@ -127,6 +133,7 @@ class DrillRemediation:
             self._cli("approve", incident_id, "--digest", digest)
         if twist == "tampered":
             self._tamper(incident_id)
+        moved_back = self._move(plan) if twist == "moved" else None
         before = world() if twist in UNRECOVERED else None
         if twist == "killed":
             outcome = self._killed(incident_id)
@@ -141,11 +148,16 @@ class DrillRemediation:
             raise ApplyFailed(outcome)
         how = "auto-applied" if automatic else "approved with incident-remediate"
         if before is not None:
-            _unchanged(before, world(), outcome)
+            try:
+                _unchanged(before, world(), outcome)
+            finally:
+                if moved_back is not None:
+                    moved_back()
             return f"{how}; {outcome}; {WORLD_AS_BEFORE}"
         if twist == "replayed":
             self._replay(incident_id, digest, world)
-        return f"{how}, applied by the executor, {self._since_alarm(incident_id)}"
+        by = FOUND_IN_PLACE if outcome.endswith(IN_PLACE) else APPLIED
+        return f"{how}, {by}, {self._since_alarm(incident_id)}"
 
     def settle(self, incident_ids: list[str]) -> None:
         """What Lambda's mapping and the person do before a scenario's world is put back: every request left
@@ -171,6 +183,24 @@ class DrillRemediation:
         finally:
             stop.set()
             calls.join(timeout=30)
+
+    def _move(self, plan: dict[str, Any]) -> Callable[[], None]:
+        """What the plan's first step changes (a function's reserved concurrency) set by the operator to
+        another value than the plan found or sets, after the plan was made; the call that puts it back
+        as it was, for the stage to make once the executor's answer is judged."""
+        function = plan["steps"][0]["call"]["params"]["FunctionName"]
+        lambda_ = self.operator.client("lambda")
+        was = lambda_.get_function_concurrency(FunctionName=function).get("ReservedConcurrentExecutions")
+        self.say(f"operator: reserves {MOVED_TO} for {function} meanwhile (it had {was})")
+        lambda_.put_function_concurrency(FunctionName=function, ReservedConcurrentExecutions=MOVED_TO)
+
+        def back() -> None:
+            if was is None:
+                lambda_.delete_function_concurrency(FunctionName=function)
+            else:
+                lambda_.put_function_concurrency(FunctionName=function, ReservedConcurrentExecutions=was)
+
+        return back
 
     def _tamper(self, incident_id: str) -> None:
         """The approved plan, as stored in incident-context, aimed at another function by someone who can

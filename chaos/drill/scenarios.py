@@ -190,8 +190,9 @@ class Act:
 
 # What else happens to a plan on its way through the executor, each a guard the drill must see hold (the
 # stage's own reading of the world decides, chaos/drill/remediation.py):
-# moved: the operator changed what the fix changes after the plan was made: the executor refuses before its
-#   first call (NOT_REMEDIATED, nothing applied);
+# moved: the operator set what the fix changes to another value (neither the one the plan found nor the one
+#   it sets) after the plan was made: the executor refuses before its first call (NOT_REMEDIATED, nothing
+#   applied); a world moved to exactly what the fix sets is the fix in place, and is verified instead;
 # useless: a fault the plan never saw keeps the function failing: the executor undoes its fix
 #   (NOT_REMEDIATED) and the world reads as before it;
 # non-approver: the supervisor's own identity approves first and is refused; then the person approves;
@@ -369,15 +370,15 @@ def _alias_back(function: str, alias: str) -> Command:
 
 def _behind_the_api(fault: str, command: Command) -> tuple[ExpectedIncident, ...]:
     """orders-api's failure behind orders-rest-api: one incident per alarm (the function's own, the API's
-    5XXError), each with ``command``; applied once, on the first."""
+    5XXError), each with ``command``: applied by the first, found in place by the second."""
     return tuple(
         ExpectedIncident(
             ORDERS,
             frozenset({fault}),
             command=command,
-            applies=Applies("api-answers") if n == 0 else None,
+            applies=Applies("api-answers"),
         )
-        for n in range(2)
+        for _ in range(2)
     )
 
 
@@ -815,9 +816,9 @@ SCENARIOS: tuple[Scenario, ...] = (
         "data-processor's reserved concurrency 0, diagnosed, then removed by the operator; then HTTPS egress "
         "removed: the throttling is resolved, the network block current",
         (Act(DP, (THROTTLE_0,), opens=1), Act(DP, (Injection(BLOCK_EGRESS),), restore=(THROTTLE,))),
-        # By the time the incidents are judged the operator has deleted the concurrency (the second act):
-        # the plan made from the first diagnosis reads 0 reserved, the world none. Approved, the executor
-        # must find the world moved and apply nothing (the egress block keeps data-processor failing).
+        # By the time the incidents are judged the operator has deleted the concurrency (the second act),
+        # and then reserves 7 (the moved twist): the plan made from the first diagnosis reads 0 reserved.
+        # Approved, the executor must find the world moved and apply nothing.
         _incident(
             DP,
             "throttling",
@@ -1183,10 +1184,10 @@ SCENARIOS: tuple[Scenario, ...] = (
                 resources=("function", "stream"),
                 trigger="none",
                 command=_stream_moves_on(),
-                applies=Applies("stream-delivers") if n == 0 else None,
+                applies=Applies("stream-delivers"),
                 impact={"record_age_ms": (names.ITERATOR_AGE_ALARM_MS, 120_000)},
             )
-            for n in range(2)  # its Errors alarm and its IteratorAge alarm
+            for _ in range(2)  # its Errors alarm and its IteratorAge alarm
         ),
         alarms_after_traffic=True,
     ),
@@ -1255,7 +1256,12 @@ SCENARIOS: tuple[Scenario, ...] = (
                 command=_concurrency_deleted(WORKER),
                 applies=Applies("queue-delivers"),
             ),
-            *_incident(WORKER, "throttling", command=_concurrency_deleted(WORKER)),
+            *_incident(
+                WORKER,
+                "throttling",
+                command=_concurrency_deleted(WORKER),
+                applies=Applies("queue-delivers"),
+            ),
         ),
     ),
     # order-intake's public URL: without the statement that lets everyone invoke it through the URL, every
@@ -1414,9 +1420,9 @@ SCENARIOS: tuple[Scenario, ...] = (
                 command=_deny_deleted(names.ORDER_NOTIFIER_ROLE),
                 impact={"deliveries_failed": 1, "events_dropped": 1},
                 # applied once (on the first incident): the policy is gone after that
-                applies=Applies("async-delivered") if n == 0 else None,
+                applies=Applies("async-delivered"),
             )
-            for n in range(3)
+            for _ in range(3)
         ),
     ),
     # The DLQ removed (UpdateFunctionConfiguration, DeadLetterConfig TargetArn ""): the poison event fails and
@@ -1438,9 +1444,9 @@ SCENARIOS: tuple[Scenario, ...] = (
                 ),
                 impact={"events_dropped": 1},
                 # applied once (on the first incident): the queue is back after that
-                applies=Applies("async-delivered") if n == 0 else None,
+                applies=Applies("async-delivered"),
             )
-            for n in range(2)
+            for _ in range(2)
         ),
     ),
 )

@@ -73,6 +73,13 @@ def _wide_inline(params: Params, _state: State) -> str | None:
     return statement_refusal(document, resource_wildcard=False)
 
 
+def _document_in_place(params: Params, state: State) -> bool:
+    try:
+        return bool(state["PolicyDocument"] == json.loads(str(params["PolicyDocument"])))
+    except ValueError:
+        return False
+
+
 def _no_inline(params: Params, state: State) -> str | None:
     if state["PolicyDocument"] is None:
         return f"{params['RoleName']} has no inline policy {params['PolicyName']}: nothing to delete"
@@ -133,6 +140,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _inline_back,
         _role,
         _wide_inline,
+        done=_document_in_place,
     ),
     Operation(
         "iam",
@@ -145,6 +153,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _inline_back,
         _role,
         _no_inline,
+        done=lambda _params, state: state["PolicyDocument"] is None,
     ),
     Operation(
         "iam",
@@ -157,6 +166,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _attachment_back,
         _role,
         _wide_attachment,
+        done=lambda _params, state: bool(state["Attached"]),
     ),
     Operation(
         "iam",
@@ -169,5 +179,6 @@ FIXES: Final[tuple[Operation, ...]] = (
         _attachment_back,
         _role,
         _not_attached,
+        done=lambda _params, state: not state["Attached"],
     ),
 )

@@ -40,6 +40,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _key_back,
         _key,
         _not_disabled,
+        done=lambda _params, state: state["KeyState"] == "Enabled",
     ),
     Operation(
         "kms",

@@ -97,9 +97,13 @@ def _unchanged_settings(params: Params, state: State) -> str | None:
         set(params["DeadLetterConfig"] or {}) != {"TargetArn"} or not _dead_letter_target(params)
     ):
         return "a fix puts a dead-letter queue back (its TargetArn), never removes one or sets more"
-    if all(params[key] == state[key] for key in SETTINGS if key in params):
+    if _settings_in_place(params, state):
         return "the function already has these settings: nothing to do"
     return None
+
+
+def _settings_in_place(params: Params, state: State) -> bool:
+    return all(params[key] == state[key] for key in SETTINGS if key in params)
 
 
 def _read_concurrency(client: Reader, params: Params) -> State:
@@ -157,6 +161,10 @@ def _mapping_back(params: Params, state: State) -> ApiCall:
 
 def _mapping_function(_params: Params, state: State) -> tuple[str, ...]:
     return (function_name(state["FunctionArn"]),)
+
+
+def _mapping_in_place(params: Params, state: State) -> bool:
+    return all(params[key] == state[key] for key in MAPPING_SETTINGS if key in params)
 
 
 def _unset_mapping(params: Params, state: State) -> str | None:
@@ -272,6 +280,11 @@ def _statement_back(params: Params, state: State) -> ApiCall:
     return ApiCall(service="lambda", operation="AddPermission", params={**names, **state["Statement"]})
 
 
+def _statement_in_place(params: Params, state: State) -> bool:
+    names = {"FunctionName", "Qualifier", "StatementId"}
+    return bool(state["Statement"] == {key: value for key, value in params.items() if key not in names})
+
+
 def _wide_statement(params: Params, state: State) -> str | None:
     if state["Statement"] is not None:
         return f"statement {params['StatementId']} is already in the policy: nothing to add"
@@ -295,6 +308,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _alias_back,
         _function,
         _unmoved_alias,
+        done=lambda params, state: params["FunctionVersion"] == state["FunctionVersion"],
     ),
     Operation(
         "lambda",
@@ -308,6 +322,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _settings_targets,
         _unchanged_settings,
         recorded=SETTINGS,
+        done=_settings_in_place,
     ),
     Operation(
         "lambda",
@@ -319,6 +334,9 @@ FIXES: Final[tuple[Operation, ...]] = (
         _read_concurrency,
         _concurrency_back,
         _function,
+        done=lambda params, state: (
+            params["ReservedConcurrentExecutions"] == state["ReservedConcurrentExecutions"]
+        ),
     ),
     Operation(
         "lambda",
@@ -331,6 +349,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _concurrency_back,
         _function,
         _no_reservation,
+        done=lambda _params, state: state["ReservedConcurrentExecutions"] is None,
     ),
     Operation(
         "lambda",
@@ -343,6 +362,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _mapping_back,
         _mapping_function,
         _unset_mapping,
+        done=_mapping_in_place,
     ),
     Operation(
         "lambda",
@@ -380,6 +400,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _statement_back,
         _function,
         _wide_statement,
+        done=_statement_in_place,
     ),
     Operation(
         "lambda",

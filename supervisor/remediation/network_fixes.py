@@ -61,6 +61,12 @@ def _ranges(rule: dict[str, Any]) -> set[tuple[Any, ...]]:
     return {(*ports, cidr) for cidr in cidrs}
 
 
+def _egress_in_place(params: Params, state: State) -> bool:
+    present = set().union(*(_ranges(rule) for rule in state["IpPermissionsEgress"]))
+    wanted = [_ranges(rule) for rule in params["IpPermissions"] if isinstance(rule, dict)]
+    return bool(wanted) and all(ranges <= present for ranges in wanted)
+
+
 def _wide_or_present(params: Params, state: State) -> str | None:
     wanted = [rule for rule in params["IpPermissions"] if isinstance(rule, dict)]
     if any(str(rule.get("IpProtocol")) == "-1" for rule in wanted):
@@ -170,6 +176,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _revoked,
         _group,
         _wide_or_present,
+        done=_egress_in_place,
     ),
     Operation(
         "ec2",
@@ -194,6 +201,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _entry_back,
         _acl,
         _not_a_deny,
+        done=lambda _params, state: state["Entry"] is None,
     ),
     Operation(
         "ec2",
@@ -218,6 +226,7 @@ FIXES: Final[tuple[Operation, ...]] = (
         _route_back,
         _table,
         _route_present,
+        done=lambda params, state: state["Route"] == {k: params[k] for k in ROUTE_TARGETS if k in params},
     ),
     Operation(
         "ec2",

@@ -60,6 +60,9 @@ class Operation:
     refuse: Callable[[Params, State], str | None] = lambda _params, _state: None
     fix: bool = True  # False: on the list only as the undo of a fix, never a fix itself
     recorded: tuple[str, ...] = ()  # parameters whose value a change before the trigger must show
+    # Whether a state already holds what the call sets (someone applied the same fix since the plan was
+    # made): the executor then has nothing to call. Never true where that cannot be read exactly.
+    done: Callable[[Params, State], bool] = lambda _params, _state: False
 
     @property
     def key(self) -> tuple[str, str]:
