@@ -125,6 +125,11 @@ class SupervisorSettings(
         "NO_PLAN with why) and send it to the executor's queue (REMEDIATION_QUEUE_URL). Off: incidents end "
         "at DIAGNOSED.",
     )
+    model_critic: bool = Field(
+        default=True,
+        description="Ask the supervisor's model (never 'rules') to review each plan the Critic in code "
+        "passed: its objections refuse steps; it cannot pass a step the code refused.",
+    )
     approval_seconds: int = Field(
         default=3600, ge=60, le=86_400, description="How long a plan awaits a person's approval."
     )

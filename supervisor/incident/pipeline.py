@@ -120,8 +120,8 @@ class IncidentPipeline:
         if self.settings.remediation and self._remediation is None:
             from supervisor.remediation.planning import Remediation
 
-            configured = Remediation.configured(self.store, self.session, self.settings, self.logger)
-            self._remediation = replace(configured, notifier=self.notifier)
+            made = Remediation.configured(self.store, self.session, self.settings, self.logger, self.model)
+            self._remediation = replace(made, notifier=self.notifier)
         return self._remediation.begin(incident_id) if self._remediation else None
 
     def handle(self, event: object, context: Any) -> dict[str, Any]:

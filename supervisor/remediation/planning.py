@@ -13,8 +13,9 @@ carries the digest and the deadline the approval gate checks (``executor.approva
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,7 +29,7 @@ from supervisor.incident.notify import Notifier, notify_now
 from supervisor.incident.signals import stamp
 from supervisor.incident.store import IncidentStateError, IncidentStore, Item, TransitionConflict
 from supervisor.remediation.change_history import decode_tool_results, read_history
-from supervisor.remediation.critic import review
+from supervisor.remediation.critic import Refusal, review
 from supervisor.remediation.operation import Reader
 from supervisor.remediation.plan import Plan, plan_digest
 from supervisor.remediation.queue import send_request
@@ -36,7 +37,12 @@ from supervisor.remediation.resolver import Draft, resolve
 from supervisor.schemas import Diagnosis, ToolResult
 
 if TYPE_CHECKING:
+    from langchain_core.language_models import BaseChatModel
+
+    from supervisor.remediation.model_critic import SecondOpinion
     from supervisor.settings import SupervisorSettings
+
+Opinion = Callable[[Plan, Diagnosis], "SecondOpinion"]  # a model's objections to a plan the code passed
 
 
 @dataclass(frozen=True)
@@ -53,10 +59,12 @@ def plan_incident(
     read: Reader,
     limits: PlanningLimits,
     results: Sequence[ToolResult] = (),
+    opinion: Opinion | None = None,
 ) -> Item:
     """Plan the fix of the final DIAGNOSED ``incident``; its item after the plan (AWAITING_APPROVAL or
-    NO_PLAN). Raises TransitionConflict when another writer moved it first, and IncidentStateError when
-    the diagnosis is provisional."""
+    NO_PLAN). ``opinion``: a model's second opinion on what the code passed (``model_critic``). Raises
+    TransitionConflict when another writer moved it first, and IncidentStateError when the diagnosis is
+    provisional."""
     incident_id, function = str(incident["incident_id"]), str(incident["function_name"])
     if incident.get("final") is False:
         raise IncidentStateError(f"incident {incident_id}: a provisional diagnosis is never planned")
@@ -64,8 +72,11 @@ def plan_incident(
         incident_id, "DIAGNOSED", "PLANNING", expected_updated_at=str(incident["updated_at"])
     )
     try:
-        draft, plan, refused = _mediate(diagnosis, read, results, incident_id, function, limits)
+        draft, plan, refused, unread = _mediate(
+            diagnosis, read, results, incident_id, function, limits, opinion
+        )
         findings = {"unplanned": draft.unplanned, "refused": refused}
+        findings |= {"model_critic_unread": unread} if unread else {}
         stored = {PLAN_REVIEW: json.dumps(findings)}
         stored |= {PLAN: json.dumps(plan.model_dump(mode="json"))} if plan is not None else {}
         store.update_context(incident_id, stored)
@@ -102,12 +113,15 @@ def _mediate(
     incident_id: str,
     function: str,
     limits: PlanningLimits,
-) -> tuple[Draft, Plan | None, list[dict[str, Any]]]:
-    """The Resolver drafts, the Critic reviews; what it refused goes back to the Resolver, which gives back
-    the rest, and the Critic reviews that (two rounds at most). The last draft, the plan (None: a step of
-    the last round was refused, or none is left) and every refusal, numbered as the diagnosis's steps."""
+    opinion: Opinion | None,
+) -> tuple[Draft, Plan | None, list[dict[str, Any]], list[str]]:
+    """The Resolver drafts, the Critic reviews (and, with ``opinion``, a model objects to what it passed);
+    what they refused goes back to the Resolver, which gives back the rest, and that is reviewed again (two
+    rounds at most). The last draft, the plan (None: a step of the last round was refused, or none is
+    left), every refusal, numbered as the diagnosis's steps, and why a model's answer added nothing."""
     history = read_history(diagnosis, results, function)
     refused: list[dict[str, Any]] = []
+    unread: list[str] = []
     draft = resolve(diagnosis, final=True, read=read)
     for _round in range(2):
         verdict = review(
@@ -118,12 +132,16 @@ def _mediate(
             recovery_seconds=limits.recovery_seconds,
             history=history,
         )
-        numbered = [(draft.numbers[r.step - 1], r.reason) for r in verdict.refusals]
+        refusals: list[Refusal] = verdict.refusals
+        if verdict.plan is not None and opinion is not None:  # the plan's steps are the draft's, in order
+            second = opinion(verdict.plan, diagnosis)
+            refusals, unread = second.refusals, unread + ([second.unread] if second.unread else [])
+        numbered = [(draft.numbers[r.step - 1], r.reason) for r in refusals]
         refused += [{"step": number, "reason": reason} for number, reason in numbered]
         if not numbered:
             break
         draft = draft.without({number for number, _ in numbered})
-    return draft, verdict.plan, refused
+    return draft, verdict.plan if not numbered else None, refused, unread
 
 
 def stored_plan(store: IncidentStore, incident_id: str) -> tuple[Plan, str] | None:
@@ -149,17 +167,30 @@ class Remediation:
     sqs: Any = None  # the executor queue's client; None: no request is sent
     queue_url: str | None = None
     notifier: Notifier | None = None  # None: no notice of the plan is published
+    opinion: Opinion | None = None  # a model's second opinion; None: the Critic in code alone
 
     @classmethod
     def configured(
-        cls, store: IncidentStore, session: Any, settings: SupervisorSettings, logger: Logger
+        cls,
+        store: IncidentStore,
+        session: Any,
+        settings: SupervisorSettings,
+        logger: Logger,
+        model: BaseChatModel | None = None,
     ) -> Remediation:
-        """As the supervisor's settings say: its limits, and the executor's queue when one is set."""
+        """As the supervisor's settings say: its limits, the executor's queue when one is set, and the
+        supervisor's model (``model``, else ``SUPERVISOR_MODEL``) as a second critic unless
+        ``SUPERVISOR_MODEL_CRITIC`` is off or the model is the offline rules model."""
         from supervisor.incident.stage import sqs_client
 
         limits = PlanningLimits(settings.recovery_seconds, settings.approval_seconds)
         queue = settings.remediation_queue_url
-        return cls(store, session.client, limits, logger, sqs_client(session) if queue else None, queue)
+        remediation = cls(
+            store, session.client, limits, logger, sqs_client(session) if queue else None, queue
+        )
+        if settings.model_critic:
+            remediation.opinion = _model_critic(model, settings)
+        return remediation
 
     def begin(self, incident_id: str) -> str:
         """Plan ``incident_id`` if it is a final DIAGNOSED incident; what happened. Never raises: the
@@ -173,7 +204,13 @@ class Remediation:
             diagnosis = Diagnosis.model_validate_json(context["diagnosis"]["S"])
             results = decode_tool_results(context.get("tool_results", {}).get("B"))  # what the trigger set
             planned = plan_incident(
-                self.store, item, diagnosis, read=self.read, limits=self.limits, results=results
+                self.store,
+                item,
+                diagnosis,
+                read=self.read,
+                limits=self.limits,
+                results=results,
+                opinion=self.opinion,
             )
         except TransitionConflict as conflict:
             return f"not planned: {conflict}"
@@ -194,3 +231,18 @@ class Remediation:
             return f"{status}; the executor was not asked ({type(error).__name__}): an approval asks it again"
         self.logger.info("remediation_requested", extra=log | {"sqs_message_id": message_id})
         return status
+
+
+def _model_critic(model: BaseChatModel | None, settings: SupervisorSettings) -> Opinion | None:
+    """The supervisor's model as a second critic; None for the offline rules model, which has no opinion."""
+    from supervisor.diagnosis.rules.model import RulesChatModel
+
+    if model is None and settings.supervisor_model == "rules":
+        return None
+    from supervisor.agent.models import build_model
+    from supervisor.remediation.model_critic import second_opinion
+
+    chosen = model if model is not None else build_model(settings.supervisor_model, settings)
+    if isinstance(chosen, RulesChatModel):
+        return None
+    return functools.partial(second_opinion, chosen)
