@@ -36,6 +36,7 @@ from supervisor.remediation.plan import ApiCall, Plan
 from supervisor.remediation.planning import stored_plan
 
 AUTOMATIC: Final[str] = "automatic (every step's risk may apply without a person)"
+IN_PLACE: Final[str] = "found in place: not called"  # a step the world already held, in the end's reason
 
 Verify = Callable[[Plan, datetime], Verdict]
 
@@ -167,7 +168,7 @@ class Executor:
         self._save(str(item["incident_id"]), record)
         if record.in_place:
             steps = ", ".join(str(step) for step in record.in_place)
-            verdict = Verdict(verdict.recovered, f"{verdict.why} (step {steps} found in place: not called)")
+            verdict = Verdict(verdict.recovered, f"{verdict.why} (step {steps} {IN_PLACE})")
         if verdict.recovered:
             return self._end(item, "REMEDIATED", f"recovered: {verdict.why}")
         why = (

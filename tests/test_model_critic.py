@@ -10,7 +10,9 @@ from typing import Any
 
 import pytest
 from aws_lambda_powertools import Logger
-from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models.fake_chat_models import FakeListChatModel, FakeMessagesListChatModel
+from langchain_core.messages import AIMessage
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -29,9 +31,7 @@ LIMITS = PlanningLimits(recovery_seconds=20, approval_seconds=3600)
 NONE = json.dumps({"objections": []})
 
 
-def _plan(
-    sandbox: Sandbox, incidents: IncidentStore, model: FakeListChatModel, *calls: Any
-) -> dict[str, Any]:
+def _plan(sandbox: Sandbox, incidents: IncidentStore, model: BaseChatModel, *calls: Any) -> dict[str, Any]:
     """The incident planned from a diagnosis naming ``calls``, ``model`` as the second critic; its item,
     with the review kept beside the plan."""
     commands = [build_command("lambda", *call, region=sandbox.region) for call in calls]
@@ -47,11 +47,22 @@ def _plan(
     return dict(item) | {"review": json.loads(context[PLAN_REVIEW]["S"])}
 
 
+OBJECTION = json.dumps(
+    {"objections": [{"step": 1, "reason": "the reservation was set on purpose by the team"}]}
+)
+
+
+@pytest.mark.parametrize(
+    "model",
+    [
+        FakeListChatModel(responses=[OBJECTION]),
+        FakeMessagesListChatModel(responses=[AIMessage(content=[{"type": "text", "text": OBJECTION}])]),
+    ],
+    ids=["text", "content blocks"],
+)
 def test_an_objection_refuses_the_step_the_code_passed_and_nothing_reaches_a_person(
-    sandbox: Sandbox, incidents: IncidentStore, throttled: dict[str, Any]
+    sandbox: Sandbox, incidents: IncidentStore, throttled: dict[str, Any], model: BaseChatModel
 ) -> None:
-    objection = {"objections": [{"step": 1, "reason": "the reservation was set on purpose by the team"}]}
-    model = FakeListChatModel(responses=[json.dumps(objection)])
     item = _plan(sandbox, incidents, model, UNTHROTTLE)
     reason = OBJECTS + "the reservation was set on purpose by the team"
     assert (item["status"], item["error_reason"]) == ("NO_PLAN", f"no safe plan: step 1 refused: {reason}")

@@ -39,7 +39,7 @@ from chaos.sandbox.names import (
 from chaos.snapshot import render
 from chaos.workload.sqs_poller import delete_messages, receive_batch, sqs_record
 from executor.handler import build_executor, handle
-from executor.run import Executor
+from executor.run import IN_PLACE, Executor
 from supervisor.incident.lifecycle import APPROVAL_DEADLINE, PLAN, PLAN_DIGEST
 from supervisor.remediation.queue import MalformedRequest, parse_request, send_request
 from watchdog.handler import build_watchdog
@@ -47,10 +47,8 @@ from watchdog.handler import build_watchdog
 CLI_TIMEOUT_SECONDS = 60
 SINCE_ALARM = "alarm to REMEDIATED"
 APPLIED = "applied by the executor"
-FOUND_IN_PLACE = (
-    "found in place by the executor"  # the same fix applied before, by an earlier incident's plan
-)
-IN_PLACE = "found in place: not called)"  # how the executor's reason ends when a step was found in place
+# The fix an earlier incident of the same failure applied, found in place (the executor called nothing).
+FOUND_IN_PLACE = "found in place by the executor"
 MOVED_TO = 7  # the reserved concurrency the moved twist sets
 WORLD_AS_BEFORE = "the world read as before"  # how a fix a staged guard kept out ends (bench.remediation)
 TRAFFIC_SECONDS = 0.5  # between two calls of the function while the executor verifies
@@ -156,7 +154,7 @@ class DrillRemediation:
             return f"{how}; {outcome}; {WORLD_AS_BEFORE}"
         if twist == "replayed":
             self._replay(incident_id, digest, world)
-        by = FOUND_IN_PLACE if outcome.endswith(IN_PLACE) else APPLIED
+        by = FOUND_IN_PLACE if outcome.endswith(f"{IN_PLACE})") else APPLIED
         return f"{how}, {by}, {self._since_alarm(incident_id)}"
 
     def settle(self, incident_ids: list[str]) -> None:

@@ -54,7 +54,8 @@ def second_opinion(model: BaseChatModel, plan: Plan, diagnosis: Diagnosis) -> Se
         reply = model.invoke(messages)
     except Exception as error:  # a model that fails removes nothing: the code's review stands
         return SecondOpinion(unread=f"the model critic failed: {type(error).__name__}: {str(error)[:200]}")
-    text = reply.content if isinstance(reply.content, str) else json.dumps(reply.content)
+    content = reply.content  # a string, or content blocks (Bedrock's Converse): their text
+    text = content if isinstance(content, str) else "".join(_block_text(block) for block in content)
     fenced = _FENCE.match(text)
     try:
         answer = _Answer.model_validate_json(fenced.group("body") if fenced else text)
@@ -66,6 +67,10 @@ def second_opinion(model: BaseChatModel, plan: Plan, diagnosis: Diagnosis) -> Se
     if outside:
         return SecondOpinion(unread=f"the model critic objected to steps the plan does not have: {outside}")
     return SecondOpinion([Refusal(o.step, OBJECTS + o.reason) for o in answer.objections])
+
+
+def _block_text(block: object) -> str:
+    return str(block.get("text", "")) if isinstance(block, dict) else str(block)
 
 
 def _described(plan: Plan, diagnosis: Diagnosis) -> str:
