@@ -1,6 +1,7 @@
 """Applying a plan's steps and undoing them. Before each call the state it changes is read again and must
-equal the step's precondition (a world that moved since the plan voids the rest); each call is recorded
-with its request id and the state before and after. An undo applies the inverses of the applied steps in
+equal the step's precondition (a world that moved since the plan voids the rest), but for the revision an
+earlier step of the same run left on the same resource; each call is recorded with its request id and the
+state before and after. An undo applies the inverses of the applied steps in
 reverse order and checks that each put back the state the step found."""
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from typing import Any
 from botocore import xform_name
 from botocore.exceptions import BotoCoreError, ClientError
 
-from supervisor.remediation.operation import Operation, Reader, ReadError, settled, undo_of
+from supervisor.remediation.operation import VOLATILE, Operation, Reader, ReadError, settled, undo_of
 from supervisor.remediation.operations import BY_CALL
-from supervisor.remediation.plan import ApiCall, Plan, PlanStep
+from supervisor.remediation.plan import ApiCall, Plan
 
 Writer = Callable[[str], Any]  # a botocore service name -> a boto3 client that may apply the step
 
@@ -52,19 +53,22 @@ def apply_steps(
     :class:`StepRefused` at the first step that may not run (the steps before it stay applied: the caller
     undoes them)."""
     done: list[AppliedCall] = []
+    revised: dict[tuple[object, str], dict[str, Any]] = {}  # what this run's own calls left, by resource
     for number, step in enumerate(plan.steps, start=1):
         operation = _allowlisted(number, step.call)
+        resource = (operation.read, operation.targets(step.call.params, step.precondition)[0])
+        expected = step.precondition | revised.get(resource, {})
         before = _read(number, operation, read, step.call.params)
-        if before != step.precondition and operation.done(step.call.params, before):
+        if before != expected and operation.done(step.call.params, before):
             in_place(number)
             continue
-        if before != step.precondition:
-            raise StepRefused(number, f"the world moved since the plan: {_difference(step, before)}")
+        if before != expected:
+            raise StepRefused(number, f"the world moved since the plan: {_difference(expected, before)}")
         calling(number)
         response = _call(number, write, step.call)
-        record = AppliedCall(
-            number, step.call, _request_id(response), before, _read(number, operation, read, step.call.params)
-        )
+        after = _read(number, operation, read, step.call.params)
+        revised[resource] = {key: after[key] for key in VOLATILE if key in after and key in step.precondition}
+        record = AppliedCall(number, step.call, _request_id(response), before, after)
         applied(record)
         done.append(record)
     return done
@@ -119,14 +123,11 @@ def _request_id(response: Mapping[str, Any]) -> str | None:
     return str(metadata["RequestId"]) if isinstance(metadata, Mapping) and "RequestId" in metadata else None
 
 
-def _difference(step: PlanStep, now: Mapping[str, Any]) -> str:
-    keys = sorted(set(step.precondition) | set(now))
-    changed = [
-        f"{k} {step.precondition.get(k)!r} → {now.get(k)!r}"
-        for k in keys
-        if step.precondition.get(k) != now.get(k)
-    ]
-    return ", ".join(changed)
+def _difference(expected: Mapping[str, Any], now: Mapping[str, Any]) -> str:
+    keys = sorted(set(expected) | set(now))
+    return ", ".join(
+        f"{k} {expected.get(k)!r} → {now.get(k)!r}" for k in keys if expected.get(k) != now.get(k)
+    )
 
 
 def interrupted(plan: Plan, step: int, *, read: Reader) -> AppliedCall | None:

@@ -146,6 +146,23 @@ def test_code_location_serves_each_versions_package(sandbox: Sandbox, undo: Undo
     assert _get(old_latest)[0] == 403, "a location of code that has since changed must be refused"
 
 
+def test_each_update_gives_a_function_and_an_alias_a_new_revision(sandbox: Sandbox, undo: Undo) -> None:
+    name = _function(sandbox, undo, _package("first"))
+    client = sandbox.session(names.OPERATOR).client("lambda")
+    created = client.get_function_configuration(FunctionName=name)["RevisionId"]
+    assert client.get_function(FunctionName=name)["Configuration"]["RevisionId"] == created  # a read keeps it
+    updated = client.update_function_configuration(FunctionName=name, Timeout=7)["RevisionId"]
+    assert updated != created
+    assert client.get_function_configuration(FunctionName=name)["RevisionId"] == updated
+    recoded = client.update_function_code(FunctionName=name, ZipFile=_package("second"))["RevisionId"]
+    assert recoded not in {created, updated}
+    version = client.publish_version(FunctionName=name)["Version"]
+    alias = client.create_alias(FunctionName=name, Name="live", FunctionVersion=version)["RevisionId"]
+    moved = client.update_alias(FunctionName=name, Name="live", Description="moved")["RevisionId"]
+    assert moved != alias
+    assert client.get_alias(FunctionName=name, Name="live")["RevisionId"] == moved
+
+
 def test_code_location_refuses_a_wrong_signature_other_methods_and_unknown_functions(
     sandbox: Sandbox, undo: Undo
 ) -> None:

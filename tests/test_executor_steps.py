@@ -4,14 +4,14 @@ reads, never with the executor's."""
 
 from __future__ import annotations
 
+import json
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
 
-from chaos.faults.chaos import Chaos
-from chaos.faults.event_sources import ESM_DELETE
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from executor.steps import AppliedCall, StepRefused, apply_steps, undo_steps
@@ -202,24 +202,32 @@ def test_the_executor_finds_its_own_undo_complete_for_each_kind_of_step(
     assert case.observe(operator, sandbox.world) == before
 
 
-def test_a_deleted_mapping_made_again_is_deleted_by_its_undo_whatever_uuid_it_got(
+def test_a_mapping_made_again_is_deleted_by_its_undo_whatever_uuid_it_got(
     sandbox: Sandbox, operator: boto3.Session
 ) -> None:
-    """order-worker's mapping deleted (the esm-delete fault): the plan makes it again, disabled here so
-    that it takes no order; the undo deletes the mapping the call created, by the UUID read after the
-    call, and the source reads unmapped again."""
-    chaos = Chaos(operator, say=lambda _: None)
-    queue = str(chaos.inject(ESM_DELETE, names.ORDER_WORKER_FUNCTION).prior["queue"])
+    """A queue of the test's own that order-worker's role may read (for the test's length): the plan maps
+    it to order-worker, disabled so that nothing is polled; the undo deletes the mapping the call created,
+    by the UUID read after the call, and the queue reads unmapped again. order-worker's own mapping, which
+    other tests of this sandbox know by its UUID, is never touched."""
+    sqs, iam = operator.client("sqs"), operator.client("iam")
+    url = sqs.create_queue(QueueName=f"mapping-test-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    queue = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    consume = {
+        "Effect": "Allow",
+        "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
+    }
+    iam.put_role_policy(
+        RoleName=names.ORDER_WORKER_ROLE,
+        PolicyName="mapping-test",
+        PolicyDocument=json.dumps({"Version": "2012-10-17", "Statement": [consume | {"Resource": queue}]}),
+    )
     try:
         params = {"EventSourceArn": queue, "FunctionName": names.ORDER_WORKER_FUNCTION, "Enabled": False}
         command = build_command("lambda", "CreateEventSourceMapping", params, region=sandbox.region)
         reader = sandbox.session(names.SUPERVISOR).client
         (step,) = resolve(_diagnosis(command), final=True, read=reader).steps
-        assert step.precondition == {
-            "FunctionName": names.ORDER_WORKER_FUNCTION,
-            "EventSourceArn": queue,
-            "UUID": None,
-        }
+        unmapped = {"FunctionName": names.ORDER_WORKER_FUNCTION, "EventSourceArn": queue, "UUID": None}
+        assert step.precondition == unmapped
         plan = Plan(
             incident_id="i-1",
             function=names.ORDER_WORKER_FUNCTION,
@@ -231,7 +239,10 @@ def test_a_deleted_mapping_made_again_is_deleted_by_its_undo_whatever_uuid_it_go
         assert undo_steps(plan, [done], read=reader, write=_writer(sandbox)) == []
         assert _mapped(operator, queue) == []
     finally:
-        chaos.restore(ESM_DELETE, names.ORDER_WORKER_FUNCTION)
+        for mapping in _mapped(operator, queue):  # the test failed with one left
+            operator.client("lambda").delete_event_source_mapping(UUID=mapping)
+        iam.delete_role_policy(RoleName=names.ORDER_WORKER_ROLE, PolicyName="mapping-test")
+        sqs.delete_queue(QueueUrl=url)
 
 
 def _mapped(operator: boto3.Session, queue: str) -> list[str]:
@@ -240,3 +251,28 @@ def _mapped(operator: boto3.Session, queue: str) -> list[str]:
         EventSourceArn=queue, FunctionName=names.ORDER_WORKER_FUNCTION
     )
     return [m["UUID"] for m in found["EventSourceMappings"] if m.get("State") != "Deleting"]
+
+
+def test_two_steps_on_one_function_each_find_the_revision_the_one_before_left(
+    sandbox: Sandbox, operator: boto3.Session, original: dict[str, Any]
+) -> None:
+    """Both steps read the function's configuration, whose RevisionId every write changes: the second step
+    expects the revision the first one's call left, not the one the plan read, and is applied."""
+    memory = operator.client("lambda").get_function_configuration(FunctionName=names.FUNCTION_NAME)[
+        "MemorySize"
+    ]
+    resized = {"FunctionName": names.FUNCTION_NAME, "MemorySize": memory + 128}
+    plan = _plan(sandbox, ("UpdateFunctionConfiguration", TIMEOUT), ("UpdateFunctionConfiguration", resized))
+    reader = sandbox.session(names.SUPERVISOR).client
+    done = apply_steps(plan, read=reader, write=_writer(sandbox), applied=lambda _: None)
+    assert [record.step for record in done] == [1, 2]
+    assert (
+        done[1].before["RevisionId"]
+        == done[0].after["RevisionId"]
+        != plan.steps[1].precondition["RevisionId"]
+    )
+    config = operator.client("lambda").get_function_configuration(FunctionName=names.FUNCTION_NAME)
+    assert (config["Timeout"], config["MemorySize"]) == (9, memory + 128)
+    assert undo_steps(plan, done, read=reader, write=_writer(sandbox)) == []
+    config = operator.client("lambda").get_function_configuration(FunctionName=names.FUNCTION_NAME)
+    assert (config["Timeout"], config["MemorySize"]) == (original["Timeout"], memory)

@@ -19,6 +19,7 @@ def install(base_url: str) -> None:
         lambda_logging,
         lambda_policies,
         lambda_resources,
+        lambda_revisions,
         lambda_storage,
         lambda_urls,
         lambda_vpc,
@@ -47,3 +48,4 @@ def install(base_url: str) -> None:
     async_invoke.install()
     lambda_resources.install()
     sns_lambda.install()
+    lambda_revisions.install()  # last: every other extension's configuration and updates are revised
