@@ -15,8 +15,8 @@ import logging
 import sys
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 from typing import Any
 
 import boto3
@@ -151,16 +151,26 @@ class TerminalLoop:
         self.show(f"every call and check: incident-remediate show '{incident_id}'")
         return status
 
-    @staticmethod
-    def _execute(executor: Executor, incident_id: str) -> str:
+    def _execute(self, executor: Executor, incident_id: str) -> str:
+        """The executor's run; interrupted, a run at once that undoes what it applied (as the next run
+        would once its lease lapsed), unless interrupted again."""
         try:
             return executor.run(incident_id, f"incident-diagnose-{uuid.uuid4()}")
+        except KeyboardInterrupt:
+            self.say(
+                "interrupted while the executor ran: undoing what it applied (interrupt again to leave it)"
+            )
+        try:
+            undone = replace(executor, lease=timedelta(0)).run(
+                incident_id, f"incident-diagnose-{uuid.uuid4()}"
+            )
         except KeyboardInterrupt:
             raise LoopStopped(
                 f"interrupted while the executor ran: the run is unfinished; where the watchdog runs (as "
                 f"deployed) it hands the run to the executor again once its lease lapses, and that run "
                 f"undoes what was applied (incident-remediate show '{incident_id}' says where it stands)"
             ) from None
+        raise LoopStopped(f"interrupted while the executor ran; then {undone}")
 
     @staticmethod
     def _item(executor: Executor, incident_id: str) -> Item:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -29,30 +31,38 @@ from tests.test_remediation_e2e import PERSON, _policy, rewrite_policy
 BOUND_SECONDS = 20
 
 
+COMMAND = [sys.executable, "-m", "supervisor.agent.cli", "--lambda", names.FUNCTION_NAME, "--remediate"]
+
+
 def _terminal(
     sandbox: Sandbox, incidents: IncidentStore, url: str, profile: str, answer: str, bound: int = 0
 ) -> subprocess.CompletedProcess[str]:
     """The command in a shell on the sandbox as ``profile``, the operator named an approver, ``answer``
     typed at its prompt, CloudTrail's delivery bound ``bound`` seconds."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "REMEDIATION_", "EXECUTOR_"))}
-    env |= sandbox.env | {
-        "AWS_PROFILE": profile,
-        "REMEDIATION_APPROVERS": PERSON,
-        "MCP_SERVER_URL": f"{url}/sse",
-        "CLOUDTRAIL_DELIVERY_BOUND_SECONDS": str(bound),
-        "INCIDENT_STATE_TABLE": incidents.state_table,
-        "INCIDENT_CONTEXT_TABLE": str(incidents.context_table),
-        "INCIDENT_APPROVALS_TABLE": incidents.state_table.replace("incident-state-", "incident-approvals-"),
-        "EXECUTOR_POLL_SECONDS": "0.5",
-    }
+    env = _shell(sandbox, incidents, url, profile, bound)
     return subprocess.run(
-        [sys.executable, "-m", "supervisor.agent.cli", "--lambda", names.FUNCTION_NAME, "--remediate"],
-        input=answer,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
+        COMMAND, input=answer, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def _shell(sandbox: Sandbox, incidents: IncidentStore, url: str, profile: str, bound: int) -> dict[str, str]:
+    """The environment of a shell where `.sandbox/env` is sourced, as ``profile``, with the test's tables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "REMEDIATION_", "EXECUTOR_"))}
+    return (
+        env
+        | sandbox.env
+        | {
+            "AWS_PROFILE": profile,
+            "REMEDIATION_APPROVERS": PERSON,
+            "MCP_SERVER_URL": f"{url}/sse",
+            "CLOUDTRAIL_DELIVERY_BOUND_SECONDS": str(bound),
+            "INCIDENT_STATE_TABLE": incidents.state_table,
+            "INCIDENT_CONTEXT_TABLE": str(incidents.context_table),
+            "INCIDENT_APPROVALS_TABLE": incidents.state_table.replace(
+                "incident-state-", "incident-approvals-"
+            ),
+            "EXECUTOR_POLL_SECONDS": "0.5",
+        }
     )
 
 
@@ -154,3 +164,47 @@ def test_no_answer_decides_nothing_and_no_rejects_and_neither_applies_anything(
     assert str(second["error_reason"]).startswith(f"rejected by {PERSON} at ")
     assert f"rejected by {PERSON}" in rejected.stderr
     assert _policy(operator) == revoked
+
+
+def test_an_interrupt_while_the_executor_verifies_undoes_the_fix_at_once(
+    sandbox: Sandbox,
+    operator: boto3.Session,
+    incidents: IncidentStore,
+    mcp_server_url: str,
+    failing: dict[str, Any],
+    runtime: LocalLambdaRuntime,
+) -> None:
+    """Nobody calls the function, so the executor waits for invocations after the fix; interrupted then
+    (Ctrl-C), the command undoes the fix it applied before it stops: the world as it found it, the
+    incident NOT_REMEDIATED, nothing left for a watchdog the sandbox does not run."""
+    revoked = _policy(operator)
+    assert runtime.invoke(names.FUNCTION_NAME, names.input_event()).status == "failed"
+    process = subprocess.Popen(
+        COMMAND,
+        env=_shell(sandbox, incidents, mcp_server_url, names.OPERATOR, 0),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdin is not None
+    process.stdin.write("yes\n")
+    process.stdin.flush()
+    try:
+        deadline = time.monotonic() + 240
+        while [i["status"] for i in _incidents(sandbox, incidents)] != ["VERIFYING"]:
+            assert process.poll() is None, process.communicate(timeout=5)
+            assert time.monotonic() < deadline, "the executor never reached VERIFYING"
+            time.sleep(0.2)
+        assert _policy(operator) == failing  # the fix is applied and awaits its proof
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 1, stderr
+    assert "interrupted while the executor ran: undoing what it applied" in stderr
+    (incident,) = _incidents(sandbox, incidents)
+    assert incident["status"] == "NOT_REMEDIATED"
+    assert "1 applied step(s) undone, the world read back as before" in str(incident["error_reason"])
+    assert _policy(operator) == revoked != failing
+    assert f"then NOT_REMEDIATED: {incident['error_reason']}" in stderr
