@@ -149,8 +149,10 @@ class ExecutionEnvironment:
     def run(self, request_id: str, event: Any, invoked_arn: str) -> RunResult:
         """One invocation; the deadline starts now."""
         self.invocations += 1
-        # Both clocks read before the request is written: the handler may start (and finish) before this
-        # thread runs again, and its time counts from the invoke, as on Lambda.
+        # Every clock read before the request is written: the handler may start (and finish) before this
+        # thread runs again, and its time counts from the invoke, as on Lambda. The duration's start is
+        # read first, so that a run cut at the deadline never measures shorter than the timeout.
+        started = time.perf_counter()
         deadline = time.time() + self.spec.timeout_seconds
         collect_until = time.monotonic() + self.spec.timeout_seconds
         request = {
@@ -159,7 +161,6 @@ class ExecutionEnvironment:
             "invoked_function_arn": invoked_arn,
             "deadline_ms": int(deadline * 1000),
         }
-        started = time.perf_counter()
         try:
             self._send(request)
         except OSError:
