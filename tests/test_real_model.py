@@ -13,14 +13,23 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
+from chaos.sandbox.sandbox import Sandbox
 from evals import cli
 from evals.local_model import ALIAS, llama_server
 from mcp_server.contract.registry import TOOLS
+from supervisor.agent.models import build_model
 from supervisor.agent.openai_chat import CompatibleChatOpenAI
 from supervisor.incident.lifecycle import TERMINAL
+from supervisor.incident.store import IncidentStore
+from supervisor.remediation.model_critic import OBJECTS
+from supervisor.remediation.planning import stored_plan
+from supervisor.settings import SupervisorSettings
+from tests.test_executor_run import TIMEOUT_9, UNTHROTTLE, throttled
+from tests.test_model_critic import _plan
 
 MODEL = f"openai:{ALIAS}"
 CASE = "revoke-s3"
+__all__ = ["throttled"]  # the fixture, used by name
 BUDGET = 1_000  # tokens: the first turn spends more, so the second must submit
 TURNS_PER_INVESTIGATION = 2
 
@@ -90,3 +99,27 @@ def test_the_reply_cap_has_the_name_the_server_reads() -> None:
     compatible, openai = _payload(classic=True), _payload(classic=False)
     assert (compatible.get("max_tokens"), "max_completion_tokens" in compatible) == (300, False)
     assert (openai.get("max_completion_tokens"), "max_tokens" in openai) == (300, False)
+
+
+@pytest.mark.timeout(900)
+def test_a_real_model_as_the_second_critic_can_only_refuse_and_what_it_cost_is_kept(
+    server: str, sandbox: Sandbox, incidents: IncidentStore, throttled: dict[str, Any]
+) -> None:
+    """The model reviews the plan the code passed (the reservation removed; the timeout of 9 nobody
+    recorded is refused by the code first). Whatever it answers, the code's refusal stands, the plan a
+    person may see is the code's, and the review keeps the tokens the server reported for the call."""
+    settings = SupervisorSettings(
+        supervisor_model=MODEL, openai_base_url=server, llm_timeout=600, llm_max_output_tokens=120
+    )
+    item = _plan(sandbox, incidents, build_model(MODEL, settings), TIMEOUT_9, UNTHROTTLE)
+    review = item["review"]
+    code, *model = review["refused"]
+    assert (code["step"], code["reason"].startswith(OBJECTS)) == (1, False)
+    assert review["model_critic_tokens"] > 0  # the server was asked, once, and said what it cost
+    if item["status"] == "NO_PLAN":  # the model objected: to the one step it was shown, nothing else
+        assert [(r["step"], r["reason"].startswith(OBJECTS)) for r in model] == [(2, True)]
+        return
+    assert (item["status"], model) == ("AWAITING_APPROVAL", [])
+    plan, _ = stored_plan(incidents, str(item["incident_id"])) or (None, "")
+    assert plan is not None
+    assert [s.call.operation for s in plan.steps] == ["DeleteFunctionConcurrency"]

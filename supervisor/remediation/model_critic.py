@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from supervisor.remediation.critic import Refusal
@@ -45,6 +45,7 @@ class _Answer(BaseModel):
 class SecondOpinion:
     refusals: list[Refusal] = field(default_factory=list)
     unread: str | None = None  # why the answer added nothing, when it could not be read
+    tokens: int = 0  # what the call cost, as the model reported it (prompt and answer)
 
 
 def second_opinion(model: BaseChatModel, plan: Plan, diagnosis: Diagnosis) -> SecondOpinion:
@@ -54,19 +55,22 @@ def second_opinion(model: BaseChatModel, plan: Plan, diagnosis: Diagnosis) -> Se
         reply = model.invoke(messages)
     except Exception as error:  # a model that fails removes nothing: the code's review stands
         return SecondOpinion(unread=f"the model critic failed: {type(error).__name__}: {str(error)[:200]}")
+    usage = reply.usage_metadata if isinstance(reply, AIMessage) else None
+    tokens = usage["total_tokens"] if usage else 0
     content = reply.content  # a string, or content blocks (Bedrock's Converse): their text
     text = content if isinstance(content, str) else "".join(_block_text(block) for block in content)
     fenced = _FENCE.match(text)
     try:
         answer = _Answer.model_validate_json(fenced.group("body") if fenced else text)
     except ValidationError as error:
-        return SecondOpinion(
-            unread=f"the model critic's answer is not the JSON asked for: {error.errors()[0]}"
-        )
+        what = error.errors()[0]["msg"]
+        why = f"the model critic's answer is not the JSON asked for ({what}): {text[:120]!r}"
+        return SecondOpinion(unread=why, tokens=tokens)
     outside = [o.step for o in answer.objections if o.step > len(plan.steps)]
     if outside:
-        return SecondOpinion(unread=f"the model critic objected to steps the plan does not have: {outside}")
-    return SecondOpinion([Refusal(o.step, OBJECTS + o.reason) for o in answer.objections])
+        why = f"the model critic objected to steps the plan does not have: {outside}"
+        return SecondOpinion(unread=why, tokens=tokens)
+    return SecondOpinion([Refusal(o.step, OBJECTS + o.reason) for o in answer.objections], tokens=tokens)
 
 
 def _block_text(block: object) -> str:

@@ -72,11 +72,13 @@ def plan_incident(
         incident_id, "DIAGNOSED", "PLANNING", expected_updated_at=str(incident["updated_at"])
     )
     try:
-        draft, plan, refused, unread = _mediate(
+        draft, plan, refused, opinions = _mediate(
             diagnosis, read, results, incident_id, function, limits, opinion
         )
-        findings = {"unplanned": draft.unplanned, "refused": refused}
+        findings: dict[str, Any] = {"unplanned": draft.unplanned, "refused": refused}
+        unread = [o.unread for o in opinions if o.unread]
         findings |= {"model_critic_unread": unread} if unread else {}
+        findings |= {"model_critic_tokens": sum(o.tokens for o in opinions)} if opinions else {}
         stored = {PLAN_REVIEW: json.dumps(findings)}
         stored |= {PLAN: json.dumps(plan.model_dump(mode="json"))} if plan is not None else {}
         store.update_context(incident_id, stored)
@@ -114,14 +116,14 @@ def _mediate(
     function: str,
     limits: PlanningLimits,
     opinion: Opinion | None,
-) -> tuple[Draft, Plan | None, list[dict[str, Any]], list[str]]:
+) -> tuple[Draft, Plan | None, list[dict[str, Any]], list[SecondOpinion]]:
     """The Resolver drafts, the Critic reviews (and, with ``opinion``, a model objects to what it passed);
     what they refused goes back to the Resolver, which gives back the rest, and that is reviewed again (two
     rounds at most). The last draft, the plan (None: a step of the last round was refused, or none is
-    left), every refusal, numbered as the diagnosis's steps, and why a model's answer added nothing."""
+    left), every refusal, numbered as the diagnosis's steps, and the model's opinions."""
     history = read_history(diagnosis, results, function)
     refused: list[dict[str, Any]] = []
-    unread: list[str] = []
+    opinions: list[SecondOpinion] = []
     draft = resolve(diagnosis, final=True, read=read)
     for _round in range(2):
         verdict = review(
@@ -134,14 +136,14 @@ def _mediate(
         )
         refusals: list[Refusal] = verdict.refusals
         if verdict.plan is not None and opinion is not None:  # the plan's steps are the draft's, in order
-            second = opinion(verdict.plan, diagnosis)
-            refusals, unread = second.refusals, unread + ([second.unread] if second.unread else [])
+            opinions.append(opinion(verdict.plan, diagnosis))
+            refusals = opinions[-1].refusals
         numbered = [(draft.numbers[r.step - 1], r.reason) for r in refusals]
         refused += [{"step": number, "reason": reason} for number, reason in numbered]
         if not numbered:
             break
         draft = draft.without({number for number, _ in numbered})
-    return draft, verdict.plan if not numbered else None, refused, unread
+    return draft, verdict.plan if not numbered else None, refused, opinions
 
 
 def stored_plan(store: IncidentStore, incident_id: str) -> tuple[Plan, str] | None:
