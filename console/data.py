@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
+from mcp_server.contract.history import FUNCTION_INDEX
 from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
 from supervisor.incident.lifecycle import IN_FLIGHT, STATUSES
 from supervisor.incident.signals import stamp
 from supervisor.incident.stage import is_provisional
 from supervisor.incident.store import (
-    FUNCTION_INDEX,
     INCIDENT_KIND,
     INDEXES,
     RECENT_INDEX,

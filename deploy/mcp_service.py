@@ -98,6 +98,7 @@ def _environment() -> list[Template]:
         {"Name": "MCP_ALLOWED_HOSTS", "Value": allowed_hosts},
         {"Name": "MCP_TRUSTED_PROXIES", "Value": fargate.LOAD_BALANCER_SOURCES},
         {"Name": "MCP_ACCOUNTS", "Value": ref("McpAccounts")},
+        {"Name": "MCP_INCIDENT_STATE_TABLE", "Value": ref("StateTableName")},
         {"Name": "AWS_REGION", "Value": ref("AWS::Region")},
         {"Name": "AWS_DEFAULT_REGION", "Value": ref("AWS::Region")},
         *fargate.oauth_environment(),

@@ -18,6 +18,7 @@ from executor.permissions import QUEUE_ACTIONS as EXECUTOR_QUEUE_ACTIONS
 from executor.permissions import TABLE_ACTIONS as EXECUTOR_TABLE_ACTIONS
 from executor.permissions import TOPIC_ACTIONS as EXECUTOR_TOPIC_ACTIONS
 from executor.permissions import write_statements
+from mcp_server.contract.history import FUNCTION_INDEX, HISTORY_INDEX
 from mcp_server.permissions import ASSUME_OPERATIONS, READ_OPERATIONS, STARTUP_OPERATIONS, iam_actions
 from supervisor.permissions import (
     NOTIFY_ACTIONS,
@@ -155,10 +156,17 @@ def executor_statements(log_group: str) -> list[Any]:
 
 def mcp_server_statements() -> list[Any]:
     """Exactly "Required IAM permissions" in docs/tools.md: the tools' reads (describe-style APIs that
-    take no resource ARN are granted on "*"), the key parameter, read once at startup, and, when other
-    accounts are configured, sts:AssumeRole on their read-only roles only."""
+    take no resource ARN are granted on "*"; DynamoDB's only on the incident-state indexes that
+    get_incident_history queries), the key parameter, read once at startup, and, when other accounts are
+    configured, sts:AssumeRole on their read-only roles only."""
+    reads = iam_actions(READ_OPERATIONS)
+    history = [action for action in reads if action.startswith("dynamodb:")]
+    indexes = [
+        dynamodb_table_arn("StateTableName", f"/index/{index}") for index in (FUNCTION_INDEX, HISTORY_INDEX)
+    ]
     return [
-        allow("DiagnosticReads", iam_actions(READ_OPERATIONS), ["*"]),
+        allow("DiagnosticReads", [action for action in reads if action not in history], ["*"]),
+        allow("IncidentHistoryReads", history, indexes),
         allow("McpKeyParameter", iam_actions(STARTUP_OPERATIONS), [parameter_arn("McpKeyParameterName")]),
         {
             "Fn::If": [

@@ -26,6 +26,7 @@ from typing import Any, Final
 from executor.approvals import ApprovalRefused, Approvals, Approver
 from executor.recovery import Verdict
 from executor.steps import AppliedCall, StepRefused, Writer, apply_steps, interrupted, undo_steps
+from mcp_server.contract.history import FIX, RECOVERED_AT, RESOLVED_BY
 from supervisor.incident.lifecycle import EXECUTION, PLAN_DIGEST
 from supervisor.incident.notify import Notifier, notify_now
 from supervisor.incident.signals import stamp
@@ -97,7 +98,7 @@ class Executor:
             return "waiting: the plan awaits a person's approval"
         if approval.get("decision") == "REJECTED":
             reason = f"rejected by {approval.get('rejected_by')} at {approval.get('decided_at')}"
-            return self._end(item, "REJECTED", reason)
+            return self._end(item, "REJECTED", reason, _history(plan, approval))
         try:
             redeemed = self.approvals.redeem(incident_id, digest, run_id)
             applying = self.store.transition(
@@ -170,7 +171,8 @@ class Executor:
             steps = ", ".join(str(step) for step in record.in_place)
             verdict = Verdict(verdict.recovered, f"{verdict.why} (step {steps} {IN_PLACE})")
         if verdict.recovered:
-            return self._end(item, "REMEDIATED", f"recovered: {verdict.why}")
+            outcome = _history(plan, record.approval) | {RECOVERED_AT: stamp(self._now())}
+            return self._end(item, "REMEDIATED", f"recovered: {verdict.why}", outcome)
         why = (
             verdict.why
             if verdict.recovered is False
@@ -181,10 +183,11 @@ class Executor:
     def _undo(self, item: Item, plan: Plan, done: list[AppliedCall], record: Record, why: str) -> str:
         record.undo = undo_steps(plan, done, read=self.read, write=self.write)
         self._save(str(item["incident_id"]), record)
+        outcome = _history(plan, record.approval)
         if record.undo:
-            return self._end(item, "UNDO_FAILED", f"{why}; the undo left: {'; '.join(record.undo)}")
+            return self._end(item, "UNDO_FAILED", f"{why}; the undo left: {'; '.join(record.undo)}", outcome)
         undone = f"{len(done)} applied step(s) undone, the world read back as before" if done else "nothing"
-        return self._end(item, "NOT_REMEDIATED", f"{why}; {undone}")
+        return self._end(item, "NOT_REMEDIATED", f"{why}; {undone}", outcome)
 
     def _resume(self, item: Item, plan: Plan, run_id: str) -> str:
         """An APPLYING or VERIFYING incident: left alone while its run may be alive, else undone."""
@@ -207,10 +210,13 @@ class Executor:
             return f"refused: {why}; nothing applied"
         return self._end(item, "NOT_REMEDIATED", f"refused: {why}; nothing applied")
 
-    def _end(self, item: Item, status: str, reason: str) -> str:
+    def _end(self, item: Item, status: str, reason: str, outcome: dict[str, object] | None = None) -> str:
+        """Move the incident to ``status``, with what its history keeps (``outcome``), and notify."""
         incident_id, source, seen = str(item["incident_id"]), str(item["status"]), str(item["updated_at"])
         try:
-            self.store.transition(incident_id, source, status, expected_updated_at=seen, reason=reason)
+            self.store.transition(
+                incident_id, source, status, expected_updated_at=seen, reason=reason, headline=outcome
+            )
         except TransitionConflict as conflict:
             return f"lost: {conflict}"
         notify_now(self.store, self.notifier, incident_id, "executor")  # a failed one the watchdog retries
@@ -221,6 +227,14 @@ class Executor:
 
     def _now(self) -> datetime:
         return self.store.clock()
+
+
+def _history(plan: Plan, approval: dict[str, Any]) -> dict[str, object]:
+    """What the incident's history keeps of its fix (``mcp_server.contract.history``): the plan's calls and
+    who decided on them."""
+    outcome: dict[str, object] = {FIX: json.dumps([step.call.model_dump(mode="json") for step in plan.steps])}
+    decided_by = approval.get("approved_by") or approval.get("rejected_by")
+    return outcome | ({RESOLVED_BY: str(decided_by)} if decided_by else {})
 
 
 def _records(record: Record) -> list[AppliedCall]:

@@ -91,6 +91,7 @@ class TargetClients:
     kms: Any = None
     apigateway: Any = None
     apigatewayv2: Any = None
+    dynamodb: Any = None  # the incident tables (get_incident_history)
     # LookupEvents pacing by Region, shared by every call to the same account (made here when absent).
     lookup_pacers: dict[str, Pacer] = field(default_factory=dict)
 
@@ -149,6 +150,7 @@ class AwsClients:
             kms=make("kms"),
             apigateway=make("apigateway"),
             apigatewayv2=make("apigatewayv2"),
+            dynamodb=make("dynamodb"),
             lookup_pacers=self._lookup_pacers(account, region),
         )
 

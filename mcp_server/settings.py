@@ -133,6 +133,14 @@ class ServerSettings(BaseSettings):
         description="CloudTrail LookupEvents requests the server starts per second in each account and "
         "Region: AWS allows 2 (more only against an emulator whose clock runs faster).",
     )
+    mcp_incident_state_table: str = Field(
+        default="incident-state",
+        min_length=3,
+        max_length=255,
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description="The supervisor's incident-state table, which get_incident_history queries (in the "
+        "account and Region of the function asked about).",
+    )
     mcp_redact: bool = Field(
         default=True,
         description="Replace secrets and personal data in tool answers (e-mail addresses, tokens, AWS keys "

@@ -23,10 +23,11 @@ from console.data import encode_token
 from console.render import cost, evidence_source, highlighted, timeline, token_usage
 from console.settings import ConsoleSettings
 from console.templating import environment
+from mcp_server.contract.history import FUNCTION_INDEX
 from supervisor.diagnosis.evidence import verify
 from supervisor.incident.revision import changes
 from supervisor.incident.signals import stamp
-from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX, IncidentStore, to_item
+from supervisor.incident.store import RECENT_INDEX, STATUS_INDEX, IncidentStore, to_item
 from supervisor.schemas import Diagnosis, DiagnosisSubmission
 from tests.agent_support import (
     CHANGE_TIME,

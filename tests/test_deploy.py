@@ -46,11 +46,12 @@ from executor.permissions import QUEUE_ACTIONS as EXECUTOR_QUEUE_ACTIONS
 from executor.permissions import TABLE_ACTIONS as EXECUTOR_TABLE_ACTIONS
 from executor.permissions import TOPIC_ACTIONS as EXECUTOR_TOPIC_ACTIONS
 from executor.permissions import WRITE_ACTIONS
+from mcp_server.contract.history import FUNCTION_INDEX, HISTORY_INDEX
 from mcp_server.oauth import oauth_mode
 from mcp_server.permissions import required_iam_actions
 from mcp_server.settings import ServerSettings
 from supervisor.incident.resources import APPROVALS_TABLE, REMEDIATION_QUEUE
-from supervisor.incident.store import FUNCTION_INDEX, INDEXES, RECENT_INDEX, STATUS_INDEX, IncidentStore
+from supervisor.incident.store import INDEXES, RECENT_INDEX, STATUS_INDEX, IncidentStore
 from supervisor.permissions import (
     NOTIFY_ACTIONS,
     PARAMETER_ACTIONS,
@@ -262,6 +263,7 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
         STATUS_INDEX: [("status", "HASH"), ("updated_at", "RANGE")],
         FUNCTION_INDEX: [("function_name", "HASH"), ("updated_at", "RANGE")],
         RECENT_INDEX: [("kind", "HASH"), ("updated_at", "RANGE")],
+        HISTORY_INDEX: [("history_key", "HASH"), ("observed_at", "RANGE")],
     }
     context = dynamodb.describe_table(TableName=names.CONTEXT_TABLE)["Table"]
     assert context["KeySchema"] == [{"AttributeName": "incident_id", "KeyType": "HASH"}]

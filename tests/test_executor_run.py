@@ -42,6 +42,7 @@ from supervisor.incident.store import IncidentStateError, IncidentStore, Item
 from supervisor.remediation.plan import ApiCall, Plan, PlanStep, Recovery, RecoveryKind, plan_digest
 from supervisor.remediation.planning import PlanningLimits, Remediation, plan_incident, stored_plan
 from supervisor.settings import SupervisorSettings
+from tests.test_incident_history import _history
 from tests.test_remediation_plan import _diagnosis, recorded
 from watchdog.settings import WatchdogSettings
 
@@ -189,6 +190,13 @@ def test_an_approved_fix_is_applied_verified_by_the_functions_own_invocations_an
     assert call["request_id"]
     assert call["before"] == {"ReservedConcurrentExecutions": 0}
     assert call["after"] == {"ReservedConcurrentExecutions": None}
+    # its history: the fix, who approved it, and the time from the alarm to the recovery shown
+    [past] = _history(sandbox, incidents, lambda_name=FUNCTION)["incidents"]
+    assert (past["incident_id"], past["status"], past["resolved_by"]) == (incident_id, "REMEDIATED", PERSON)
+    unthrottle = {"service": "lambda", "operation": "DeleteFunctionConcurrency", "parameters": UNTHROTTLE[1]}
+    assert past["fix"] == [unthrottle]
+    alarm = datetime.fromisoformat(str(incident["observed_at"]).replace("Z", "+00:00"))
+    assert 0 < past["seconds_to_recover"] <= (datetime.now(UTC) - alarm).total_seconds()
     # replayed: the incident is done and the approval used; nothing runs twice
     assert executor.run(incident_id, "run-2") == "nothing to do: the incident is REMEDIATED"
     with pytest.raises(ApprovalRefused, match=r"it was used at .*an approval is good for one run"):

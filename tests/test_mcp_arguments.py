@@ -120,7 +120,7 @@ async def test_published_schemas_are_strict_and_carry_no_generated_titles(server
     for tool in tools:
         assert tool.input_schema["additionalProperties"] is False
         assert '"title"' not in json.dumps(tool.input_schema)
-        subject = "lambda_name" if tool.name in TOOL_NAMES else "source"
+        subject = "lambda_name" if SERVED_TOOLS[tool.name].about_function else "source"
         assert set(tool.input_schema["properties"]) >= {subject, "region", "account"}
         assert subject in tool.input_schema["required"]
 

@@ -65,7 +65,7 @@ async def test_tools_are_declared_read_only_with_input_and_output_schemas(server
         assert tool.description
         assert len(tool.description) > 80
         assert tool.output_schema is not None
-        subject = "lambda_name" if tool.name in TOOL_NAMES else "source"
+        subject = "lambda_name" if SERVED_TOOLS[tool.name].about_function else "source"
         assert "pattern" in tool.input_schema["properties"][subject]
         assert tool.input_schema["required"] == [subject]
 

@@ -49,7 +49,46 @@ WRITTEN: dict[str, Json] = {
         ],
         "functions_scanned": 3,
         "gaps": [{"source": "lambda:ListFunctions", "error_code": "AccessDenied", "meaning": "unknown"}],
-    }
+    },
+    "get_incident_history": {
+        "function_name": "data-processor",
+        "window_start": "2026-09-03T10:00:00.000Z",
+        "incidents_read": 2,
+        "incidents": [
+            {
+                "incident_id": "data-processor@2026-11-30T08:00:00.000Z",
+                "observed_at": "2026-11-30T08:00:00.000Z",
+                "status": "REMEDIATED",
+                "fault_types": ["timeout", "memory_exhaustion"],
+                "trigger_event": "UpdateFunctionConfiguration20150331v2",
+                "resources": ["data-processor"],
+                "fix": [
+                    {
+                        "service": "lambda",
+                        "operation": "UpdateFunctionConfiguration",
+                        "parameters": {"FunctionName": "data-processor", "Timeout": 30},
+                    }
+                ],
+                "resolved_by": "alice@example.com",
+                "seconds_to_recover": 61.5,
+                "similarity": 0.8,
+                "shared": ["fault class", "trigger kind"],
+            }
+        ],
+        "patterns": [
+            {
+                "fault_type": "timeout",
+                "trigger_event": None,
+                "incidents": 2,
+                "in_last_30_days": 1,
+                "recurring": False,
+                "fixes_applied": 1,
+                "fixes_held": 1,
+                "mean_seconds_to_recover": None,
+            }
+        ],
+        "gaps": [],
+    },
 }
 
 

@@ -143,7 +143,7 @@ def test_adding_a_tool_is_one_declaration_and_its_function(tmp_path: Path) -> No
         {"package/throwaway_queue.py": THROWAWAY_FAMILY, "code/throwaway_queue_tool.py": THROWAWAY_TOOL},
     )
     assert seen["listed"][-1] == "get_queue_state"  # served, in its order
-    assert len(seen["listed"]) == 9  # the seven diagnostic tools, get_source_consumers and this one
+    assert len(seen["listed"]) == 10  # the seven diagnostic tools, get_source_consumers, the history, this
     assert seen["title"] == "Queue backlog"
     assert seen["read_only"] is True
     assert seen["input"] == ["account", "lambda_name", "minutes", "region"]

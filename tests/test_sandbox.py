@@ -23,8 +23,9 @@ from chaos.sandbox.invoke import default_event
 from chaos.sandbox.sandbox import Sandbox, SandboxError, start_sandbox
 from chaos.snapshot import world_snapshot
 from chaos.workload.runtime import InvokeError, LocalLambdaRuntime
+from mcp_server.contract.history import FUNCTION_INDEX, HISTORY_INDEX
 from mcp_server.permissions import READ_OPERATIONS
-from supervisor.incident.store import FUNCTION_INDEX, RECENT_INDEX, STATUS_INDEX
+from supervisor.incident.store import RECENT_INDEX, STATUS_INDEX
 from tests.conftest import Undo
 from tests.sns_shape import SNS_MEMBERS
 
@@ -100,6 +101,7 @@ def test_every_resource_exists(sandbox: Sandbox) -> None:
         STATUS_INDEX: ["status", "updated_at"],
         FUNCTION_INDEX: ["function_name", "updated_at"],
         RECENT_INDEX: ["kind", "updated_at"],
+        HISTORY_INDEX: ["history_key", "observed_at"],
     }
     assert dynamodb.describe_table(TableName=names.CONTEXT_TABLE)["Table"]["TableStatus"] == "ACTIVE"
 
@@ -175,6 +177,12 @@ def _read_calls(sandbox: Sandbox, key: str, http_api: str) -> dict[tuple[str, st
             ],
             "StartTime": datetime.now(UTC) - timedelta(minutes=5),
             "EndTime": datetime.now(UTC),
+        },
+        ("dynamodb", "Query"): {
+            "TableName": names.STATE_TABLE,
+            "IndexName": HISTORY_INDEX,
+            "KeyConditionExpression": "history_key = :key",
+            "ExpressionAttributeValues": {":key": {"S": f"{names.FUNCTION_NAME}#timeout"}},
         },
     }
 

@@ -258,7 +258,8 @@ def test_anything_else_is_refused_as_a_source(text: str) -> None:
 def test_the_server_publishes_the_source_tool_and_the_agent_is_not_offered_it() -> None:
     assert "get_source_consumers" in SERVED_TOOLS
     assert "get_source_consumers" not in TOOLS
-    assert set(TOOLS) == {name for name, tool in SERVED_TOOLS.items() if tool.about_function}
+    offered = {name for name, tool in SERVED_TOOLS.items() if tool.about_function and tool.offered_to_agent}
+    assert set(TOOLS) == offered
 
 
 class _Pages:

@@ -24,7 +24,7 @@ Operation = tuple[
 
 # A tool only reads: each operation it declares must be named as a read. The client-side allowlist, built
 # from these declarations, refuses every other call.
-_READ_OPERATION: Final = re.compile(r"(Get|List|Describe|Lookup|Filter)[A-Z]\w*")
+_READ_OPERATION: Final = re.compile(r"(Get|List|Describe|Lookup|Filter)[A-Z]\w*|Query")  # Query: DynamoDB's
 _TOOL_NAME: Final = re.compile(r"[a-z][a-z0-9_]{2,63}")
 _REFERENCE: Final = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
@@ -57,6 +57,8 @@ class ToolDeclaration:
     # Argument sets the benchmark records for every case, besides lambda_name; the first is the default call.
     benchmark_arguments: tuple[Mapping[str, Any], ...] = ({},)
     hints: ToolHints = field(default_factory=ToolHints)
+    # Whether the supervisor's agent is offered it (a function tool only): what the agent may cite.
+    offered_to_agent: bool = True
 
     def __post_init__(self) -> None:
         problems = _problems(self)

@@ -3,9 +3,11 @@
 docs, the benchmark) reads them from here. Adding a tool touches its family module and its function.
 
 ``SERVED_TOOLS`` is everything the server publishes (and needs permissions for); ``TOOLS`` the function
-tools among them, which take ``lambda_name``: what the supervisor's agent binds, its prompt names and the
-benchmark records. A source tool (``get_source_consumers``) answers the pipeline, and any MCP host, which
-functions a queue or topic is tied to; the agent investigates one function and is not offered it.
+tools among them offered to the agent, which take ``lambda_name``: what the supervisor's agent binds, its
+prompt names, its evidence may cite and the benchmark records. ``get_incident_history`` is served but not
+offered: a past incident is no evidence of the current failure. A source tool (``get_source_consumers``)
+answers the pipeline, and any MCP host, which functions a queue or topic is tied to; the agent investigates
+one function and is not offered it.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ def _discover() -> Mapping[str, ToolDeclaration]:
 
 SERVED_TOOLS: Final[Mapping[str, ToolDeclaration]] = _discover()
 TOOLS: Final[Mapping[str, ToolDeclaration]] = MappingProxyType(
-    {name: tool for name, tool in SERVED_TOOLS.items() if tool.about_function}
+    {name: tool for name, tool in SERVED_TOOLS.items() if tool.about_function and tool.offered_to_agent}
 )
 TOOL_NAMES: Final[tuple[str, ...]] = tuple(TOOLS)
 

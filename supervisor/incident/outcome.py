@@ -14,6 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Final
 
+from mcp_server.contract.history import HISTORY_KEY, MAX_RESOURCES, PRIMARY_FAULT, RESOURCES, TRIGGER_EVENT
 from supervisor.incident.lifecycle import TERMINAL
 from supervisor.incident.stage import FINAL, FIRST_FAILURE_AT, RECHECK_AT
 from supervisor.incident.store import IncidentStore, from_item, to_item
@@ -38,14 +39,22 @@ def outcome_attributes(status: str, reason: str | None) -> dict[str, dict[str, o
     return to_item({OUTCOME_STATUS: status, OUTCOME_REASON: reason})
 
 
-def headline_of(diagnosis: dict[str, object]) -> dict[str, object]:
-    """What the incident item shows of a diagnosis (its fault types sorted)."""
+def headline_of(diagnosis: dict[str, object], function: str) -> dict[str, object]:
+    """What ``function``'s incident item shows of a diagnosis (its fault types sorted), and what its
+    history keeps of it (``mcp_server.contract.history``): the primary (first) fault type and the key that
+    indexes it, the trigger's event name ("": none) and the resources it names."""
     fault_types = diagnosis.get("fault_types")
-    return {
-        "fault_types": sorted(str(f) for f in fault_types) if isinstance(fault_types, list) else [],
+    faults = [str(f) for f in fault_types] if isinstance(fault_types, list) else []
+    trigger = diagnosis.get("trigger")
+    resources = diagnosis.get("affected_resources")
+    headline: dict[str, object] = {
+        "fault_types": sorted(faults),
         "severity": diagnosis.get("severity"),
         "confidence": diagnosis.get("confidence"),
+        TRIGGER_EVENT: str(trigger.get("event_name") or "") if isinstance(trigger, dict) else "",
+        RESOURCES: [str(r) for r in resources][:MAX_RESOURCES] if isinstance(resources, list) else [],
     }
+    return headline | ({PRIMARY_FAULT: faults[0], HISTORY_KEY: f"{function}#{faults[0]}"} if faults else {})
 
 
 def recorded_outcome(store: IncidentStore, incident_id: str) -> RecordedOutcome | None:
@@ -61,5 +70,6 @@ def recorded_outcome(store: IncidentStore, incident_id: str) -> RecordedOutcome 
         return None
     reason = context.get(OUTCOME_REASON)
     stage = {key: context[key] for key in STAGE_ATTRIBUTES if key in context}  # a provisional one stays so
-    headline = headline_of(diagnosis) | stage if diagnosis else None
+    function = str(context.get("function_name") or incident_id.rsplit("@", 1)[0])
+    headline = headline_of(diagnosis, function) | stage if diagnosis else None
     return RecordedOutcome(str(status), str(reason) if reason else None, headline)

@@ -19,7 +19,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from supervisor.incident.lifecycle import INVESTIGATED, TERMINAL
 from supervisor.incident.notify import METRICS_NAMESPACE, Notifier, notify_once
-from supervisor.incident.outcome import outcome_attributes, recorded_outcome
+from supervisor.incident.outcome import headline_of, outcome_attributes, recorded_outcome
 from supervisor.incident.runs import log_run, no_diagnosis_reason
 from supervisor.incident.signals import MalformedMessage, Signal, parse_event, stamp
 from supervisor.incident.store import IncidentStore, Item, TransitionConflict, incident_id_for
@@ -420,11 +420,7 @@ class IncidentPipeline:
         )
         if diagnosis is not None:
             metrics.add_metric(name="IncidentsDiagnosed", unit=MetricUnit.Count, value=1)
-            headline: dict[str, object] = {
-                "fault_types": sorted(diagnosis.fault_types),
-                "severity": diagnosis.severity,
-                "confidence": diagnosis.confidence,
-            } | (stage or {})
+            headline = headline_of(diagnosis.model_dump(mode="json"), signal.function_name) | (stage or {})
             return self._finish(item, "DIAGNOSED", None, None, "investigated", headline)
         metrics.add_metric(name="IncidentsFailed", unit=MetricUnit.Count, value=1)
         return self._finish(item, "FAILED", reason, None, "investigated")

@@ -223,9 +223,8 @@ class Rechecks:
         """Investigate again and make the incident final; raises what DynamoDB raises."""
         incident_id, store = str(item["incident_id"]), self.pipeline.store
         if recorded.get(FINAL) is True and PROVISIONAL_DIAGNOSIS in recorded:  # stored, its move failed
-            make_final(
-                store, incident_id, token=token, headline=headline_of(json.loads(recorded["diagnosis"]))
-            )
+            headline = headline_of(json.loads(recorded["diagnosis"]), str(item["function_name"]))
+            make_final(store, incident_id, token=token, headline=headline)
             return "finalised", "the final diagnosis was stored by an earlier delivery"
         if "diagnosis" not in recorded or "incident" not in recorded:
             return "stands", self._stands(item, token, "no provisional diagnosis is stored to re-check")
@@ -249,7 +248,7 @@ class Rechecks:
             return "stands", self._stands(item, token, why)
         final = result.diagnosis.model_dump(mode="json")
         self._store_final(item, recorded, result, final)
-        make_final(store, incident_id, token=token, headline=headline_of(final))
+        make_final(store, incident_id, token=token, headline=headline_of(final, str(item["function_name"])))
         metrics.add_metric(name="RechecksFinished", unit=MetricUnit.Count, value=1)
         return "finalised", None
 

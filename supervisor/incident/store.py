@@ -15,12 +15,12 @@ from typing import Any, Final
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from mcp_server.contract.history import FUNCTION_INDEX, HISTORY_INDEX, HISTORY_KEY
 from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
 from supervisor.incident.lifecycle import TRANSITIONS, Status
 from supervisor.incident.signals import MAX_AHEAD, Signal, stamp
 
 STATUS_INDEX: Final[str] = "status-updated_at-index"
-FUNCTION_INDEX: Final[str] = "function_name-updated_at-index"
 RECENT_INDEX: Final[str] = "kind-updated_at-index"  # every incident, newest first, in one range query
 INCIDENT_KIND: Final[str] = "incident"  # the ``kind`` of an incident item (the pointer items have none)
 # Each index of incident-state: its partition and sort attributes (all strings), projecting everything.
@@ -28,6 +28,7 @@ INDEXES: Final[dict[str, tuple[str, str]]] = {
     STATUS_INDEX: ("status", "updated_at"),
     FUNCTION_INDEX: ("function_name", "updated_at"),
     RECENT_INDEX: ("kind", "updated_at"),
+    HISTORY_INDEX: (HISTORY_KEY, "observed_at"),  # get_incident_history's
 }
 MAX_REASON_CHARS: Final[int] = 500
 _INCIDENT_ID: Final = re.compile(
