@@ -15,19 +15,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 from starlette.testclient import TestClient
 
+from bench._sandbox import given_or_own
 from bench._timing import median_ms
 from chaos.sandbox import names
-from chaos.sandbox.sandbox import Sandbox, running_sandbox
+from chaos.sandbox.sandbox import Sandbox
 from chaos.sandbox.world import create_incident_tables
 from console.app import create_app
 from console.settings import ConsoleSettings
@@ -81,15 +79,6 @@ def _median_ms(action: Callable[[], object], runs: int) -> float:
     return median_ms(action, runs)
 
 
-@contextmanager
-def _sandbox(given: Sandbox | None) -> Iterator[Sandbox]:
-    if given is not None:
-        yield given
-        return
-    with tempfile.TemporaryDirectory(prefix="bench-console-") as tmp, running_sandbox(Path(tmp)) as sandbox:
-        yield sandbox
-
-
 def run(
     incidents: int = 1000,
     runs: int = 15,
@@ -99,7 +88,7 @@ def run(
     suffix = uuid.uuid4().hex[:8]
     state, context = f"bench-incident-state-{suffix}", f"bench-incident-context-{suffix}"
     approvals = f"bench-incident-approvals-{suffix}"
-    with _sandbox(sandbox) as world:
+    with given_or_own(sandbox, "bench-console-") as world:
         operator = world.session(names.OPERATOR).client("dynamodb")
         create_incident_tables(operator, state, context, approvals)
         try:

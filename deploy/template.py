@@ -13,7 +13,7 @@ from deploy.alarms import function_alarms
 from deploy.bundles import SUPERVISOR, WATCHDOG
 from deploy.cfn import get_att, ref, sub, substituted
 from supervisor.incident import resources
-from supervisor.incident.store import state_table_schema
+from supervisor.incident.tables import context_table_schema, state_table_schema, time_to_live
 
 SUPERVISOR_FUNCTION = "incident-supervisor"
 WATCHDOG_FUNCTION = "incident-watchdog"
@@ -92,6 +92,7 @@ def _tables() -> Template:
         "BillingMode": "PAY_PER_REQUEST",
         "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
         "SSESpecification": {"SSEEnabled": True},
+        "TimeToLiveSpecification": time_to_live(),
     }
     return {
         "StateTable": {
@@ -109,8 +110,7 @@ def _tables() -> Template:
             "Properties": {
                 "TableName": resources.CONTEXT_TABLE,
                 **common,
-                "AttributeDefinitions": [{"AttributeName": "incident_id", "AttributeType": "S"}],
-                "KeySchema": [{"AttributeName": "incident_id", "KeyType": "HASH"}],
+                **context_table_schema(),
             },
         },
     }

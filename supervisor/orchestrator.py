@@ -30,7 +30,12 @@ def build_pipeline(
     settings = SupervisorSettings(**overrides)
     session = session or boto3.Session()
     dynamodb = dynamodb_client(session)
-    store = IncidentStore(dynamodb, settings.incident_state_table, settings.incident_context_table)
+    store = IncidentStore(
+        dynamodb,
+        settings.incident_state_table,
+        settings.incident_context_table,
+        retention_days=settings.retention_days,
+    )
     logger = logger or Logger(service=SERVICE)
     notifier = (
         Notifier(sns_client(session), settings.diagnoses_topic_arn, settings.console_url, logger)

@@ -11,6 +11,7 @@ from supervisor.agent.mcp_settings import McpClientSettings
 from supervisor.incident.notify_settings import NotificationSettings
 from supervisor.incident.recheck_settings import RecheckQueueSettings
 from supervisor.incident.resources import CONTEXT_TABLE, STATE_TABLE
+from supervisor.incident.store import RETENTION_DAYS
 from supervisor.remediation.queue import RemediationQueueSettings
 
 
@@ -96,6 +97,14 @@ class SupervisorSettings(
         default=CONTEXT_TABLE,
         min_length=3,
         description="DynamoDB table of diagnoses, reasoning chains and recorded tool results.",
+    )
+    retention_days: int = Field(
+        validation_alias=_env("INCIDENT_RETENTION_DAYS"),
+        default=RETENTION_DAYS,
+        ge=1,
+        le=3650,
+        description="Days after its alarm an incident (state and context) is kept: DynamoDB's time to live "
+        "deletes it some days later. get_incident_history reads 90 days by default.",
     )
     max_incidents_per_hour: int = Field(
         validation_alias=_env("MAX_INCIDENTS_PER_HOUR"),

@@ -13,6 +13,7 @@ from bench import (
     cold_import,
     console_list,
     drill,
+    incident_history,
     log_volume,
     redaction,
     remediation,
@@ -156,6 +157,19 @@ def test_console_list_benchmark_times_the_list_page_against_a_query(sandbox: San
     assert result.rows[0].ratio == 1.0
     assert all(row.median_ms > 0 for row in result.rows)
     assert "goal of < 300 ms server time" in console_list.render(result)
+
+
+def test_incident_history_benchmark_compares_each_tool_call_with_a_query_of_the_items_it_reads(
+    sandbox: Sandbox,
+) -> None:
+    """Over 1,100 stored incidents (more than the tool reads): the newest 1,000 of the function read by the
+    tool asked without a fault type and by its plain Query; asked with one, those of that primary fault
+    (every fifth) that have a diagnosis (not the FAILED ones, every seventh: 31 of them), 220 - 31; every
+    item by the unbounded Query."""
+    result = incident_history.run(incidents=1100, runs=1, sandbox=sandbox)
+    assert [row.items for row in result.rows] == [1000, 1000, 189, 189, 1100]
+    assert [row.answer_bytes is not None for row in result.rows] == [False, True, False, True, False]
+    assert "goal of <= 1.25x" in incident_history.render(result)
 
 
 def test_redaction_benchmark_finds_every_planted_secret() -> None:

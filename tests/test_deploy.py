@@ -270,6 +270,7 @@ def test_the_stack_creates_what_the_readme_describes(account: tuple[Sandbox, bot
     for logical in ("StateTable", "ContextTable"):
         properties = document["Resources"][logical]["Properties"]
         assert properties["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+        assert properties["TimeToLiveSpecification"] == {"AttributeName": "expires_at", "Enabled": True}
 
     lambda_ = operator.client("lambda")
     supervisor = lambda_.get_function_configuration(FunctionName=template.SUPERVISOR_FUNCTION)

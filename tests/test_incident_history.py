@@ -155,3 +155,44 @@ def test_three_of_one_fault_and_trigger_in_thirty_days_are_a_recurring_pattern(
 
 def test_the_history_reads_every_status_an_incident_ends_in_and_no_other() -> None:
     assert ENDED == TERMINAL | REMEDIATION_ENDS
+
+
+def test_an_incident_and_its_context_carry_the_time_dynamodb_deletes_them_after_the_retention(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    """The state item expires the retention after the alarm; the context item the retention after its first
+    write, which a later write leaves alone. The tables' time to live reads that attribute."""
+    clock = [NOW]
+    store = IncidentStore(
+        incidents.dynamodb, incidents.state_table, incidents.context_table, lambda: clock[0], 30
+    )
+    observed = NOW - timedelta(days=2)
+    signal = Signal(str(uuid.uuid4()), "direct", FN, "Errors", "failing", observed)
+    incident_id = str(store.claim(signal, window_seconds=0)[0]["incident_id"])
+    store.transition(incident_id, "RECEIVED", "FAILED", reason="kept for the test")
+    store.update_context(incident_id, {"first": "write"})
+    clock[0] = NOW + timedelta(hours=5)
+    store.update_context(incident_id, {"second": "write"})
+
+    def expiry(table: str) -> int:
+        key = {"incident_id": {"S": incident_id}}
+        return int(incidents.dynamodb.get_item(TableName=table, Key=key)["Item"]["expires_at"]["N"])
+
+    assert expiry(incidents.state_table) == int((observed + timedelta(days=30)).timestamp())
+    assert expiry(str(incidents.context_table)) == int((NOW + timedelta(days=30)).timestamp())
+    for table in (incidents.state_table, str(incidents.context_table)):
+        operator = sandbox.session(names.OPERATOR).client("dynamodb")
+        ttl = operator.describe_time_to_live(TableName=table)["TimeToLiveDescription"]
+        assert (ttl["TimeToLiveStatus"], ttl["AttributeName"]) == ("ENABLED", "expires_at")
+
+
+def test_an_incident_past_its_retention_is_not_read_though_dynamodb_has_not_deleted_it_yet(
+    sandbox: Sandbox, incidents: IncidentStore
+) -> None:
+    short = IncidentStore(
+        incidents.dynamodb, incidents.state_table, incidents.context_table, retention_days=5
+    )
+    kept = _incident(short, FN, 2, ["timeout"], "DIAGNOSED")
+    _incident(short, FN, 6, ["timeout"], "DIAGNOSED")  # its 5 days are over: still stored, as in AWS
+    answer = _history(sandbox, incidents, fault_type="timeout", days=30)
+    assert [i["incident_id"] for i in answer["incidents"]] == [kept]

@@ -42,7 +42,7 @@ from chaos.workload import functions
 from deploy.alarms import function_alarms
 from executor.approvals import approvals_table_schema
 from mcp_server.permissions import READ_OPERATIONS, iam_actions
-from supervisor.incident.store import state_table_schema
+from supervisor.incident.tables import context_table_schema, state_table_schema, time_to_live
 
 FUNCTIONS_DIR = Path(functions.__file__).parent
 RUNTIME = "python3.12"
@@ -371,17 +371,15 @@ def create_incident_tables(
     context_table: str = names.CONTEXT_TABLE,
     approvals_table: str = names.APPROVALS_TABLE,
 ) -> None:
-    """The incident tables, as the deploy template defines them."""
+    """The incident tables, as the deploy template defines them (their items kept as long as its time to
+    live says)."""
     dynamodb.create_table(TableName=state_table, BillingMode="PAY_PER_REQUEST", **state_table_schema())
     dynamodb.create_table(
         TableName=approvals_table, BillingMode="PAY_PER_REQUEST", **approvals_table_schema()
     )
-    dynamodb.create_table(
-        TableName=context_table,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[{"AttributeName": "incident_id", "AttributeType": "S"}],
-        KeySchema=[{"AttributeName": "incident_id", "KeyType": "HASH"}],
-    )
+    dynamodb.create_table(TableName=context_table, BillingMode="PAY_PER_REQUEST", **context_table_schema())
+    for table in (state_table, context_table):
+        dynamodb.update_time_to_live(TableName=table, TimeToLiveSpecification=time_to_live())
 
 
 def _topic_to_queue(sns: Any, sqs: Any, topic_name: str, queue_name: str) -> tuple[str, str, str]:

@@ -26,6 +26,9 @@ HISTORY_KEY, PRIMARY_FAULT, TRIGGER_EVENT, RESOURCES = (
     "resources",
 )
 FIX, RESOLVED_BY, RECOVERED_AT = "fix", "resolved_by", "recovered_at"
+# Epoch seconds after which DynamoDB's time to live deletes an item, some days later: until then a read
+# still returns it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
+EXPIRES_AT: Final[str] = "expires_at"
 # The statuses an incident ends in (supervisor.incident.lifecycle's TERMINAL and REMEDIATION_ENDS, which a
 # test holds equal): the supervisor's package is not the server's to import.
 _DIAGNOSIS_ENDS: Final = frozenset({"DIAGNOSED", "FAILED", "ERROR"})

@@ -17,6 +17,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from mcp_server.contract.common import Gap
 from mcp_server.contract.history import (
     ENDED,
+    EXPIRES_AT,
     FIX,
     FUNCTION_INDEX,
     HISTORY_INDEX,
@@ -41,6 +42,9 @@ from mcp_server.reads import Read
 from mcp_server.tools.context import ToolContext
 
 APPLIED = frozenset({"REMEDIATED", "NOT_REMEDIATED", "UNDO_FAILED"})  # the executor called the fix
+# What an answer is made of, and no other attribute: the outcome, never the alarm's detail or a reason.
+READ: tuple[str, ...] = ("incident_id", "kind", "status", "observed_at", "fault_types", PRIMARY_FAULT)
+READ += (TRIGGER_EVENT, RESOURCES, FIX, RESOLVED_BY, RECOVERED_AT, EXPIRES_AT)
 _ITEM = TypeDeserializer()
 
 
@@ -62,9 +66,11 @@ def incident_history(ctx: ToolContext, args: GetIncidentHistoryArgs) -> Incident
             IndexName=index,
             KeyConditionExpression=key,
             ExpressionAttributeValues={name: {"S": value} for name, value in values.items()},
+            ProjectionExpression=", ".join(f"#a{n}" for n in range(len(READ))),  # the outcome, no prose
+            ExpressionAttributeNames={f"#a{n}": name for n, name in enumerate(READ)},
             ScanIndexForward=False,  # the newest first
         )
-        return _ended(pages)
+        return _ended(pages, now)
 
     meaning = "no past incident of the function is known: the history could not be read"
     read = ctx.reads.one(Read("dynamodb:Query", f"{table} index {index}", query, meaning))
@@ -88,13 +94,15 @@ def incident_history(ctx: ToolContext, args: GetIncidentHistoryArgs) -> Incident
     )
 
 
-def _ended(pages: Iterable[dict[str, Any]]) -> tuple[list[dict[str, Any]], bool]:
-    """The ended incidents of the pages, at most MAX_READ; whether more were left unread."""
+def _ended(pages: Iterable[dict[str, Any]], now: datetime) -> tuple[list[dict[str, Any]], bool]:
+    """The ended incidents of the pages, at most MAX_READ, but not those expired (their retention over,
+    not yet deleted); whether more were left unread."""
     found: list[dict[str, Any]] = []
     for page in pages:
         for raw in page.get("Items", []):
             item = {name: _ITEM.deserialize(value) for name, value in raw.items()}
-            if item.get("status") in ENDED and item.get("kind", "incident") == "incident":
+            expired = item.get(EXPIRES_AT) is not None and int(item[EXPIRES_AT]) <= now.timestamp()
+            if item.get("status") in ENDED and item.get("kind", "incident") == "incident" and not expired:
                 if len(found) == MAX_READ:
                     return found, True
                 found.append(item)

@@ -15,7 +15,7 @@ from typing import Any, Final
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
-from mcp_server.contract.history import FUNCTION_INDEX, HISTORY_INDEX, HISTORY_KEY
+from mcp_server.contract.history import EXPIRES_AT, FUNCTION_INDEX, HISTORY_INDEX, HISTORY_KEY
 from mcp_server.lambda_names import LAMBDA_NAME_PATTERN
 from supervisor.incident.lifecycle import TRANSITIONS, Status
 from supervisor.incident.signals import MAX_AHEAD, Signal, stamp
@@ -31,6 +31,7 @@ INDEXES: Final[dict[str, tuple[str, str]]] = {
     HISTORY_INDEX: (HISTORY_KEY, "observed_at"),  # get_incident_history's
 }
 MAX_REASON_CHARS: Final[int] = 500
+RETENTION_DAYS: Final[int] = 365
 _INCIDENT_ID: Final = re.compile(
     rf"(?:{LAMBDA_NAME_PATTERN})@\d{{4}}-\d{{2}}-\d{{2}}T\d{{2}}:\d{{2}}:\d{{2}}(?:\.\d{{1,6}})?Z"
 )
@@ -51,26 +52,6 @@ def dynamodb_client(session: Any) -> Any:
             retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=5, read_timeout=10
         ),
     )
-
-
-def state_table_schema() -> dict[str, Any]:
-    """incident-state's keys and indexes, as ``CreateTable`` (and CloudFormation) take them."""
-    attributes = sorted({"incident_id", *(name for keys in INDEXES.values() for name in keys)})
-    return {
-        "AttributeDefinitions": [{"AttributeName": name, "AttributeType": "S"} for name in attributes],
-        "KeySchema": [{"AttributeName": "incident_id", "KeyType": "HASH"}],
-        "GlobalSecondaryIndexes": [
-            {
-                "IndexName": index,
-                "KeySchema": [
-                    {"AttributeName": partition, "KeyType": "HASH"},
-                    {"AttributeName": sort, "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-            for index, (partition, sort) in INDEXES.items()
-        ],
-    }
 
 
 def utc_now() -> datetime:
@@ -146,12 +127,21 @@ def notice_prefix(stage: str) -> str:
 
 class IncidentStore:
     def __init__(
-        self, dynamodb: Any, state_table: str, context_table: str | None = None, clock: Clock = utc_now
+        self,
+        dynamodb: Any,
+        state_table: str,
+        context_table: str | None = None,
+        clock: Clock = utc_now,
+        retention_days: int = RETENTION_DAYS,
     ) -> None:
         self.dynamodb = dynamodb
         self.state_table = state_table
         self.context_table = context_table
         self.clock = clock
+        self.retention = timedelta(days=retention_days)  # how long after its alarm an incident is kept
+
+    def _expiry(self, moment: datetime) -> int:
+        return int((moment + self.retention).timestamp())
 
     # ------------------------------------------------------------------ reads
 
@@ -224,6 +214,7 @@ class IncidentStore:
             "message_id": signal.message_id,
             "alarmed_resource": signal.alarmed_resource.arn if signal.alarmed_resource else None,
             "investigations": 0,
+            EXPIRES_AT: self._expiry(signal.observed_at),
         }
         try:
             self.dynamodb.put_item(
@@ -429,7 +420,8 @@ class IncidentStore:
         return self.context_table
 
     def put_context(self, attributes: dict[str, dict[str, Any]]) -> None:
-        self.dynamodb.put_item(TableName=self._context(), Item=attributes)
+        expiry = {EXPIRES_AT: {"N": str(self._expiry(self.clock()))}}
+        self.dynamodb.put_item(TableName=self._context(), Item=expiry | attributes)
 
     def get_context(self, incident_id: str) -> dict[str, dict[str, Any]] | None:
         response = self.dynamodb.get_item(
@@ -439,12 +431,15 @@ class IncidentStore:
         return item
 
     def update_context(self, incident_id: str, values: Mapping[str, object]) -> None:
-        """Set ``values`` on ``incident_id``'s incident-context item (created when there is none)."""
-        names = {f"#c{n}": name for n, name in enumerate(values)}
+        """Set ``values`` on ``incident_id``'s incident-context item (created when there is none, to expire
+        as a new one does)."""
+        names = {f"#c{n}": name for n, name in enumerate(values)} | {"#ttl": EXPIRES_AT}
+        sets = [f"#c{n} = :c{n}" for n in range(len(values))] + ["#ttl = if_not_exists(#ttl, :ttl)"]
+        given = {f":c{n}": value for n, value in enumerate(values.values())}
         self.dynamodb.update_item(
             TableName=self._context(),
             Key={"incident_id": {"S": incident_id}},
-            UpdateExpression="SET " + ", ".join(f"#c{n} = :c{n}" for n in range(len(values))),
+            UpdateExpression="SET " + ", ".join(sets),
             ExpressionAttributeNames=names,
-            ExpressionAttributeValues=to_item({f":c{n}": value for n, value in enumerate(values.values())}),
+            ExpressionAttributeValues=to_item(given | {":ttl": self._expiry(self.clock())}),
         )
