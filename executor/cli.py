@@ -88,6 +88,10 @@ def view_lines(view: dict[str, Any]) -> list[str]:
         recovery = plan["recovery"]
         within = f"{recovery['function']} within {recovery['within_seconds']} s"
         lines.append(f"  recovered when: {recovery['kind']} on {within}")
+        lines += [f"  held before: {past} (the same calls, proven)" for past in plan.get("precedents") or []]
+        lines += [
+            f"  did not help before: {past} (waits for a person)" for past in plan.get("failed_before") or []
+        ]
         lines.append(f"  digest: {view['digest']}  (approval lapses at {view['approval_expires_at']})")
     if view["decision"]:
         lines.append(f"  decision: {json.dumps(view['decision'], sort_keys=True)}")

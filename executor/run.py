@@ -26,7 +26,7 @@ from typing import Any, Final
 from executor.approvals import ApprovalRefused, Approvals, Approver
 from executor.recovery import Verdict
 from executor.steps import AppliedCall, StepRefused, Writer, apply_steps, interrupted, undo_steps
-from mcp_server.contract.history import FIX, RECOVERED_AT, RESOLVED_BY
+from mcp_server.contract.history import FIX, FIX_VERDICT, RECOVERED_AT, RESOLVED_BY, FixVerdict
 from supervisor.incident.lifecycle import EXECUTION, PLAN_DIGEST
 from supervisor.incident.notify import Notifier, notify_now
 from supervisor.incident.signals import stamp
@@ -98,7 +98,7 @@ class Executor:
             return "waiting: the plan awaits a person's approval"
         if approval.get("decision") == "REJECTED":
             reason = f"rejected by {approval.get('rejected_by')} at {approval.get('decided_at')}"
-            return self._end(item, "REJECTED", reason, _history(plan, approval))
+            return self._end(item, "REJECTED", reason, _history(plan, approval, "rejected"))
         try:
             redeemed = self.approvals.redeem(incident_id, digest, run_id)
             applying = self.store.transition(
@@ -117,7 +117,8 @@ class Executor:
         if None in operations:
             raise ApprovalRefused("the plan holds a call off the allowlist: nothing of it is applied")
         risks = {operation.risk for operation in operations if operation}  # the allowlist's, never the plan's
-        automatic = bool(self.auto_apply) and risks <= self.auto_apply
+        # A fix that was proven not to help before waits for a person, whatever its risk.
+        automatic = bool(self.auto_apply) and risks <= self.auto_apply and not plan.failed_before
         if approval is None and automatic:
             approval = self.approvals.decide(item, digest, AUTOMATIC, "APPROVED")
         if approval is None:
@@ -148,7 +149,7 @@ class Executor:
                 plan, read=self.read, write=self.write, applied=applied, calling=calling, in_place=in_place
             )
         except StepRefused as refused:
-            return self._undo(item, plan, _records(record), record, f"not applied: {refused}")
+            return self._undo(item, plan, _records(record), record, f"not applied: {refused}", "not_applied")
         verifying = self.store.transition(
             incident_id, "APPLYING", "VERIFYING", expected_updated_at=str(item["updated_at"])
         )
@@ -171,19 +172,21 @@ class Executor:
             steps = ", ".join(str(step) for step in record.in_place)
             verdict = Verdict(verdict.recovered, f"{verdict.why} (step {steps} {IN_PLACE})")
         if verdict.recovered:
-            outcome = _history(plan, record.approval) | {RECOVERED_AT: stamp(self._now())}
+            outcome = _history(plan, record.approval, "held") | {RECOVERED_AT: stamp(self._now())}
             return self._end(item, "REMEDIATED", f"recovered: {verdict.why}", outcome)
         why = (
             verdict.why
             if verdict.recovered is False
             else f"no recovery within {deadline - since} ({verdict.why})"
         )
-        return self._undo(item, plan, done, record, f"the fix did not help: {why}")
+        return self._undo(item, plan, done, record, f"the fix did not help: {why}", "did_not_help")
 
-    def _undo(self, item: Item, plan: Plan, done: list[AppliedCall], record: Record, why: str) -> str:
+    def _undo(
+        self, item: Item, plan: Plan, done: list[AppliedCall], record: Record, why: str, verdict: FixVerdict
+    ) -> str:
         record.undo = undo_steps(plan, done, read=self.read, write=self.write)
         self._save(str(item["incident_id"]), record)
-        outcome = _history(plan, record.approval)
+        outcome = _history(plan, record.approval, verdict)
         if record.undo:
             return self._end(item, "UNDO_FAILED", f"{why}; the undo left: {'; '.join(record.undo)}", outcome)
         undone = f"{len(done)} applied step(s) undone, the world read back as before" if done else "nothing"
@@ -201,7 +204,9 @@ class Executor:
         if record.calling is not None and record.calling not in recorded:
             lost = interrupted(plan, record.calling, read=self.read)
             done += [lost] if lost else []
-        return self._undo(item, plan, done, record, "the executor's run died before it finished")
+        return self._undo(
+            item, plan, done, record, "the executor's run died before it finished", "not_verified"
+        )
 
     def _changed(self, item: Item, why: str) -> str:
         """A plan that is not the one made (someone who can write incident-context changed it): nothing of
@@ -229,10 +234,11 @@ class Executor:
         return self.store.clock()
 
 
-def _history(plan: Plan, approval: dict[str, Any]) -> dict[str, object]:
-    """What the incident's history keeps of its fix (``mcp_server.contract.history``): the plan's calls and
-    who decided on them."""
-    outcome: dict[str, object] = {FIX: json.dumps([step.call.model_dump(mode="json") for step in plan.steps])}
+def _history(plan: Plan, approval: dict[str, Any], verdict: FixVerdict) -> dict[str, object]:
+    """What the incident's history keeps of its fix (``mcp_server.contract.history``): the plan's calls,
+    what became of them and who decided on them."""
+    calls = json.dumps([step.call.model_dump(mode="json") for step in plan.steps])
+    outcome: dict[str, object] = {FIX: calls, FIX_VERDICT: verdict}
     decided_by = approval.get("approved_by") or approval.get("rejected_by")
     return outcome | ({RESOLVED_BY: str(decided_by)} if decided_by else {})
 

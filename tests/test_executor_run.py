@@ -193,6 +193,7 @@ def test_an_approved_fix_is_applied_verified_by_the_functions_own_invocations_an
     # its history: the fix, who approved it, and the time from the alarm to the recovery shown
     [past] = _history(sandbox, incidents, lambda_name=FUNCTION)["incidents"]
     assert (past["incident_id"], past["status"], past["resolved_by"]) == (incident_id, "REMEDIATED", PERSON)
+    assert past["fix_verdict"] == "held"
     unthrottle = {"service": "lambda", "operation": "DeleteFunctionConcurrency", "parameters": UNTHROTTLE[1]}
     assert past["fix"] == [unthrottle]
     alarm = datetime.fromisoformat(str(incident["observed_at"]).replace("Z", "+00:00"))
@@ -223,6 +224,12 @@ def test_a_fix_that_shows_no_recovery_in_its_window_is_undone_and_ends_not_remed
     # Throttled, it never runs: no report in its logs, no invocation in its metrics, to the last check.
     assert all("0 of 2 invocations in the function's metrics" in line for line in execution["verification"])
     assert "(0 of 2 invocations in the function's metrics from " in outcome
+    [past] = _history(sandbox, incidents, lambda_name=FUNCTION)["incidents"]  # it did not help, and says so
+    assert (past["status"], past["fix_verdict"], past["seconds_to_recover"]) == (
+        "NOT_REMEDIATED",
+        "did_not_help",
+        None,
+    )
 
 
 @pytest.mark.parametrize(
@@ -438,6 +445,7 @@ def test_what_the_critic_refuses_goes_back_to_the_resolver_once_and_the_rest_is_
     assert json.loads(context[PLAN_REVIEW]["S"]) == {
         "unplanned": [],
         "refused": [{"step": 1, "reason": refusal}],
+        "history": "0 precedent(s) held, 0 failed before",
     }
 
     alone = plan_incident(

@@ -14,7 +14,14 @@ import pytest
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from mcp_server.aws import AwsClients
-from mcp_server.contract.history import ENDED, FIX, RECOVERED_AT, RESOLVED_BY, GetIncidentHistoryArgs
+from mcp_server.contract.history import (
+    ENDED,
+    FIX,
+    FIX_VERDICT,
+    RECOVERED_AT,
+    RESOLVED_BY,
+    GetIncidentHistoryArgs,
+)
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.incident_history import incident_history
 from supervisor.incident.lifecycle import REMEDIATION_ENDS, TERMINAL
@@ -72,13 +79,20 @@ def _history(sandbox: Sandbox, store: IncidentStore, **arguments: Any) -> dict[s
 def past(incidents: IncidentStore) -> dict[str, str]:
     fixed: dict[str, object] = {
         FIX: json.dumps([RAISE_TIMEOUT]),
+        FIX_VERDICT: "held",
         RESOLVED_BY: "alice@example.com",
         RECOVERED_AT: stamp(NOW - timedelta(days=3) + timedelta(seconds=95)),
     }
     made = {
         "fixed": _incident(incidents, FN, 3, ["timeout"], "REMEDIATED", "UpdateFunctionConfiguration", fixed),
         "undone": _incident(
-            incidents, FN, 10, ["timeout", "memory_exhaustion"], "NOT_REMEDIATED", None, {FIX: "[]"}
+            incidents,
+            FN,
+            10,
+            ["timeout", "memory_exhaustion"],
+            "NOT_REMEDIATED",
+            None,
+            {FIX: "[]", FIX_VERDICT: "did_not_help"},
         ),
         "diagnosed": _incident(
             incidents, FN, 20, ["permission_loss", "timeout"], "DIAGNOSED", "PutRolePolicy"
@@ -111,6 +125,7 @@ def test_asked_with_a_fault_type_only_incidents_it_was_first_named_in_are_read_a
     )
     assert undone["fault_types"] == ["timeout", "memory_exhaustion"]  # the primary one first
     assert (undone["status"], undone["fix"], undone["seconds_to_recover"]) == ("NOT_REMEDIATED", [], None)
+    assert (fixed["fix_verdict"], undone["fix_verdict"]) == ("held", "did_not_help")
     patterns = {(p["fault_type"], p["trigger_event"]): p for p in answer["patterns"]}
     assert patterns[("timeout", "UpdateFunctionConfiguration")] == {
         "fault_type": "timeout",

@@ -69,6 +69,7 @@ WRITTEN: dict[str, Json] = {
                         "parameters": {"FunctionName": "data-processor", "Timeout": 30},
                     }
                 ],
+                "fix_verdict": "held",
                 "resolved_by": "alice@example.com",
                 "seconds_to_recover": 61.5,
                 "similarity": 0.8,

@@ -133,7 +133,8 @@ def _awaiting_approval(
     context = incidents.get_context(incident_id) or {}
     plan = json.loads(context[PLAN]["S"])
     assert [(s["call"]["operation"], s["risk"]) for s in plan["steps"]] == [("PutRolePolicy", "high")]
-    assert json.loads(context[PLAN_REVIEW]["S"]) == {"unplanned": [], "refused": []}
+    review = {"unplanned": [], "refused": [], "history": "0 precedent(s) held, 0 failed before"}
+    assert json.loads(context[PLAN_REVIEW]["S"]) == review
     incident = incidents.get(incident_id)
     assert incident is not None
     assert incident["status"] == "AWAITING_APPROVAL"

@@ -119,7 +119,9 @@ class DrillRemediation:
         digest, plan = str(item[PLAN_DIGEST]), self._plan(incident_id)
         risks = {step["risk"] for step in plan["steps"]}
         steps = ", ".join(f"{s['call']['operation']} ({s['risk']})" for s in plan["steps"])
-        automatic = bool(self.auto_apply) and risks <= set(self.auto_apply.split(","))
+        # A fix the notice says did not help before waits for the person, whatever its risk.
+        flagged = plan.get("failed_before") or []
+        automatic = bool(self.auto_apply) and risks <= set(self.auto_apply.split(",")) and not flagged
         if twist == "non-approver":
             self.say("supervisor: incident-remediate approve, as its own identity")
             argv = ("approve", incident_id, "--digest", digest)

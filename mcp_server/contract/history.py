@@ -8,7 +8,7 @@ the end, its times), never a tool answer or a diagnosis's prose.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Final
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
@@ -25,7 +25,10 @@ HISTORY_KEY, PRIMARY_FAULT, TRIGGER_EVENT, RESOURCES = (
     "trigger_event",
     "resources",
 )
-FIX, RESOLVED_BY, RECOVERED_AT = "fix", "resolved_by", "recovered_at"
+FIX, FIX_VERDICT, RESOLVED_BY, RECOVERED_AT = "fix", "fix_verdict", "resolved_by", "recovered_at"
+# What became of the fix: proven to hold; applied and proven not to help (undone); applied but never judged
+# (its run died: undone); never applied (a precondition voided it); refused by a person.
+FixVerdict = Literal["held", "did_not_help", "not_verified", "not_applied", "rejected"]
 # Epoch seconds after which DynamoDB's time to live deletes an item, some days later: until then a read
 # still returns it (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
 EXPIRES_AT: Final[str] = "expires_at"
@@ -93,6 +96,12 @@ class PastIncident(ContractModel):
         description="The calls of the plan made for it (applied unless the status says otherwise); "
         "empty: none was planned, or it was fixed by hand.",
     )
+    fix_verdict: FixVerdict | None = Field(
+        default=None,
+        description="held: the executor proved recovery; did_not_help: it proved none and undid the fix; "
+        "not_verified: its run died before judging (undone); not_applied: a precondition voided it; "
+        "rejected: a person refused it. None: no plan reached the executor.",
+    )
     resolved_by: str | None = Field(default=None, description="Who approved the fix ('automatic': policy).")
     seconds_to_recover: float | None = Field(
         default=None, description="From the alarm to the fix's proven recovery; None unless REMEDIATED."
@@ -110,7 +119,7 @@ class Pattern(ContractModel):
     in_last_30_days: int
     recurring: bool = Field(description=f"{RECURRING_COUNT} or more in the last {RECURRING_DAYS} days.")
     fixes_applied: int = Field(description="Incidents whose fix the executor applied (held or undone).")
-    fixes_held: int = Field(description="Of those, the ones that ended REMEDIATED.")
+    fixes_held: int = Field(description="Of those, the ones whose recovery it proved (fix_verdict held).")
     mean_seconds_to_recover: float | None = Field(default=None, description="Over the fixes that held.")
 
 

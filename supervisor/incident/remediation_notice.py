@@ -62,6 +62,9 @@ def _plan_lines(plan: Mapping[str, Any] | None) -> list[str]:
         ]
     if len(steps) > MAX_LISTED:
         lines.append(f"... {len(steps) - MAX_LISTED} more step(s) in the console")
+    lines += [f"held before: {clean(p, 'resource')}" for p in list((plan or {}).get("precedents") or [])]
+    failed = list((plan or {}).get("failed_before") or [])
+    lines += [f"did not help before: {clean(p, 'resource')} (it waits for a person)" for p in failed]
     return lines or ["none"]
 
 

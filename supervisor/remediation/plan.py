@@ -57,6 +57,10 @@ class Plan(_Frozen):
     function: str = Field(min_length=1)
     steps: tuple[PlanStep, ...] = Field(min_length=1)
     recovery: Recovery
+    # Past incidents of the same pattern where these same calls held, and where they were proven not to
+    # help (supervisor.remediation.precedent): bound by the digest like every call.
+    precedents: tuple[str, ...] = ()
+    failed_before: tuple[str, ...] = ()
 
     @property
     def digest(self) -> str:

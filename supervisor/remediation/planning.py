@@ -32,6 +32,7 @@ from supervisor.remediation.change_history import decode_tool_results, read_hist
 from supervisor.remediation.critic import Refusal, review
 from supervisor.remediation.operation import Reader
 from supervisor.remediation.plan import Plan, plan_digest
+from supervisor.remediation.precedent import with_precedents
 from supervisor.remediation.queue import send_request
 from supervisor.remediation.resolver import Draft, resolve
 from supervisor.schemas import Diagnosis, ToolResult
@@ -79,6 +80,8 @@ def plan_incident(
         unread = [o.unread for o in opinions if o.unread]
         findings |= {"model_critic_unread": unread} if unread else {}
         findings |= {"model_critic_tokens": sum(o.tokens for o in opinions)} if opinions else {}
+        if plan is not None:
+            plan, findings["history"] = _cited(store, plan, diagnosis)
         stored = {PLAN_REVIEW: json.dumps(findings)}
         stored |= {PLAN: json.dumps(plan.model_dump(mode="json"))} if plan is not None else {}
         store.update_context(incident_id, stored)
@@ -144,6 +147,16 @@ def _mediate(
             break
         draft = draft.without({number for number, _ in numbered})
     return draft, verdict.plan if not numbered else None, refused, opinions
+
+
+def _cited(store: IncidentStore, plan: Plan, diagnosis: Diagnosis) -> tuple[Plan, str]:
+    """``plan`` with what the function's history says of it, and what the review keeps of that; a history
+    that cannot be read leaves the plan as the code made it, and says so."""
+    try:
+        cited = with_precedents(store, plan, diagnosis)
+    except (ClientError, BotoCoreError) as error:
+        return plan, f"not read ({type(error).__name__}): no precedent cited, no earlier failure flagged"
+    return cited, f"{len(cited.precedents)} precedent(s) held, {len(cited.failed_before)} failed before"
 
 
 def stored_plan(store: IncidentStore, incident_id: str) -> tuple[Plan, str] | None:
