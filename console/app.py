@@ -20,6 +20,7 @@ from console.auth_routes import AuthRoutes
 from console.data import IncidentReader
 from console.decision_page import DecisionGate, decision_route, queue_sender
 from console.drill_page import drill_route
+from console.fleet_page import fleet_route
 from console.incident_page import incident_route
 from console.list_page import list_route
 from console.settings import ConsoleSettings
@@ -64,6 +65,7 @@ def create_app(settings: ConsoleSettings, session: Any) -> ASGIApp:
             ),
             decision_route(gate, reader, approvals, ask, page, settings.public_url),
             incident_route(reader, page, gate, refresh_seconds=settings.refresh_seconds, region=region),
+            fleet_route(reader, page),
             drill_route(page, settings.drill_report),
             static_files(),
         ]

@@ -5,6 +5,7 @@ the final one, with what changed; a plan awaiting approval with the form that de
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from starlette.requests import Request
@@ -14,6 +15,7 @@ from starlette.routing import Route
 from console import render
 from console.data import OPEN, IncidentReader, account_region
 from console.decision_page import DecisionGate
+from console.history import beside
 from console.templating import Render
 from supervisor.incident.notification import stage_label
 
@@ -46,6 +48,7 @@ def incident_route(
             cost=render.cost((context or {}).get("model"), render.token_usage(context or {})),
             refresh=refresh_seconds if state.get("status") in OPEN else None,
             decision=gate.form(request, state),
+            history=beside(reader.dynamodb, reader.state_table, state, datetime.now(UTC)),
         )
 
     return Route("/incidents/{incident_id:path}", incident)

@@ -56,12 +56,18 @@ class History:
 
 
 def read_history(
-    dynamodb: Any, table: str, function: str, args: GetIncidentHistoryArgs, now: datetime
+    dynamodb: Any,
+    table: str,
+    function: str,
+    args: GetIncidentHistoryArgs,
+    now: datetime,
+    by_fault: bool | None = None,
 ) -> History:
-    """``function``'s ended incidents of the last ``args.days``, as ``args`` asks; raises what the Query
-    raises."""
+    """``function``'s ended incidents of the last ``args.days``, scored as ``args`` asks: those of its
+    fault type only (the history index) unless ``by_fault`` is False (then every one, from the function
+    index); raises what the Query raises."""
     since = stamp(now - timedelta(days=args.days))
-    if args.fault_type:
+    if args.fault_type and by_fault is not False:
         index, key = HISTORY_INDEX, f"{HISTORY_KEY} = :key AND observed_at >= :since"
         partition = f"{function}#{args.fault_type}"
     else:
@@ -122,7 +128,7 @@ def _past(item: dict[str, Any], args: GetIncidentHistoryArgs) -> PastIncident:
         fix=_fix(item.get(FIX)),
         fix_verdict=item.get(FIX_VERDICT) if item.get(FIX_VERDICT) in get_args(FixVerdict) else None,
         resolved_by=str(item[RESOLVED_BY]) if item.get(RESOLVED_BY) else None,
-        seconds_to_recover=_seconds(str(item["observed_at"]), str(recovered)) if recovered else None,
+        seconds_to_recover=seconds_between(str(item["observed_at"]), str(recovered)) if recovered else None,
         similarity=round(sum(WEIGHTS[name] for name in shared), 2) if asked else None,
         shared=shared,
     )
@@ -173,11 +179,11 @@ def _last(name: str) -> str:
     return name.rsplit("/", 1)[-1].rsplit(":", 1)[-1]
 
 
-def _seconds(start: str, end: str) -> float:
-    return round((_instant(end) - _instant(start)).total_seconds(), 1)
+def seconds_between(start: str, end: str) -> float:
+    return round((instant(end) - instant(start)).total_seconds(), 1)
 
 
-def _instant(text: str) -> datetime:
+def instant(text: str) -> datetime:
     return datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 

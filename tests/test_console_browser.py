@@ -206,7 +206,7 @@ def test_chromium_signed_in_with_a_key_gets_pages_with_the_security_headers(
         with page.expect_navigation():
             page.click("button[type=submit]")
         assert page.locator("h1").inner_text() == "Incidents"
-        for path in ("/incidents", f"/incidents/{quote(incident_id, safe='')}", "/drill"):
+        for path in ("/incidents", f"/incidents/{quote(incident_id, safe='')}", "/fleet", "/drill"):
             response = page.goto(f"{url}{path}")
             assert response is not None
             assert response.status == 200, path
