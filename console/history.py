@@ -21,9 +21,11 @@ from mcp_server.contract.history import (
     RESOURCES,
     TRIGGER_EVENT,
     GetIncidentHistoryArgs,
+    PastIncident,
     Pattern,
 )
 from mcp_server.history import APPLIED, History, instant, patterns, read_history, seconds_between, stamp
+from supervisor.incident.store import INCIDENT_KIND, from_item
 
 BESIDE: Final[int] = 10  # past incidents shown beside one
 FLEET_DAYS: Final[int] = 90
@@ -36,7 +38,7 @@ _FLEET: Final = ("function_name", "observed_at", "fault_types", PRIMARY_FAULT, F
 class Beside:
     """The function's other incidents, the most similar to this one first, and its patterns."""
 
-    rows: list[Any]  # PastIncident
+    rows: list[PastIncident]
     patterns: list[Pattern]
     read: int
     more: bool
@@ -113,9 +115,6 @@ def fleet(dynamodb: Any, table: str, index: str, now: datetime) -> Fleet:
 
 
 def _recent(dynamodb: Any, table: str, index: str, since: str) -> tuple[list[dict[str, Any]], bool]:
-    from boto3.dynamodb.types import TypeDeserializer
-
-    deserializer = TypeDeserializer()
     pages = dynamodb.get_paginator("query").paginate(
         TableName=table,
         IndexName=index,
@@ -123,7 +122,7 @@ def _recent(dynamodb: Any, table: str, index: str, since: str) -> tuple[list[dic
         FilterExpression="observed_at >= :since",
         ProjectionExpression=", ".join(f"#a{n}" for n in range(len(_FLEET))),
         ExpressionAttributeNames={"#k": "kind"} | {f"#a{n}": name for n, name in enumerate(_FLEET)},
-        ExpressionAttributeValues={":kind": {"S": "incident"}, ":since": {"S": since}},
+        ExpressionAttributeValues={":kind": {"S": INCIDENT_KIND}, ":since": {"S": since}},
         ScanIndexForward=False,
     )
     found: list[dict[str, Any]] = []
@@ -131,5 +130,5 @@ def _recent(dynamodb: Any, table: str, index: str, since: str) -> tuple[list[dic
         for raw in page.get("Items", []):
             if len(found) == FLEET_READ:
                 return found, True
-            found.append({name: deserializer.deserialize(value) for name, value in raw.items()})
+            found.append(from_item(raw))
     return found, False
