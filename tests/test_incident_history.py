@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.metrics import EphemeralMetrics
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -24,10 +27,14 @@ from mcp_server.contract.history import (
 )
 from mcp_server.settings import ServerSettings
 from mcp_server.tools.incident_history import incident_history
+from supervisor.diagnosis.cli_commands import build_command
 from supervisor.incident.lifecycle import REMEDIATION_ENDS, TERMINAL
+from supervisor.incident.notification import RECALL_HEADING
+from supervisor.incident.notify import PUBLISHED, Notifier, notify_once, sns_client
 from supervisor.incident.outcome import headline_of
 from supervisor.incident.signals import Signal, stamp
 from supervisor.incident.store import IncidentStore
+from tests.test_remediation_plan import _diagnosis
 from tests.tool_support import call_tool
 
 FN, OTHER = "report-builder", "data-processor"
@@ -211,3 +218,52 @@ def test_an_incident_past_its_retention_is_not_read_though_dynamodb_has_not_dele
     _incident(short, FN, 6, ["timeout"], "DIAGNOSED")  # its 5 days are over: still stored, as in AWS
     answer = _history(sandbox, incidents, fault_type="timeout", days=30)
     assert [i["incident_id"] for i in answer["incidents"]] == [kept]
+
+
+def test_a_diagnosis_notice_recalls_the_earlier_incidents_of_its_pattern_and_names_a_recurrence(
+    sandbox: Sandbox, incidents: IncidentStore, notified: Callable[[], list[dict[str, Any]]]
+) -> None:
+    """Twice before this month after the same change: which fix, whether it held, how long recovery took;
+    a third time is a recurrence, with a lasting fix as advice. Another trigger's incident is not recalled."""
+    observed = NOW - timedelta(days=10)
+    fixed: dict[str, object] = {
+        FIX: json.dumps([RAISE_TIMEOUT]),
+        FIX_VERDICT: "held",
+        RESOLVED_BY: "console:alice",
+        RECOVERED_AT: stamp(observed + timedelta(seconds=40)),
+    }
+    change = "UpdateFunctionConfiguration"
+    held = _incident(incidents, FN, 10, ["timeout"], "REMEDIATED", change, fixed)
+    undone = _incident(
+        incidents,
+        FN,
+        20,
+        ["timeout"],
+        "NOT_REMEDIATED",
+        change,
+        {FIX: json.dumps([RAISE_TIMEOUT]), FIX_VERDICT: "did_not_help"},
+    )
+    _incident(incidents, FN, 5, ["timeout"], "DIAGNOSED", "PutFunctionConcurrency")
+    now = _incident(incidents, FN, 0, ["timeout"], "DIAGNOSED", change)
+    command = build_command(
+        "lambda", "UpdateFunctionConfiguration", {"FunctionName": FN, "Timeout": 30}, region=sandbox.region
+    )
+    incidents.update_context(now, {"diagnosis": _diagnosis(command).model_dump_json()})
+
+    notifier = Notifier(
+        sns_client(sandbox.session(names.SUPERVISOR)), sandbox.world.diagnoses_topic_arn, None, Logger()
+    )
+    metrics = EphemeralMetrics(namespace="IncidentResponse", service="test")
+    assert notify_once(incidents, notifier, now, None, metrics) == PUBLISHED
+    [message] = notified()
+    lines = json.loads(message["Message"])["content"]["description"].splitlines()  # the chat form
+    start = lines.index(f"*{RECALL_HEADING}*") + 1
+    recalled = [line.strip() for line in lines[start : lines.index("", start)]]
+    assert recalled == [
+        f"timeout after {change}: 2 earlier incident(s) in 90 days, 3 in 30 with this one",
+        f"{held}: the fix held, recovered in 40 s after the alarm (lambda UpdateFunctionConfiguration, "
+        "approved by console:alice)",
+        f"{undone}: the fix did not help (undone) (lambda UpdateFunctionConfiguration)",
+        "recurring (3 in 30 days): advice, never applied: a lasting fix, such as an alarm or a test on the "
+        f"change that keeps causing it after {change}",
+    ]

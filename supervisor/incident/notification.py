@@ -27,6 +27,7 @@ from supervisor.incident.outgoing_text import chat_markdown, shown_controls
 
 SUBJECT_MAX: Final[int] = 99  # SNS: "less than 100 characters", ASCII, no line breaks
 TOP_EVIDENCE: Final[int] = 5
+RECALL_HEADING: Final[str] = "Before (this toolkit's records of the function: corroboration, not evidence)"
 MAX_LISTED: Final[int] = 5  # remediation steps, resolved faults, gaps and next steps shown
 LIMITS: Final[dict[str, int]] = {
     "root_cause": 600,
@@ -289,7 +290,10 @@ def _stage_section(
 
 
 def _diagnosed(
-    facts: Facts, diagnosis: Mapping[str, Any], stage: tuple[str, list[str]] | None = None
+    facts: Facts,
+    diagnosis: Mapping[str, Any],
+    stage: tuple[str, list[str]] | None = None,
+    recall: list[str] | None = None,
 ) -> Outline:
     faults = "+".join(facts.fault_types) or "unknown"
     checks = (diagnosis.get("verification") or {}).get("pointers", [])
@@ -312,6 +316,8 @@ def _diagnosed(
     ]
     if resolved := _resolved_lines(diagnosis):
         sections.insert(3, ("Resolved (undone by a later change; not current)", resolved))
+    if recall:
+        sections.insert(3, (RECALL_HEADING, [clean(line, "line") for line in recall]))
     if refused:
         sections.append(("Refused (did not verify; not part of the diagnosis)", _refused_lines(refused)))
     if stage is not None:
@@ -397,12 +403,14 @@ def build_notification(
     diagnosis: Mapping[str, Any] | None,
     console_url: str | None,
     revision: Mapping[str, Any] | None = None,
+    recall: list[str] | None = None,
 ) -> Notification:
     """The notification of a terminal incident: ``incident`` is its incident-state item, ``diagnosis`` the
-    stored diagnosis (for DIAGNOSED), ``revision`` what a re-check changed from the provisional one."""
+    stored diagnosis (for DIAGNOSED), ``revision`` what a re-check changed from the provisional one,
+    ``recall`` what the function's history says of its pattern (``supervisor.incident.recall``)."""
     facts = Facts.of(incident, diagnosis, console_url)
     if diagnosis is not None:
-        outline = _diagnosed(facts, diagnosis, _stage_section(facts, incident, revision))
+        outline = _diagnosed(facts, diagnosis, _stage_section(facts, incident, revision), recall)
     else:
         outline = _undiagnosed(facts, incident)
     return assemble(facts, outline, incident)

@@ -22,6 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from supervisor.incident.lifecycle import NOTICED, TERMINAL
 from supervisor.incident.notification import Notification, build_notification
+from supervisor.incident.recall import recalled
 from supervisor.incident.remediation_notice import remediation_notice
 from supervisor.incident.stage import is_provisional
 from supervisor.incident.store import notice_prefix
@@ -62,9 +63,10 @@ class Notifier:
         incident: Mapping[str, Any],
         diagnosis: Mapping[str, Any] | None,
         revision: Mapping[str, Any] | None = None,
+        recall: list[str] | None = None,
     ) -> str:
         """Publish the notification of ``incident``; the SNS message id. Raises what boto3 raises."""
-        return self.send(build_notification(incident, diagnosis, self.console_url, revision))
+        return self.send(build_notification(incident, diagnosis, self.console_url, revision, recall))
 
     def send(self, notification: Notification) -> str:
         response = self.sns.publish(**notification.publish_arguments(self.topic_arn))
@@ -127,8 +129,9 @@ def notify_once(
             context = store.get_context(incident_id) or {}
             message_id = notifier.send(remediation_notice(item, context, notifier.console_url))
         else:
-            stored = stored_diagnosis(store, incident_id) if item["status"] == "DIAGNOSED" else (None, None)
-            message_id = notifier.publish(item, *stored)
+            diagnosed = item["status"] == "DIAGNOSED"
+            stored = stored_diagnosis(store, incident_id) if diagnosed else (None, None)
+            message_id = notifier.publish(item, *stored, recalled(store, item) if diagnosed else None)
     except Exception as error:  # denied, throttled, unreachable, unreadable: logged, counted, retried
         failure = f"{type(error).__name__}: {error}"
         logger.exception("notification_failed", extra=log | {"error": failure})
