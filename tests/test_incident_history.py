@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.metrics import EphemeralMetrics
+from pydantic import ValidationError
 
 from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
@@ -34,6 +35,7 @@ from supervisor.incident.notify import PUBLISHED, Notifier, notify_once, sns_cli
 from supervisor.incident.outcome import headline_of
 from supervisor.incident.signals import Signal, stamp
 from supervisor.incident.store import IncidentStore
+from supervisor.settings import SupervisorSettings
 from tests.test_remediation_plan import _diagnosis
 from tests.tool_support import call_tool
 
@@ -267,3 +269,12 @@ def test_a_diagnosis_notice_recalls_the_earlier_incidents_of_its_pattern_and_nam
         "recurring (3 in 30 days): advice, never applied: a lasting fix, such as an alarm or a test on the "
         f"change that keeps causing it after {change}",
     ]
+
+
+@pytest.mark.parametrize("days", ["0", "3651", "a year"])
+def test_a_retention_outside_one_day_to_ten_years_is_refused_naming_the_setting(
+    days: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("INCIDENT_RETENTION_DAYS", days)
+    with pytest.raises(ValidationError, match="INCIDENT_RETENTION_DAYS"):
+        SupervisorSettings()

@@ -188,3 +188,24 @@ async def test_an_unknown_alias_or_a_role_arn_is_refused_with_no_aws_call(
     assert error
     assert "`account`" in text
     assert sent.operations == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        ({"days": 0}, "`days`"),
+        ({"days": 366}, "`days`"),
+        ({"fault_type": "Timeout; drop"}, "`fault_type`"),
+        ({"trigger_event": "Update Alias"}, "`trigger_event`"),
+        ({"resource": ""}, "`resource`"),
+    ],
+)
+async def test_history_arguments_out_of_their_bounds_are_refused_before_any_read(
+    server: MCPServer, sent: Sent, arguments: dict[str, Any], field: str
+) -> None:
+    tool = "get_incident_history"
+    error, text = await _call(server, tool, {"lambda_name": names.FUNCTION_NAME} | arguments)
+    assert error
+    assert text.startswith(f"invalid arguments for {tool}: ")
+    assert field in text
+    assert sent.operations == []  # no Query made
