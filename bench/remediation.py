@@ -15,19 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import sys
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bench.drill import drill_report
-from chaos.drill.remediation import APPLIED, FOUND_IN_PLACE, SINCE_ALARM, WORLD_AS_BEFORE
+from chaos.drill.remediation import FOUND_IN_PLACE, WORLD_AS_BEFORE, remediated
 
 GOAL_MEDIAN_SECONDS = 60.0
-_SINCE_ALARM = re.compile(
-    rf"({re.escape(APPLIED)}|{re.escape(FOUND_IN_PLACE)}), {SINCE_ALARM} (\d+(?:\.\d+)?) s"
-)
 
 
 @dataclass
@@ -65,15 +61,16 @@ def cost(report: dict[str, Any]) -> RemediationCost:
             detail = str(applied["detail"])
             if detail.endswith(WORLD_AS_BEFORE):  # a guard kept the fix out
                 result.guarded += 1
-            found = _SINCE_ALARM.search(detail)
+            found = remediated(detail)
             if found is None:
                 continue
             result.remediated += 1
-            if found.group(1) == FOUND_IN_PLACE:  # the same fix an earlier incident applied: no timing
+            by, since_alarm = found
+            if by == FOUND_IN_PLACE:  # the same fix an earlier incident applied: no timing
                 result.in_place += 1
                 continue
             bucket = result.auto if "auto-applied, " in detail else result.approved
-            bucket.append((scenario["name"], float(found.group(2))))
+            bucket.append((scenario["name"], since_alarm))
             result.diagnosed += [seconds[i] for i in seconds if detail.startswith(f"{i}: ")]
     return result
 

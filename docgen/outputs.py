@@ -282,6 +282,11 @@ def _mark(ok: bool | None) -> str:
     return "-" if ok is None else "✓" if ok else "✗"
 
 
+def _seconds(value: float | None) -> str:
+    """A time to recover (from the alarm to REMEDIATED), or "-" where none was measured."""
+    return "-" if value is None else f"{value:.1f} s"
+
+
 def _totals(marker: Marker, output: str) -> str:
     """incident-eval's live leaderboard, a row of totals per model only."""
     return _per_case(marker, output).split("\n\n", 1)[0]
@@ -302,6 +307,7 @@ def _per_case(marker: Marker, output: str) -> str:
                 f"{total['solved']}/{total['cases']}",
                 f"{total['faults']:.2f}",
                 *(f"{passed}/{applies}" for passed, applies in total["columns"].values()),
+                _seconds(total.get("median_seconds_to_recover")),
                 f"{total['pointers_found']:.0f}/{total['pointers']:.0f}",
                 str(total.get("false_verified_claims", 0)),
                 "n/a" if cost is None else f"${cost / total['cases']:.4f}",
@@ -317,14 +323,16 @@ def _per_case(marker: Marker, output: str) -> str:
                 case["diagnosed"],
                 f"{case['faults']:.2f}",
                 *(_mark(ok) for ok in case["columns"].values()),
+                _seconds(case.get("seconds_to_recover")),
                 "✓" if case["solved"] else "✗ " + ", ".join(case["failed_checks"]),
             ]
             for case_name, case in model["cases"].items()
         ]
-        head = ["case", "expected", "diagnosed", *columns, "solved"]
+        head = ["case", "expected", "diagnosed", *columns, "time to recover", "solved"]
         summary = f"{model['model']}, case by case"
         sections.append(f"<details><summary>{summary}</summary>\n\n{table(head, rows)}\n\n</details>")
-    head = ["model", "solved", *columns, "pointers re-found", "false verified claims", "cost per case"]
+    head = ["model", "solved", *columns, "median time to recover", "pointers re-found"]
+    head += ["false verified claims", "cost per case"]
     head += ["latency per case"]
     head += ["LLM calls per case", "tokens per case"]
     return "\n\n".join([table(head, totals), *sections])

@@ -7,13 +7,15 @@ Scoring follows ITBench's strict rule for the faults: a case scores 0 when any i
 otherwise the precision of the faults named. The trigger, the resources, the remediation command (the
 expected operation with every parameter the case states), that command applied to the world (the function
 must recover) and the grounding (every pointer re-found by the drill's independent judge in the answers the
-MCP server sent) are columns of their own, as OpenRCA 2.0 keeps right answers apart from grounded ones. A
-case is solved when every check of the drill passed.
+MCP server sent) are columns of their own, as OpenRCA 2.0 keeps right answers apart from grounded ones; so
+are whether the product's executor brought the fix a person approved to REMEDIATED, and how long from the
+alarm that took. A case is solved when every check of the drill passed.
 """
 
 from __future__ import annotations
 
 import re
+import statistics
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -21,10 +23,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
-from chaos.drill.checks import APPLIED, COMMAND, GROUNDED, NAMED_GAP, RESOURCES, TRIGGER, Check
+from chaos.drill.checks import (
+    APPLIED,
+    COMMAND,
+    GROUNDED,
+    NAMED_GAP,
+    NOT_RECALLED,
+    RECALLED,
+    RESOURCES,
+    TRIGGER,
+    Check,
+)
 from chaos.drill.lanes import run_lanes
+from chaos.drill.remediation import WORLD_AS_BEFORE, remediated
 from chaos.drill.report import ScenarioResult
-from chaos.drill.scenarios import SCENARIOS, Scenario
+from chaos.drill.scenarios import SCENARIOS, UNRECOVERED, Scenario
 from chaos.selection import select_by_name
 from evals.false_claims import false_claims
 from supervisor.agent.prices import Price, price_of
@@ -46,7 +59,14 @@ COLUMNS: Final[Mapping[str, tuple[str, ...]]] = {
     "command": (COMMAND, NAMED_GAP),
     "applied": (APPLIED,),
     "grounded": (GROUNDED,),
+    "recalled": (RECALLED, NOT_RECALLED),
 }
+RECOVERED: Final = "recovered"
+TIME_TO_RECOVER: Final = "time to recover"
+# The columns a case passes, fails or is not scored for: the drill's checks', then the executor's recovery.
+SCORED: Final = (*COLUMNS, RECOVERED)
+# How the drill's check reads where the operator applied the fix (chaos.drill.runner, _OperatorApplier).
+AS_THE_OPERATOR: Final = "applied as the operator"
 COLUMN_TITLES: Final[Mapping[str, str]] = {
     "faults": "ITBench's strict fault score: 0 if an injected fault is missed, else the precision of the "
     "faults named",
@@ -59,6 +79,15 @@ COLUMN_TITLES: Final[Mapping[str, str]] = {
     "lets the function recover by the stage's own measure",
     "grounded": "every evidence pointer re-found by the drill's judge in the answers the MCP server sent, "
     "and every claim resting only on re-found pointers",
+    "recalled": "a case run twice in one world (the same fault again after the executor fixed it, another "
+    "fault on the function between): the second diagnosis cites the first incident by id with its fix, "
+    "held, and its plan reuses that fix; the decoy's cites neither",
+    RECOVERED: "the harness approved the plan as a person with incident-remediate, the product's executor "
+    "applied it and brought the incident to REMEDIATED, and the stage's own predicate saw the function "
+    "recover, for every incident of the case (not scored where the case's fix is applied as the operator "
+    "or a twist expects the executor to leave it NOT_REMEDIATED)",
+    TIME_TO_RECOVER: "seconds from the alarm to REMEDIATED, as the incident item records both (a case's: "
+    "its last incident's; a model's: the median over its recovered cases)",
 }
 FALSE_CLAIMS_TITLE: Final = (
     "claims the stored diagnosis still makes (its refused ones aside) that are false: a pointer the judge "
@@ -83,6 +112,38 @@ def _column(checks: Iterable[Check], names: tuple[str, ...]) -> bool | None:
     return all(mine) if mine else None
 
 
+def _executor_fixes(scenario: Scenario) -> int:
+    """The case's incidents whose fix the executor must bring to REMEDIATED: a plan a person approves (not
+    one the allowlist leaves unplanned, applied as the operator), no twist that keeps the fix out."""
+    return sum(
+        1
+        for incident in scenario.expected
+        if incident.applies is not None
+        and incident.applies.executor
+        and not incident.unplanned
+        and incident.applies.twist not in UNRECOVERED
+    )
+
+
+def recovery(result: ScenarioResult) -> tuple[bool | None, float | None]:
+    """Whether the executor brought every fix of the case to REMEDIATED and the function recovered (each
+    APPLIED check passed, its detail the drill's phrase for it), and when the last did, in seconds from its
+    alarm; (None, None) where there is nothing to score: no APPLIED check (no incident got that far), a
+    fix applied as the operator, or a twist that expects the fix kept out (UNRECOVERED). A case with fewer
+    APPLIED checks than fixes expected (an incident never diagnosed) did not recover."""
+    applied = [check for check in result.checks if check.name == APPLIED]
+    expected = _executor_fixes(result.scenario)
+    if not applied or not expected:
+        return None, None
+    if any(AS_THE_OPERATOR in check.detail or WORLD_AS_BEFORE in check.detail for check in applied):
+        return None, None
+    read = [remediated(check.detail) if check.ok else None for check in applied]
+    seconds = [found[1] for found in read if found is not None]
+    if len(seconds) < max(expected, len(applied)):
+        return False, None
+    return True, max(seconds)
+
+
 @dataclass(frozen=True)
 class LiveCase:
     name: str
@@ -94,6 +155,7 @@ class LiveCase:
     pointers: int
     solved: bool
     failed: list[str]  # the drill checks that failed
+    to_recover: float | None  # from the alarm to REMEDIATED (its last incident's), where it recovered
     llm_calls: int
     input_tokens: int
     output_tokens: int
@@ -116,16 +178,19 @@ def score(result: ScenarioResult, price: Price | None) -> LiveCase:
         cache_read_tokens=sum(incident.cache_read_tokens for incident in result.incidents),
         cache_write_tokens=sum(incident.cache_write_tokens for incident in result.incidents),
     )
+    recovered, to_recover = recovery(result)
     return LiveCase(
         name=result.scenario.name,
         expected="+".join(sorted(expected)),
         named=result.outcome,
         faults=fault_score(expected, named),
-        columns={column: _column(result.checks, names) for column, names in COLUMNS.items()},
+        columns={column: _column(result.checks, names) for column, names in COLUMNS.items()}
+        | {RECOVERED: recovered},
         found=sum(grounding.found for grounding in judged),
         pointers=sum(len(grounding.findings) for grounding in judged),
         solved=result.passed,
         failed=sorted({check.name for check in result.checks if not check.ok}),
+        to_recover=to_recover,
         llm_calls=sum(incident.llm_calls for incident in result.incidents),
         input_tokens=input_tokens,
         output_tokens=output_tokens,
@@ -155,6 +220,12 @@ class LiveModel:
         """(cases that passed the column, cases it applies to)."""
         scored = [case.columns[name] for case in self.cases if case.columns[name] is not None]
         return sum(bool(ok) for ok in scored), len(scored)
+
+    @property
+    def to_recover(self) -> float | None:
+        """The median seconds from the alarm to REMEDIATED over the recovered cases; None when none."""
+        seconds = [case.to_recover for case in self.cases if case.to_recover is not None]
+        return statistics.median(seconds) if seconds else None
 
     @property
     def cost(self) -> float | None:

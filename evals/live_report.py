@@ -7,28 +7,34 @@ from pathlib import Path
 from typing import Any
 
 from evals.leaderboard import PRICE_SOURCE, cost_cell, document, markdown_table, price_json
-from evals.live import COLUMN_TITLES, COLUMNS, FALSE_CLAIMS_TITLE, LiveCase, LiveModel
+from evals.live import COLUMN_TITLES, FALSE_CLAIMS_TITLE, SCORED, TIME_TO_RECOVER, LiveCase, LiveModel
 
 FALSE_CLAIMS = "false verified claims"
+MEDIAN_TO_RECOVER = f"median {TIME_TO_RECOVER}"
 
 
 def _mark(ok: bool | None) -> str:
     return "-" if ok is None else "✓" if ok else "✗"
 
 
+def _seconds(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.1f} s"
+
+
 def totals_table(models: list[LiveModel]) -> str:
-    head = ["model", "solved", "faults", *COLUMNS, "pointers re-found", FALSE_CLAIMS, "LLM calls"]
-    head += ["input tokens", "output tokens", "cost USD", "seconds"]
+    head = ["model", "solved", "faults", *SCORED, MEDIAN_TO_RECOVER, "pointers re-found", FALSE_CLAIMS]
+    head += ["LLM calls", "input tokens", "output tokens", "cost USD", "seconds"]
     rows: list[list[str]] = []
     for model in models:
         cases = len(model.cases)
-        columns = [f"{passed}/{applies}" for passed, applies in map(model.column, COLUMNS)]
+        columns = [f"{passed}/{applies}" for passed, applies in map(model.column, SCORED)]
         rows.append(
             [
                 f"`{model.model}`",
                 f"{model.solved}/{cases}",
                 f"{model.fault_score:.2f}",
                 *columns,
+                _seconds(model.to_recover),
                 f"{model.total('found'):.0f}/{model.total('pointers'):.0f}",
                 f"{model.total('false_claims'):.0f}",
                 f"{model.total('llm_calls'):.0f}",
@@ -42,8 +48,8 @@ def totals_table(models: list[LiveModel]) -> str:
 
 
 def case_table(model: LiveModel) -> str:
-    head = ["case", "expected", "diagnosed", "faults", *COLUMNS, "pointers", FALSE_CLAIMS, "LLM calls"]
-    head += ["tokens in/out", "cost USD", "seconds", "solved"]
+    head = ["case", "expected", "diagnosed", "faults", *SCORED, TIME_TO_RECOVER, "pointers", FALSE_CLAIMS]
+    head += ["LLM calls", "tokens in/out", "cost USD", "seconds", "solved"]
     rows: list[list[str]] = []
     for case in model.cases:
         rows.append(
@@ -52,7 +58,8 @@ def case_table(model: LiveModel) -> str:
                 case.expected,
                 case.named.replace("|", "/"),
                 f"{case.faults:.2f}",
-                *(_mark(case.columns[column]) for column in COLUMNS),
+                *(_mark(case.columns[column]) for column in SCORED),
+                _seconds(case.to_recover),
                 f"{case.found}/{case.pointers}",
                 str(case.false_claims),
                 str(case.llm_calls),
@@ -83,6 +90,7 @@ def _case_json(case: LiveCase) -> dict[str, Any]:
         "diagnosed": case.named,
         "faults": case.faults,
         "columns": case.columns,
+        "seconds_to_recover": case.to_recover,
         "pointers_found": case.found,
         "pointers": case.pointers,
         "false_verified_claims": case.false_claims,
@@ -100,7 +108,8 @@ def as_json(models: list[LiveModel], generated_at: str) -> dict[str, Any]:
     return {
         "generated_at": generated_at,
         "mode": "live",
-        "columns": {"faults": COLUMN_TITLES["faults"], **{name: COLUMN_TITLES[name] for name in COLUMNS}},
+        "columns": {"faults": COLUMN_TITLES["faults"], **{name: COLUMN_TITLES[name] for name in SCORED}},
+        "seconds_to_recover": COLUMN_TITLES[TIME_TO_RECOVER],
         "price_source": PRICE_SOURCE,
         "models": [
             {
@@ -110,7 +119,8 @@ def as_json(models: list[LiveModel], generated_at: str) -> dict[str, Any]:
                     "cases": len(model.cases),
                     "solved": model.solved,
                     "faults": round(model.fault_score, 4),
-                    "columns": {name: list(model.column(name)) for name in COLUMNS},
+                    "columns": {name: list(model.column(name)) for name in SCORED},
+                    "median_seconds_to_recover": model.to_recover,
                     "pointers_found": int(model.total("found")),
                     "pointers": int(model.total("pointers")),
                     "false_verified_claims": int(model.total("false_claims")),

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal, Protocol, Self, runtime_checkable
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, model_validator
 
 from mcp_server.contract.registry import ToolName
+from supervisor.diagnosis.precedents import Precedent, Recurrence
 from supervisor.faults.registry import FaultType
 
 TimelineKind = Literal["change", "first_failure", "failure", "alarm", "limit", "observation"]
@@ -354,6 +355,9 @@ class Diagnosis(DiagnosisSubmission):
     refused: list[RefusedClaim] = Field(
         default_factory=list, description="Submitted claims that did not verify, and why: not part of it."
     )
+    # Read by code from the run's get_incident_history answer, after the claims verified: never evidence.
+    precedents: list[Precedent] = Field(default_factory=list, description="Earlier incidents of its pattern.")
+    recurrence: Recurrence | None = Field(default=None, description="Its pattern, when it keeps recurring.")
 
 
 class TokenUsage(_Model):

@@ -412,6 +412,18 @@ def test_resolved_faults_must_be_exactly_those_undone() -> None:
     }
 
 
+def test_an_earlier_fault_the_executor_undid_may_be_listed_resolved_and_nothing_else() -> None:
+    maybe = replace(EXPECTED, may_resolve=frozenset({"network_block", "timeout"}))
+    assert _failed(_incident(resolved=[]), maybe) == {}
+    assert _failed(_incident(resolved=_resolved("timeout")), maybe) == {}
+    assert _failed(_incident(resolved=_resolved("network_block", "timeout")), maybe) == {}
+    other = _failed(_incident(resolved=_resolved("network_block", "throttling")), maybe)
+    assert other == {
+        "resolved faults": "data-processor@t: ['network_block', 'throttling'] "
+        "(expected [] or also of ['network_block', 'timeout'])"
+    }
+
+
 GAP_ON_INPUT = [
     {"source": "configuration", "reason": "INPUT_BUCKET's earlier value is not recorded", "evidence": [0]}
 ]

@@ -11,6 +11,7 @@ import pytest
 
 from chaos.drill.apply_command import AwsCommand, parse_command
 from chaos.drill.expected_command import Command, Known, differences, named, resolve, saved
+from chaos.drill.recurrence import opened_by
 from chaos.drill.scenarios import SCENARIOS, Applies, ExpectedIncident
 from chaos.faults.network import BLOCK_EGRESS
 from chaos.sandbox import names
@@ -162,6 +163,10 @@ def test_every_scenario_that_expects_a_command_states_its_parameters_and_applies
         for expected in commands:
             assert expected.command is not None
             assert expected.command.params, f"{scenario.name}: {expected.command.operation} states nothing"
-        applied = [expected for expected in commands if expected.applies]
+        # Fixed before the next act (Act.fixed_first), or applied when judged.
+        fixed = {
+            i for n, act in enumerate(scenario.acts) if act.fixed_first for i in opened_by(scenario, n - 1)
+        }
+        applied = [e for i, e in enumerate(scenario.expected) if e.command and (e.applies or i in fixed)]
         # Every incident with the command expects it (one failure's others find the first one's in place).
         assert applied == ([] if scenario.name in NOT_APPLIED else commands), scenario.name

@@ -127,6 +127,9 @@ def test_the_lanes_claim_the_slowest_first_as_the_last_report_timed_them(tmp_pat
     assert slowest_first([first, second, third, new], unreadable) == [first, second, third, new]
     report.write_text("{not json")
     assert slowest_first([first, second], report) == [first, second]
+    # Untimed, a scenario that fixes an incident between acts (minutes waiting for alarms to clear) first.
+    recurring = next(s for s in SCENARIOS if any(act.fixed_first for act in s.acts))
+    assert slowest_first([first, second, recurring], unreadable) == [recurring, first, second]
 
 
 def test_a_scenario_in_which_nothing_changed_waits_until_the_last_restore_of_its_functions_is_settled() -> (

@@ -20,6 +20,7 @@ from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.contract.registry import TOOL_NAMES
 from supervisor.agent.run import AgentResult, run_agent
+from supervisor.diagnosis.precedents import HISTORY_TOOL
 from supervisor.schemas import Diagnosis
 from supervisor.settings import SupervisorSettings
 from tests.conftest import Inject
@@ -93,7 +94,9 @@ async def test_rules_model_finds_each_injected_fault(
     _assert_honest(diagnosis)
     assert diagnosis.confidence >= 0.8
     assert {p.supports for p in diagnosis.evidence} >= expected
-    assert {call.tool for call in result.tool_calls if call.turn == 1} == set(TOOL_NAMES)  # all at once
+    # All at once, after the function's history, which the graph reads before the first turn.
+    assert result.tool_calls[0].tool == HISTORY_TOOL
+    assert {call.tool for call in result.tool_calls[1:] if call.turn == 1} == set(TOOL_NAMES)
 
 
 def _plant(sandbox: Sandbox) -> None:

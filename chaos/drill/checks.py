@@ -41,6 +41,9 @@ COMMAND: Final = "remediation command"
 NAMED_GAP: Final = "named gap"
 APPLIED: Final = "remediation applied"
 PLANNED: Final = "remediation planned"
+RECALLED: Final = "recalls the earlier incident"  # its id and its held fix (chaos.drill.recurrence)
+NOT_RECALLED: Final = "decoy recalls no earlier incident"
+FIXED_FIRST: Final = "fixed before the next act"
 
 
 @dataclass
@@ -85,6 +88,7 @@ class Incident:
     seconds: float = 0.0  # the supervisor's time on the incident
     remediation: str | None = None  # where remediation left a DIAGNOSED incident (PLANNING ... UNDO_FAILED)
     plan: list[dict[str, Any]] = field(default_factory=list)  # its plan's calls (service, operation, params)
+    reused: list[str] = field(default_factory=list)  # the incidents its plan cites: the same calls held there
     grounding: Grounding | None = None  # the independent judge's, once judged
     stage: DiagnosisStage = field(default_factory=DiagnosisStage)
     provisional: dict[str, Any] | None = None  # the provisional diagnosis a re-check made final, kept
@@ -177,7 +181,7 @@ def check_incident(
         _resources(incident, expected, stage, prefix),
         _trigger(incident, expected.trigger, stage.changes, prefix),
         _own_evidence(incident, stage, prefix),
-        _resolved(incident, expected.resolved, prefix),
+        _resolved(incident, expected.resolved, expected.may_resolve, prefix),
         _staged(incident, prefix),
     ]
     if expected.change_gap:
@@ -208,8 +212,9 @@ def check_incident(
     applies = expected.applies
     if applies and expected.unplanned:  # no plan to approve: the operator applies the command
         applies = replace(applies, by_executor=False)
+    # A twist plays on a plan: without one, nothing is applied.
     if applies and expected.command and (applies.twist is None or incident.remediation is not None):
-        checks.append(_applied(incident, expected.command, applies, stage, applier, prefix))  # else no plan
+        checks.append(applied_fix(incident, expected.command, applies, stage, applier, prefix))
     return checks
 
 
@@ -455,16 +460,17 @@ def _staged(incident: Incident, prefix: str) -> Check:
     )
 
 
-def _resolved(incident: Incident, expected: frozenset[str], prefix: str) -> Check:
-    """The faults listed as resolved (their cause undone by a later change) are exactly those the
-    scenario's operator undid: none where nothing was undone."""
+def _resolved(incident: Incident, expected: frozenset[str], allowed: frozenset[str], prefix: str) -> Check:
+    """The faults listed as resolved (their cause undone by a later change) are those the scenario's
+    operator undid, and of ``allowed`` at most: none where nothing was undone."""
     assert incident.diagnosis is not None
     listed = [str(entry.get("fault_type")) for entry in incident.diagnosis.get("resolved") or []]
-    ok = sorted(listed) == sorted(expected)
+    ok = len(set(listed)) == len(listed) and expected <= set(listed) <= expected | allowed
+    also = f" or also of {sorted(allowed)}" if allowed else ""
     return Check(
         "resolved faults",
         ok,
-        f"{prefix}{sorted(listed)}" + ("" if ok else f" (expected {sorted(expected)})"),
+        f"{prefix}{sorted(listed)}" + ("" if ok else f" (expected {sorted(expected)}{also})"),
     )
 
 
@@ -658,7 +664,7 @@ def _impact(incident: Incident, expected: Mapping[ImpactKind, Figure], stage: St
     return Check("impact", not problems, prefix + ("; ".join(problems) if problems else f"{shown}"))
 
 
-def _applied(
+def applied_fix(
     incident: Incident,
     expected: Command,
     applies: Applies,

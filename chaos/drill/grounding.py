@@ -31,7 +31,8 @@ to it says the fault by the judge's own table (:mod:`chaos.drill.value_meanings`
 Claims beyond pointers: a remediation command that quotes a redacted placeholder, or whose
 ``--function-name`` names another function than the incident's, and a trigger that lies before a success
 (an invocation that succeeded more than ``TRIGGER_SLACK_SECONDS`` after it and before the first failure
-after it) are ungrounded.
+after it) are ungrounded; so is a precedent whose ``field`` (``incidents.N``) holds another incident id, or a
+recurrence whose ``field`` (``patterns.N``) another fault type, in the get_incident_history answers sent.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from chaos.drill.sent_answers import LOGS, SentAnswer, reached
+from chaos.drill.sent_answers import HISTORY, LOGS, SentAnswer, reached
 from chaos.drill.value_meanings import MEANINGS, Meaning, Spot
 
 SHORTEST_PART: Final = 8  # a shorter part of a string ("Err", "123") proves nothing by being in it
@@ -173,6 +174,7 @@ def judge(diagnosis: dict[str, Any], answers: list[SentAnswer], function: str | 
             ungrounded.append(f"{claim}: cites {lost}, not re-found")
     ungrounded += _commands(diagnosis, function)
     ungrounded += _trigger(diagnosis, answers)
+    ungrounded += _recalled(diagnosis, answers)
     return Grounding(findings, ungrounded)
 
 
@@ -323,6 +325,28 @@ def _trigger(diagnosis: dict[str, Any], answers: list[SentAnswer]) -> list[str]:
                 f"the first failure after it ({failures[0].isoformat()})"
             ]
     return []
+
+
+def _recalled(diagnosis: dict[str, Any], answers: list[SentAnswer]) -> list[str]:
+    """Precedents whose ``field`` does not hold their incident id, and a recurrence whose ``field`` does
+    not hold its fault type, in the get_incident_history answers the server sent."""
+    history = [sent.answer for sent in answers if sent.tool == HISTORY]
+    cited = [
+        (f"precedents.{n}", p.get("field"), "incident_id", p.get("incident_id"))
+        for n, p in enumerate(diagnosis.get("precedents") or [])
+        if isinstance(p, dict)
+    ]
+    recurrence = diagnosis.get("recurrence")
+    if isinstance(recurrence, dict):
+        cited.append(("recurrence", recurrence.get("field"), "fault_type", recurrence.get("fault_type")))
+    problems = []
+    for claim, where, key, value in cited:
+        parts = [*str(where).split("."), key]
+        if not any(found == value for answer in history for _, found in reached(answer, parts)):
+            problems.append(
+                f"{claim}: {where}.{key} holds no {value!r} in a {HISTORY} answer the server sent"
+            )
+    return problems
 
 
 def _time(value: Any) -> datetime | None:

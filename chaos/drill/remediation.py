@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -63,6 +64,21 @@ EXPECTED: Final[dict[Twist | None, str]] = {
 }
 # The executor's Lambda handler on the SQS event read from stdin (the process the killed twist kills).
 KILLED_HANDLER = "import json, sys; from executor.handler import handler; handler(json.load(sys.stdin), None)"
+# How a fix the executor brought to REMEDIATED ends (DrillRemediation.fix): by whom, then since_alarm.
+_BY = f"{re.escape(APPLIED)}|{re.escape(FOUND_IN_PLACE)}"
+_REMEDIATED = re.compile(rf"({_BY}), {re.escape(SINCE_ALARM)} (\d+(?:\.\d+)?) s")
+
+
+def since_alarm(seconds: float) -> str:
+    return f"{SINCE_ALARM} {seconds:.1f} s"
+
+
+def remediated(detail: str) -> tuple[str, float] | None:
+    """(APPLIED or FOUND_IN_PLACE, the seconds from the alarm to REMEDIATED) where a check's detail tells of
+    a fix the executor brought to REMEDIATED; else None (applied as the operator, kept out by a guard, or
+    failed). The one reading of it: ``bench.remediation`` and ``evals.live`` call this."""
+    found = _REMEDIATED.search(detail)
+    return None if found is None else (found.group(1), float(found.group(2)))
 
 
 @dataclass
@@ -300,10 +316,10 @@ class DrillRemediation:
 
     def _since_alarm(self, incident_id: str) -> str:
         """How long from the alarm (the incident's ``observed_at``) to its REMEDIATED move, as the incident
-        item records both (``bench.remediation`` reads this phrase)."""
+        item records both (``remediated`` reads this phrase back)."""
         item = self._item(incident_id)
         seconds = (_instant(item["updated_at"]) - _instant(item["observed_at"])).total_seconds()
-        return f"{SINCE_ALARM} {seconds:.1f} s"
+        return since_alarm(seconds)
 
     def _item(self, incident_id: str) -> dict[str, Any]:
         """The incident's item in incident-state, read as the operator (strings only)."""

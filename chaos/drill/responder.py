@@ -219,7 +219,9 @@ def _read(pipeline: IncidentPipeline, incident_id: str) -> Incident:
         if context.get(PROVISIONAL_DIAGNOSIS):
             incident.provisional = json.loads(context[PROVISIONAL_DIAGNOSIS])
         if context.get(PLAN):
-            incident.plan = [step["call"] for step in json.loads(context[PLAN])["steps"]]
+            plan = json.loads(context[PLAN])
+            incident.plan = [step["call"] for step in plan["steps"]]
+            incident.reused = list(plan.get("precedents") or [])
         if context.get("diagnosis"):
             incident.diagnosis = json.loads(context["diagnosis"])
             incident.tool_results = [r.model_dump(mode="json") for r in read_context(item).tool_results]

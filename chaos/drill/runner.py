@@ -25,6 +25,7 @@ from chaos.drill.checks import Applier, Change, Check, Incident, Stage, check_in
 from chaos.drill.expected_command import Resource
 from chaos.drill.notifications import notified_once
 from chaos.drill.progress import Progress
+from chaos.drill.recurrence import fix_first, recall_checks
 from chaos.drill.remediation import DrillRemediation
 from chaos.drill.report import ScenarioResult
 from chaos.drill.responder import Orchestrator, RecheckQueue, Responder
@@ -280,7 +281,9 @@ class Drill:
                 planted.planted_demands += PLANTED_DEMANDS.get(scenario.plant, ())
                 if scenario.model == "gullible":
                     planted.believed = planted_commands(function, self.roles[function])
-            for act in scenario.acts:
+            for number, act in enumerate(scenario.acts):
+                if act.fixed_first:
+                    result.checks += self._fixed_first(scenario, number, responder, stages, runtime)
                 self._act(chaos, act, stages[act.function], applied, runtime, responder)
             if scenario.alarms_after_traffic:
                 responder.start()
@@ -368,6 +371,23 @@ class Drill:
             self._traffic(runtime, act, stage, _everyday_event(source))
         if act.opens:
             responder.wait_for(opened + act.opens, self.settings.alarm_wait_seconds)
+
+    def _fixed_first(
+        self,
+        scenario: Scenario,
+        number: int,
+        responder: Responder,
+        stages: defaultdict[str, _StageLog],
+        runtime: LocalLambdaRuntime,
+    ) -> list[Check]:
+        """Before act ``number``: what the act before it opened, fixed (``recurrence.fix_first``)."""
+        previous = scenario.acts[number - 1]
+        function, account = previous.function, self.operator_arn.split(":")[4]
+        stage = stages[function].judged(self.resource_names(function), function, account, self.region)
+        applier = _OperatorApplier(self, runtime, function, previous)
+        step, planned = self.progress.step, self.remediation is not None
+        incidents = list(responder.incidents)
+        return fix_first(scenario, number, incidents, stage, applier, self.operator, step, planned)
 
     def _changes(self, chaos: Chaos, first: int) -> list[Change]:
         """The changing calls the injectors made since call ``first``, as the operator."""
@@ -608,7 +628,7 @@ class Drill:
                         f"{function}: its incidents name {sorted(named)} (injected {sorted(together)})",
                     )
                 )
-        return checks
+        return checks + recall_checks(scenario, incidents)
 
     def resource_names(self, function: str) -> dict[Resource, str]:
         world = self.sandbox.world

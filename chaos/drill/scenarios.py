@@ -186,6 +186,10 @@ class Act:
     # Before the injections, the function has been idle for weeks: Lambda reclaimed its VPC network
     # interfaces and it is Inactive (the stage declares it: chaos/sandbox/extensions/lambda_vpc.py).
     idle: bool = False
+    # Before anything else, the incidents the previous act opened (it ``opens`` them) are fixed: a person
+    # approves each plan and the product's executor applies it, the function must recover as at judge time,
+    # and its alarms go back to OK (chaos/drill/recurrence.py): the same fault may then come back.
+    fixed_first: bool = False
 
 
 # What else happens to a plan on its way through the executor, each a guard the drill must see hold (the
@@ -246,6 +250,10 @@ class ExpectedIncident:
     named_gap: str | None = None  # no remediation command at all, and a gap that names this
     gap: str | None = None  # a gap that names this, whatever the remediation (what could not be read)
     resolved: frozenset[str] = frozenset()  # the exact fault types listed as resolved
+    # Besides those, what it may list as resolved: the faults of an earlier act the executor undid, whose
+    # failures may or may not still fall in the minutes the incident's metrics read (the wait for the
+    # alarm to leave ALARM decides), and their symptoms (a blocked network's calls timing out).
+    may_resolve: frozenset[str] = frozenset()
     partial: bool = False
     status: str = "DIAGNOSED"
     category: str | None = None
@@ -255,12 +263,19 @@ class ExpectedIncident:
     # The command is right, but the remediation's allowlist does not hold it: its plan ends NO_PLAN, and
     # the reason names this (docs/limitations.md#remediation).
     unplanned: str | None = None
+    # The index (in the scenario's ``expected``) of an earlier incident, fixed before (Act.fixed_first),
+    # whose id and held fix this diagnosis's precedents must cite; ``decoy``: they cite no earlier incident
+    # of the scenario (another fault on the same function).
+    recalls: int | None = None
+    decoy: bool = False
 
     def __post_init__(self) -> None:
         if self.command and self.named_gap:
             raise ValueError("an incident expects a remediation command or a named gap instead, not both")
         if self.applies and not self.command:
             raise ValueError("a command can be applied only where one is expected (command=...)")
+        if self.decoy and self.recalls is not None:
+            raise ValueError("a decoy recalls no earlier incident: recalls=... or decoy=True, not both")
 
     @property
     def label(self) -> str:
@@ -411,6 +426,53 @@ def _concurrency_deleted(function: str) -> Command:
     """The reserved concurrency deleted: the world's functions have none before the fault (the injector
     saves ``reserved: None``), so deleting it is the undo."""
     return Command("lambda delete-function-concurrency", {"--function-name": function})
+
+
+def _egress_back() -> Command:
+    """The security group's egress rules the injector revoked, authorized again."""
+    return Command(
+        "ec2 authorize-security-group-egress",
+        {"--group-id": SECURITY_GROUP, "--ip-permissions": saved(BLOCK_EGRESS, "groups", SECURITY_GROUP)},
+    )
+
+
+def _recurring(
+    function: str,
+    fault: tuple[Injection, str, Command],
+    decoy: tuple[Injection, str, Command],
+    symptoms: frozenset[str] = frozenset(),
+    **kwargs: Any,
+) -> tuple[tuple[Act, ...], tuple[ExpectedIncident, ...]]:
+    """A fault, fixed by the executor; a decoy fault on the same function, fixed; the first fault again:
+    its incident recalls the first (its id, its fix, held), the decoy's recalls neither (``kwargs``: the
+    decoy incident's further expectations). The fault the executor undid just before an incident may be
+    listed there as resolved, as may its ``symptoms``; nothing else may."""
+    (injected, fault_type, fix), (other, decoy_type, decoy_fix) = fault, decoy
+    acts = (
+        Act(function, (injected,), opens=1),
+        Act(function, (other,), opens=1, fixed_first=True),
+        Act(function, (injected,), fixed_first=True),
+    )
+    return acts, (
+        ExpectedIncident(function, frozenset({fault_type}), trigger="first", command=fix),
+        ExpectedIncident(
+            function,
+            frozenset({decoy_type}),
+            trigger="any",
+            command=decoy_fix,
+            may_resolve=frozenset({fault_type}),
+            decoy=True,
+            **kwargs,
+        ),
+        ExpectedIncident(
+            function,
+            frozenset({fault_type}),
+            command=fix,
+            may_resolve=frozenset({decoy_type}) | symptoms,
+            applies=RECOVERS,
+            recalls=0,
+        ),
+    )
 
 
 # data-processor's S3 permission revoked (its role's inline policy without it), as diagnosed and put back.
@@ -841,6 +903,45 @@ SCENARIOS: tuple[Scenario, ...] = (
             trigger="first",
             command=_timeout_back(REPORT),
             applies=Applies(twist="useless"),
+        ),
+    ),
+    # --- recurring: the same fault again after its fix, another fault on the function in between -----
+    Scenario(
+        "recurring-oom",
+        "report-builder's memory cut to 128 MB, fixed by the executor; its timeout cut to 1 s (a decoy, the "
+        "same kind of change), fixed; its memory cut again: the second out-of-memory recalls the first and "
+        "its fix",
+        *_recurring(
+            REPORT,
+            (Injection(CONFIG_MEMORY, {"mb": 128}), "out_of_memory", _memory_back(REPORT)),
+            (TIMEOUT_1S, "timeout", _timeout_back(REPORT)),
+        ),
+    ),
+    Scenario(
+        "recurring-throttle",
+        "data-processor's reserved concurrency set to 0, fixed by the executor; HTTPS egress removed (a "
+        "decoy), fixed; reserved concurrency 0 again: the second throttling recalls the first and its fix",
+        *_recurring(
+            DP,
+            (THROTTLE_0, "throttling", _concurrency_deleted(DP)),
+            (Injection(BLOCK_EGRESS), "network_block", _egress_back()),
+            frozenset({"timeout"}),  # its calls to AWS hung until the function timed out
+            resources=("function", "security-group"),
+        ),
+    ),
+    Scenario(
+        "recurring-node-throttle",
+        "order-intake's reserved concurrency set to 0, fixed by the executor; dynamodb:PutItem denied on its "
+        "role (a decoy), fixed; reserved concurrency 0 again: the second throttling recalls the first",
+        *_recurring(
+            INTAKE,
+            (THROTTLE_0, "throttling", _concurrency_deleted(INTAKE)),
+            (
+                Injection(IAM_DENY, {"action": "dynamodb:PutItem"}),
+                "permission_loss",
+                _deny_deleted(names.ORDER_INTAKE_ROLE),
+            ),
+            resources=ROLE,
         ),
     ),
     Scenario(

@@ -17,6 +17,7 @@ IAM: Final = "get_iam_state"
 SOURCES: Final = "get_event_sources"
 CHANGES: Final = "get_recent_changes"
 LOGS: Final = "get_recent_logs"
+HISTORY: Final = "get_incident_history"
 
 
 @dataclass(frozen=True)

@@ -57,7 +57,7 @@ class ToolDeclaration:
     # Argument sets the benchmark records for every case, besides lambda_name; the first is the default call.
     benchmark_arguments: tuple[Mapping[str, Any], ...] = ({},)
     hints: ToolHints = field(default_factory=ToolHints)
-    # Whether the supervisor's agent is offered it (a function tool only): what the agent may cite.
+    # Whether the supervisor's model is offered it (a function tool only); False: the graph reads it itself.
     offered_to_agent: bool = True
 
     def __post_init__(self) -> None:

@@ -151,5 +151,5 @@ GET_INCIDENT_HISTORY = ToolDeclaration(
     implementation="mcp_server.tools.incident_history:incident_history",
     reads=(("dynamodb", "Query"),),
     order=90,
-    offered_to_agent=False,  # until the diagnosis reads history as corroboration only
+    offered_to_agent=False,  # read once by the supervisor's graph, before the model's first turn
 )

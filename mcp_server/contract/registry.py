@@ -32,8 +32,13 @@ TOOLS: Final[Mapping[str, ToolDeclaration]] = MappingProxyType(
     {name: tool for name, tool in SERVED_TOOLS.items() if tool.about_function and tool.offered_to_agent}
 )
 TOOL_NAMES: Final[tuple[str, ...]] = tuple(TOOLS)
+# What a run's answers can come from, and a diagnosis cite: the tools offered, and the function's history,
+# which the supervisor's graph reads itself before the model's first turn.
+RUN_TOOLS: Final[Mapping[str, ToolDeclaration]] = MappingProxyType(
+    {name: tool for name, tool in SERVED_TOOLS.items() if tool.about_function}
+)
 
 if TYPE_CHECKING:
     ToolName = str
 else:
-    ToolName = Literal[TOOL_NAMES]  # the names as a type: responses that cite a tool are checked against it
+    ToolName = Literal[tuple(RUN_TOOLS)]  # the names as a type: a cited tool is checked against it

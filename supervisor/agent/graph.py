@@ -1,232 +1,49 @@
-"""The supervisor's ReAct graph: START -> agent_reason -> execute_tools -> (agent_reason | END).
+"""The supervisor's ReAct graph: START -> [recall] -> agent_reason -> execute_tools -> (agent_reason | END).
 
-``agent_reason`` asks the model for its next step; ``execute_tools`` runs what it asked for behind every
-guard (allow-list, argument and response validation, per-turn cap, timeouts, truncation) and checks a
-submitted diagnosis against the evidence of the run before accepting it.
+``recall`` (with ``recall=True``) reads the function's past incidents with ``get_incident_history`` once,
+shown to the model beside the incident as corroboration only; ``agent_reason`` asks the model for its next
+step; ``execute_tools`` runs what it asked for behind every guard (allow-list, argument and response
+validation, per-turn cap, timeouts, truncation) and checks a submitted diagnosis against the evidence of the
+run before accepting it (``supervisor.agent.turn``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import operator
 import time
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Any, Literal
 
 import json_repair
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langchain_core.messages.tool import ToolCall
 from langchain_core.runnables import Runnable
 from langgraph.errors import GraphRecursionError
 from langgraph.graph import END, START, StateGraph
-from langgraph.graph.message import add_messages
 from langgraph.graph.state import CompiledStateGraph
 from pydantic import ValidationError
 
 from mcp_server.contract.registry import TOOL_NAMES, TOOLS
-from mcp_server.redaction import redact_answer
 from supervisor.agent import prompt
 from supervisor.agent.accounting import Accounting, llm_record
-from supervisor.agent.providers import ToolCallFailed
+from supervisor.agent.state import AgentState as AgentState
+from supervisor.agent.state import initial_state as initial_state
 from supervisor.agent.text_calls import as_calls, calls_in_text
-from supervisor.diagnosis import evidence, standing
+from supervisor.agent.turn import Turn, short
+from supervisor.diagnosis.precedents import HISTORY_HEADING, HISTORY_TOOL, shown_history
 from supervisor.schemas import (
     AgentError,
-    Diagnosis,
-    DiagnosisGap,
-    DiagnosisSubmission,
     LlmCallRecord,
-    TokenUsage,
-    ToolCallRecord,
     ToolCallStatus,
     ToolProvider,
-    ToolResult,
 )
 from supervisor.settings import SupervisorSettings
 
 logger = logging.getLogger(__name__)
 
-MAX_REFINEMENT_TURNS = 1
-
-
-def responses_by_tool(results: list[ToolResult]) -> dict[str, list[dict[str, Any]]]:
-    """The validated responses of a run, per tool, in call order: what evidence pointers are checked in."""
-    grouped: dict[str, list[dict[str, Any]]] = {}
-    for result in results:
-        grouped.setdefault(result.tool, []).append(result.result)
-    return grouped
-
-
-class AgentState(TypedDict):
-    messages: Annotated[list[AnyMessage], add_messages]
-    incident: dict[str, Any]
-    incident_id: str
-    function_name: str
-    diagnosis: Diagnosis | None
-    deadline: float  # time.time() by which the run must have answered
-    token_usage: Annotated[list[TokenUsage], operator.add]
-    tool_results: Annotated[list[ToolResult], operator.add]  # every valid tool answer of this run
-    refinement_turns: int
-    final_turn: bool  # the model was told to submit now; nothing but submit_diagnosis runs
-
-
-def initial_state(
-    incident: dict[str, Any], incident_id: str, function_name: str, deadline: float
-) -> AgentState:
-    return {
-        "messages": [HumanMessage(prompt.incident_message(incident_id, function_name, incident))],
-        "incident": incident,
-        "incident_id": incident_id,
-        "function_name": function_name,
-        "diagnosis": None,
-        "deadline": deadline,
-        "token_usage": [],
-        "tool_results": [],
-        "refinement_turns": 0,
-        "final_turn": False,
-    }
-
 
 Graph = CompiledStateGraph[AgentState, None, AgentState, AgentState]
-
-
-def _short(error: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in error.errors(include_url=False)[:8]
-    )
-
-
-class _Turn:
-    """The tool calls of one model turn: executes them and collects the replies and state updates."""
-
-    def __init__(
-        self, state: AgentState, provider: ToolProvider, settings: SupervisorSettings, accounting: Accounting
-    ) -> None:
-        self.state = state
-        self.provider = provider
-        self.settings = settings
-        self.accounting = accounting
-        self.number = sum(isinstance(m, AIMessage) for m in state["messages"])
-        self.replies: list[AnyMessage] = []
-        self.results: list[ToolResult] = []
-
-    def reply(self, call: ToolCall | dict[str, Any], content: str, *, error: bool) -> None:
-        self.replies.append(
-            ToolMessage(
-                content=content,
-                tool_call_id=call["id"] or "",
-                name=call["name"] or "",
-                status="error" if error else "success",
-            )
-        )
-
-    def record(self, call: ToolCall, status: ToolCallStatus, **details: Any) -> None:
-        self.accounting.add(
-            ToolCallRecord(
-                turn=self.number,
-                tool=call["name"],
-                arguments=call["args"],
-                status=status,
-                latency_ms=details.pop("latency_ms", 0.0),
-                request_bytes=len(json.dumps(call["args"]).encode()),
-                response_bytes=details.pop("response_bytes", 0),
-                **details,
-            )
-        )
-
-    def refuse(self, call: ToolCall, status: ToolCallStatus, message: str, **details: Any) -> None:
-        self.reply(call, message, error=True)
-        self.record(call, status, error=message, **details)
-
-    async def run_tool(self, call: ToolCall, repaired: bool) -> None:
-        name = call["name"]
-        started = time.perf_counter()
-
-        def failed(status: ToolCallStatus, reason: str, response_bytes: int = 0) -> None:
-            latency_ms = (time.perf_counter() - started) * 1000
-            self.refuse(
-                call,
-                status,
-                f"(tool failed: {reason})",
-                latency_ms=latency_ms,
-                response_bytes=response_bytes,
-                repaired_arguments=repaired,
-            )
-
-        try:
-            async with asyncio.timeout(self.settings.tool_timeout):
-                raw = await self.provider.call_tool(name, call["args"])
-        except TimeoutError:
-            return failed("timeout", "timeout")
-        except ToolCallFailed as error:
-            return failed("error", str(error))
-        except Exception as error:
-            return failed("error", f"{type(error).__name__}: {error}")
-        size = len(raw.encode())
-        model = TOOLS[name].response
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError:
-            return failed("invalid_response", f"the response is not JSON ({size} bytes)", size)
-        if isinstance(data, dict) and set(data) == {"error"}:
-            return failed("error", str(data["error"]), size)
-        try:
-            answer = model.model_validate(data)
-            payload = (redact_answer(answer) if self.settings.redact else answer).model_dump(mode="json")
-        except ValidationError as error:
-            return failed(
-                "invalid_response", f"the response did not match {model.__name__}: {_short(error)}", size
-            )
-        self.results.append(ToolResult(tool=name, arguments=call["args"], result=payload))
-        shown = prompt.tool_result(name, payload)
-        content = prompt.truncate(shown, self.settings.tool_response_max_bytes)
-        self.reply(call, content, error=False)
-        self.record(
-            call,
-            "ok",
-            latency_ms=(time.perf_counter() - started) * 1000,
-            response_bytes=size,
-            truncated=content is not shown,
-            repaired_arguments=repaired,
-        )
-        return None
-
-    def submit(self, call: ToolCall) -> dict[str, Any]:
-        """State updates for a submit_diagnosis call: the accepted diagnosis, or a refinement turn."""
-        final = self.state["final_turn"]
-        try:
-            submission = DiagnosisSubmission.model_validate(call["args"])
-        except ValidationError as error:
-            self.refuse(
-                call, "invalid_args", f"submit_diagnosis rejected: {_short(error)}. Fix and submit again."
-            )
-            return {}
-        turns = self.state["refinement_turns"]
-        responses = responses_by_tool([*self.state["tool_results"], *self.results])
-        function = self.state["function_name"]
-        verification = evidence.verify(submission, responses, turns, function)
-        if not verification.passed and turns < MAX_REFINEMENT_TURNS and not final:
-            self.refuse(call, "refused", evidence.describe_failures(submission, verification))
-            return {"refinement_turns": turns + 1}
-        kept, check, refused = standing.standing_claims(submission, verification, responses, function)
-        stated = {gap.source for gap in kept.gaps}
-        observed = evidence.observed_gaps(responses, self.accounting.tool_calls, TOOL_NAMES)
-        diagnosis = Diagnosis(
-            **kept.model_dump(exclude={"confidence", "gaps"}),
-            gaps=[
-                *kept.gaps,
-                *(DiagnosisGap(**gap) for gap in observed if gap["source"] not in stated),
-            ],
-            confidence=standing.confidence(submission.confidence, verification, refused, check),
-            verification=check,
-            refused=refused,
-        )
-        taken = f"; {len(refused)} claim(s) refused and taken out" if refused else ""
-        self.reply(call, f"Diagnosis accepted (confidence {diagnosis.confidence}{taken}).", error=False)
-        self.record(call, "ok")
-        return {"diagnosis": diagnosis}
 
 
 def _repair(message: AIMessage) -> tuple[list[tuple[ToolCall, bool]], list[dict[str, Any]]]:
@@ -281,6 +98,21 @@ class _Nodes:
         self.opening = _bound(model, prompt.diagnostic_specs(), "auto")
         self.investigating = _bound(model, prompt.tool_specs(), "auto")
         self.finishing = _bound(model, [prompt.submit_spec()], prompt.SUBMIT_TOOL)
+
+    async def recall(self, state: AgentState) -> dict[str, Any]:
+        """The function's past incidents, read once behind the guards every tool call passes, and shown with
+        the incident (nothing when there are none); a failed read is left to the diagnosis's gaps."""
+        current = Turn(state, self.provider, self.settings, self.accounting, number=1)
+        args = {"lambda_name": state["function_name"]}
+        await current.run_tool(ToolCall(name=HISTORY_TOOL, args=args, id="recall", type="tool_call"), False)
+        shown = shown_history(current.results[0].result) if current.results else None
+        if shown is None:
+            return {"tool_results": current.results}
+        limit = self.settings.tool_response_max_bytes
+        block = prompt.truncate(prompt.tool_result(HISTORY_TOOL, shown), limit)
+        first = state["messages"][0]  # replaced: one user message, as every provider accepts
+        incident = HumanMessage(f"{first.content}\n{HISTORY_HEADING}\n{block}", id=first.id)
+        return {"tool_results": current.results, "messages": [incident]}
 
     async def agent_reason(self, state: AgentState) -> dict[str, Any]:
         """The model's next step; when time or tokens run out it is told to submit, and offered only that."""
@@ -342,7 +174,7 @@ class _Nodes:
         """Run the tool calls of the model's last message behind every guard; the replies in call order."""
         message = state["messages"][-1]
         assert isinstance(message, AIMessage)
-        current = _Turn(state, self.provider, self.settings, self.accounting)
+        current = Turn(state, self.provider, self.settings, self.accounting)
         calls, broken = _repair(message)
         for invalid in broken:
             current.reply(
@@ -366,7 +198,7 @@ class _Nodes:
             **update,
         }
 
-    def _admitted(self, current: _Turn, calls: list[tuple[ToolCall, bool]]) -> list[tuple[ToolCall, bool]]:
+    def _admitted(self, current: Turn, calls: list[tuple[ToolCall, bool]]) -> list[tuple[ToolCall, bool]]:
         """The turn's tool calls (submit_diagnosis aside) that pass every guard; the others are refused."""
         runnable: list[tuple[ToolCall, bool]] = []
         for call, repaired in calls:
@@ -396,7 +228,7 @@ class _Nodes:
         try:
             TOOLS[call["name"]].arguments.model_validate(call["args"])
         except ValidationError as error:
-            return "invalid_args", f"(tool not run: invalid arguments: {_short(error)})"
+            return "invalid_args", f"(tool not run: invalid arguments: {short(error)})"
         return None
 
 
@@ -418,12 +250,21 @@ def build_graph(
     provider: ToolProvider,
     settings: SupervisorSettings,
     accounting: Accounting | None = None,
+    *,
+    recall: bool = False,
 ) -> Graph:
+    """The graph of one run; with ``recall``, it reads the function's history before the model's first turn
+    (the production run does; replays and the graph's own tests serve only the diagnostic tools)."""
     nodes = _Nodes(model, provider, settings, accounting if accounting is not None else Accounting())
     graph = StateGraph(AgentState)
     graph.add_node("agent_reason", nodes.agent_reason)
     graph.add_node("execute_tools", nodes.execute_tools)
-    graph.add_edge(START, "agent_reason")
+    if recall:
+        graph.add_node("recall", nodes.recall)
+        graph.add_edge(START, "recall")
+        graph.add_edge("recall", "agent_reason")
+    else:
+        graph.add_edge(START, "agent_reason")
     graph.add_edge("agent_reason", "execute_tools")
     graph.add_conditional_edges("execute_tools", _after_tools, ["agent_reason", END])
     return graph.compile()

@@ -100,7 +100,7 @@ async def _attempt(
         provider = McpToolProvider(
             session, deadline_seconds=max(1.0, settings.tool_timeout - 2), incident_id=state["incident_id"]
         )
-        graph = build_graph(model, provider, settings, accounting)
+        graph = build_graph(model, provider, settings, accounting, recall=True)
         try:
             return await run_graph(graph, state, settings.recursion_limit)
         except Exception as error:

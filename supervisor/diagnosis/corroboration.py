@@ -8,7 +8,8 @@ policies, configuration, metrics, the network's verdict, the change history) and
 fault from such a source whose value does not mean it is refused. Log pointers add detail and never
 support alone, and a log line cited for a fault must be the terminal error of a failed invocation (the
 runtime's error record, its init phase failing, a timeout, the runtime exiting), not any line the code
-printed.
+printed. A pointer into the function's history (``get_incident_history``) supports nothing: it is refused
+whatever it says.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from supervisor.diagnosis.paths import resolve
+from supervisor.diagnosis.precedents import HISTORY_TOOL
 from supervisor.faults.declaration import Corroboration, Source
 from supervisor.faults.meanings import Reading
 from supervisor.faults.registry import FAULT_CLASSES, UNKNOWN, FaultType
@@ -26,6 +28,10 @@ from supervisor.schemas import EvidencePointer, FaultSupport, RefusedSupport
 LOG_TOOL = "get_recent_logs"
 _LISTED = re.compile(r" \([^()]*\)$")  # a source's fields, listed in brackets at the end of its words
 TERMINAL_KINDS = frozenset({"error_record", "init_error", "timeout", "runtime_exit"})
+HISTORY_REFUSAL = (
+    "a past incident cannot show what fails now: get_incident_history supports no fault type; cite it with "
+    "supports=null"
+)
 
 
 # Each fault class: groups that must all be met; a group is met by a verified pointer from any of its sources.
@@ -119,7 +125,7 @@ def support(
             continue
         cited = [i for i, p in enumerate(evidence) if p.supports == fault and verified[i]]
         backing: list[int] = []
-        refused: dict[int, str] = {}
+        refused = {i: HISTORY_REFUSAL for i in cited if evidence[i].tool == HISTORY_TOOL}
         missing = []
         for group in POLICY[fault]:
             found = []

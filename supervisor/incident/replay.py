@@ -14,6 +14,7 @@ from supervisor.agent.mcp_client import classify
 from supervisor.agent.models import build_model
 from supervisor.agent.providers import RecordedToolProvider
 from supervisor.agent.run import AgentResult
+from supervisor.diagnosis.precedents import HISTORY_TOOL
 from supervisor.incident.audit import RecordedIncident, read_context, replay_hash
 from supervisor.incident.store import IncidentStore
 from supervisor.schemas import AgentError
@@ -53,7 +54,10 @@ async def replay(
         recorded.function_name,
         time.time() + settings.time_budget_seconds,
     )
-    graph = build_graph(model, RecordedToolProvider(recorded.tool_results), settings, accounting)
+    provider = RecordedToolProvider(recorded.tool_results)
+    # The history is read again only if the recorded run read it (runs recorded before it was are not).
+    recall = any(result.tool == HISTORY_TOOL for result in recorded.tool_results)
+    graph = build_graph(model, provider, settings, accounting, recall=recall)
     try:
         final, reason = await run_graph(graph, state, settings.recursion_limit)
     except AgentError:
