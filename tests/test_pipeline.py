@@ -19,6 +19,7 @@ from chaos.sandbox import names
 from chaos.sandbox.sandbox import Sandbox
 from chaos.workload.runtime import LocalLambdaRuntime
 from mcp_server.contract.registry import TOOL_NAMES
+from supervisor.diagnosis.precedents import HISTORY_HEADING
 from supervisor.incident.audit import REPLAY_HASH_VERSION
 from supervisor.incident.pipeline import (
     BREAKER_REASON,
@@ -114,16 +115,17 @@ def test_an_alarm_from_a_real_fault_ends_diagnosed_with_its_audit_trail(
     assert [m["type"] for m in chain[1:3]] == ["human", "ai"]
     assert sorted(c["name"] for c in chain[2]["tool_calls"]) == sorted(TOOL_NAMES)  # all six at once
     assert context["truncated"] is False
-    # The function's history first, read by the graph before the model's first turn: the world's first
-    # incident, so none is shown with the incident.
+    # The function's history first, read by the graph before the model's first turn, and shown with the
+    # incident only when it holds past incidents (this module's sandbox may have ended some already).
     assert context["tools_called"][0] == "get_incident_history"
-    assert "past incidents" not in chain[1]["content"]
     assert context["tools_called"][-1] == "submit_diagnosis"
     assert sorted(context["tools_called"][1:-1]) == sorted(TOOL_NAMES)
     results = json.loads(gzip.decompress(context["tool_results"]))
     assert {r["tool"] for r in results} == {*TOOL_NAMES, "get_incident_history"}
-    assert diagnosis["precedents"] == []
-    assert diagnosis["recurrence"] is None
+    (history,) = [r["result"] for r in results if r["tool"] == "get_incident_history"]
+    assert (HISTORY_HEADING in chain[1]["content"]) == bool(history["incidents"])
+    past = {p["incident_id"] for p in history["incidents"]}
+    assert {p["incident_id"] for p in diagnosis["precedents"]} <= past - {outcome["incident_id"]}
     assert len(context["replay_hash"]) == 64
     assert context["replay_hash_version"] == REPLAY_HASH_VERSION
 

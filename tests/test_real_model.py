@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from chaos.sandbox.sandbox import Sandbox
 from evals import cli
 from evals.local_model import ALIAS, llama_server
-from mcp_server.contract.registry import TOOLS
+from mcp_server.contract.registry import RUN_TOOLS
 from supervisor.agent.models import build_model
 from supervisor.agent.openai_chat import CompatibleChatOpenAI
 from supervisor.incident.lifecycle import TERMINAL
@@ -69,10 +69,11 @@ def test_a_real_model_runs_the_whole_loop_and_the_product_stays_honest(
             assert incident["pointers_found"] == incident["pointers"], incident["grounding"]
     case = json.loads((out / "leaderboard.json").read_text())["models"][0]["cases"][CASE]
     assert case["false_verified_claims"] == 0
-    # Whatever the model asked, only declared tools with valid arguments reached the MCP server (and AWS).
+    # Whatever the model asked, only declared tools with valid arguments reached the MCP server (and AWS):
+    # those it is offered, and the history the graph reads before its first turn.
     log = next((out / "runs").glob("*/mcp-answers.jsonl")).read_text().splitlines()
     for call in map(json.loads, log):
-        TOOLS[call["tool"]].arguments.model_validate(call["arguments"])
+        RUN_TOOLS[call["tool"]].arguments.model_validate(call["arguments"])
     assert all(check["ok"] for check in report["closing_checks"]), report["closing_checks"]
 
 

@@ -156,7 +156,7 @@ async def _submitted() -> tuple[dict[str, Any], dict[str, list[Any]]]:
     """The rules brain's submission on a disabled mapping over a backlog, and the answers it rests on."""
     answers = event_world(event_sources([mapping("Disabled", depth=42, age=300.0)]), [(20, DISABLED)])
     diagnosis = await _diagnosis(answers)
-    payload = diagnosis.model_dump(exclude={"verification", "refused"})
+    payload = diagnosis.model_dump(exclude={"verification", "refused", "precedents", "recurrence"})
     return payload, {tool: [answer] for tool, answer in answers.items()}
 
 

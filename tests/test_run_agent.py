@@ -27,6 +27,7 @@ from supervisor.agent.models import build_model
 from supervisor.agent.prices import price_of
 from supervisor.agent.prompt import SUBMIT_TOOL, SYSTEM_PROMPT, read_tagged
 from supervisor.agent.run import run_agent
+from supervisor.diagnosis.precedents import HISTORY_TOOL
 from supervisor.schemas import AgentError, TokenUsage
 from supervisor.settings import SupervisorSettings
 from tests.conftest import Inject, serving_converse
@@ -77,7 +78,8 @@ async def test_a_bedrock_model_drives_a_full_diagnosis(
     result = await _run(sandbox, mcp_server_url)
     assert result.diagnosis is not None
     assert result.diagnosis.verification.passed
-    assert [r.tool for r in result.tool_calls] == ["get_lambda_config", "submit_diagnosis"]
+    # The function's history, read by the graph before the model's first turn, then what the model asked.
+    assert [r.tool for r in result.tool_calls] == [HISTORY_TOOL, "get_lambda_config", "submit_diagnosis"]
     first, second = bedrock.requests
     assert first["model"] == "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
     # The system prompt, then a cache point: the tool specifications and the system prompt are cached.
@@ -149,6 +151,7 @@ async def test_a_call_written_as_the_reply_s_text_is_run_and_counted(
     ]
     result = await _run(sandbox, mcp_server_url)
     assert [(r.tool, r.status) for r in result.tool_calls] == [
+        (HISTORY_TOOL, "ok"),
         ("get_lambda_config", "ok"),
         ("submit_diagnosis", "ok"),
     ]
@@ -344,7 +347,8 @@ async def test_a_bedrock_model_cites_a_real_change_and_real_metrics(
 
     result = await _run(sandbox, mcp_server_url)
 
-    *investigated, submitted = [(r.turn, r.tool, r.status) for r in result.tool_calls]
+    recalled, *investigated, submitted = [(r.turn, r.tool, r.status) for r in result.tool_calls]
+    assert recalled == (1, HISTORY_TOOL, "ok")  # read by the graph before the model's first turn
     assert sorted(investigated) == sorted((1, tool, "ok") for tool in TOOL_NAMES)  # all seven in turn 1
     assert submitted == (2, SUBMIT_TOOL, "ok")
     diagnosis = result.diagnosis
