@@ -229,3 +229,9 @@ def test_the_judge_re_finds_each_precedent_in_the_history_answer_sent() -> None:
     assert [u for u in judge(_diagnosis(_precedent()), []).ungrounded if u.startswith("precedents.0")]
     recurrence = {"fault_type": "out_of_memory", "field": "patterns.0"}
     assert [u for u in judge({"recurrence": recurrence}, sent).ungrounded if u.startswith("recurrence")]
+
+
+def test_every_scenario_of_the_drill_declares_its_recurrence_consistently() -> None:
+    assert {s.name: problems(s) for s in SCENARIOS if problems(s)} == {}
+    recurring = [s.name for s in SCENARIOS if any(act.fixed_first for act in s.acts)]
+    assert len(recurring) >= 3  # the three: each the same fault again after its fix, with a decoy
