@@ -1,5 +1,6 @@
 """Whether the function works again after a fix, read through the MCP server's ``get_recent_logs`` (the
-same evidence path as the diagnosis): the invocations that started after the fix, and how each ended.
+same evidence path as the diagnosis): the invocations that started after the fix (one that met a cold start
+only if its init began after it too), and how each ended.
 
 For a plan whose recovery is records flowing again (``records_flow``: a stopped event source, or bad
 input a mapping must now skip), recovered once the last ``min_invocations`` invocations after the fix all
@@ -54,9 +55,7 @@ async def check_invocations(
     after = [
         i
         for i in answer.get("invocations") or []
-        if isinstance(i.get("started"), str)
-        and _instant(i["started"]) >= since
-        and _runs(i, plan.recovery.version)
+        if isinstance(i.get("started"), str) and _requested(i) >= since and _runs(i, plan.recovery.version)
     ]
     failed = [i for i in after if i.get("outcome") != SUCCEEDED]
     if plan.recovery.kind == "records_flow":  # from the reports only: the metrics count retried failures too
@@ -104,6 +103,15 @@ def _records_flow(after: list[dict[str, Any]], failed: list[dict[str, Any]], cou
     return Verdict(
         None, f"{len(after)} invocations since the fix, {len(failed)} failed: records not moving yet"
     )
+
+
+def _requested(invocation: dict[str, Any]) -> datetime:
+    """The latest the invocation can have been routed: its start, less the init phase of the cold start it
+    met (Lambda initialises an environment before the invoke phase its START line dates, so one routed to
+    the configuration from before the fix may start after it)."""
+    init = invocation.get("init_duration_ms")
+    cold = timedelta(milliseconds=init) if isinstance(init, int | float) and init > 0 else timedelta()
+    return _instant(str(invocation["started"])) - cold
 
 
 def _runs(invocation: dict[str, Any], version: str | None) -> bool:

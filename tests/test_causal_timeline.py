@@ -13,6 +13,7 @@ import pytest
 from supervisor.diagnosis.causality import PROPAGATION, success_after
 from supervisor.diagnosis.rules import timeline, trigger_remedy
 from supervisor.diagnosis.rules.conversation import Conversation
+from supervisor.diagnosis.rules.diagnose import diagnose
 from supervisor.diagnosis.rules.failures import failures, newest_failure
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer, Remedy
 from supervisor.diagnosis.rules.triggers import change_events
@@ -163,6 +164,105 @@ def test_a_fault_undone_by_a_later_change_to_the_same_thing_is_resolved(
     assert cause.operation == "PutFunctionConcurrency"
     undo = timeline.undoing(c, finding, cause)
     assert (undo.operation if undo else None) == ("DeleteFunctionConcurrency" if resolved else None)
+
+
+def _throttled(changes: list[dict[str, Any]], throttled_minutes: list[int]) -> Conversation:
+    """orders-api throttled (reserved concurrency 0 now) in the given minutes after T0, with successes in
+    the minutes between them; the metrics' first throttle minute is the earliest."""
+    minutes = [
+        {"timestamp": _at(60 * m), "invocations": 0.0 if m in throttled_minutes else 3.0, "errors": 0.0}
+        | {"throttles": 2.0 if m in throttled_minutes else 0.0}
+        for m in range(max(throttled_minutes) + 1)
+    ]
+    metrics = {
+        "minutes": minutes,
+        "throttles": 2.0 * len(throttled_minutes),
+        "first_throttle_minute": _at(60 * min(throttled_minutes)),
+        "timeout_seconds": 3,
+    }
+    return Conversation(
+        function_name="orders-api",
+        alarm={},
+        results={
+            "get_recent_changes": {
+                "events": sorted(changes, key=lambda e: e["time"], reverse=True),
+                "searched": ["function orders-api"],
+            },
+            "get_function_metrics": metrics,
+            "get_lambda_config": {
+                "FunctionName": "orders-api",
+                "FunctionArn": FUNCTION_ARN,
+                "ReservedConcurrentExecutions": 0,
+            },
+        },
+    )
+
+
+def _concurrency(seconds: float, value: int | None) -> dict[str, Any]:
+    if value is None:
+        return _event(seconds, "DeleteFunctionConcurrency20171031", functionName="orders-api")
+    return _event(
+        seconds,
+        "PutFunctionConcurrency20171031",
+        functionName="orders-api",
+        reservedConcurrentExecutions=value,
+    )
+
+
+def test_a_fault_undone_then_made_again_is_current_from_the_change_that_brought_it_back() -> None:
+    first, undone, again = _concurrency(130, 0), _concurrency(150, None), _concurrency(490, 0)
+    diagnosis = diagnose(_throttled([first, undone, again], [2, 8]))
+    assert diagnosis["fault_types"] == ["throttling"]
+    assert diagnosis["trigger"]["time"] == again["time"]
+    assert diagnosis["resolved"] == []
+    [began] = [e for e in diagnosis["timeline"] if e["kind"] == "first_failure"]
+    assert began["time"] == again["time"]  # in the minute from 8, after the change at 8:10
+    assert diagnosis["evidence"][began["evidence"][0]]["field"] == "minutes.8.throttles"
+
+
+def test_a_fault_never_undone_stays_dated_by_its_first_failure_and_its_first_cause() -> None:
+    first, again = _concurrency(130, 0), _concurrency(490, 0)  # set twice, never lifted between
+    diagnosis = diagnose(_throttled([first, again], [2, 8]))
+    assert diagnosis["trigger"]["time"] == first["time"]
+    [began] = [e for e in diagnosis["timeline"] if e["kind"] == "first_failure"]
+    assert diagnosis["evidence"][began["evidence"][0]]["field"] == "first_throttle_minute"
+
+
+def _memory(mb: int) -> dict[str, Any]:
+    return {"functionName": "orders-api", "changed_fields": ["memorySize"], "memorySize": mb}
+
+
+def test_a_fault_undone_then_touched_by_another_kind_of_change_has_not_come_back() -> None:
+    changes = [
+        _event(130, "UpdateFunctionConfiguration20150331v2", **_memory(128)),
+        _event(250, "UpdateFunctionConfiguration20150331v2", **_memory(512)),
+        _event(400, "UpdateFunctionConfiguration20150331v2", changed_fields=["Timeout"], timeout=9),
+    ]
+    invocations = [
+        _invocation(SUCCESS_AT, "no_error_seen"),
+        _invocation(FAILURE_AT, "runtime_exit"),
+        _invocation(300, "no_error_seen"),
+        _invocation(450, "runtime_exit"),
+    ]
+    c = _conversation(changes, invocations)
+    finding = _finding(c, FAILURE_AT, 450)
+    failed = Pointer("get_recent_logs", "invocations.1.started", _at(FAILURE_AT), "", None)
+    finding = replace(
+        finding,
+        relevant_change=lambda e: "memorysize" in e.changed_fields,
+        first_failure=(T0 + timedelta(seconds=FAILURE_AT), failed),
+    )
+    cause = timeline.trigger(c, finding)
+    assert cause is not None
+    assert cause.time == T0 + timedelta(seconds=130)
+    assert timeline.recurrence(c, finding, cause) is None
+    changes.append(_event(420, "UpdateFunctionConfiguration20150331v2", **_memory(128)))
+    c = _conversation(changes, invocations)
+    again = timeline.recurrence(c, finding, cause)
+    assert again is not None
+    undo, (began, pointer) = again
+    assert undo.time == T0 + timedelta(seconds=250)
+    assert (began, pointer.field) == (T0 + timedelta(seconds=450), "invocations.3.started")
 
 
 def test_a_deployment_trigger_is_rolled_back_and_an_environment_change_is_a_named_gap() -> None:

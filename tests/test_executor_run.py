@@ -673,6 +673,29 @@ def test_after_an_alias_moved_back_only_the_version_it_points_to_shows_recovery(
     assert _verdict(invocations[:2], rolled_back, since).recovered is None  # one of two seen
 
 
+def test_a_cold_start_whose_init_began_before_the_fix_decides_nothing() -> None:
+    """Routed to the configuration from before the fix, its environment initialised for 3.9 s and its START
+    came after the fix: it ran out of memory under the old size, which says nothing of the new one."""
+    since = datetime(2026, 11, 30, 10, 0, tzinfo=UTC)
+
+    def run(request: str, started: str, outcome: str, init_ms: float | None = None) -> dict[str, Any]:
+        return {"request_id": request, "started": started, "outcome": outcome, "init_duration_ms": init_ms}
+
+    old = run("old", "2026-11-30T10:00:01Z", "runtime_exit", 3900.0)
+    new = [
+        run("r-1", "2026-11-30T10:00:05Z", "no_error_seen", 800.0),
+        run("r-2", "2026-11-30T10:00:06Z", "no_error_seen"),
+    ]
+    succeeding = Recovery(kind="invocations_succeed", function=FUNCTION, within_seconds=60)
+    assert _verdict([old, *new], succeeding, since) == Verdict(
+        True, "2 invocations started after the fix, none failed"
+    )
+    warm = {**old, "init_duration_ms": None}  # no init: it ran on an environment the fix reached
+    assert _verdict([warm, *new], succeeding, since).recovered is False
+    quick = {**old, "init_duration_ms": 500.0}  # its init began after the fix too
+    assert _verdict([quick, *new], succeeding, since).recovered is False
+
+
 def test_a_diagnosis_with_no_safe_plan_is_logged_with_the_critics_reason(
     sandbox: Sandbox, incidents: IncidentStore, throttled: dict[str, Any]
 ) -> None:

@@ -436,10 +436,6 @@ def _egress_back() -> Command:
     )
 
 
-# CloudTrail's delivery, 1 to 9 minutes after the call, at the drill's time scale (450): under 1.2 s.
-RECURRENCE_PAUSE_SECONDS = 3.0
-
-
 def _recurring(
     function: str,
     fault: tuple[Injection, str, Command],
@@ -455,10 +451,7 @@ def _recurring(
     acts = (
         Act(function, (injected,), opens=1),
         Act(function, (other,), opens=1, fixed_first=True),
-        # CloudTrail delivers the change before the traffic: the pipeline judges a diagnosis provisional by
-        # its earliest first failure, here the first act's, already past the delivery bound
-        # (docs/limitations.md, incident history), so it would not look again for a change on its way.
-        Act(function, (injected,), fixed_first=True, pause_seconds=RECURRENCE_PAUSE_SECONDS),
+        Act(function, (injected,), fixed_first=True),
     )
     return acts, (
         ExpectedIncident(function, frozenset({fault_type}), trigger="first", command=fix),

@@ -75,6 +75,9 @@ class _Report:
             if change is not None and undone is not None:
                 self._resolved(finding, change, undone)
                 over.append((finding, undone))
+            elif change is not None and (again := timeline.recurrence(self.c, finding, change)) is not None:
+                undo, finding.first_failure = again  # the fault came back: only its return is current
+                finding.settled = max(undo.time, finding.settled or undo.time)
         ended = {id(f) for f, _ in over}
         return [f for f in findings if id(f) not in ended and not f.past]
 
@@ -211,8 +214,9 @@ class _Report:
         when, pointer = first
         description = f"{pointer.interpretation} ({finding.fault})"
         if pointer.tool == "get_function_metrics" and change is not None and change.time > when:
-            when = change.time  # the metrics' minute began before the change: the failures came after it
-            description += f", in the minute from {pointer.value}, after the change"
+            # the metrics' minute began before the change: the failures came after it
+            description += f", in the minute from {when.isoformat()}, after the change"
+            when = change.time
         self.timeline.append(
             {
                 "time": when.isoformat(),

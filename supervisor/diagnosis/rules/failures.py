@@ -354,3 +354,37 @@ def _failure_at(
         return None
     shown = "throttles" if throttles else "failed invocations"
     return when, Pointer("get_function_metrics", key, value, f"The first minute with {shown}", None)
+
+
+def first_failure_since(
+    c: Conversation, first: tuple[datetime, Pointer], since: datetime
+) -> tuple[datetime, Pointer] | None:
+    """The earliest failure like ``first`` that can have started at or after ``since``: an invocation that
+    ended as the one ``first`` points at did, or a metrics minute with the same kind of failure that ends
+    after ``since``. None when none shows, or when ``first`` is neither kind."""
+    _, pointer = first
+    invocations = c.logs.get("invocations", [])
+    if pointer.tool == "get_recent_logs" and pointer.field.startswith("invocations."):
+        outcome = invocations[int(pointer.field.split(".")[1])].get("outcome")
+        later = [
+            (when, index)
+            for index, invocation in enumerate(invocations)
+            if invocation.get("outcome") == outcome
+            and (when := instant(invocation.get("started"))) is not None
+            and when >= since
+        ]
+        if not later:
+            return None
+        when, index = min(later)
+        started = invocations[index]["started"]
+        shown = "The first failed invocation once the fault came back"
+        return when, Pointer("get_recent_logs", f"invocations.{index}.started", started, shown, None)
+    what = {"first_throttle_minute": "throttles", "first_error_minute": "errors"}.get(pointer.field)
+    if pointer.tool != "get_function_metrics" or what is None:
+        return None
+    for index, minute in enumerate(c.metrics.get("minutes", [])):
+        when = instant(minute.get("timestamp"))
+        if minute.get(what) and when is not None and when + MINUTE > since:
+            shown = f"The first minute with {what} once the fault came back"
+            return when, Pointer("get_function_metrics", f"minutes.{index}.{what}", minute[what], shown, None)
+    return None

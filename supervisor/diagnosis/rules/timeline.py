@@ -8,10 +8,13 @@ the latest candidate of the kind the fault's class names (a Timeout change for a
 the latest of all. Without a success to bound the window, only changes of that kind are candidates: the
 history alone cannot say which of many older changes the function survived. A fault that a later change
 undid is over: the window of a fault whose failures began after that undoing starts after it, so neither
-the earlier fault's cause nor its undoing is a candidate for the later one. A fault that stops invocations
-rather than failing them (Lambda cannot receive from its queue) has no first failure; the last success read
-still bounds its window from below. A fault that builds up over invocations (a /tmp that fills) succeeds
-after its cause, so its window starts at the last success before the newest change of its kind.
+the earlier fault's cause nor its undoing is a candidate for the later one. A fault undone and then brought
+back by another change of its kind, within the minutes the evidence shows, is current from its return: its
+first failure is the first after that change, and its window starts after the undoing. A fault that stops
+invocations rather than failing them (Lambda cannot receive from its queue) has no first failure; the last
+success read still bounds its window from below. A fault that builds up over invocations (a /tmp that
+fills) succeeds after its cause, so its window starts at the last success before the newest change of its
+kind.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from datetime import UTC, datetime, timedelta
 from supervisor.diagnosis.causality import PROPAGATION
 from supervisor.diagnosis.restoration import restoration_problem
 from supervisor.diagnosis.rules.conversation import Conversation, instant
-from supervisor.diagnosis.rules.failures import MINUTE
+from supervisor.diagnosis.rules.failures import MINUTE, first_failure_since
 from supervisor.diagnosis.rules.findings import ChangeEvent, Finding, Pointer
 from supervisor.diagnosis.rules.triggers import change_events
 
@@ -139,21 +142,37 @@ def targets(event: ChangeEvent) -> set[str]:
     return {f"{key}:{summary[key]}" for key in keys if summary.get(key)}
 
 
-def undoing(c: Conversation, finding: Finding, cause: ChangeEvent) -> ChangeEvent | None:
-    """The first later change that put back what ``cause`` took away (``restoration``), when no failure of
-    the finding's kind started after it (less :data:`PROPAGATION`): the fault is over, not current. A later
-    change that merely touched the same resource is no undoing."""
+def _restoring(c: Conversation, cause: ChangeEvent) -> ChangeEvent | None:
+    """The first later change that put back what ``cause`` took away (``restoration``); a later change that
+    merely touched the same resource is none."""
     touched = targets(cause)
-    later = sorted(
-        (
-            e
-            for e in change_events(c)
-            if e.time > cause.time and targets(e) & touched and not restoration_problem(cause.event, e.event)
-        ),
-        key=lambda e: e.time,
-    )
-    if not later or finding.last_failure is None:
+    later = [
+        e
+        for e in change_events(c)
+        if e.time > cause.time and targets(e) & touched and not restoration_problem(cause.event, e.event)
+    ]
+    return min(later, key=lambda e: e.time, default=None)
+
+
+def undoing(c: Conversation, finding: Finding, cause: ChangeEvent) -> ChangeEvent | None:
+    """The change that put back what ``cause`` took away, when no failure of the finding's kind started
+    after it (less :data:`PROPAGATION`): the fault is over, not current."""
+    undo = _restoring(c, cause)
+    if undo is None or finding.last_failure is None:
         return None
-    undo = later[0]
     started = finding.last_failure[0]  # a metrics minute's failures may all precede a change inside it
     return undo if started <= undo.time + PROPAGATION else None
+
+
+def recurrence(
+    c: Conversation, finding: Finding, cause: ChangeEvent
+) -> tuple[ChangeEvent, tuple[datetime, Pointer]] | None:
+    """A fault undone and brought back: the change that put back what ``cause`` took away, and the first
+    failure of the finding's kind once a change of the kind it names followed that undoing (``cause`` made
+    again, or another). Its failures since are a fault of their own, whose window starts after the undoing."""
+    undo = _restoring(c, cause)
+    if undo is None or finding.first_failure is None:
+        return None
+    again = [e.time for e in change_events(c) if e.time > undo.time and finding.relevant_change(e)]
+    first = first_failure_since(c, finding.first_failure, min(again) - PROPAGATION) if again else None
+    return (undo, first) if first is not None else None
