@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from bench.drill import drill_report
+from chaos.drill.checks import APPLIED, COMMAND, FIXED_FIRST
 from chaos.drill.remediation import FOUND_IN_PLACE, WORLD_AS_BEFORE, remediated
 
 GOAL_MEDIAN_SECONDS = 60.0
@@ -51,13 +52,14 @@ def run(scenarios: list[str] | None = None) -> RemediationCost:
 
 
 def cost(report: dict[str, Any]) -> RemediationCost:
-    """The figures of a drill report (its JSON): each incident's ``remediation applied`` check."""
+    """The figures of a drill report (its JSON): each incident's ``remediation applied`` check, or, for one
+    a later act of its scenario needed fixed first (a recurrence), its ``fixed before the next act``."""
     result = RemediationCost(bool(report["passed"]), 0, 0)
     for scenario in report["scenarios"]:
         checks = scenario["checks"]
-        result.with_command += sum(1 for check in checks if check["name"] == "remediation command")
+        result.with_command += sum(1 for check in checks if check["name"] == COMMAND)
         seconds = {str(i["incident_id"]): float(i["seconds"]) for i in scenario["incidents"]}
-        for applied in (c for c in checks if c["name"] == "remediation applied" and c["ok"]):
+        for applied in (c for c in checks if c["name"] in (APPLIED, FIXED_FIRST) and c["ok"]):
             detail = str(applied["detail"])
             if detail.endswith(WORLD_AS_BEFORE):  # a guard kept the fix out
                 result.guarded += 1

@@ -12,7 +12,16 @@ import pytest
 
 from bench import remediation as bench_remediation
 from chaos.bedrock_fake import FakeConverse
-from chaos.drill.checks import APPLIED, GROUNDED, NOT_RECALLED, RECALLED, TRIGGER, Check, Incident
+from chaos.drill.checks import (
+    APPLIED,
+    FIXED_FIRST,
+    GROUNDED,
+    NOT_RECALLED,
+    RECALLED,
+    TRIGGER,
+    Check,
+    Incident,
+)
 from chaos.drill.grounding import Finding, Grounding
 from chaos.drill.remediation import APPLIED as BY_EXECUTOR
 from chaos.drill.remediation import FOUND_IN_PLACE, WORLD_AS_BEFORE, remediated, since_alarm
@@ -224,6 +233,25 @@ def test_the_drill_phrase_for_remediated_is_read_back_once_for_the_eval_and_the_
     }
     figures = bench_remediation.cost(report)
     assert (figures.remediated, figures.approved, figures.diagnosed) == (1, [("revoke-s3", 41.3)], [20.0])
+
+
+def test_the_bench_counts_a_recurrence_fixed_before_its_next_act_as_remediated() -> None:
+    first, again = _by_executor("data-processor@1", 6.0), _by_executor("data-processor@2", 7.5)
+    unfixed = "data-processor@3: its plan is NO_PLAN, not awaiting approval"
+    checks = [
+        *({"name": "remediation command", "ok": True, "detail": ""} for _ in range(3)),
+        {"name": FIXED_FIRST, "ok": True, "detail": f"{first}; its alarms out of ALARM after 70 s"},
+        {"name": APPLIED, "ok": True, "detail": again},
+        {"name": FIXED_FIRST, "ok": False, "detail": unfixed},
+    ]
+    incidents = [{"incident_id": f"data-processor@{n}", "seconds": 2.0} for n in (1, 2, 3)]
+    report = {
+        "passed": True,
+        "scenarios": [{"name": "recurring-throttle", "checks": checks, "incidents": incidents}],
+    }
+    figures = bench_remediation.cost(report)
+    assert (figures.with_command, figures.remediated) == (3, 2)
+    assert figures.approved == [("recurring-throttle", 6.0), ("recurring-throttle", 7.5)]
 
 
 def test_a_case_recovers_when_the_executor_brought_each_fix_to_remediated_its_last_one_timing_it() -> None:
