@@ -65,7 +65,8 @@ class _Report:
 
     def settle(self, findings: list[Finding]) -> list[Finding]:
         """Record the faults a later change undid, oldest first, each one's undoing bounding the window of
-        the faults that began after it; the others, still current, in their order."""
+        the faults that began after it; the others, still current, in their order (one undone and brought
+        back by a change of its kind dated from its return)."""
         over: list[tuple[Finding, ChangeEvent]] = []
         for finding in sorted(findings, key=_began):
             began = finding.first_failure[0] if finding.first_failure else None
